@@ -1,0 +1,88 @@
+//go:build !noasm
+
+package kernel
+
+// useAsm selects the AVX2/FMA assembly. It is a variable, not a constant,
+// so the tests can run the Go implementations on the same machine.
+var useAsm = hasAVX2FMA()
+
+// hasAsm reports whether this build and CPU can run the assembly at all.
+var hasAsm = useAsm
+
+// hasAVX2FMA reports whether the CPU has AVX2 and FMA and the OS saves the
+// YMM registers on context switches (OSXSAVE and XCR0 bits 1 and 2).
+func hasAVX2FMA() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	const avx2 = 1 << 5
+	return ebx7&avx2 != 0
+}
+
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+func xgetbv() (eax, edx uint32)
+
+//go:noescape
+func axpyAVX2(alpha float32, x, y []float32)
+
+//go:noescape
+func scalAVX2(alpha float32, x []float32)
+
+//go:noescape
+func sumAVX2(x []float32) float32
+
+//go:noescape
+func dotAVX2(x, y []float32) float32
+
+// microAVX2 is microGo in assembly; the slices must hold a full tile.
+//
+//go:noescape
+func microAVX2(k int, a, b, c []float32, ldc int, acc bool)
+
+func axpy(alpha float32, x, y []float32) {
+	if useAsm {
+		axpyAVX2(alpha, x, y)
+		return
+	}
+	axpyGo(alpha, x, y)
+}
+
+func scal(alpha float32, x []float32) {
+	if useAsm {
+		scalAVX2(alpha, x)
+		return
+	}
+	scalGo(alpha, x)
+}
+
+func sum(x []float32) float32 {
+	if useAsm {
+		return sumAVX2(x)
+	}
+	return sumGo(x)
+}
+
+func dot(x, y []float32) float32 {
+	if useAsm {
+		return dotAVX2(x, y)
+	}
+	return dotGo(x, y)
+}
+
+func micro(k int, a, b, c []float32, ldc int, acc bool) {
+	if useAsm {
+		microAVX2(k, a, b, c, ldc, acc)
+		return
+	}
+	microGo(k, a, b, c, ldc, acc)
+}

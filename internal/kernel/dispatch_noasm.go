@@ -1,0 +1,16 @@
+//go:build !amd64 || noasm
+
+package kernel
+
+// useAsm and hasAsm mirror dispatch_amd64.go; this build has no assembly.
+var useAsm, hasAsm = false, false
+
+func axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
+
+func scal(alpha float32, x []float32) { scalGo(alpha, x) }
+
+func sum(x []float32) float32 { return sumGo(x) }
+
+func dot(x, y []float32) float32 { return dotGo(x, y) }
+
+func micro(k int, a, b, c []float32, ldc int, acc bool) { microGo(k, a, b, c, ldc, acc) }

@@ -1,0 +1,249 @@
+package kernel
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Blocking parameters of Sgemm (see doc.go). mr×nr is the register tile of
+// the micro-kernel; a kc×nr panel of packed B (16 KiB) stays in L1 while the
+// micro-kernel walks the mc×kc block of packed A (up to 144 KiB, L2); the
+// kc×nc block of packed B (up to 3 MiB) lives in L3.
+const (
+	mr    = 6
+	nr    = 16
+	kcMax = 256
+	mcMax = 144
+	ncMax = 3072
+)
+
+// Workspace holds the packing buffers of Sgemm. The zero value is ready to
+// use; buffers grow to the largest block seen and are then reused, so a
+// steady stream of same-shaped products allocates nothing. A Workspace is not
+// safe for concurrent use; give each goroutine its own.
+type Workspace struct {
+	a, b []float32
+	tmp  [mr * nr]float32
+}
+
+var wsPool = sync.Pool{New: func() any { return new(Workspace) }}
+
+// Sgemm is Workspace.Sgemm with a workspace taken from a pool, for callers
+// that do not keep one.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	w := wsPool.Get().(*Workspace)
+	w.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	wsPool.Put(w)
+}
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices, where
+// op(A) is m×k and op(B) is k×n. With transA false, A is stored m×k with row
+// stride lda; with transA true it is stored k×m (op(A) = Aᵀ). Likewise B is
+// stored k×n, or n×k when transB is true. C is m×n with row stride ldc. When
+// beta is 0, C is only written, never read, so it may hold NaN or garbage.
+// The reference loop:
+//
+//	for i < m, j < n { s := 0; for p < k { s += op(A)[i,p]·op(B)[p,j] }; C[i,j] = alpha·s + beta·C[i,j] }
+//
+// It panics if a dimension is negative, a stride is too small or a slice is
+// too short for the shape it is said to hold.
+func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("kernel: Sgemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	checkMatrix("A", ar, ac, a, lda)
+	checkMatrix("B", br, bc, b, ldb)
+	checkMatrix("C", m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleMatrix(beta, m, n, c, ldc)
+		return
+	}
+	if beta != 0 && beta != 1 {
+		scaleMatrix(beta, m, n, c, ldc)
+		beta = 1
+	}
+	// Split k and m into near-equal blocks: 800 = 4×200 keeps every pass
+	// of the micro-kernel long, where 3×256+32 would end on a short one.
+	kc := split(k, kcMax, 1)
+	mc := split(m, mcMax, mr)
+	for jc := 0; jc < n; jc += ncMax {
+		nb := min(ncMax, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			w.packB(transB, b, ldb, pc, jc, kb, nb)
+			acc := beta != 0 || pc > 0
+			for ic := 0; ic < m; ic += mc {
+				mb := min(mc, m-ic)
+				w.packA(transA, a, lda, ic, pc, mb, kb, alpha)
+				w.macro(mb, nb, kb, c[ic*ldc+jc:], ldc, acc)
+			}
+		}
+	}
+}
+
+// split returns the block length for cutting n into the fewest blocks of at
+// most max, rounded up to a multiple of unit.
+func split(n, max, unit int) int {
+	blocks := (n + max - 1) / max
+	b := (n + blocks - 1) / blocks
+	return (b + unit - 1) / unit * unit
+}
+
+func checkMatrix(name string, rows, cols int, s []float32, ld int) {
+	if ld < max(1, cols) {
+		panic(fmt.Sprintf("kernel: Sgemm: stride of %s is %d, want >= %d", name, ld, max(1, cols)))
+	}
+	if rows > 0 && cols > 0 && len(s) < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("kernel: Sgemm: %s has %d elements, %d×%d with stride %d needs %d",
+			name, len(s), rows, cols, ld, (rows-1)*ld+cols))
+	}
+}
+
+func scaleMatrix(beta float32, m, n int, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+		} else if beta != 1 {
+			scal(beta, row)
+		}
+	}
+}
+
+// macro runs the micro-kernel over one packed mb×kb block of A and kb×nb
+// block of B. Full tiles go straight to C; edge tiles are computed into tmp
+// and only their valid part is added, so C is never touched out of range.
+func (w *Workspace) macro(mb, nb, kb int, c []float32, ldc int, acc bool) {
+	for jr := 0; jr < nb; jr += nr {
+		nw := min(nr, nb-jr)
+		bp := w.b[jr*kb : jr*kb+kb*nr]
+		for ir := 0; ir < mb; ir += mr {
+			mh := min(mr, mb-ir)
+			ap := w.a[ir*kb : ir*kb+kb*mr]
+			off := ir*ldc + jr
+			if mh == mr && nw == nr {
+				micro(kb, ap, bp, c[off:off+(mr-1)*ldc+nr], ldc, acc)
+				continue
+			}
+			micro(kb, ap, bp, w.tmp[:], nr, false)
+			for i := 0; i < mh; i++ {
+				dst := c[off+i*ldc : off+i*ldc+nw]
+				src := w.tmp[i*nr : i*nr+nw]
+				if acc {
+					for j, v := range src {
+						dst[j] += v
+					}
+				} else {
+					copy(dst, src)
+				}
+			}
+		}
+	}
+}
+
+// packA copies the mb×kb block of op(A) at (ic, pc), scaled by alpha, into
+// panels of mr rows: panel q holds op(A)[ic+q·mr+r, pc+p] at p·mr+r. Rows past
+// mb are zero so the micro-kernel can always compute full tiles.
+func (w *Workspace) packA(trans bool, a []float32, lda, ic, pc, mb, kb int, alpha float32) {
+	panels := (mb + mr - 1) / mr
+	w.a = grow(w.a, panels*mr*kb)
+	for q := 0; q < panels; q++ {
+		dst := w.a[q*mr*kb : (q+1)*mr*kb]
+		i0 := ic + q*mr
+		mh := min(mr, mb-q*mr)
+		if mh < mr {
+			clear(dst)
+		}
+		if trans {
+			for p := 0; p < kb; p++ {
+				src := a[(pc+p)*lda+i0 : (pc+p)*lda+i0+mh]
+				d := dst[p*mr : p*mr+mh]
+				for r, v := range src {
+					d[r] = alpha * v
+				}
+			}
+			continue
+		}
+		for r := 0; r < mh; r++ {
+			src := a[(i0+r)*lda+pc : (i0+r)*lda+pc+kb]
+			for p, v := range src {
+				dst[p*mr+r] = alpha * v
+			}
+		}
+	}
+}
+
+// packB copies the kb×nb block of op(B) at (pc, jc) into panels of nr
+// columns: panel q holds op(B)[pc+p, jc+q·nr+j] at p·nr+j, zero past nb.
+func (w *Workspace) packB(trans bool, b []float32, ldb, pc, jc, kb, nb int) {
+	panels := (nb + nr - 1) / nr
+	w.b = grow(w.b, panels*nr*kb)
+	for q := 0; q < panels; q++ {
+		dst := w.b[q*nr*kb : (q+1)*nr*kb]
+		j0 := jc + q*nr
+		nw := min(nr, nb-q*nr)
+		if nw < nr {
+			clear(dst)
+		}
+		if trans {
+			for j := 0; j < nw; j++ {
+				src := b[(j0+j)*ldb+pc : (j0+j)*ldb+pc+kb]
+				for p, v := range src {
+					dst[p*nr+j] = v
+				}
+			}
+			continue
+		}
+		for p := 0; p < kb; p++ {
+			copy(dst[p*nr:p*nr+nw], b[(pc+p)*ldb+j0:(pc+p)*ldb+j0+nw])
+		}
+	}
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// microGo is the reference micro-kernel: C[0:mr, 0:nr] (row stride ldc)
+// receives the product of the packed panels a (k×mr) and b (k×nr), added to
+// C when acc is set and stored otherwise.
+func microGo(k int, a, b, c []float32, ldc int, acc bool) {
+	var t [mr * nr]float32
+	a = a[:k*mr]
+	b = b[:k*nr]
+	for p := 0; p < k; p++ {
+		bp := b[p*nr : p*nr+nr : p*nr+nr]
+		ap := a[p*mr : p*mr+mr : p*mr+mr]
+		for i, ai := range ap {
+			ti := t[i*nr : i*nr+nr : i*nr+nr]
+			for j, bj := range bp {
+				ti[j] += ai * bj
+			}
+		}
+	}
+	for i := 0; i < mr; i++ {
+		dst := c[i*ldc : i*ldc+nr]
+		src := t[i*nr : i*nr+nr]
+		if acc {
+			for j, v := range src {
+				dst[j] += v
+			}
+		} else {
+			copy(dst, src)
+		}
+	}
+}
