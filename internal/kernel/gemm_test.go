@@ -143,8 +143,12 @@ func TestSgemmBlocks(t *testing.T) {
 func TestSgemmPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"negative": func() { Sgemm(false, false, -1, 1, 1, 1, nil, 1, nil, 1, 0, nil, 1) },
-		"lda":      func() { Sgemm(false, false, 2, 2, 3, 1, make([]float32, 6), 2, make([]float32, 6), 2, 0, make([]float32, 4), 2) },
-		"short c":  func() { Sgemm(false, false, 2, 2, 1, 1, make([]float32, 2), 1, make([]float32, 2), 2, 0, make([]float32, 3), 2) },
+		"lda": func() {
+			Sgemm(false, false, 2, 2, 3, 1, make([]float32, 6), 2, make([]float32, 6), 2, 0, make([]float32, 4), 2)
+		},
+		"short c": func() {
+			Sgemm(false, false, 2, 2, 1, 1, make([]float32, 2), 1, make([]float32, 2), 2, 0, make([]float32, 3), 2)
+		},
 	} {
 		func() {
 			defer func() {
