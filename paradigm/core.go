@@ -1,0 +1,189 @@
+package paradigm
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Gate decides when a worker may start its next iteration (PARADIGMS.md's
+// release). One per job. Every method takes the time since the job's start and
+// appends the workers it releases to out, in a deterministic order.
+type Gate interface {
+	// Pushed records that worker p completed a push (t_p++).
+	Pushed(now time.Duration, p int, out []int) []int
+	// Leave removes p from every set; workers waiting on it may be released.
+	Leave(now time.Duration, p int, out []int) []int
+	// Join adds p at the current minimum clock; p is released at once.
+	Join(now time.Duration, p int, out []int) []int
+	// Clock is p's clock; Min is the smallest clock of a live worker.
+	Clock(p int) int64
+	Min() int64
+	// Held reports whether p is waiting for a release.
+	Held(p int) bool
+	Stats() GateStats
+}
+
+// GateStats are the gate's counters for the run summary.
+type GateStats struct {
+	Releases        int64
+	MaxGap          int64 // largest t_p − min t at any release
+	ControllerCalls int64 // DSSP controller or ElasticBSP barrier searches
+}
+
+// Grad is a gradient offered to a shard's aggregator. The aggregator never sees
+// the numbers: it returns decisions naming gradients by ID, and the driver
+// carries them out.
+type Grad struct {
+	ID     uint64 // the driver's handle for the gradient's data
+	Worker int
+	Read   uint64 // this shard's version the gradient was computed from
+	Clock  uint64 // the worker's iteration tag (PSP accepts by it)
+}
+
+// Contribution is one gradient in an apply: w ← w − lr·LRScale·Σ Weight·g.
+type Contribution struct {
+	ID        uint64
+	Worker    int
+	Staleness int64 // shard version at apply − Read
+	Weight    float64
+}
+
+// Apply tells the driver to update the shard's block. Grads is only valid
+// until the next call on the aggregator that returned it.
+type Apply struct {
+	Version uint64 // the shard's version after this apply
+	LRScale float64
+	Grads   []Contribution
+}
+
+// Aggregator decides per shard whether a gradient is accepted, buffered or
+// dropped, and when the buffer is applied. One per shard.
+type Aggregator interface {
+	// Push offers g. ok reports acceptance (false: the driver drops it);
+	// applied reports that a is due now.
+	Push(now time.Duration, g Grad) (ok, applied bool, a Apply)
+	// Deadline is the time at which Tick must be called, if any (PSP's τ1).
+	Deadline() (time.Duration, bool)
+	Tick(now time.Duration) (applied bool, a Apply)
+	Leave(now time.Duration, p int) (applied bool, a Apply)
+	Join(now time.Duration, p int)
+	Version() uint64
+	Dropped() int64
+}
+
+// Config sizes a job.
+type Config struct {
+	Workers int // K (λ in the softsync paper, N+b for backup workers)
+	Shards  int // S
+}
+
+// Policy is one job's decisions: the gate, one aggregator per shard and one
+// puller per worker.
+type Policy struct {
+	Spec    Spec
+	Config  Config
+	Gate    Gate
+	Aggs    []Aggregator
+	Pullers []*Puller
+}
+
+// ErrConfig is wrapped by errors about a spec that does not fit the job.
+var ErrConfig = errors.New("paradigm does not fit the job")
+
+// Validate checks spec against the job size, naming the bad value.
+func (s Spec) Validate(cfg Config) error {
+	if cfg.Workers < 1 || cfg.Shards < 1 {
+		return fmt.Errorf("%w: need at least one worker and one shard, got workers=%d shards=%d",
+			ErrConfig, cfg.Workers, cfg.Shards)
+	}
+	switch s.Kind {
+	case Backup:
+		if s.B >= cfg.Workers {
+			return fmt.Errorf("%w: backup b=%d must be below workers=%d (N = workers − b ≥ 1)", ErrConfig, s.B, cfg.Workers)
+		}
+	case PSP:
+		if s.C > cfg.Workers {
+			return fmt.Errorf("%w: psp c=%d exceeds workers=%d", ErrConfig, s.C, cfg.Workers)
+		}
+	case Softsync:
+		if s.N > cfg.Workers {
+			return fmt.Errorf("%w: softsync n=%d exceeds workers=%d (1 ≤ n ≤ λ)", ErrConfig, s.N, cfg.Workers)
+		}
+	case 0:
+		return fmt.Errorf("%w: empty spec", ErrConfig)
+	}
+	return nil
+}
+
+// New builds the policy for spec on a job of cfg's size.
+func New(spec Spec, cfg Config) (*Policy, error) {
+	if err := spec.Validate(cfg); err != nil {
+		return nil, err
+	}
+	k := cfg.Workers
+	pol := &Policy{Spec: spec, Config: cfg}
+	switch spec.Kind {
+	case BSP:
+		pol.Gate = newSSPGate(k, 0)
+	case SSP:
+		pol.Gate = newSSPGate(k, int64(spec.S))
+	case DSSP:
+		pol.Gate = newDSSPGate(k, spec)
+	case Elastic:
+		pol.Gate = newElasticGate(k, spec)
+	default: // ASP, backup, PSP, softsync: no clock gate; pulls do the waiting
+		pol.Gate = newFreeGate(k)
+	}
+	var set *sharedSet
+	if spec.Kind == Backup && spec.SharedSet {
+		set = &sharedSet{n: k - spec.B}
+	}
+	for i := 0; i < cfg.Shards; i++ {
+		var a Aggregator
+		switch spec.Kind {
+		case BSP:
+			a = newSyncAgg(k, spec.Sum)
+		case Backup:
+			a = newBackupAgg(k, k-spec.B, set)
+		case PSP:
+			c := spec.C
+			if c == 0 {
+				c = k
+			}
+			a = newPSPAgg(k, c, spec.T1)
+		case Softsync:
+			a = newSoftsyncAgg(k, max(1, k/spec.N), spec.ConstLR)
+		default:
+			a = newAsyncAgg()
+		}
+		pol.Aggs = append(pol.Aggs, a)
+	}
+	for p := 0; p < k; p++ {
+		pol.Pullers = append(pol.Pullers, newPuller(spec, cfg.Shards))
+	}
+	return pol, nil
+}
+
+// Leave removes worker p from the gate and every aggregator. Applies that
+// become due are reported through onApply(shard, a) before the gate releases.
+func (pol *Policy) Leave(now time.Duration, p int, onApply func(int, Apply), out []int) []int {
+	for i, a := range pol.Aggs {
+		if ok, ap := a.Leave(now, p); ok {
+			onApply(i, ap)
+		}
+	}
+	return pol.Gate.Leave(now, p, out)
+}
+
+// Join adds worker p (a new id, or one that left) to the job; it is released
+// at once. The caller gives it a fresh full pull.
+func (pol *Policy) Join(now time.Duration, p int, out []int) []int {
+	for _, a := range pol.Aggs {
+		a.Join(now, p)
+	}
+	for len(pol.Pullers) <= p {
+		pol.Pullers = append(pol.Pullers, newPuller(pol.Spec, pol.Config.Shards))
+	}
+	return pol.Gate.Join(now, p, out)
+}

@@ -1,0 +1,106 @@
+package paradigm
+
+import (
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm/zipline"
+)
+
+// elasticGate is ElasticBSP (PARADIGMS.md §5). Between barriers every worker
+// runs free; worker p is held at its barrier push (count based, so a wrong
+// prediction still makes progress). When every live worker is held, the gate
+// predicts each worker's next R pushes from its latest interval and lets the
+// search pick the next barrier per worker.
+type elasticGate struct {
+	gateBase
+	r       int
+	search  Search
+	solver  zipline.Solver
+	barrier []int64         // the clock at which p is held
+	relAt   []time.Duration // p's latest release
+	ival    []float64       // p's latest iteration interval, seconds
+	nHeld   int
+
+	ids   []int // live workers in id order, for one search
+	ivals []float64
+	times [][]float64
+	idx   []int
+}
+
+func newElasticGate(k int, s Spec) *elasticGate {
+	g := &elasticGate{gateBase: newGateBase(k), r: s.R, search: s.Search,
+		barrier: make([]int64, k), relAt: make([]time.Duration, k), ival: make([]float64, k)}
+	for p := range g.barrier {
+		g.barrier[p] = 1 // the first superstep is one BSP step: it yields the first intervals
+	}
+	return g
+}
+
+func (g *elasticGate) Pushed(now time.Duration, p int, out []int) []int {
+	g.c.push(p)
+	// The interval runs from p's release, so time held at a barrier does not
+	// inflate the prediction of its next pushes.
+	g.ival[p] = (now - g.relAt[p]).Seconds()
+	if g.c.t[p] < g.barrier[p] {
+		g.relAt[p] = now
+		return g.release(p, out)
+	}
+	g.held[p] = true
+	g.nHeld++
+	return g.maybeBarrier(now, out)
+}
+
+func (g *elasticGate) maybeBarrier(now time.Duration, out []int) []int {
+	if g.c.nLive == 0 || g.nHeld < g.c.nLive {
+		return out
+	}
+	g.stats.ControllerCalls++
+	g.ids, g.ivals = g.ids[:0], g.ivals[:0]
+	for q, l := range g.c.live {
+		if l {
+			g.ids = append(g.ids, q)
+			g.ivals = append(g.ivals, max(g.ival[q], 1e-9))
+		}
+	}
+	tb := now.Seconds()
+	g.times = zipline.Predict(g.times, tb, g.ivals, g.r)
+	g.idx = g.idx[:0]
+	switch g.search {
+	case SearchZipLine:
+		g.idx = append(g.idx, make([]int, len(g.ids))...)
+		g.solver.ZipLine(g.times, g.idx)
+	case SearchGridScan:
+		g.idx, _ = zipline.GridScan(g.times)
+	case SearchFullGridScan:
+		g.idx, _ = zipline.FullGridScan(g.times)
+	case SearchBrute:
+		g.idx, _ = zipline.BruteForce(g.times)
+	}
+	for i, q := range g.ids {
+		g.barrier[q] = g.c.t[q] + int64(g.idx[i]) + 1
+		g.held[q] = false
+		g.relAt[q] = now
+		out = g.release(q, out)
+	}
+	g.nHeld = 0
+	return out
+}
+
+func (g *elasticGate) Leave(now time.Duration, p int, out []int) []int {
+	if g.Held(p) {
+		g.held[p] = false
+		g.nHeld--
+	}
+	g.c.leave(p)
+	return g.maybeBarrier(now, out)
+}
+
+func (g *elasticGate) Join(now time.Duration, p int, out []int) []int {
+	for len(g.barrier) <= p {
+		g.barrier, g.relAt, g.ival = append(g.barrier, 0), append(g.relAt, 0), append(g.ival, 0)
+	}
+	out = g.join(p, out)
+	g.barrier[p] = g.c.t[p] + 1
+	g.relAt[p] = now
+	return out
+}

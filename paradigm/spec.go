@@ -1,0 +1,310 @@
+package paradigm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Kind names one of the eight paradigms of PARADIGMS.md.
+type Kind uint8
+
+const (
+	BSP Kind = iota + 1
+	ASP
+	SSP
+	DSSP
+	Elastic
+	Backup
+	PSP
+	Softsync
+)
+
+var kindNames = map[Kind]string{
+	BSP: "bsp", ASP: "asp", SSP: "ssp", DSSP: "dssp", Elastic: "elastic",
+	Backup: "backup", PSP: "psp", Softsync: "softsync",
+}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// DSSPMode selects between the paper's algorithm and the variants of PARADIGMS.md §4.
+type DSSPMode uint8
+
+const (
+	DSSPLiteral     DSSPMode = iota // the paper's Algorithm 1 and 2 (default)
+	DSSPBounded                     // never release while the gap exceeds s_U (Theorem 2)
+	DSSPExactFigure                 // r_p ← r*−1, so p stops exactly at Sim_p[r*] (Figure 2)
+)
+
+var dsspModeNames = []string{"literal", "bounded", "exact-figure"}
+
+// Search selects the ElasticBSP barrier search.
+type Search uint8
+
+const (
+	SearchZipLine Search = iota
+	SearchGridScan
+	SearchFullGridScan
+	SearchBrute
+)
+
+var searchNames = []string{"zipline", "gridscan", "fullgridscan", "brute"}
+
+// Spec is a parsed paradigm spec string (DESIGN.md, "The command-line contract").
+// The zero value of every option is its documented default.
+type Spec struct {
+	Kind Kind
+
+	Sum bool // bsp: apply the sum instead of the mean (MXNet convention)
+
+	S int // ssp: staleness bound s
+
+	SL, SU int      // dssp: s_L and s_U
+	Mode   DSSPMode // dssp
+
+	R      int    // elastic: predictions per worker
+	Search Search // elastic
+
+	B         int  // backup: backup workers b (N = K − b)
+	SharedSet bool // backup: one set of N workers chosen for all shards
+
+	C      int           // psp: minimum gradients per update (0 = all workers)
+	BFrac  float64       // psp: minimum fraction of fresh blocks per pull (0 = 1)
+	T1, T2 time.Duration // psp: grace times after each minimum is met
+
+	N       int  // softsync: n
+	ConstLR bool // softsync: constant α₀ instead of α₀/τ
+}
+
+// Forms lists every valid spec form; errors quote it so a user sees the fix.
+const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure], " +
+	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute], backup:b=4[,set=shard|shared], " +
+	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const]"
+
+// ErrSpec is wrapped by every parse error.
+var ErrSpec = errors.New("bad paradigm spec")
+
+func specErr(spec, format string, a ...any) error {
+	return fmt.Errorf("%w %q: %s; valid forms: %s", ErrSpec, spec, fmt.Sprintf(format, a...), Forms)
+}
+
+// Parse reads a paradigm spec string such as "dssp:sl=3,su=15,mode=bounded".
+func Parse(spec string) (Spec, error) {
+	name, rest, _ := strings.Cut(strings.TrimSpace(spec), ":")
+	var sp Spec
+	for k, n := range kindNames {
+		if strings.EqualFold(n, name) {
+			sp.Kind = k
+		}
+	}
+	if sp.Kind == 0 {
+		return Spec{}, specErr(spec, "unknown paradigm %q", name)
+	}
+	kv := map[string]string{}
+	if rest != "" {
+		for _, f := range strings.Split(rest, ",") {
+			k, v, ok := strings.Cut(f, "=")
+			k = strings.ToLower(strings.TrimSpace(k))
+			if !ok || k == "" {
+				return Spec{}, specErr(spec, "option %q is not key=value", f)
+			}
+			if _, dup := kv[k]; dup {
+				return Spec{}, specErr(spec, "option %q given twice", k)
+			}
+			kv[k] = strings.TrimSpace(v)
+		}
+	}
+	p := optParser{spec: spec, kv: kv}
+	switch sp.Kind {
+	case BSP:
+		sp.Sum = p.choice("agg", []string{"mean", "sum"}, 0) == 1
+	case ASP:
+	case SSP:
+		sp.S = p.intv("s", -1, 0)
+	case DSSP:
+		sp.SL = p.intv("sl", -1, 0)
+		sp.SU = p.intv("su", -1, 0)
+		sp.Mode = DSSPMode(p.choice("mode", dsspModeNames, 0))
+		if p.err == nil && sp.SU < sp.SL {
+			p.err = specErr(spec, "su=%d must be at least sl=%d", sp.SU, sp.SL)
+		}
+	case Elastic:
+		sp.R = p.intv("r", -1, 1)
+		sp.Search = Search(p.choice("search", searchNames, 0))
+	case Backup:
+		sp.B = p.intv("b", -1, 0)
+		sp.SharedSet = p.choice("set", []string{"shard", "shared"}, 0) == 1
+	case PSP:
+		sp.C = p.intv("c", 0, 0)
+		sp.BFrac = p.frac("b", 1)
+		sp.T1 = p.dur("t1")
+		sp.T2 = p.dur("t2")
+	case Softsync:
+		sp.N = p.intv("n", -1, 1)
+		sp.ConstLR = p.choice("lr", []string{"staleness", "const"}, 0) == 1
+	}
+	if p.err != nil {
+		return Spec{}, p.err
+	}
+	if len(kv) > 0 {
+		keys := make([]string, 0, len(kv))
+		for k := range kv {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return Spec{}, specErr(spec, "unknown option(s) %s for %s", strings.Join(keys, ","), sp.Kind)
+	}
+	return sp, nil
+}
+
+// optParser consumes options from kv, keeping the first error.
+type optParser struct {
+	spec string
+	kv   map[string]string
+	err  error
+}
+
+func (p *optParser) take(k string) (string, bool) {
+	v, ok := p.kv[k]
+	delete(p.kv, k)
+	return v, ok && p.err == nil
+}
+
+// intv reads an integer option; def < 0 makes it required.
+func (p *optParser) intv(k string, def, min int) int {
+	v, ok := p.take(k)
+	if !ok {
+		if def < 0 && p.err == nil {
+			p.err = specErr(p.spec, "missing %s=", k)
+		}
+		return max(def, 0)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		p.err = specErr(p.spec, "%s=%q must be an integer ≥ %d", k, v, min)
+	}
+	return n
+}
+
+func (p *optParser) frac(k string, def float64) float64 {
+	v, ok := p.take(k)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err == nil && strings.HasSuffix(v, "%") {
+		f /= 100
+	}
+	if err != nil || math.IsNaN(f) || f <= 0 || f > 1 {
+		p.err = specErr(p.spec, "%s=%q must be a fraction in (0, 1] (or a percentage)", k, v)
+	}
+	return f
+}
+
+func (p *optParser) dur(k string) time.Duration {
+	v, ok := p.take(k)
+	if !ok || v == "0" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64) // bare numbers are seconds
+		d, err = time.Duration(f*float64(time.Second)), ferr
+	}
+	if err != nil || d < 0 {
+		p.err = specErr(p.spec, "%s=%q must be a non-negative duration (e.g. 50ms, 0.5)", k, v)
+	}
+	return d
+}
+
+func (p *optParser) choice(k string, names []string, def int) int {
+	v, ok := p.take(k)
+	if !ok {
+		return def
+	}
+	for i, n := range names {
+		if strings.EqualFold(n, v) {
+			return i
+		}
+	}
+	p.err = specErr(p.spec, "%s=%q must be one of %s", k, v, strings.Join(names, "|"))
+	return def
+}
+
+// String renders the spec in canonical form; Parse(s.String()) == s.
+func (s Spec) String() string {
+	switch s.Kind {
+	case BSP:
+		if s.Sum {
+			return "bsp:agg=sum"
+		}
+		return "bsp"
+	case ASP:
+		return "asp"
+	case SSP:
+		return fmt.Sprintf("ssp:s=%d", s.S)
+	case DSSP:
+		out := fmt.Sprintf("dssp:sl=%d,su=%d", s.SL, s.SU)
+		if s.Mode != DSSPLiteral {
+			out += ",mode=" + dsspModeNames[s.Mode]
+		}
+		return out
+	case Elastic:
+		out := fmt.Sprintf("elastic:r=%d", s.R)
+		if s.Search != SearchZipLine {
+			out += ",search=" + searchNames[s.Search]
+		}
+		return out
+	case Backup:
+		out := fmt.Sprintf("backup:b=%d", s.B)
+		if s.SharedSet {
+			out += ",set=shared"
+		}
+		return out
+	case PSP:
+		return fmt.Sprintf("psp:c=%d,b=%s,t1=%s,t2=%s", s.C,
+			strconv.FormatFloat(s.BFrac, 'g', -1, 64), durStr(s.T1), durStr(s.T2))
+	case Softsync:
+		out := fmt.Sprintf("softsync:n=%d", s.N)
+		if s.ConstLR {
+			out += ",lr=const"
+		}
+		return out
+	}
+	return s.Kind.String()
+}
+
+func durStr(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	return d.String()
+}
+
+// ParseList splits "bsp;asp;ssp:s=3" (compare's --paradigms) and parses each.
+func ParseList(list string) ([]Spec, error) {
+	var out []Spec
+	for _, f := range strings.Split(list, ";") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		s, err := Parse(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, specErr(list, "no paradigm given")
+	}
+	return out, nil
+}

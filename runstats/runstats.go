@@ -1,0 +1,57 @@
+// Package runstats holds the record every pacer run produces — simulated,
+// virtual-time or live — so that sim, train, compare and the report read and
+// write one shape. It is plain data: JSON field names are part of the
+// command-line contract of DESIGN.md and must not change.
+package runstats
+
+// Run is one run's summary, written as summary.json (a list of them for
+// compare). Fields that do not apply to a mode are left zero and omitted.
+type Run struct {
+	Paradigm string `json:"paradigm"`           // the spec string as given, e.g. "ssp:s=3"
+	Mode     string `json:"mode"`               // sim | virtual | inproc | tcp
+	Scenario string `json:"scenario,omitempty"` // preset or file name, when there is one
+	Model    string `json:"model,omitempty"`    // mlp | cnn (training runs)
+	Workers  int    `json:"workers"`
+	Shards   int    `json:"shards"`
+	Seed     uint64 `json:"seed"`
+
+	Pushes   int64 `json:"pushes"`   // gradients pushed by workers (one per iteration)
+	Updates  int64 `json:"updates"`  // applies summed over shards
+	Dropped  int64 `json:"dropped"`  // gradients refused by a shard (stale or surplus)
+	Releases int64 `json:"releases"` // gate releases
+
+	Seconds        float64   `json:"seconds"`                   // virtual or wall, per mode
+	VirtualSeconds float64   `json:"virtual_seconds,omitempty"` // set by sim and virtual modes
+	Throughput     float64   `json:"throughput"`                // pushes per second
+	WaitFraction   float64   `json:"wait_fraction"`             // mean share of worker time held
+	WorkerWait     []float64 `json:"worker_wait_fraction"`      // per worker share of time held
+	WorkerPushes   []int64   `json:"worker_pushes"`             // per worker pushes
+	MaxGap         int64     `json:"max_gap"`                   // largest clock gap seen at a release
+
+	StalenessMean  float64   `json:"staleness_mean"`
+	StalenessMax   int64     `json:"staleness_max"`
+	StalenessHist  []int64   `json:"staleness_hist"` // all shards; index = staleness
+	ShardStaleness [][]int64 `json:"shard_staleness_hist,omitempty"`
+
+	// ControllerCalls counts DSSP controller runs or ElasticBSP barrier searches.
+	// (Their wall time is not recorded here: summary.json is byte-for-byte
+	// deterministic for a seed.)
+	ControllerCalls int64 `json:"controller_calls,omitempty"`
+
+	FinalAccuracy float64      `json:"final_accuracy,omitempty"`
+	BestAccuracy  float64      `json:"best_accuracy,omitempty"`
+	Curve         [][2]float64 `json:"curve,omitempty"` // [seconds, test accuracy]
+	Target        float64      `json:"target,omitempty"`
+	// TimeToTarget is the first curve time at or above Target; nil when never reached.
+	TimeToTarget *float64 `json:"time_to_target,omitempty"`
+}
+
+// TimeTo returns the first time the curve reaches acc, and whether it did.
+func (r *Run) TimeTo(acc float64) (float64, bool) {
+	for _, p := range r.Curve {
+		if p[1] >= acc {
+			return p[0], true
+		}
+	}
+	return 0, false
+}

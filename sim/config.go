@@ -1,0 +1,109 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+// Config is one simulated scenario. Zero fields take the documented default.
+type Config struct {
+	Spec        paradigm.Spec
+	Workers     int // K
+	Shards      int // S; zero means 1
+	Timing      timing.WorkerSpec
+	ServerDelay string // a timing server-delay spec; "" means none
+
+	// The run ends after Iterations × Workers pushes in total, or at virtual
+	// time Duration, whichever comes first; both zero means 100 iterations.
+	Iterations int
+	Duration   time.Duration
+	Seed       uint64
+
+	// Failures lists workers that die; each is removed from every paradigm's
+	// sets HeartbeatTimeout later (zero means 10 s), as a live coordinator
+	// would after missed heartbeats.
+	Failures         []Failure
+	HeartbeatTimeout time.Duration
+
+	Learner  Learner                                       // nil: timing only, no gradient math
+	Trace    func(Event)                                   // nil: no trace (tests check invariants with it)
+	Progress func(pushes, target int64, now time.Duration) // called about every 65,536 pushes
+}
+
+// Failure kills worker Worker at virtual time At.
+type Failure struct {
+	Worker int
+	At     time.Duration
+}
+
+// Learner puts real numbers behind the simulator's decisions (virtual-time
+// training). Every call carries the virtual time.
+type Learner interface {
+	// Serve snapshots shard's current block for worker's pull response.
+	Serve(now time.Duration, worker, shard int)
+	// Deliver makes the snapshot the worker's copy of the block.
+	Deliver(now time.Duration, worker, shard int)
+	// Compute computes worker's gradient from its copies and returns its handle.
+	Compute(now time.Duration, worker int) uint64
+	// Apply carries out an aggregator's apply on shard.
+	Apply(now time.Duration, shard int, a paradigm.Apply)
+	// Drop releases shard's part of a refused gradient.
+	Drop(now time.Duration, shard int, id uint64)
+}
+
+// EventKind names what a trace event records.
+type EventKind uint8
+
+const (
+	Push    EventKind = iota // Worker pushed; Clock is its clock after the push
+	Release                  // the gate released Worker; Clock, Min are clocks then
+	Update                   // Shard applied; N contributions, Version after
+	Drop                     // Shard refused Worker's gradient
+	Compute                  // Worker started computing with Fresh fresh blocks
+	Remove                   // Worker was removed after failing
+)
+
+// Event is one trace record.
+type Event struct {
+	Kind          EventKind
+	At            time.Duration
+	Worker, Shard int
+	Clock, Min    int64
+	Version       uint64
+	N, Fresh      int
+	Live          int // live workers at the time
+}
+
+var errConfig = errors.New("bad simulation config")
+
+func (c *Config) fill() error {
+	if c.Shards == 0 {
+		c.Shards = 1
+	}
+	if c.Iterations == 0 && c.Duration == 0 {
+		c.Iterations = 100
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = 10 * time.Second
+	}
+	switch {
+	case c.Workers < 1:
+		return fmt.Errorf("%w: workers=%d, need at least 1", errConfig, c.Workers)
+	case c.Shards < 1:
+		return fmt.Errorf("%w: shards=%d, need at least 1", errConfig, c.Shards)
+	case c.Iterations < 0:
+		return fmt.Errorf("%w: iterations=%d must not be negative", errConfig, c.Iterations)
+	case c.Duration < 0:
+		return fmt.Errorf("%w: duration=%s must not be negative", errConfig, c.Duration)
+	}
+	for _, f := range c.Failures {
+		if f.Worker < 0 || f.Worker >= c.Workers || f.At < 0 {
+			return fmt.Errorf("%w: failure of worker %d at %s is outside the job", errConfig, f.Worker, f.At)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,372 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+// ErrStalled reports a run in which no worker could make progress: a
+// paradigm waiting forever, which PARADIGMS.md's common rules forbid.
+var ErrStalled = errors.New("simulation stalled: no worker can make progress")
+
+type worker struct {
+	clock     uint64   // iteration tag: pushes, or under PSP the version it jumped to
+	read      []uint64 // version held of each shard
+	pending   []bool   // a pull to the shard is outstanding
+	pulling   bool
+	computing bool
+	first     bool
+	dead      bool
+	grad      uint64
+	waitFrom  time.Duration
+	wait      time.Duration
+	diedAt    time.Duration
+	pushes    int64
+	tickArmed time.Duration // puller deadline already scheduled (−1: none)
+}
+
+type shard struct {
+	waiting []int32 // workers whose pull waits for a newer version
+	tickAt  time.Duration
+	armed   bool
+	stale   []int64
+}
+
+type engine struct {
+	cfg     Config
+	pol     *paradigm.Policy
+	times   *timing.Workers
+	servers *timing.Servers
+	q       queue
+	ws      []worker
+	ss      []shard
+	rel     []int
+	now     time.Duration
+	pushes  int64
+	target  int64
+	updates int64
+	dropped int64
+	nextID  uint64
+	stopped bool
+}
+
+// Run simulates cfg and returns its summary.
+func Run(cfg Config) (*runstats.Run, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	pol, err := paradigm.New(cfg.Spec, paradigm.Config{Workers: cfg.Workers, Shards: cfg.Shards})
+	if err != nil {
+		return nil, err
+	}
+	tw, err := timing.NewWorkers(cfg.Timing, cfg.Workers, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := timing.NewServers(cfg.ServerDelay, cfg.Shards, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{cfg: cfg, pol: pol, times: tw, servers: ts,
+		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards)}
+	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
+	for p := range e.ws {
+		e.ws[p] = worker{read: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
+	}
+	for _, f := range cfg.Failures {
+		e.q.push(event{at: f.At, kind: evFail, p: int32(f.Worker)})
+	}
+	for p := range e.ws {
+		e.startPull(p)
+	}
+	if err := e.loop(); err != nil {
+		return nil, err
+	}
+	return e.summary(), nil
+}
+
+func (e *engine) loop() error {
+	for !e.stopped {
+		if e.q.len() == 0 {
+			return fmt.Errorf("%w (%s, %d workers, at %s after %d pushes)", ErrStalled,
+				e.cfg.Spec, e.cfg.Workers, e.now, e.pushes)
+		}
+		ev := e.q.pop()
+		if e.cfg.Duration > 0 && ev.at > e.cfg.Duration {
+			e.now = e.cfg.Duration
+			break
+		}
+		e.now = ev.at
+		switch ev.kind {
+		case evComputeDone:
+			e.computeDone(int(ev.p))
+		case evPullArrive:
+			e.arrive(int(ev.p), int(ev.i), ev.v)
+		case evAggTick:
+			e.aggTick(int(ev.i))
+		case evPullTick:
+			e.pullTick(int(ev.p))
+		case evFail:
+			e.fail(int(ev.p))
+		case evRemove:
+			e.remove(int(ev.p))
+		}
+	}
+	return nil
+}
+
+func (e *engine) trace(ev Event) {
+	ev.At = e.now
+	e.cfg.Trace(ev)
+}
+
+// startPull begins worker p's pull after a release (or at the start).
+func (e *engine) startPull(p int) {
+	w := &e.ws[p]
+	if w.dead {
+		return
+	}
+	w.pulling = true
+	pl := e.pol.Pullers[p]
+	pl.Start(e.now, w.clock, w.read, w.first)
+	w.first = false
+	for i := range e.ss {
+		if !w.pending[i] {
+			e.request(p, i)
+		}
+	}
+}
+
+func (e *engine) request(p, i int) {
+	e.ws[p].pending[i] = true
+	if e.pol.Aggs[i].Version() >= e.pol.Pullers[p].MinVersion(i) {
+		e.serve(p, i)
+		return
+	}
+	e.ss[i].waiting = append(e.ss[i].waiting, int32(p))
+}
+
+func (e *engine) serve(p, i int) {
+	v := e.pol.Aggs[i].Version()
+	if e.cfg.Learner != nil {
+		e.cfg.Learner.Serve(e.now, p, i)
+	}
+	if d := e.servers.PullDelay(i); d > 0 {
+		e.q.push(event{at: e.now + d, kind: evPullArrive, p: int32(p), i: int32(i), v: v})
+		return
+	}
+	e.arrive(p, i, v)
+}
+
+func (e *engine) arrive(p, i int, v uint64) {
+	w := &e.ws[p]
+	if w.dead {
+		return
+	}
+	w.pending[i] = false
+	w.read[i] = v
+	if e.cfg.Learner != nil {
+		e.cfg.Learner.Deliver(e.now, p, i)
+	}
+	if !w.pulling {
+		return // a late PSP response: it refreshes the copy for the next iteration
+	}
+	pl := e.pol.Pullers[p]
+	if pl.Response(e.now, i, v) {
+		e.startCompute(p)
+		return
+	}
+	if !pl.Fresh(i) {
+		e.request(p, i) // left over from an earlier pull: ask again
+	}
+	e.armPullTick(p)
+}
+
+func (e *engine) armPullTick(p int) {
+	if d, ok := e.pol.Pullers[p].Deadline(); ok && e.ws[p].tickArmed != d {
+		e.ws[p].tickArmed = d
+		e.q.push(event{at: d, kind: evPullTick, p: int32(p)})
+	}
+}
+
+func (e *engine) pullTick(p int) {
+	w := &e.ws[p]
+	if w.dead || !w.pulling {
+		return
+	}
+	if d, ok := e.pol.Pullers[p].Deadline(); !ok || d != e.now {
+		return
+	}
+	if e.pol.Pullers[p].Tick(e.now) {
+		e.startCompute(p)
+	}
+}
+
+func (e *engine) startCompute(p int) {
+	w := &e.ws[p]
+	pl := e.pol.Pullers[p]
+	w.pulling, w.computing = false, true
+	w.clock = pl.NextClock(w.clock)
+	w.wait += e.now - w.waitFrom
+	if e.cfg.Trace != nil {
+		e.trace(Event{Kind: Compute, Worker: p, Fresh: countFresh(pl, len(e.ss)), Clock: int64(w.clock)})
+	}
+	if e.cfg.Learner != nil {
+		w.grad = e.cfg.Learner.Compute(e.now, p)
+	} else {
+		e.nextID++
+		w.grad = e.nextID
+	}
+	e.q.push(event{at: e.now + e.times.Next(p), kind: evComputeDone, p: int32(p)})
+}
+
+func countFresh(pl *paradigm.Puller, s int) int {
+	n := 0
+	for i := 0; i < s; i++ {
+		if pl.Fresh(i) {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *engine) computeDone(p int) {
+	w := &e.ws[p]
+	if w.dead {
+		return
+	}
+	w.computing = false
+	w.pushes++
+	e.pushes++
+	w.waitFrom = e.now
+	for i := range e.ss {
+		g := paradigm.Grad{ID: w.grad, Worker: p, Read: w.read[i], Clock: w.clock}
+		ok, applied, a := e.pol.Aggs[i].Push(e.now, g)
+		if !ok {
+			e.dropped++
+			if e.cfg.Learner != nil {
+				e.cfg.Learner.Drop(e.now, i, w.grad)
+			}
+			if e.cfg.Trace != nil {
+				e.trace(Event{Kind: Drop, Worker: p, Shard: i})
+			}
+		}
+		if applied {
+			e.apply(i, a)
+		}
+		e.armAggTick(i)
+	}
+	w.clock++
+	g := e.pol.Gate
+	if e.cfg.Trace != nil {
+		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
+	}
+	e.rel = g.Pushed(e.now, p, e.rel[:0])
+	e.released()
+	if e.target > 0 && e.pushes >= e.target {
+		e.stopped = true
+	}
+	if e.cfg.Progress != nil && e.pushes&0xffff == 0 {
+		e.cfg.Progress(e.pushes, e.target, e.now)
+	}
+}
+
+// released starts the pulls of the workers the gate just released.
+func (e *engine) released() {
+	for _, q := range e.rel {
+		if e.cfg.Trace != nil {
+			e.trace(Event{Kind: Release, Worker: q, Clock: e.pol.Gate.Clock(q), Min: e.pol.Gate.Min(), Live: e.live()})
+		}
+		e.startPull(q)
+	}
+}
+
+func (e *engine) live() int {
+	n := 0
+	for i := range e.ws {
+		if !e.ws[i].dead {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *engine) apply(i int, a paradigm.Apply) {
+	e.updates++
+	s := &e.ss[i]
+	for _, c := range a.Grads {
+		for int64(len(s.stale)) <= c.Staleness {
+			s.stale = append(s.stale, 0)
+		}
+		if c.Staleness >= 0 {
+			s.stale[c.Staleness]++
+		}
+	}
+	if e.cfg.Learner != nil {
+		e.cfg.Learner.Apply(e.now, i, a)
+	}
+	if e.cfg.Trace != nil {
+		e.trace(Event{Kind: Update, Shard: i, Version: a.Version, N: len(a.Grads), Live: e.live()})
+	}
+	// Serve the pulls this version satisfies; the rest keep waiting.
+	keep := s.waiting[:0]
+	for _, q := range s.waiting {
+		switch {
+		case e.ws[q].dead:
+		case a.Version >= e.pol.Pullers[q].MinVersion(i):
+			e.serve(int(q), i)
+		default:
+			keep = append(keep, q)
+		}
+	}
+	s.waiting = keep
+}
+
+func (e *engine) armAggTick(i int) {
+	s := &e.ss[i]
+	d, ok := e.pol.Aggs[i].Deadline()
+	if ok && (!s.armed || s.tickAt != d) {
+		s.armed, s.tickAt = true, d
+		e.q.push(event{at: d, kind: evAggTick, i: int32(i)})
+	}
+}
+
+func (e *engine) aggTick(i int) {
+	s := &e.ss[i]
+	if !s.armed || s.tickAt != e.now {
+		return
+	}
+	s.armed = false
+	if ok, a := e.pol.Aggs[i].Tick(e.now); ok {
+		e.apply(i, a)
+	}
+	e.armAggTick(i)
+}
+
+func (e *engine) fail(p int) {
+	w := &e.ws[p]
+	if w.dead {
+		return
+	}
+	if !w.computing {
+		w.wait += e.now - w.waitFrom
+	}
+	w.dead, w.diedAt, w.pulling = true, e.now, false
+	e.q.push(event{at: e.now + e.cfg.HeartbeatTimeout, kind: evRemove, p: int32(p)})
+}
+
+func (e *engine) remove(p int) {
+	if e.cfg.Trace != nil {
+		e.trace(Event{Kind: Remove, Worker: p})
+	}
+	e.rel = e.pol.Leave(e.now, p, e.apply, e.rel[:0])
+	e.released()
+	for i := range e.ss {
+		e.armAggTick(i)
+	}
+}

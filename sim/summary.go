@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"github.com/pacer-ps/pacer/runstats"
+)
+
+func (e *engine) summary() *runstats.Run {
+	k := len(e.ws)
+	end := e.now
+	r := &runstats.Run{
+		Paradigm: e.cfg.Spec.String(), Mode: "sim", Workers: k, Shards: len(e.ss), Seed: e.cfg.Seed,
+		Pushes: e.pushes, Updates: e.updates, Dropped: e.dropped,
+		Seconds: end.Seconds(), VirtualSeconds: end.Seconds(),
+		WorkerWait: make([]float64, k), WorkerPushes: make([]int64, k),
+	}
+	st := e.pol.Gate.Stats()
+	r.Releases, r.MaxGap, r.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCalls
+	if end > 0 {
+		r.Throughput = float64(e.pushes) / end.Seconds()
+	}
+	var waitSum float64
+	for p := range e.ws {
+		w := &e.ws[p]
+		life, wait := end, w.wait
+		if w.dead {
+			life = w.diedAt
+		} else if !w.computing {
+			wait += end - w.waitFrom
+		}
+		if life > 0 {
+			r.WorkerWait[p] = wait.Seconds() / life.Seconds()
+		}
+		waitSum += r.WorkerWait[p]
+		r.WorkerPushes[p] = w.pushes
+	}
+	r.WaitFraction = waitSum / float64(k)
+	r.StalenessHist, r.ShardStaleness = mergeHist(e.ss)
+	r.StalenessMean, r.StalenessMax = histStats(r.StalenessHist)
+	return r
+}
+
+func mergeHist(ss []shard) ([]int64, [][]int64) {
+	var all []int64
+	per := make([][]int64, len(ss))
+	for i, s := range ss {
+		per[i] = append([]int64{}, s.stale...)
+		for v, n := range s.stale {
+			for len(all) <= v {
+				all = append(all, 0)
+			}
+			all[v] += n
+		}
+	}
+	return all, per
+}
+
+func histStats(h []int64) (mean float64, maxV int64) {
+	var n, sum int64
+	for v, c := range h {
+		n += c
+		sum += int64(v) * c
+		if c > 0 {
+			maxV = int64(v)
+		}
+	}
+	if n > 0 {
+		mean = float64(sum) / float64(n)
+	}
+	return mean, maxV
+}
