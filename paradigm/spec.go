@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +122,11 @@ func Parse(spec string) (Spec, error) {
 			kv[k] = strings.TrimSpace(v)
 		}
 	}
+	for k := range kv {
+		if !strings.Contains(","+specKeys[sp.Kind]+",", ","+k+",") {
+			return Spec{}, specErr(spec, "unknown option %q for %s (it takes: %s)", k, sp.Kind, orNone(specKeys[sp.Kind]))
+		}
+	}
 	p := optParser{spec: spec, kv: kv}
 	switch sp.Kind {
 	case BSP:
@@ -155,15 +159,20 @@ func Parse(spec string) (Spec, error) {
 	if p.err != nil {
 		return Spec{}, p.err
 	}
-	if len(kv) > 0 {
-		keys := make([]string, 0, len(kv))
-		for k := range kv {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		return Spec{}, specErr(spec, "unknown option(s) %s for %s", strings.Join(keys, ","), sp.Kind)
-	}
 	return sp, nil
+}
+
+// specKeys lists each paradigm's options.
+var specKeys = map[Kind]string{
+	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode", Elastic: "r,search",
+	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr",
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no options"
+	}
+	return s
 }
 
 // optParser consumes options from kv, keeping the first error.

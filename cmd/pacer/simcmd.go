@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/sim"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+func init() {
+	register(command{name: "sim", short: "simulate a paradigm on a cluster you describe (no gradient math)", run: runSim})
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sim", stderr)
+	var cl clusterFlags
+	cl.bind(fs, 0)
+	spec := fs.String("paradigm", "", "paradigm spec (required): "+paradigm.Forms)
+	iters := fs.Int("iterations", 0, "end after N × workers pushes in total (default 100 when --duration is not set)")
+	dur := fs.Duration("duration", 0, "end at this virtual time (e.g. 10m)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	cdf := fs.Bool("arrival-cdf", false, "print the CDF of the k-th gradient arrival per iteration (the backup-workers paper's straggler figure) and exit")
+	cdfIters := fs.Int("cdf-iterations", 2000, "iterations sampled by --arrival-cdf")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if cl.workers == 0 {
+		return fmt.Errorf("--workers is required")
+	}
+	if err := cl.validate(); err != nil {
+		return err
+	}
+	if *cdf {
+		return printArrivalCDF(stdout, cl, *cdfIters)
+	}
+	if *spec == "" {
+		return fmt.Errorf("--paradigm is required; valid forms: %s", paradigm.Forms)
+	}
+	sp, err := paradigm.Parse(*spec)
+	if err != nil {
+		return err
+	}
+	if *iters < 0 || *dur < 0 {
+		return fmt.Errorf("--iterations and --duration must not be negative")
+	}
+	fails, err := parseFailures(cl.failures, cl.workers)
+	if err != nil {
+		return err
+	}
+	pr := newProgress(stderr)
+	cfg := sim.Config{Spec: sp, Workers: cl.workers, Shards: cl.shards, Timing: cl.timing(),
+		ServerDelay: cl.serverDelay, Iterations: *iters, Duration: *dur, Seed: cl.seed, Failures: fails,
+		Progress: func(pushes, target int64, now time.Duration) {
+			if target > 0 {
+				pr.printf("sim %s: %d/%d pushes (%.0f%%), virtual %s", sp, pushes, target, 100*float64(pushes)/float64(target), now.Round(time.Second))
+			} else {
+				pr.printf("sim %s: %d pushes, virtual %s", sp, pushes, now.Round(time.Second))
+			}
+		}}
+	r, err := sim.Run(cfg)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(r)
+	}
+	printRun(stdout, r)
+	return nil
+}
+
+func printRun(w io.Writer, r *runstats.Run) {
+	fmt.Fprintf(w, "paradigm        %s (%d workers, %d shards, seed %d)\n", r.Paradigm, r.Workers, r.Shards, r.Seed)
+	fmt.Fprintf(w, "pushes          %d in %.1f virtual s → throughput %.3f pushes/s\n", r.Pushes, r.VirtualSeconds, r.Throughput)
+	fmt.Fprintf(w, "updates         %d (dropped %d)\n", r.Updates, r.Dropped)
+	fmt.Fprintf(w, "wait_fraction   %.3f (share of worker time spent not computing)\n", r.WaitFraction)
+	fmt.Fprintf(w, "max_gap         %d clocks between fastest and slowest at a release\n", r.MaxGap)
+	fmt.Fprintf(w, "staleness       mean %.2f, max %d\n", r.StalenessMean, r.StalenessMax)
+	if r.ControllerCalls > 0 {
+		fmt.Fprintf(w, "controller      %d calls\n", r.ControllerCalls)
+	}
+	if len(r.WorkerWait) <= 16 {
+		parts := make([]string, len(r.WorkerWait))
+		for i, v := range r.WorkerWait {
+			parts[i] = fmt.Sprintf("%.2f", v)
+		}
+		fmt.Fprintf(w, "per-worker wait %s\n", strings.Join(parts, " "))
+	}
+}
+
+func printArrivalCDF(w io.Writer, cl clusterFlags, iters int) error {
+	tw, err := timing.NewWorkers(cl.timing(), cl.workers, cl.seed)
+	if err != nil {
+		return err
+	}
+	var ranks []int
+	for k := max(1, cl.workers-10); k <= cl.workers; k++ {
+		ranks = append(ranks, k)
+	}
+	a, err := timing.SimulateArrivals(tw, iters, ranks)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "k-th gradient arrival time, %d workers (%s), %d iterations: share of iterations within each time\n", cl.workers, tw, iters)
+	return a.WriteTable(w, []time.Duration{1500 * time.Millisecond, 2 * time.Second, 3 * time.Second, 5 * time.Second, 10 * time.Second})
+}
