@@ -1,0 +1,120 @@
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultBufferSize is the bufio size for each direction of a connection
+// when Config.BufferSize is zero: big enough that small frames batch into
+// one syscall, while large float payloads bypass it entirely.
+const DefaultBufferSize = 256 << 10
+
+// Reader decodes frames from a byte stream. It is not safe for concurrent
+// use. After any error other than io.EOF the stream position is unknown:
+// the caller must close the underlying connection.
+type Reader struct {
+	br         *bufio.Reader
+	hdr        [HeaderSize]byte
+	maxPayload int
+}
+
+// NewReader returns a Reader with a bufSize buffer (≤ 0: DefaultBufferSize)
+// that refuses payloads over maxPayload (≤ 0: DefaultMaxPayload).
+func NewReader(r io.Reader, bufSize, maxPayload int) *Reader {
+	if bufSize <= 0 {
+		bufSize = DefaultBufferSize
+	}
+	return &Reader{br: bufio.NewReaderSize(r, bufSize), maxPayload: limit(maxPayload)}
+}
+
+// ReadFrame reads the next frame into f, reusing f's payload capacity. It
+// returns io.EOF only when the stream ends cleanly between frames.
+func (r *Reader) ReadFrame(f *Frame) error {
+	h, err := r.readHeader()
+	if err != nil {
+		return err
+	}
+	return r.readPayload(&h, f)
+}
+
+// readHeader reads and validates a header; nothing is allocated before the
+// lengths have been checked against the limit.
+func (r *Reader) readHeader() (header, error) {
+	n, err := io.ReadFull(r.br, r.hdr[:])
+	if err != nil {
+		if err == io.EOF && n == 0 {
+			return header{}, io.EOF
+		}
+		return header{}, truncated(err, "header")
+	}
+	return parseHeader(r.hdr[:], r.maxPayload)
+}
+
+func (r *Reader) readPayload(h *header, f *Frame) error {
+	h.fill(f)
+	var err error
+	if h.typ.CarriesFloats() {
+		f.Bytes = f.Bytes[:0]
+		err = readFloats(r.br, f.FloatBuf(int(h.count)))
+	} else {
+		f.Floats = f.Floats[:0]
+		_, err = io.ReadFull(r.br, f.byteBuf(int(h.payloadLen)))
+	}
+	if err != nil {
+		return truncated(err, "payload")
+	}
+	return nil
+}
+
+// truncated classifies a short read: a stream that ended mid-frame is
+// ErrTruncated; other I/O errors (deadline, reset) pass through unchanged.
+func truncated(err error, part string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: stream ended inside the %s", ErrTruncated, part)
+	}
+	return err
+}
+
+// Writer encodes frames onto a byte stream through a buffer; nothing reaches
+// the stream before Flush (or before the buffer fills). Not safe for
+// concurrent use.
+type Writer struct {
+	bw         *bufio.Writer
+	hdr        [HeaderSize]byte
+	maxPayload int
+}
+
+// NewWriter returns a Writer with a bufSize buffer (≤ 0: DefaultBufferSize)
+// that refuses to encode payloads over maxPayload (≤ 0: DefaultMaxPayload).
+func NewWriter(w io.Writer, bufSize, maxPayload int) *Writer {
+	if bufSize <= 0 {
+		bufSize = DefaultBufferSize
+	}
+	return &Writer{bw: bufio.NewWriterSize(w, bufSize), maxPayload: limit(maxPayload)}
+}
+
+// WriteFrame buffers f's encoding and returns the frame's size on the wire.
+// An invalid frame is refused before anything is written, so the stream
+// stays usable after a validation error; an I/O error leaves it broken.
+func (w *Writer) WriteFrame(f *Frame) (int, error) {
+	h, err := f.prepare(w.maxPayload)
+	if err != nil {
+		return 0, err
+	}
+	h.put(w.hdr[:])
+	if _, err := w.bw.Write(w.hdr[:]); err != nil {
+		return 0, err
+	}
+	if h.typ.CarriesFloats() {
+		err = writeFloats(w.bw, f.Floats)
+	} else {
+		_, err = w.bw.Write(f.Bytes)
+	}
+	return HeaderSize + int(h.payloadLen), err
+}
+
+// Flush writes any buffered data to the stream.
+func (w *Writer) Flush() error { return w.bw.Flush() }
