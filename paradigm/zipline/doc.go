@@ -39,12 +39,18 @@
 // # Implementation notes
 //
 // The paper sorts all nR times and searches the window linearly to evict,
-// O(Rn²). Here the n rows are already sorted, so a binary heap of the n row
-// heads merges them in O(nR log n) without materializing the merged list;
-// the replace-top-and-sift step costs one sift per element. The window is a
-// doubly linked list indexed by worker id, so eviction is O(1); since
-// elements enter in ascending order, the oldest element is the minimum and
-// the newest the maximum, and each evaluation is one subtraction.
+// O(Rn²). Here the n rows are already sorted, so a tournament (loser) tree
+// over the n row heads merges them in O(nR log n) without materializing the
+// merged list (merge.go). A loser tree plays one match per level where a
+// binary heap's sift-down needs two comparisons, and each match is made
+// branch-free (times mapped to order-preserving uint64 keys, a 128-bit
+// borrow-chain compare of (time, worker), a masked swap): with heterogeneous
+// workers the merge order is close to random, so a branch per match is
+// mispredicted about half the time and dominated the profile of a heap
+// version. The window is a doubly linked list indexed by worker id, so
+// eviction is O(1); since elements enter in ascending order, the oldest
+// element is the minimum and the newest the maximum, and each evaluation is
+// one subtraction.
 //
 // The best window is not copied on every improvement (that would be O(n)
 // each time); only its newest element is recorded, and the window is

@@ -21,8 +21,7 @@ func ZipLine(times [][]float64) (idx []int, span float64) {
 // barriers with at most the largest n seen so far allocate nothing.
 // The zero value is ready to use. A Solver is not safe for concurrent use.
 type Solver struct {
-	heap []entry // the head of every unfinished worker, a binary min-heap by (v, p)
-	next []int   // next[p]: index of worker p's next unmerged time
+	merge tournament
 
 	// The window is a doubly linked list of workers in the order their
 	// current element entered it; merged order is ascending, so the oldest
@@ -32,19 +31,6 @@ type Solver struct {
 	cur        []float64 // cur[p]: value of worker p's element in the window
 	pos        []int     // pos[p]: its index in times[p]
 	inWin      []bool
-}
-
-// entry is one worker's smallest unmerged time. Keeping the value in the heap
-// (rather than looking it up through next) keeps comparisons cache-local.
-type entry struct {
-	v float64
-	p int
-}
-
-// less is the merge order: by time, ties by worker id. Within one worker the
-// index order is already the row order, so (v, p) is a total order on heads.
-func (a entry) less(b entry) bool {
-	return a.v < b.v || (a.v == b.v && a.p < b.p)
 }
 
 const nilWorker = -1
@@ -61,36 +47,19 @@ func (s *Solver) ZipLine(times [][]float64, idx []int) float64 {
 		return math.Inf(1)
 	}
 	s.reset(n)
-	h := s.heap[:n]
-	for p := range n {
-		h[p] = entry{v: times[p][0], p: p}
-		s.next[p] = 1
-	}
-	for i := n/2 - 1; i >= 0; i-- {
-		siftDown(h, i)
-	}
+	s.merge.init(times)
 
 	head, tail := int32(nilWorker), int32(nilWorker)
 	size := 0
 	best := math.Inf(1)
 	var bestV float64
 	bestP, bestI := nilWorker, 0
-	for len(h) > 0 {
-		top := h[0]
-		p := top.p
-		row := times[p]
-		i := s.next[p] - 1 // index of top within row
-		if s.next[p] == len(row) {
-			last := len(h) - 1
-			h[0] = h[last]
-			h = h[:last]
-		} else {
-			h[0].v = row[s.next[p]]
-			s.next[p]++
+	for {
+		p, i, ok := s.merge.pop(times)
+		if !ok {
+			break
 		}
-		if len(h) > 1 {
-			siftDown(h, 0)
-		}
+		v := times[p][i]
 
 		// Move p to the tail of the window, evicting its older element.
 		q := int32(p)
@@ -110,11 +79,11 @@ func (s *Solver) ZipLine(times [][]float64, idx []int) float64 {
 			s.append(q, &head, &tail)
 		}
 		// (p already the tail: only its value changes.)
-		s.cur[p], s.pos[p] = top.v, i
+		s.cur[p], s.pos[p] = v, i
 
 		if size == n {
-			if d := top.v - s.cur[head]; d < best {
-				best, bestV, bestP, bestI = d, top.v, p, i
+			if d := v - s.cur[head]; d < best {
+				best, bestV, bestP, bestI = d, v, p, i
 			}
 			// Once the oldest element is its worker's last time, it can never
 			// be evicted: the minimum is fixed and the maximum only grows, so
@@ -139,23 +108,17 @@ func (s *Solver) append(q int32, head, tail *int32) {
 	*tail = q
 }
 
-// reset sizes the scratch for n workers, growing only when needed.
+// reset sizes the window for n workers, growing only when needed.
 func (s *Solver) reset(n int) {
-	if cap(s.heap) < n {
-		s.heap = make([]entry, n)
-		s.next = make([]int, n)
+	if cap(s.prev) < n {
 		s.prev = make([]int32, n)
 		s.succ = make([]int32, n)
 		s.cur = make([]float64, n)
 		s.pos = make([]int, n)
 		s.inWin = make([]bool, n)
 	}
-	s.heap = s.heap[:n]
-	s.next = s.next[:n]
-	s.prev = s.prev[:n]
-	s.succ = s.succ[:n]
-	s.cur = s.cur[:n]
-	s.pos = s.pos[:n]
+	s.prev, s.succ = s.prev[:n], s.succ[:n]
+	s.cur, s.pos = s.cur[:n], s.pos[:n]
 	s.inWin = s.inWin[:n]
 	clear(s.inWin)
 }
@@ -185,25 +148,4 @@ func (s *Solver) reconstruct(times [][]float64, idx []int, bestV float64, bestP,
 		}
 		idx[p] = lo - 1
 	}
-}
-
-// siftDown restores the heap property below i.
-func siftDown(h []entry, i int) {
-	n := len(h)
-	x := h[i]
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && h[r].less(h[c]) {
-			c = r
-		}
-		if !h[c].less(x) {
-			break
-		}
-		h[i] = h[c]
-		i = c
-	}
-	h[i] = x
 }
