@@ -182,3 +182,23 @@ func TestSolversOnInfeasibleInput(t *testing.T) {
 		solve([][]float64{{math.NaN(), 1}, {3, 2}})
 	}
 }
+
+// The merge keys must order exactly as float comparison does, including
+// −0 == +0 (a tie broken by worker id, not a sign-bit order).
+func TestOrderKeyMatchesFloatOrder(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	vals := []float64{-math.MaxFloat64, -3.5, -1e-300, negZero, 0, 1e-300, 2, 2.0000000000000004, math.MaxFloat64}
+	for _, a := range vals {
+		for _, b := range vals {
+			if (a < b) != (orderKey(a) < orderKey(b)) || (a == b) != (orderKey(a) == orderKey(b)) {
+				t.Errorf("orderKey(%v) vs orderKey(%v) disagrees with float order", a, b)
+			}
+		}
+	}
+	// Float order: worker 0's two zeros merge first, then worker 1's −0,
+	// so the first full window holds worker 0's second element.
+	idx, d := ZipLine([][]float64{{0, 0}, {negZero}})
+	if d != 0 || !slices.Equal(idx, []int{1, 0}) {
+		t.Fatalf("got idx %v span %v, want [1 0] span 0", idx, d)
+	}
+}
