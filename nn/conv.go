@@ -1,0 +1,109 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
+)
+
+// conv is a 2-D convolution with stride 1 and no padding ("valid") on NHWC
+// activations: input h×w×cin per sample, output oh×ow×cout with
+// oh = h-k+1, ow = w-k+1. Parameters: W (cout × k·k·cin, each filter ordered
+// kh, kw, ci so that it lines up with an im2col row) followed by b (cout).
+//
+// forward lowers the convolution to one matrix product over the whole batch:
+// every output pixel becomes a row of col (k·k·cin wide), and
+// y = col·Wᵀ + b, which is already NHWC. In NHWC, the k·cin values of one
+// filter row are contiguous in the input, so im2col is k copies per pixel.
+type conv struct {
+	h, w, cin, k, cout int
+	oh, ow             int
+	ws                 *kernel.Workspace
+	col                []float32 // im2col of the last forward input, kept for backward
+}
+
+func newConv(h, w, cin, k, cout int, ws *kernel.Workspace) *conv {
+	return &conv{h: h, w: w, cin: cin, k: k, cout: cout, oh: h - k + 1, ow: w - k + 1, ws: ws}
+}
+
+func (c *conv) inSize() int    { return c.h * c.w * c.cin }
+func (c *conv) outSize() int   { return c.oh * c.ow * c.cout }
+func (c *conv) patch() int     { return c.k * c.k * c.cin }
+func (c *conv) numParams() int { return c.cout*c.patch() + c.cout }
+
+// init uses ±1/√fan_in with fan_in = k·k·cin, as PyTorch's Conv2d default.
+func (c *conv) init(p []float32, r *rand.Rand) {
+	uniform(p, 1/math.Sqrt(float64(c.patch())), r)
+}
+
+func (c *conv) forward(p, x, y []float32, batch int) {
+	rows, kk := batch*c.oh*c.ow, c.patch()
+	c.col = growF32(c.col, rows*kk)
+	c.im2col(x, batch)
+	w, b := p[:c.cout*kk], p[c.cout*kk:c.numParams()]
+	for i := 0; i < rows; i++ {
+		copy(y[i*c.cout:(i+1)*c.cout], b)
+	}
+	c.ws.Sgemm(false, true, rows, c.cout, kk, 1, c.col, kk, w, kk, 1, y, c.cout)
+}
+
+func (c *conv) backward(p, _, _, dy, dx, g []float32, batch int) {
+	rows, kk := batch*c.oh*c.ow, c.patch()
+	gw, gb := g[:c.cout*kk], g[c.cout*kk:c.numParams()]
+	c.ws.Sgemm(true, false, c.cout, kk, rows, 1, dy, c.cout, c.col, kk, 0, gw, kk)
+	columnSums(dy, rows, c.cout, gb)
+	if dx == nil {
+		return
+	}
+	// dcol = dy·W overwrites col (no longer needed), then col2im adds each
+	// patch back onto the pixels it was copied from.
+	c.ws.Sgemm(false, false, rows, kk, c.cout, 1, dy, c.cout, p[:c.cout*kk], kk, 0, c.col, kk)
+	c.col2im(dx, batch)
+}
+
+func (c *conv) im2col(x []float32, batch int) {
+	run := c.k * c.cin // one filter row: k pixels × cin channels, contiguous
+	kk := c.patch()
+	r := 0
+	for n := 0; n < batch; n++ {
+		img := x[n*c.inSize() : (n+1)*c.inSize()]
+		for oy := 0; oy < c.oh; oy++ {
+			for ox := 0; ox < c.ow; ox++ {
+				dst := c.col[r*kk : (r+1)*kk]
+				for ky := 0; ky < c.k; ky++ {
+					src := ((oy+ky)*c.w + ox) * c.cin
+					copy(dst[ky*run:(ky+1)*run], img[src:src+run])
+				}
+				r++
+			}
+		}
+	}
+}
+
+func (c *conv) col2im(dx []float32, batch int) {
+	run := c.k * c.cin
+	kk := c.patch()
+	clear(dx[:batch*c.inSize()])
+	r := 0
+	for n := 0; n < batch; n++ {
+		img := dx[n*c.inSize() : (n+1)*c.inSize()]
+		for oy := 0; oy < c.oh; oy++ {
+			for ox := 0; ox < c.ow; ox++ {
+				src := c.col[r*kk : (r+1)*kk]
+				for ky := 0; ky < c.k; ky++ {
+					dst := ((oy+ky)*c.w + ox) * c.cin
+					kernel.AxpyUnitary(1, src[ky*run:(ky+1)*run], img[dst:dst+run])
+				}
+				r++
+			}
+		}
+	}
+}
+
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,59 @@
+// Package nn is pacer's worker compute: the two Fashion-MNIST classifiers of
+// torch_baseline.py (an MLP 784-256-128-10 and a small CNN), their forward
+// and backward passes, and a deterministic initialisation, all on one flat
+// float32 parameter vector.
+//
+// # Use
+//
+//	m, err := nn.New("cnn") // or nn.NewMLP(), nn.NewCNN()
+//	params := make([]float32, m.NumParams())
+//	grad := make([]float32, m.NumParams())
+//	m.Init(params, seed)
+//	loss := m.Grad(params, grad, x, y, batch) // grad = mean gradient
+//	acc := nn.Accuracy(m, params, testX, testY, 1000)
+//
+// x is batch×784 row-major float32 (pixel/255), y the labels 0–9. The flat
+// vector is the concatenation, layer by layer, of each layer's weights and
+// then its bias, so a server shard can own any contiguous range of it and a
+// worker can push and pull it in blocks; the optimizer (package optim) sees
+// only flat vectors. A Model owns scratch buffers and is not safe for
+// concurrent use: one per worker goroutine. Grad and Predict allocate only
+// while their buffers grow to a larger batch than seen before. Wrong lengths
+// and labels out of range panic with a message; CheckBatch returns the
+// same diagnosis as an error for callers handling untrusted input.
+//
+// # Implementation notes
+//
+// Every layer processes the whole batch at once so that the heavy work is a
+// few large matrix products (internal/kernel.Sgemm), which is what makes the
+// worker competitive with PyTorch on one core:
+//
+//   - dense: y = x·Wᵀ + b, dW = dyᵀ·x, dx = dy·W, with W stored out×in
+//     (torch.nn.Linear's layout).
+//   - conv (valid, stride 1): activations are NHWC, filters stored
+//     cout×(kh,kw,ci). im2col turns each output pixel of the batch into a row
+//     of k·k·cin values, copied k runs at a time because a filter row is
+//     contiguous in NHWC; then y = col·Wᵀ + b is already NHWC, dW = dyᵀ·col,
+//     and dx is col2im of dy·W.
+//   - max-pool 2×2 records the winning input of each window for backward.
+//   - The loss layer folds 1/batch into the logit gradient, so every
+//     gradient downstream is already a batch mean.
+//
+// The CNN applies each ReLU after, not before, its max-pool: the two orders
+// compute the same function and gradient (max is monotone), and pooling
+// first leaves the ReLU a quarter of the work. The 1024 features before the
+// first dense layer are in (h, w, c) order rather than PyTorch's (c, h, w):
+// a fixed permutation of that layer's inputs, which the network learns
+// around; the models are the same up to relabelling parameters.
+//
+// Initialisation follows PyTorch's defaults for Linear and Conv2d: weights
+// and biases uniform on ±1/√fan_in, drawn in layer order from a PCG
+// generator seeded with the given seed, so a seed fixes the vector bit for
+// bit everywhere.
+//
+// Tests check every layer's forward pass against plain float64 loops and its
+// backward pass against central differences of those loops, the whole
+// models likewise, that training lowers the loss on a synthetic problem, and
+// that steady-state Grad allocates nothing. Run them with and without
+// -tags noasm.
+package nn

@@ -1,0 +1,130 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
+)
+
+func randF32(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
+}
+
+// checkLayer compares forward with the reference and backward with central
+// differences of L = Σ R·forward(p, x) for a random R, over every parameter
+// and every input.
+func checkLayer(t *testing.T, l layer, batch int, r *rand.Rand) {
+	t.Helper()
+	p := make([]float32, l.numParams())
+	l.init(p, r)
+	for i := range p { // parameters away from the init scale too
+		p[i] += float32(0.1 * r.NormFloat64())
+	}
+	x := randF32(r, batch*l.inSize())
+	R := to64(randF32(r, batch*l.outSize()))
+
+	y := make([]float32, batch*l.outSize())
+	l.forward(p, x, y, batch)
+	p64, x64 := to64(p), to64(x)
+	want := refForward(l, p64, x64, batch)
+	for i := range y {
+		if !gradClose(y[i], want[i]) {
+			t.Fatalf("forward y[%d] = %v, reference %v", i, y[i], want[i])
+		}
+	}
+
+	dy := make([]float32, len(R))
+	for i, v := range R {
+		dy[i] = float32(v)
+	}
+	g := make([]float32, l.numParams())
+	dx := make([]float32, len(x))
+	for i := range g {
+		g[i] = float32(1e9) // backward must overwrite, not accumulate
+	}
+	l.backward(p, x, y, dy, dx, g, batch)
+
+	loss := func() float64 {
+		out := refForward(l, p64, x64, batch)
+		var s float64
+		for i, v := range out {
+			s += R[i] * v
+		}
+		return s
+	}
+	for i := range p64 {
+		if n := centralDiff(p64, i, loss); !gradClose(g[i], n) {
+			t.Fatalf("dL/dp[%d] = %v, numeric %v", i, g[i], n)
+		}
+	}
+	for i := range x64 {
+		if n := centralDiff(x64, i, loss); !gradClose(dx[i], n) {
+			t.Fatalf("dL/dx[%d] = %v, numeric %v", i, dx[i], n)
+		}
+	}
+}
+
+func TestLayerGradients(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	ws := new(kernel.Workspace)
+	for trial := 0; trial < 3; trial++ {
+		in, out, batch := 1+r.IntN(20), 1+r.IntN(20), 1+r.IntN(4)
+		t.Run(fmt.Sprintf("dense/%dx%d/b%d", in, out, batch), func(t *testing.T) {
+			checkLayer(t, newDense(in, out, ws), batch, r)
+		})
+		h, w, cin, k, cout := 3+r.IntN(5), 3+r.IntN(5), 1+r.IntN(3), 1+r.IntN(3), 1+r.IntN(4)
+		t.Run(fmt.Sprintf("conv/%dx%dx%d/k%d/c%d/b%d", h, w, cin, k, cout, batch), func(t *testing.T) {
+			checkLayer(t, newConv(h, w, cin, k, cout, ws), batch, r)
+		})
+		ph, pw, pc := 2+r.IntN(6), 2+r.IntN(6), 1+r.IntN(3)
+		t.Run(fmt.Sprintf("pool/%dx%dx%d/b%d", ph, pw, pc, batch), func(t *testing.T) {
+			checkLayer(t, newMaxPool2(ph, pw, pc), batch, r)
+		})
+		t.Run(fmt.Sprintf("relu/%d/b%d", in, batch), func(t *testing.T) {
+			checkLayer(t, relu{in}, batch, r)
+		})
+	}
+}
+
+func TestSoftmaxCrossEntropy(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const classes, batch = 5, 3
+	logits := randF32(r, classes*batch)
+	logits[0] = 80 // must not overflow
+	y := []uint8{0, 4, 2}
+	d := make([]float32, len(logits))
+	loss := softmaxCrossEntropy(logits, y, classes, batch, d)
+	l64 := to64(logits)
+	f := func() float64 { return refLoss(l64, y, classes, batch) }
+	if !gradClose(loss, f()) {
+		t.Fatalf("loss %v, reference %v", loss, f())
+	}
+	for i := range l64 {
+		if n := centralDiff(l64, i, f); !gradClose(d[i], n) {
+			t.Fatalf("dL/dlogit[%d] = %v, numeric %v", i, d[i], n)
+		}
+	}
+}
+
+func TestMaxPoolOddAndTies(t *testing.T) {
+	// 3×3 input, one channel: the last row and column are dropped, and a
+	// tie goes to the first element of the window.
+	m := newMaxPool2(3, 3, 1)
+	x := []float32{1, 1, 9, 0, 0, 9, 9, 9, 9}
+	y := make([]float32, 1)
+	m.forward(nil, x, y, 1)
+	if y[0] != 1 || m.arg[0] != 0 {
+		t.Fatalf("pool = %v at %d, want 1 at 0", y[0], m.arg[0])
+	}
+	dx := make([]float32, 9)
+	m.backward(nil, x, y, []float32{2}, dx, nil, 1)
+	if dx[0] != 2 || dx[1] != 0 || dx[8] != 0 {
+		t.Fatalf("pool backward = %v", dx)
+	}
+}
