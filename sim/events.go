@@ -15,15 +15,31 @@ const (
 
 type event struct {
 	at   time.Duration
-	seq  uint64 // insertion order breaks ties, so runs are deterministic
+	seq  uint64 // the last tie-break; see before
 	kind evKind
 	p    int32
 	i    int32
 	v    uint64
 }
 
+// before orders events by time, then by kind, worker and shard, and only
+// then by insertion: simultaneous events run in a canonical order, so two
+// paradigms that schedule the same events in different orders (BSP's barrier
+// and backup workers with b = 0) still produce the same run.
 func (e *event) before(o *event) bool {
-	return e.at < o.at || (e.at == o.at && e.seq < o.seq)
+	if e.at != o.at {
+		return e.at < o.at
+	}
+	if e.kind != o.kind {
+		return e.kind < o.kind
+	}
+	if e.p != o.p {
+		return e.p < o.p
+	}
+	if e.i != o.i {
+		return e.i < o.i
+	}
+	return e.seq < o.seq
 }
 
 // queue is a binary min-heap of events by value: container/heap would box

@@ -52,6 +52,7 @@ type engine struct {
 	updates int64
 	dropped int64
 	nextID  uint64
+	removed int
 	stopped bool
 }
 
@@ -68,7 +69,10 @@ func Run(cfg Config) (*runstats.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts, err := timing.NewServers(cfg.ServerDelay, cfg.Shards, cfg.Seed)
+	// One delay stream per (shard, worker) pair: then the order in which a
+	// paradigm serves its pulls does not change who gets delayed, and runs of
+	// different paradigms see the same server delays (common random numbers).
+	ts, err := timing.NewServers(cfg.ServerDelay, cfg.Shards*cfg.Workers, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +160,7 @@ func (e *engine) serve(p, i int) {
 	if e.cfg.Learner != nil {
 		e.cfg.Learner.Serve(e.now, p, i)
 	}
-	if d := e.servers.PullDelay(i); d > 0 {
+	if d := e.servers.PullDelay(i*len(e.ws) + p); d > 0 {
 		e.q.push(event{at: e.now + d, kind: evPullArrive, p: int32(p), i: int32(i), v: v})
 		return
 	}
@@ -286,15 +290,9 @@ func (e *engine) released() {
 	}
 }
 
-func (e *engine) live() int {
-	n := 0
-	for i := range e.ws {
-		if !e.ws[i].dead {
-			n++
-		}
-	}
-	return n
-}
+// live is the number of workers the policy still counts: a dead worker stays
+// in every set until the heartbeat timeout removes it.
+func (e *engine) live() int { return len(e.ws) - e.removed }
 
 func (e *engine) apply(i int, a paradigm.Apply) {
 	e.updates++
@@ -361,6 +359,7 @@ func (e *engine) fail(p int) {
 }
 
 func (e *engine) remove(p int) {
+	e.removed++
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Remove, Worker: p})
 	}

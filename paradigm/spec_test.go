@@ -1,0 +1,129 @@
+package paradigm
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseValidSpecs(t *testing.T) {
+	cases := map[string]Spec{
+		"bsp":                              {Kind: BSP},
+		"bsp:agg=sum":                      {Kind: BSP, Sum: true},
+		"asp":                              {Kind: ASP},
+		"ssp:s=3":                          {Kind: SSP, S: 3},
+		"SSP:s=0":                          {Kind: SSP},
+		"dssp:sl=3,su=15":                  {Kind: DSSP, SL: 3, SU: 15},
+		"dssp:sl=3,su=15,mode=bounded":     {Kind: DSSP, SL: 3, SU: 15, Mode: DSSPBounded},
+		"dssp:su=9,sl=2,mode=exact-figure": {Kind: DSSP, SL: 2, SU: 9, Mode: DSSPExactFigure},
+		"elastic:r=15":                     {Kind: Elastic, R: 15},
+		"elastic:r=4,search=gridscan":      {Kind: Elastic, R: 4, Search: SearchGridScan},
+		"backup:b=4":                       {Kind: Backup, B: 4},
+		"backup:b=0,set=shared":            {Kind: Backup, SharedSet: true},
+		"psp:c=28,b=0.9,t1=0,t2=0":         {Kind: PSP, C: 28, BFrac: 0.9},
+		"psp:c=20,b=75%,t1=50ms,t2=1.5":    {Kind: PSP, C: 20, BFrac: 0.75, T1: 50 * time.Millisecond, T2: 1500 * time.Millisecond},
+		"psp":                              {Kind: PSP, BFrac: 1},
+		"softsync:n=15":                    {Kind: Softsync, N: 15},
+		"softsync:n=1,lr=const":            {Kind: Softsync, N: 1, ConstLR: true},
+	}
+	for in, want := range cases {
+		got, err := Parse(in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", in, err)
+			continue
+		}
+		if got != want {
+			t.Errorf("Parse(%q) = %+v, want %+v", in, got, want)
+		}
+		again, err := Parse(got.String())
+		if err != nil || again != got {
+			t.Errorf("round trip of %q via %q: %+v, %v", in, got.String(), again, err)
+		}
+	}
+}
+
+func TestParseBadSpecsListValidForms(t *testing.T) {
+	bad := map[string]string{
+		"":                       "unknown paradigm",
+		"bpp":                    "unknown paradigm",
+		"ssp":                    "missing s=",
+		"ssp:s=-1":               "integer ≥ 0",
+		"ssp:s=x":                "integer",
+		"ssp:s=3,s=4":            "given twice",
+		"ssp:s=3,q=1":            `unknown option "q"`,
+		"asp:s=1":                "no options",
+		"dssp:sl=5,su=3":         "at least sl",
+		"dssp:sl=3,su=15,mode=x": "literal|bounded|exact-figure",
+		"elastic:r=0":            "≥ 1",
+		"backup:b=1,set=all":     "shard|shared",
+		"psp:c=2,b=1.5":          "fraction",
+		"psp:c=2,t1=-1s":         "non-negative duration",
+		"softsync:n=0":           "≥ 1",
+		"softsync:n=2,lr=fast":   "staleness|const",
+		"ssp:s":                  "not key=value",
+	}
+	for in, frag := range bad {
+		_, err := Parse(in)
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded", in)
+			continue
+		}
+		if !errors.Is(err, ErrSpec) || !strings.Contains(err.Error(), frag) || !strings.Contains(err.Error(), Forms) {
+			t.Errorf("Parse(%q) = %v; want ErrSpec naming %q and listing the forms", in, err, frag)
+		}
+	}
+}
+
+func TestValidateAgainstJob(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		k    int
+		ok   bool
+	}{
+		{"backup:b=3", 4, true}, {"backup:b=4", 4, false},
+		{"psp:c=4", 4, true}, {"psp:c=5", 4, false},
+		{"softsync:n=4", 4, true}, {"softsync:n=5", 4, false},
+	} {
+		sp, err := Parse(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(sp, Config{Workers: tc.k, Shards: 1})
+		if (err == nil) != tc.ok {
+			t.Errorf("New(%s, K=%d): err=%v, want ok=%v", tc.spec, tc.k, err, tc.ok)
+		}
+	}
+	if _, err := New(Spec{Kind: ASP}, Config{Workers: 0, Shards: 1}); err == nil {
+		t.Error("zero workers accepted")
+	}
+}
+
+func TestParseList(t *testing.T) {
+	l, err := ParseList("bsp; asp;ssp:s=3;")
+	if err != nil || len(l) != 3 || l[2].S != 3 {
+		t.Fatalf("ParseList = %+v, %v", l, err)
+	}
+	if _, err := ParseList(" ; "); err == nil {
+		t.Error("empty list accepted")
+	}
+	if _, err := ParseList("bsp;nope"); err == nil {
+		t.Error("bad element accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"bsp", "ssp:s=3", "dssp:sl=3,su=15,mode=bounded", "psp:c=28,b=0.9,t1=0,t2=0", "softsync:n=15,lr=const", "elastic:r=15"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sp, err := Parse(s)
+		if err != nil {
+			return
+		}
+		again, err := Parse(sp.String())
+		if err != nil || again != sp {
+			t.Fatalf("%q parsed to %+v, whose String %q reparses to %+v, %v", s, sp, sp.String(), again, err)
+		}
+	})
+}

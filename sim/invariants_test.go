@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+// scenario draws a random cluster: size, speeds, jitter, stragglers, server
+// delays and sometimes a failure.
+func scenario(seed uint64, spec string) Config {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	k := 2 + rng.IntN(9)
+	speeds := make([]float64, 1+rng.IntN(3))
+	for i := range speeds {
+		speeds[i] = 0.5 + 2*rng.Float64()
+	}
+	sp, err := paradigm.Parse(spec)
+	if err != nil {
+		panic(err)
+	}
+	cfg := Config{Spec: sp, Workers: k, Shards: 1 + rng.IntN(3), Seed: seed, Iterations: 30,
+		Timing: timing.WorkerSpec{Speeds: speeds, Jitter: 0.3 * rng.Float64()}}
+	if rng.IntN(3) == 0 {
+		cfg.ServerDelay = "spike:p=0.05,delay=3s"
+	}
+	if rng.IntN(4) == 0 {
+		cfg.Timing.Straggler = "heavytail"
+	}
+	if rng.IntN(3) == 0 {
+		cfg.Failures = []Failure{{Worker: rng.IntN(k), At: time.Duration(1+rng.IntN(20)) * time.Second}}
+	}
+	return cfg
+}
+
+const seeds = 150
+
+func runTraced(t *testing.T, cfg Config, check func(Event)) {
+	t.Helper()
+	cfg.Trace = check
+	if _, err := Run(cfg); err != nil {
+		t.Fatalf("seed %d %s: %v", cfg.Seed, cfg.Spec, err)
+	}
+}
+
+// §3: at every release, t_p − min t ≤ s.
+func TestSSPInvariant(t *testing.T) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		s := int64(seed % 5)
+		cfg := scenario(seed, fmt.Sprintf("ssp:s=%d", s))
+		runTraced(t, cfg, func(e Event) {
+			if e.Kind == Release && e.Clock-e.Min > s {
+				t.Fatalf("seed %d: SSP(%d) released worker %d at clock %d with min %d", seed, s, e.Worker, e.Clock, e.Min)
+			}
+		})
+	}
+}
+
+// §4 bounded mode: never more than s_U ahead at a release.
+func TestBoundedDSSPInvariant(t *testing.T) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		sl := int64(seed % 3)
+		su := sl + int64(seed%7)
+		cfg := scenario(seed, fmt.Sprintf("dssp:sl=%d,su=%d,mode=bounded", sl, su))
+		runTraced(t, cfg, func(e Event) {
+			if e.Kind == Release && e.Clock-e.Min > su {
+				t.Fatalf("seed %d: bounded DSSP released at gap %d > s_U=%d", seed, e.Clock-e.Min, su)
+			}
+		})
+	}
+}
+
+// §1: BSP releases only when every live clock is equal, and every update
+// holds one gradient from each live worker.
+func TestBSPInvariant(t *testing.T) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		cfg := scenario(seed, "bsp")
+		runTraced(t, cfg, func(e Event) {
+			if e.Kind == Release && e.Clock != e.Min {
+				t.Fatalf("seed %d: BSP released worker %d at clock %d with min %d", seed, e.Worker, e.Clock, e.Min)
+			}
+		})
+	}
+}
+
+// §6: exactly N gradients per version (N = K − b, or every live worker when
+// fewer remain), the rest dropped.
+func TestBackupInvariant(t *testing.T) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		cfg := scenario(seed, "bsp")
+		b := int(seed) % cfg.Workers
+		sp, _ := paradigm.Parse(fmt.Sprintf("backup:b=%d", b))
+		cfg.Spec = sp
+		n := cfg.Workers - b
+		var pushes, accepted, drops int
+		runTraced(t, cfg, func(e Event) {
+			switch e.Kind {
+			case Update:
+				accepted += e.N
+				if want := min(n, e.Live); e.N != want {
+					t.Fatalf("seed %d: backup b=%d applied %d gradients, want N=%d (live %d)", seed, b, e.N, want, e.Live)
+				}
+			case Drop:
+				drops++
+			case Push:
+				pushes++
+			}
+		})
+		if drops == 0 && b > 0 && len(cfg.Failures) == 0 {
+			t.Errorf("seed %d: b=%d backups but nothing dropped", seed, b)
+		}
+		// Every shard sees every push: it was applied, dropped, or is still buffered.
+		if inFlight := pushes*cfg.Shards - accepted - drops; inFlight < 0 || inFlight > cfg.Shards*n {
+			t.Errorf("seed %d: %d pushes × %d shards, %d applied, %d dropped", seed, pushes, cfg.Shards, accepted, drops)
+		}
+	}
+}
+
+// §7: never fewer than c gradients unless fewer than c workers are alive.
+func TestPSPInvariant(t *testing.T) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		cfg := scenario(seed, "bsp")
+		c := 1 + int(seed)%cfg.Workers
+		sp, _ := paradigm.Parse(fmt.Sprintf("psp:c=%d,b=0.6,t1=200ms,t2=100ms", c))
+		cfg.Spec = sp
+		runTraced(t, cfg, func(e Event) {
+			if e.Kind == Update && e.N < c && e.Live >= c {
+				t.Fatalf("seed %d: PSP c=%d applied %d gradients with %d workers alive", seed, c, e.N, e.Live)
+			}
+		})
+	}
+}
+
+// Common rules: no paradigm waits forever for a dead worker.
+func TestNoParadigmStallsOnAFailure(t *testing.T) {
+	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=6", "dssp:sl=1,su=6,mode=bounded",
+		"elastic:r=8", "backup:b=1", "backup:b=1,set=shared", "psp:c=3,b=0.5,t1=100ms", "softsync:n=2"}
+	for _, s := range specs {
+		for seed := uint64(1); seed <= 20; seed++ {
+			cfg := scenario(seed, s)
+			if cfg.Workers < 4 {
+				cfg.Workers = 4
+			}
+			cfg.Failures = []Failure{{Worker: int(seed) % cfg.Workers, At: 3 * time.Second},
+				{Worker: (int(seed) + 1) % cfg.Workers, At: 7 * time.Second}}
+			cfg.Iterations = 40
+			r, err := Run(cfg)
+			if err != nil {
+				t.Fatalf("%s seed %d: %v", s, seed, err)
+			}
+			if r.Pushes < int64(cfg.Workers*cfg.Iterations) {
+				t.Fatalf("%s seed %d: only %d pushes", s, seed, r.Pushes)
+			}
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, s := range []string{"dssp:sl=3,su=15", "elastic:r=15", "psp:c=3,b=0.5,t2=1s", "softsync:n=3"} {
+		cfg := scenario(7, s)
+		a, err1 := Run(cfg)
+		b, err2 := Run(cfg)
+		if err1 != nil || err2 != nil || fmt.Sprintf("%+v", *a) != fmt.Sprintf("%+v", *b) {
+			t.Fatalf("%s: two runs differ or failed: %v %v", s, err1, err2)
+		}
+	}
+}
