@@ -23,10 +23,7 @@ func GridScan(times [][]float64) (idx []int, span float64) {
 			pb = p
 		}
 	}
-	z := make([]int, len(times))
-	best := math.Inf(1)
-	best = scanRow(times, pb, z, idx, best)
-	return idx, best
+	return idx, scanRow(times, pb, make([]int, len(times)), idx, math.Inf(1))
 }
 
 // FullGridScan is the paper's FullGridScan: GridScan repeated with every
