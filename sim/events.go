@@ -14,44 +14,36 @@ const (
 )
 
 type event struct {
-	at   time.Duration
-	seq  uint64 // the last tie-break; see before
-	kind evKind
-	p    int32
-	i    int32
-	v    uint64
+	at  time.Duration
+	key uint64 // kind, worker, shard packed: the tie-break order, see mkKey
+	v   uint64
 }
 
-// before orders events by time, then by kind, worker and shard, and only
-// then by insertion: simultaneous events run in a canonical order, so two
-// paradigms that schedule the same events in different orders (BSP's barrier
-// and backup workers with b = 0) still produce the same run.
+// mkKey packs the tie-break of simultaneous events: they run by kind, then
+// worker, then shard — a canonical order, so two paradigms that schedule the
+// same events in different orders (BSP's barrier and backup workers with
+// b = 0) still produce the same run. Two events with equal time and key are
+// identical, so no insertion counter is needed. One compare of a packed key
+// keeps the heap, the simulator's hottest code, fast.
+func mkKey(kind evKind, p, i int) uint64 {
+	return uint64(kind)<<56 | uint64(uint32(p))<<24 | uint64(uint32(i)&0xffffff)
+}
+
+func (e *event) kind() evKind { return evKind(e.key >> 56) }
+func (e *event) worker() int  { return int(e.key >> 24 & 0xffffffff) }
+func (e *event) shard() int   { return int(e.key & 0xffffff) }
+
 func (e *event) before(o *event) bool {
-	if e.at != o.at {
-		return e.at < o.at
-	}
-	if e.kind != o.kind {
-		return e.kind < o.kind
-	}
-	if e.p != o.p {
-		return e.p < o.p
-	}
-	if e.i != o.i {
-		return e.i < o.i
-	}
-	return e.seq < o.seq
+	return e.at < o.at || (e.at == o.at && e.key < o.key)
 }
 
 // queue is a binary min-heap of events by value: container/heap would box
 // every event in an interface, an allocation per push on the hot path.
 type queue struct {
-	h   []event
-	seq uint64
+	h []event
 }
 
 func (q *queue) push(e event) {
-	q.seq++
-	e.seq = q.seq
 	q.h = append(q.h, e)
 	h := q.h
 	for i := len(h) - 1; i > 0; {

@@ -83,7 +83,7 @@ func Run(cfg Config) (*runstats.Run, error) {
 		e.ws[p] = worker{read: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
 	}
 	for _, f := range cfg.Failures {
-		e.q.push(event{at: f.At, kind: evFail, p: int32(f.Worker)})
+		e.q.push(event{at: f.At, key: mkKey(evFail, f.Worker, 0)})
 	}
 	for p := range e.ws {
 		e.startPull(p)
@@ -106,19 +106,19 @@ func (e *engine) loop() error {
 			break
 		}
 		e.now = ev.at
-		switch ev.kind {
+		switch ev.kind() {
 		case evComputeDone:
-			e.computeDone(int(ev.p))
+			e.computeDone(ev.worker())
 		case evPullArrive:
-			e.arrive(int(ev.p), int(ev.i), ev.v)
+			e.arrive(ev.worker(), ev.shard(), ev.v)
 		case evAggTick:
-			e.aggTick(int(ev.i))
+			e.aggTick(ev.shard())
 		case evPullTick:
-			e.pullTick(int(ev.p))
+			e.pullTick(ev.worker())
 		case evFail:
-			e.fail(int(ev.p))
+			e.fail(ev.worker())
 		case evRemove:
-			e.remove(int(ev.p))
+			e.remove(ev.worker())
 		}
 	}
 	return nil
@@ -161,7 +161,7 @@ func (e *engine) serve(p, i int) {
 		e.cfg.Learner.Serve(e.now, p, i)
 	}
 	if d := e.servers.PullDelay(i*len(e.ws) + p); d > 0 {
-		e.q.push(event{at: e.now + d, kind: evPullArrive, p: int32(p), i: int32(i), v: v})
+		e.q.push(event{at: e.now + d, key: mkKey(evPullArrive, p, i), v: v})
 		return
 	}
 	e.arrive(p, i, v)
@@ -194,7 +194,7 @@ func (e *engine) arrive(p, i int, v uint64) {
 func (e *engine) armPullTick(p int) {
 	if d, ok := e.pol.Pullers[p].Deadline(); ok && e.ws[p].tickArmed != d {
 		e.ws[p].tickArmed = d
-		e.q.push(event{at: d, kind: evPullTick, p: int32(p)})
+		e.q.push(event{at: d, key: mkKey(evPullTick, p, 0)})
 	}
 }
 
@@ -226,7 +226,7 @@ func (e *engine) startCompute(p int) {
 		e.nextID++
 		w.grad = e.nextID
 	}
-	e.q.push(event{at: e.now + e.times.Next(p), kind: evComputeDone, p: int32(p)})
+	e.q.push(event{at: e.now + e.times.Next(p), key: mkKey(evComputeDone, p, 0)})
 }
 
 func countFresh(pl *paradigm.Puller, s int) int {
@@ -330,7 +330,7 @@ func (e *engine) armAggTick(i int) {
 	d, ok := e.pol.Aggs[i].Deadline()
 	if ok && (!s.armed || s.tickAt != d) {
 		s.armed, s.tickAt = true, d
-		e.q.push(event{at: d, kind: evAggTick, i: int32(i)})
+		e.q.push(event{at: d, key: mkKey(evAggTick, 0, i)})
 	}
 }
 
@@ -355,7 +355,7 @@ func (e *engine) fail(p int) {
 		w.wait += e.now - w.waitFrom
 	}
 	w.dead, w.diedAt, w.pulling = true, e.now, false
-	e.q.push(event{at: e.now + e.cfg.HeartbeatTimeout, kind: evRemove, p: int32(p)})
+	e.q.push(event{at: e.now + e.cfg.HeartbeatTimeout, key: mkKey(evRemove, p, 0)})
 }
 
 func (e *engine) remove(p int) {

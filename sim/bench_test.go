@@ -1,0 +1,65 @@
+package sim
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+// BenchmarkSSP1000 is DESIGN.md's simulator goal: at least 2 million push
+// events per second for SSP with 1,000 workers on one core. The reference in
+// the same run is BenchmarkQueueOnly: the event queue alone, with the same
+// number of pending events and the same timing draws, doing nothing else —
+// the floor any discrete-event simulator of this cluster pays.
+func BenchmarkSSP1000(b *testing.B) {
+	sp, _ := paradigm.Parse("ssp:s=3")
+	const k, iters = 1000, 200
+	var pushes int64
+	for i := 0; i < b.N; i++ {
+		r, err := Run(Config{Spec: sp, Workers: k, Timing: timing.WorkerSpec{Jitter: 0.1}, Iterations: iters, Seed: uint64(i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pushes += r.Pushes
+	}
+	b.ReportMetric(float64(pushes)/b.Elapsed().Seconds(), "pushes/s")
+}
+
+func BenchmarkQueueOnly(b *testing.B) {
+	const k, iters = 1000, 200
+	var pushes int64
+	for i := 0; i < b.N; i++ {
+		tw, _ := timing.NewWorkers(timing.WorkerSpec{Jitter: 0.1}, k, uint64(i))
+		var q queue
+		for p := 0; p < k; p++ {
+			q.push(event{at: tw.Next(p), key: mkKey(evComputeDone, p, 0)})
+		}
+		for n := 0; n < k*iters; n++ {
+			e := q.pop()
+			q.push(event{at: e.at + tw.Next(e.worker()), key: e.key})
+			pushes++
+		}
+	}
+	b.ReportMetric(float64(pushes)/b.Elapsed().Seconds(), "pushes/s")
+}
+
+// BenchmarkEveryParadigm10k runs each paradigm with 10,000 workers for 100
+// iterations (a million pushes): the scale goal of DESIGN.md.
+func BenchmarkEveryParadigm10k(b *testing.B) {
+	for _, s := range []string{"bsp", "asp", "ssp:s=3", "dssp:sl=3,su=15", "elastic:r=15",
+		"backup:b=4", "psp:c=9000,b=0.9", "softsync:n=100"} {
+		sp, _ := paradigm.Parse(s)
+		b.Run(s, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				r, err := Run(Config{Spec: sp, Workers: 10000, Timing: timing.WorkerSpec{Jitter: 0.1}, Iterations: 100, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(r.Pushes)/time.Since(start).Seconds(), "pushes/s")
+			}
+		})
+	}
+}
