@@ -1,0 +1,120 @@
+// Package job is the description of one training job that every training
+// mode shares: virtual time (package train), and the live server in process
+// or over TCP (package live). It holds no behaviour beyond defaults and
+// validation, so both drivers read the same flags the same way.
+package job
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+// Config is a training job. Zero fields take the documented defaults (Fill).
+type Config struct {
+	Spec    paradigm.Spec
+	Workers int // default 1
+	Shards  int // default 1
+
+	Model   string // mlp | cnn (default mlp)
+	Dataset string // fashion-mnist | mnist | cifar10 | synthetic (default fashion-mnist)
+	DataDir string // --data-dir; "" follows the resolution order of package data
+	// TrainLimit and TestLimit cut the data sets to their first N samples
+	// (0: all), for quick runs and tests.
+	TrainLimit, TestLimit int
+
+	Epochs      float64 // passes over the training set, all workers together (default 1)
+	Batch       int     // samples per worker per iteration (default 64)
+	LR          float64 // base learning rate α₀ (default 0.05)
+	Momentum    float64 // default 0.9; negative means none
+	WeightDecay float64
+	Seed        uint64 // default 1
+
+	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
+	EvalEvery float64
+	Target    float64 // accuracy whose first crossing is reported (0: none)
+
+	// Virtual time only: the cluster's speeds and delays.
+	Timing      timing.WorkerSpec
+	ServerDelay string
+
+	// Live modes only.
+	HeartbeatTimeout time.Duration // default 5 s
+}
+
+// Fill sets defaults and validates, naming the bad field.
+func (c *Config) Fill() error {
+	if c.Spec.Kind == 0 {
+		c.Spec = paradigm.Spec{Kind: paradigm.BSP}
+	}
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Workers, 1)
+	def(&c.Shards, 1)
+	def(&c.Batch, 64)
+	if c.Model == "" {
+		c.Model = "mlp"
+	}
+	if c.Dataset == "" {
+		c.Dataset = "fashion-mnist"
+	}
+	if c.Epochs == 0 {
+		c.Epochs = 1
+	}
+	if c.LR == 0 {
+		c.LR = 0.05
+	}
+	switch {
+	case c.Momentum == 0:
+		c.Momentum = 0.9
+	case c.Momentum < 0:
+		c.Momentum = 0
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.EvalEvery == 0 {
+		c.EvalEvery = 0.25
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = 5 * time.Second
+	}
+	switch {
+	case c.Workers < 1:
+		return fmt.Errorf("workers=%d: need at least 1", c.Workers)
+	case c.Shards < 1:
+		return fmt.Errorf("shards=%d: need at least 1", c.Shards)
+	case c.Batch < 1:
+		return fmt.Errorf("batch=%d: need at least 1", c.Batch)
+	case !(c.Epochs > 0):
+		return fmt.Errorf("epochs=%g must be positive", c.Epochs)
+	case !(c.LR > 0):
+		return fmt.Errorf("lr=%g must be positive", c.LR)
+	case c.Momentum >= 1:
+		return fmt.Errorf("momentum=%g must be below 1", c.Momentum)
+	case c.WeightDecay < 0:
+		return fmt.Errorf("weight-decay=%g must not be negative", c.WeightDecay)
+	case !(c.EvalEvery > 0):
+		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
+	case c.Target < 0 || c.Target > 1:
+		return fmt.Errorf("target=%g must be an accuracy in [0, 1]", c.Target)
+	case c.TrainLimit < 0 || c.TestLimit < 0:
+		return fmt.Errorf("train/test limits must not be negative")
+	}
+	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
+}
+
+// Ranges cuts n parameters into s contiguous shard ranges [lo, hi) of
+// near-equal size: the key ranges of DESIGN.md.
+func Ranges(n, s int) [][2]int {
+	out := make([][2]int, s)
+	for i := range out {
+		out[i] = [2]int{i * n / s, (i + 1) * n / s}
+	}
+	return out
+}
