@@ -57,7 +57,8 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 // Stats returns the server's counters.
 func (s *Server) Stats() *Stats { return s.cfg.Stats }
 
-// Peers returns the authenticated connections open now.
+// Peers returns the authenticated connections open now (a connection whose
+// Hello the handler refuses is listed until it closes).
 func (s *Server) Peers() []*Peer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,6 +99,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		delay = 0
+		if ctx.Err() != nil {
+			nc.Close()
+			break
+		}
 		s.cfg.Stats.Accepted.Add(1)
 		wg.Add(1)
 		go func() {
@@ -133,9 +138,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		return
 	}
 	nc.SetReadDeadline(time.Time{})
-	if !s.serveHello(ctx, p, &req, &resp) {
-		return
-	}
+	// Listed before the HelloOK goes out, so a client that has its reply
+	// can count on being among Peers.
 	s.mu.Lock()
 	s.peers[p] = struct{}{}
 	s.mu.Unlock()
@@ -144,6 +148,9 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		delete(s.peers, p)
 		s.mu.Unlock()
 	}()
+	if !s.serveHello(ctx, p, &req, &resp) {
+		return
+	}
 
 	for {
 		h, err := r.readHeader()

@@ -1,0 +1,275 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHandshake(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		a, b := e.mustDial(t), e.mustDial(t)
+		if a.HelloOK().Type != MsgHelloOK || a.HelloOK().Worker == b.HelloOK().Worker {
+			t.Fatalf("HelloOK %+v / %+v: want distinct assigned ids", a.HelloOK(), b.HelloOK())
+		}
+		var params struct{ Size int }
+		if err := a.HelloOK().JSON(&params); err != nil || params.Size != 1000 {
+			t.Fatalf("job params %+v, %v", params, err)
+		}
+		// Refused by the handler: an error reply, the connection closed.
+		_, err := e.dial(t, "intruder", nil)
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Code != CodeBadRequest {
+			t.Fatalf("refused hello: %v", err)
+		}
+		if n := e.srv.Stats().AuthFailures.Load(); n != 1 {
+			t.Fatalf("AuthFailures = %d, want 1", n)
+		}
+	})
+}
+
+func TestWrongTokenRefused(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		bad := cfg
+		bad.Token = "s3creT"
+		e := start(t, tr(), bad, cfg)
+		_, err := e.mustDialErr(t)
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Code != CodeUnauthenticated {
+			t.Fatalf("wrong token: %v, want unauthenticated", err)
+		}
+		// A first frame that is not a Hello is refused as well.
+		nc, err := e.tr.Dial(context.Background(), e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		w := NewWriter(nc, 0, 0)
+		w.WriteFrame(&Frame{Type: MsgPull, ReqID: 1, Count: 10})
+		w.Flush()
+		var f Frame
+		r := NewReader(nc, 0, 0)
+		if err := r.ReadFrame(&f); err != nil || f.Type != MsgError || ErrorCode(f.Extra) != CodeUnauthenticated {
+			t.Fatalf("non-hello first frame: reply %+v, %v", f, err)
+		}
+		if err := r.ReadFrame(&f); err == nil {
+			t.Fatal("connection still open after refusal")
+		}
+		if n := e.srv.Stats().AuthFailures.Load(); n != 2 {
+			t.Fatalf("AuthFailures = %d, want 2", n)
+		}
+		if len(e.srv.Peers()) != 0 {
+			t.Fatal("refused connections listed as peers")
+		}
+	})
+}
+
+func (e *env) mustDialErr(t *testing.T) (*Conn, error) { return e.dial(t, "worker", nil) }
+
+func TestPushPull(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		c := e.mustDial(t)
+		ctx := context.Background()
+		push := Frame{Type: MsgPush, Offset: 100, Tag: 1, Floats: make([]float32, 500)}
+		for i := range push.Floats {
+			push.Floats[i] = float32(i) * 0.5
+		}
+		var ack Frame
+		for k := 1; k <= 2; k++ {
+			if err := c.Call(ctx, &push, &ack); err != nil {
+				t.Fatal(err)
+			}
+			if ack.Type != MsgPushAck || ack.Tag != uint64(k) || ack.Count != 500 || ack.ReqID != push.ReqID {
+				t.Fatalf("ack %+v", ack)
+			}
+		}
+		resp := Frame{Floats: make([]float32, 0, 600)}
+		buf := &resp.Floats[:1][0]
+		if err := c.Call(ctx, &Frame{Type: MsgPull, Offset: 50, Count: 600}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Type != MsgPullResp || resp.Tag != 2 || len(resp.Floats) != 600 || &resp.Floats[0] != buf {
+			t.Fatalf("pull resp type %s tag %d len %d (buffer reused: %v)", resp.Type, resp.Tag, len(resp.Floats), &resp.Floats[0] == buf)
+		}
+		for i, v := range resp.Floats {
+			want := float32(0)
+			if j := i + 50 - 100; j >= 0 && j < 500 {
+				want = 2 * float32(j) * 0.5
+			}
+			if v != want {
+				t.Fatalf("w[%d] = %v, want %v", i+50, v, want)
+			}
+		}
+	})
+}
+
+func TestErrorsKeepConnection(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		c := e.mustDial(t)
+		ctx := context.Background()
+		var resp Frame
+		nan := Frame{Type: MsgPush, Floats: []float32{1, float32(nanValue())}}
+		var re *RemoteError
+		if err := c.Call(ctx, &nan, &resp); !errors.As(err, &re) || re.Code != CodeNonFinite {
+			t.Fatalf("NaN push: %v", err)
+		}
+		if err := c.Call(ctx, &Frame{Type: MsgPull, Offset: 990, Count: 20}, &resp); !errors.As(err, &re) || re.Code != CodeBadRequest {
+			t.Fatalf("out-of-range pull: %v", err)
+		}
+		if err := c.Call(ctx, &Frame{Type: MsgHello}, &resp); !errors.As(err, &re) || re.Code != CodeProtocol {
+			t.Fatalf("second hello: %v", err)
+		}
+		// Refused locally before anything is written; the connection survives.
+		if err := c.Call(ctx, &Frame{Type: MsgControl, Floats: []float32{1}}, &resp); !errors.Is(err, ErrPayload) {
+			t.Fatalf("unencodable request: %v", err)
+		}
+		if err := c.Call(ctx, &Frame{Type: MsgHeartbeat, Tag: 5}, &resp); err != nil || resp.Tag != 5 {
+			t.Fatalf("connection unusable after errors: %v %+v", err, resp)
+		}
+		s := e.srv.Stats().Snapshot()
+		if s.HandlerErrors != 2 || s.ProtocolErrors != 1 || c.Stats().RemoteErrors.Load() != 3 {
+			t.Fatalf("stats %+v, client remote errors %d", s, c.Stats().RemoteErrors.Load())
+		}
+		if w := e.shard.w; w[0] != 0 || w[1] != 0 {
+			t.Fatal("a rejected push changed the weights")
+		}
+	})
+}
+
+func TestBadFrameClosesConnection(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		// The client allows bigger frames than the server: the server must
+		// refuse from the header alone, answer and close.
+		big, small := cfg, cfg
+		big.MaxPayload, small.MaxPayload = 1<<20, 1<<12
+		e2 := start(t, tr(), big, small)
+		c := e2.mustDial(t)
+		var resp Frame
+		err := c.Call(context.Background(), &Frame{Type: MsgPush, Floats: make([]float32, 2000)}, &resp)
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("oversize push: %v, want ErrClosed", err)
+		}
+		<-c.Done()
+		if got := e2.srv.Stats().Snapshot().DecodeErrors["too_large"]; got != 1 {
+			t.Fatalf("too_large count %d", got)
+		}
+		if c.Stats().Unroutable.Load() != 1 {
+			t.Fatalf("the server's bad_frame notice was not received")
+		}
+		if err := c.Call(context.Background(), &Frame{Type: MsgHeartbeat}, &resp); !errors.Is(err, ErrClosed) {
+			t.Fatalf("call on a dead connection: %v", err)
+		}
+	})
+}
+
+func nanValue() float64 { var z float64; return z / z }
+
+func TestConcurrentCallsAndNotify(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		releases := make(chan uint64, 16)
+		c, err := e.dial(t, "worker", func(f *Frame) {
+			if f.Type == MsgRelease {
+				releases <- f.Tag
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		for i := range e.shard.w {
+			e.shard.w[i] = float32(i)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var resp Frame
+				for k := 0; k < 20; k++ {
+					off := uint64(g*100 + k)
+					if err := c.Call(ctx, &Frame{Type: MsgPull, Offset: off, Count: 50}, &resp); err != nil {
+						errs <- err
+						return
+					}
+					if resp.Offset != off || resp.Floats[0] != float32(off) || resp.Floats[49] != float32(off+49) {
+						errs <- errors.New("reply routed to the wrong call")
+						return
+					}
+				}
+			}()
+		}
+		for clock := uint64(1); clock <= 3; clock++ {
+			if err := c.Send(ctx, &Frame{Type: MsgClock, Tag: clock}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		got := map[uint64]bool{}
+		for len(got) < 3 {
+			select {
+			case tag := <-releases:
+				got[tag] = true
+			case <-time.After(5 * time.Second):
+				t.Fatalf("releases received: %v", got)
+			}
+		}
+	})
+}
+
+func TestAbandonedCallClosesConnection(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		c := e.mustDial(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		var resp Frame
+		err := c.Call(ctx, &Frame{Type: MsgControl}, &resp) // the handler blocks
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(c.Err(), ErrClosed) {
+			t.Fatalf("Call %v, Err %v", err, c.Err())
+		}
+		<-c.Done()
+		// CallTimeout applies when the context has none.
+		short := cfg
+		short.CallTimeout = 50 * time.Millisecond
+		e.cfg = short
+		c2 := e.mustDial(t)
+		if err := c2.Call(context.Background(), &Frame{Type: MsgControl}, &resp); err == nil || c2.Err() == nil {
+			t.Fatalf("CallTimeout not applied: %v", err)
+		}
+	})
+}
+
+func TestServeStops(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		c := e.mustDial(t)
+		if len(e.srv.Peers()) != 1 {
+			t.Fatalf("peers %d", len(e.srv.Peers()))
+		}
+		if err := e.stop(); err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("client connection survived server shutdown")
+		}
+		if err := c.Send(context.Background(), &Frame{Type: MsgHeartbeat}); !errors.Is(err, ErrClosed) {
+			t.Fatalf("Send after shutdown: %v", err)
+		}
+		if _, err := e.dial(t, "worker", nil); err == nil {
+			t.Fatal("dial succeeded after shutdown")
+		}
+	})
+}
