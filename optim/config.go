@@ -1,0 +1,119 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// Config is the update rule of one parameter range. The learning rate the server passes to Step
+// is normally Config.Rate(step, epoch), possibly scaled further (StalenessScale).
+type Config struct {
+	LR          float64  // base learning rate, > 0
+	Momentum    float64  // μ in [0, 1); 0 is plain SGD and keeps no velocity
+	WeightDecay float64  // L2 coefficient added to the update direction, ≥ 0
+	Nesterov    bool     // Nesterov momentum (needs Momentum > 0)
+	Schedule    Schedule // learning-rate schedule; the zero value is constant
+}
+
+// ScheduleKind selects how the rate changes after warm-up.
+type ScheduleKind int
+
+const (
+	// Constant keeps LR.
+	Constant ScheduleKind = iota
+	// StepDecay multiplies LR by Gamma every Every units (steps or epochs, see Unit).
+	StepDecay
+)
+
+// Unit is what a step-decay interval counts.
+type Unit int
+
+const (
+	Steps  Unit = iota // optimizer steps (the zero value)
+	Epochs             // passes over the data
+)
+
+// Schedule is a learning-rate schedule: an optional linear warm-up over the first Warmup steps,
+// then Constant or StepDecay.
+type Schedule struct {
+	Kind  ScheduleKind
+	Every int64   // StepDecay: interval between drops, ≥ 1
+	Gamma float64 // StepDecay: factor per drop, in (0, 1]
+	Unit  Unit    // StepDecay: whether Every counts Steps or Epochs
+	// Warmup is the number of warm-up steps (0: none). During warm-up the rate rises linearly
+	// from LR/WarmupDiv at step 0 to the scheduled rate at step Warmup (Goyal et al., 2017).
+	Warmup    int64
+	WarmupDiv float64 // k ≥ 1, required when Warmup > 0
+}
+
+// Validate reports the first bad field, naming it and its value.
+func (c Config) Validate() error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("optim: Config.%s = %v, must be %s", field, v, want)
+	}
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	s := c.Schedule
+	switch {
+	case !(c.LR > 0) || !finite(c.LR):
+		return bad("LR", c.LR, "> 0 and finite")
+	case !(c.Momentum >= 0 && c.Momentum < 1):
+		return bad("Momentum", c.Momentum, "in [0, 1)")
+	case !(c.WeightDecay >= 0) || !finite(c.WeightDecay):
+		return bad("WeightDecay", c.WeightDecay, "≥ 0 and finite")
+	case c.Nesterov && c.Momentum == 0:
+		return bad("Nesterov", c.Nesterov, "false when Momentum is 0")
+	case s.Kind != Constant && s.Kind != StepDecay:
+		return bad("Schedule.Kind", int(s.Kind), "Constant or StepDecay")
+	case s.Kind == StepDecay && s.Every < 1:
+		return bad("Schedule.Every", s.Every, "≥ 1 for StepDecay")
+	case s.Kind == StepDecay && !(s.Gamma > 0 && s.Gamma <= 1):
+		return bad("Schedule.Gamma", s.Gamma, "in (0, 1] for StepDecay")
+	case s.Unit != Steps && s.Unit != Epochs:
+		return bad("Schedule.Unit", int(s.Unit), "Steps or Epochs")
+	case s.Warmup < 0:
+		return bad("Schedule.Warmup", s.Warmup, "≥ 0")
+	case s.Warmup > 0 && !(s.WarmupDiv >= 1 && finite(s.WarmupDiv)):
+		return bad("Schedule.WarmupDiv", s.WarmupDiv, "≥ 1 and finite when Warmup > 0")
+	}
+	return nil
+}
+
+// Rate is the learning rate for a step (0-based count of optimizer steps) in an epoch
+// (0-based). Negative counts are treated as 0.
+func (c Config) Rate(step, epoch int64) float64 {
+	step, epoch = max(step, 0), max(epoch, 0)
+	s := c.Schedule
+	lr := c.LR
+	if s.Kind == StepDecay && s.Every > 0 {
+		t := step
+		if s.Unit == Epochs {
+			t = epoch
+		}
+		lr *= math.Pow(s.Gamma, float64(t/s.Every))
+	}
+	if s.Warmup > 0 && step < s.Warmup && s.WarmupDiv >= 1 {
+		start := 1 / s.WarmupDiv
+		lr *= start + (1-start)*float64(step)/float64(s.Warmup)
+	}
+	return lr
+}
+
+// LinearScale is the linear scaling rule: when the (global) batch grows from baseBatch to
+// batch, multiply the learning rate by batch/baseBatch (Goyal et al., 2017). Non-positive
+// sizes leave baseLR unchanged, since no ratio is defined.
+func LinearScale(baseLR float64, batch, baseBatch int) float64 {
+	if batch <= 0 || baseBatch <= 0 {
+		return baseLR
+	}
+	return baseLR * float64(batch) / float64(baseBatch)
+}
+
+// StalenessScale is the staleness-dependent learning rate of n-softsync (PARADIGMS.md §8):
+// α0/τ for a gradient τ > 0 versions stale, α0 for a fresh one. A negative τ cannot happen
+// (a worker never reads a version newer than the current one) and is treated as fresh.
+func StalenessScale(alpha0 float64, tau int64) float64 {
+	if tau <= 0 {
+		return alpha0
+	}
+	return alpha0 / float64(tau)
+}

@@ -1,0 +1,41 @@
+// Package optim is the update rule a parameter-server shard applies to its contiguous range of
+// the flat float32 parameter vector: SGD with optional momentum (heavy-ball or Nesterov) and
+// L2 weight decay, learning-rate schedules, the linear scaling rule and the staleness-aware
+// rate of n-softsync (PARADIGMS.md §8).
+//
+// # Use
+//
+//	cfg := optim.Config{LR: 0.05, Momentum: 0.9, Schedule: optim.Schedule{Warmup: 500, WarmupDiv: 8}}
+//	opt, err := optim.New(cfg, hi-lo) // one per shard range; errors name the bad field
+//	...
+//	lr := float32(cfg.Rate(step, epoch))
+//	opt.ApplyWeighted(w[lo:hi], grads, weights, lr) // weights[k] = 1/K for the mean
+//
+// For n-softsync the weights carry the staleness: weights[l] = StalenessScale(1, τ_l)/c, so the
+// scaled sum feeds the velocity as §8 prescribes. Velocity and SetVelocity serve checkpoints.
+// Sub cuts a range into sub-ranges sharing the velocity, one per goroutine, for applying in
+// parallel across cores.
+//
+// # Implementation notes
+//
+// The apply is memory-bound: for K gradients it must read K+1 vectors and write one, and the
+// arithmetic per element is a few multiply-adds. So the kernels aim at touching main memory
+// exactly that often:
+//
+//   - Plain SGD needs no aggregated vector at all. The step is folded into w directly,
+//     w ← (1 − lr·wd)·w − Σ (lr·a_k)·g_k, four gradients per pass; with K ≤ 4 that is one
+//     pass over memory, with more the range is cut into 8 KB chunks so w's chunk stays in L1
+//     between the groups.
+//   - With momentum, each 8 KB chunk of u = Σ a_k·g_k is built in a stack buffer (four
+//     gradients per pass), then consumed by the velocity step while still in L1.
+//
+// The loops are unrolled by four, and operands are re-sliced to a common length (or converted to
+// *[4]float32) so the compiler drops most bounds checks. The summation order is fixed per
+// build, so runs are deterministic, but it differs from a naive mean-then-step: tests compare
+// with a float64 reference under a tolerance (and exactly on hand-computed cases that are
+// exact in float32). Mismatched slice lengths are programming errors and panic; configuration
+// errors are returned.
+//
+// BenchmarkApplyMean compares the apply of K=4 gradients over 10M floats with an axpy over the
+// same size in the same run; docs/benchmarks.md ("Shard apply (optim)") has the figures.
+package optim
