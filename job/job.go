@@ -31,6 +31,14 @@ type Config struct {
 	Momentum    float64 // default 0.9; negative means none
 	WeightDecay float64
 	Seed        uint64 // default 1
+	// FullAsyncLR applies every gradient of the apply-on-arrival paradigms
+	// (asp, ssp, dssp, elastic) with the whole α₀, as the papers' formulas
+	// read literally. By default each such gradient steps α₀/K: one gradient
+	// is a K-th of a BSP round, so every paradigm moves the weights by the same
+	// amount per sample and a comparison at one --lr is fair (with the literal
+	// rule ASP at K workers takes K times BSP's step and diverges at rates BSP
+	// trains well with). See docs/paradigms.md.
+	FullAsyncLR bool
 
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
 	EvalEvery float64
@@ -107,6 +115,18 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("train/test limits must not be negative")
 	}
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
+}
+
+// StepScale is the factor on α₀ for one apply: the aggregator's own scale
+// (PSP's d/K, 1 elsewhere) and, unless FullAsyncLR, 1/K for the paradigms
+// that apply each gradient on arrival. Every training driver calls it, so
+// virtual and live runs step alike.
+func (c *Config) StepScale(a paradigm.Apply) float64 {
+	s := a.LRScale
+	if !c.FullAsyncLR && c.Spec.AppliesOnArrival() {
+		s /= float64(c.Workers)
+	}
+	return s
 }
 
 // Ranges cuts n parameters into s contiguous shard ranges [lo, hi) of

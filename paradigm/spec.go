@@ -249,6 +249,16 @@ func (p *optParser) choice(k string, names []string, def int) int {
 	return def
 }
 
+// AppliesOnArrival reports whether the paradigm applies each gradient alone
+// as it arrives (asp, ssp, dssp, elastic inside a superstep).
+func (s Spec) AppliesOnArrival() bool {
+	switch s.Kind {
+	case ASP, SSP, DSSP, Elastic:
+		return true
+	}
+	return false
+}
+
 // String renders the spec in canonical form; Parse(s.String()) == s.
 func (s Spec) String() string {
 	switch s.Kind {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/train"
+)
+
+func init() {
+	register(command{name: "train", short: "train a model with a paradigm (virtual time, in process, or over TCP)", run: runTrain})
+}
+
+// trainFlags are the job flags shared by train and compare.
+type trainFlags struct {
+	cl          clusterFlags
+	model       string
+	dataset     string
+	dataDir     string
+	epochs      float64
+	batch       int
+	lr          float64
+	momentum    float64
+	weightDecay float64
+	fullAsyncLR bool
+	evalEvery   float64
+	target      float64
+	trainLimit  int
+	testLimit   int
+}
+
+func (t *trainFlags) bind(fs *flag.FlagSet) {
+	t.cl.bind(fs, 1)
+	fs.StringVar(&t.model, "model", "mlp", "model: "+strings.Join(nn.Names(), " | "))
+	fs.StringVar(&t.dataset, "dataset", "fashion-mnist", "data set: "+strings.Join(data.Names, " | "))
+	fs.StringVar(&t.dataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
+	fs.Float64Var(&t.epochs, "epochs", 1, "passes over the training set, all workers together")
+	fs.IntVar(&t.batch, "batch", 64, "samples per worker per iteration")
+	fs.Float64Var(&t.lr, "lr", 0.05, "base learning rate α₀")
+	fs.Float64Var(&t.momentum, "momentum", 0.9, "momentum (0 for plain SGD)")
+	fs.Float64Var(&t.weightDecay, "weight-decay", 0, "L2 weight decay")
+	fs.BoolVar(&t.fullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
+	fs.Float64Var(&t.evalEvery, "eval-every", 0.25, "test accuracy every this many epochs")
+	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
+	fs.IntVar(&t.trainLimit, "train-limit", 0, "use only the first N training samples (0: all)")
+	fs.IntVar(&t.testLimit, "test-limit", 0, "use only the first N test samples (0: all)")
+}
+
+func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
+	if err := t.cl.validate(); err != nil {
+		return job.Config{}, err
+	}
+	if t.cl.failures != "" {
+		return job.Config{}, fmt.Errorf("--fail applies to pacer sim only")
+	}
+	mom := t.momentum
+	if mom == 0 {
+		mom = -1 // job.Config: negative means none, zero means default
+	}
+	c := job.Config{Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Model: t.model, Dataset: t.dataset,
+		DataDir: t.dataDir, TrainLimit: t.trainLimit, TestLimit: t.testLimit, Epochs: t.epochs, Batch: t.batch,
+		LR: t.lr, Momentum: mom, WeightDecay: t.weightDecay, Seed: t.cl.seed, EvalEvery: t.evalEvery,
+		Target: t.target, FullAsyncLR: t.fullAsyncLR, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
+	if _, err := nn.New(t.model); err != nil {
+		return c, err
+	}
+	return c, c.Fill()
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("train", stderr)
+	var tf trainFlags
+	tf.bind(fs)
+	spec := fs.String("paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
+	mode := fs.String("mode", "virtual", "virtual (simulated cluster time, deterministic) | inproc | tcp")
+	out := fs.String("out", "out/train", "directory for summary.json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	sp, err := paradigm.Parse(*spec)
+	if err != nil {
+		return err
+	}
+	cfg, err := tf.job(sp)
+	if err != nil {
+		return err
+	}
+	var r *runstats.Run
+	switch *mode {
+	case "virtual":
+		r, err = trainVirtual(cfg, stderr)
+	default:
+		return fmt.Errorf("--mode=%q: valid modes are virtual, inproc, tcp", *mode)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: final test accuracy %.4f (best %.4f) after %.1f %s seconds\n",
+		r.Paradigm, r.FinalAccuracy, r.BestAccuracy, r.Seconds, map[bool]string{true: "virtual", false: "wall"}[r.Mode == "virtual"])
+	if r.TimeToTarget != nil {
+		fmt.Fprintf(stdout, "reached %.3f at %.1f s\n", r.Target, *r.TimeToTarget)
+	} else if r.Target > 0 {
+		fmt.Fprintf(stdout, "never reached %.3f\n", r.Target)
+	}
+	path, err := writeJSON(*out, "summary.json", r)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", path)
+	return nil
+}
+
+func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
+	pr := newProgress(stderr)
+	pr.every = 0 // every evaluation is worth a line
+	if pr.tty {
+		pr.every = 100 * time.Millisecond
+	}
+	r, err := train.Virtual(cfg, nil, func(p train.Progress) {
+		pr.printf("train %s: epoch %.2f/%g  test accuracy %.4f  virtual %s  wall %s", cfg.Spec, p.Epoch, cfg.Epochs,
+			p.Accuracy, p.Virtual.Round(time.Second), p.Wall.Round(time.Second))
+	})
+	pr.done()
+	return r, err
+}
+
+// writeJSON writes v as indented JSON to dir/name atomically.
+func writeJSON(dir, name string, v any) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
+}

@@ -1,0 +1,212 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/optim"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/sim"
+)
+
+// Progress is reported after every test evaluation.
+type Progress struct {
+	Epoch    float64       // epochs done, all workers together
+	Accuracy float64       // test accuracy of the shards' weights
+	Virtual  time.Duration // virtual time
+	Wall     time.Duration // wall time since the start
+}
+
+// Data loads the job's data set, cut to its limits.
+func Data(cfg job.Config) (*data.Dataset, error) {
+	ds, err := data.Load(cfg.Dataset, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.TrainLimit > 0 && cfg.TrainLimit < ds.Train.N {
+		ds.Train = ds.Train.Subset(cfg.TrainLimit)
+	}
+	if cfg.TestLimit > 0 && cfg.TestLimit < ds.Test.N {
+		ds.Test = ds.Test.Subset(cfg.TestLimit)
+	}
+	return ds, nil
+}
+
+// Virtual trains cfg in virtual time on ds (nil: load it) and returns the
+// run's summary. progress may be nil.
+func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runstats.Run, error) {
+	if err := cfg.Fill(); err != nil {
+		return nil, err
+	}
+	if ds == nil {
+		var err error
+		if ds, err = Data(cfg); err != nil {
+			return nil, err
+		}
+	}
+	l, err := newLearner(cfg, ds, progress)
+	if err != nil {
+		return nil, err
+	}
+	perIter := cfg.Batch * cfg.Workers
+	iters := int(math.Ceil(cfg.Epochs * float64(ds.Train.N) / float64(perIter)))
+	r, err := sim.Run(sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
+		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: max(1, iters), Seed: cfg.Seed, Learner: l})
+	if err != nil {
+		return nil, err
+	}
+	l.evaluate(time.Duration(r.VirtualSeconds * float64(time.Second)))
+	r.Mode, r.Model = "virtual", cfg.Model
+	r.Curve = l.curve
+	r.FinalAccuracy = l.curve[len(l.curve)-1][1]
+	for _, p := range l.curve {
+		r.BestAccuracy = max(r.BestAccuracy, p[1])
+	}
+	if cfg.Target > 0 {
+		r.Target = cfg.Target
+		if t, ok := r.TimeTo(cfg.Target); ok {
+			r.TimeToTarget = &t
+		}
+	}
+	return r, nil
+}
+
+// learner implements sim.Learner with real gradients.
+type learner struct {
+	cfg      job.Config
+	ds       *data.Dataset
+	model    nn.Model
+	w        []float32 // the shards' weights, concatenated
+	ranges   [][2]int  // shard i owns w[lo:hi]
+	opts     []*optim.Optimizer
+	local    [][]float32 // each worker's copy of the weights
+	staged   [][]float32 // snapshots in flight to each worker
+	batchers []*data.Batcher
+	grads    map[uint64]*grad
+	free     []*grad
+	nextID   uint64
+	slices   [][]float32
+	weights  []float32
+
+	samples   int64   // samples consumed by computes so far
+	nextEval  float64 // next evaluation, in epochs
+	curve     [][2]float64
+	pred      []uint8
+	progress  func(Progress)
+	wallStart time.Time
+	now       time.Duration
+}
+
+type grad struct {
+	g    []float32
+	refs int
+}
+
+func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*learner, error) {
+	m, err := nn.New(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if ds.Train.Dim != m.InputSize() {
+		return nil, fmt.Errorf("model %s takes %d inputs, data set %s has %d", cfg.Model, m.InputSize(), ds.Train.Name, ds.Train.Dim)
+	}
+	n := m.NumParams()
+	if cfg.Shards > n {
+		return nil, fmt.Errorf("shards=%d exceeds the model's %d parameters", cfg.Shards, n)
+	}
+	l := &learner{cfg: cfg, ds: ds, model: m, w: make([]float32, n), ranges: job.Ranges(n, cfg.Shards),
+		grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery}
+	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
+	oc := optim.Config{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}
+	for _, r := range l.ranges {
+		o, err := optim.New(oc, r[1]-r[0])
+		if err != nil {
+			return nil, err
+		}
+		l.opts = append(l.opts, o)
+	}
+	for p := 0; p < cfg.Workers; p++ {
+		b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: p, Workers: cfg.Workers, Batch: cfg.Batch, Seed: cfg.Seed})
+		if err != nil {
+			return nil, err
+		}
+		l.batchers = append(l.batchers, b)
+		l.local = append(l.local, append([]float32(nil), l.w...))
+		l.staged = append(l.staged, make([]float32, n))
+	}
+	l.evaluate(0)
+	return l, nil
+}
+
+func (l *learner) Serve(now time.Duration, p, i int) {
+	r := l.ranges[i]
+	copy(l.staged[p][r[0]:r[1]], l.w[r[0]:r[1]])
+}
+
+func (l *learner) Deliver(now time.Duration, p, i int) {
+	r := l.ranges[i]
+	copy(l.local[p][r[0]:r[1]], l.staged[p][r[0]:r[1]])
+}
+
+func (l *learner) Compute(now time.Duration, p int) uint64 {
+	if float64(l.samples)/float64(l.ds.Train.N) >= l.nextEval {
+		l.evaluate(now)
+		for l.nextEval <= float64(l.samples)/float64(l.ds.Train.N) {
+			l.nextEval += l.cfg.EvalEvery
+		}
+	}
+	b := l.batchers[p].Next()
+	var g *grad
+	if n := len(l.free); n > 0 {
+		g, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		g = &grad{g: make([]float32, len(l.w))}
+	}
+	l.model.Grad(l.local[p], g.g, b.X, b.Y, b.N)
+	g.refs = len(l.ranges)
+	l.nextID++
+	l.grads[l.nextID] = g
+	l.samples += int64(b.N)
+	return l.nextID
+}
+
+func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
+	r := l.ranges[i]
+	l.slices, l.weights = l.slices[:0], l.weights[:0]
+	for _, c := range a.Grads {
+		l.slices = append(l.slices, l.grads[c.ID].g[r[0]:r[1]])
+		l.weights = append(l.weights, float32(c.Weight))
+	}
+	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(l.cfg.LR*l.cfg.StepScale(a)))
+	for _, c := range a.Grads {
+		l.release(c.ID)
+	}
+}
+
+func (l *learner) Drop(now time.Duration, i int, id uint64) { l.release(id) }
+
+func (l *learner) release(id uint64) {
+	g := l.grads[id]
+	if g.refs--; g.refs == 0 {
+		delete(l.grads, id)
+		l.free = append(l.free, g)
+	}
+}
+
+// evaluate records the test accuracy of the shards' weights at virtual time now.
+func (l *learner) evaluate(now time.Duration) {
+	if n := len(l.curve); n > 0 && l.curve[n-1][0] == now.Seconds() {
+		return
+	}
+	acc := nn.Accuracy(l.model, l.w, l.ds.Test.X, l.ds.Test.Y, 500)
+	l.curve = append(l.curve, [2]float64{now.Seconds(), acc})
+	if l.progress != nil {
+		l.progress(Progress{Epoch: float64(l.samples) / float64(l.ds.Train.N), Accuracy: acc,
+			Virtual: now, Wall: time.Since(l.wallStart)})
+	}
+}
