@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/timing"
 )
@@ -30,7 +31,8 @@ type Config struct {
 	LR          float64 // base learning rate α₀ (default 0.05)
 	Momentum    float64 // default 0.9; negative means none
 	WeightDecay float64
-	Seed        uint64 // default 1
+	Schedule    optim.Schedule // learning-rate schedule (default constant)
+	Seed        uint64         // default 1
 	// FullAsyncLR applies every gradient of the apply-on-arrival paradigms
 	// (asp, ssp, dssp, elastic) with the whole α₀, as the papers' formulas
 	// read literally. By default each such gradient steps α₀/K: one gradient
@@ -114,6 +116,9 @@ func (c *Config) Fill() error {
 	case c.TrainLimit < 0 || c.TestLimit < 0:
 		return fmt.Errorf("train/test limits must not be negative")
 	}
+	if err := c.Optim().Validate(); err != nil {
+		return err
+	}
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
 }
 
@@ -127,6 +132,11 @@ func (c *Config) StepScale(a paradigm.Apply) float64 {
 		s /= float64(c.Workers)
 	}
 	return s
+}
+
+// Optim is the optimizer configuration every shard applies.
+func (c *Config) Optim() optim.Config {
+	return optim.Config{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WeightDecay, Schedule: c.Schedule}
 }
 
 // Ranges cuts n parameters into s contiguous shard ranges [lo, hi) of

@@ -84,6 +84,7 @@ type learner struct {
 	w        []float32 // the shards' weights, concatenated
 	ranges   [][2]int  // shard i owns w[lo:hi]
 	opts     []*optim.Optimizer
+	oc       optim.Config
 	local    [][]float32 // each worker's copy of the weights
 	staged   [][]float32 // snapshots in flight to each worker
 	batchers []*data.Batcher
@@ -120,9 +121,9 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 		return nil, fmt.Errorf("shards=%d exceeds the model's %d parameters", cfg.Shards, n)
 	}
 	l := &learner{cfg: cfg, ds: ds, model: m, w: make([]float32, n), ranges: job.Ranges(n, cfg.Shards),
-		grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery}
+		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery}
 	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
-	oc := optim.Config{LR: cfg.LR, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay}
+	oc := cfg.Optim()
 	for _, r := range l.ranges {
 		o, err := optim.New(oc, r[1]-r[0])
 		if err != nil {
@@ -182,7 +183,9 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 		l.slices = append(l.slices, l.grads[c.ID].g[r[0]:r[1]])
 		l.weights = append(l.weights, float32(c.Weight))
 	}
-	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(l.cfg.LR*l.cfg.StepScale(a)))
+	epoch := l.samples / int64(l.ds.Train.N)
+	lr := l.oc.Rate(int64(a.Version)-1, epoch) * l.cfg.StepScale(a)
+	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(lr))
 	for _, c := range a.Grads {
 		l.release(c.ID)
 	}

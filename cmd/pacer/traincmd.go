@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/train"
@@ -33,6 +35,7 @@ type trainFlags struct {
 	lr          float64
 	momentum    float64
 	weightDecay float64
+	schedule    string
 	fullAsyncLR bool
 	evalEvery   float64
 	target      float64
@@ -50,6 +53,7 @@ func (t *trainFlags) bind(fs *flag.FlagSet) {
 	fs.Float64Var(&t.lr, "lr", 0.05, "base learning rate α₀")
 	fs.Float64Var(&t.momentum, "momentum", 0.9, "momentum (0 for plain SGD)")
 	fs.Float64Var(&t.weightDecay, "weight-decay", 0, "L2 weight decay")
+	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs) and/or warmup:steps=N,div=K, joined by +")
 	fs.BoolVar(&t.fullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 	fs.Float64Var(&t.evalEvery, "eval-every", 0.25, "test accuracy every this many epochs")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
@@ -68,7 +72,11 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 	if mom == 0 {
 		mom = -1 // job.Config: negative means none, zero means default
 	}
-	c := job.Config{Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Model: t.model, Dataset: t.dataset,
+	sched, err := parseSchedule(t.schedule)
+	if err != nil {
+		return job.Config{}, err
+	}
+	c := job.Config{Schedule: sched, Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Model: t.model, Dataset: t.dataset,
 		DataDir: t.dataDir, TrainLimit: t.trainLimit, TestLimit: t.testLimit, Epochs: t.epochs, Batch: t.batch,
 		LR: t.lr, Momentum: mom, WeightDecay: t.weightDecay, Seed: t.cl.seed, EvalEvery: t.evalEvery,
 		Target: t.target, FullAsyncLR: t.fullAsyncLR, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
@@ -150,4 +158,36 @@ func writeJSON(dir, name string, v any) (string, error) {
 		return "", err
 	}
 	return path, os.Rename(tmp, path)
+}
+
+// parseSchedule reads --lr-schedule: "step:every=8,gamma=0.1+warmup:steps=500,div=10".
+func parseSchedule(s string) (optim.Schedule, error) {
+	var sc optim.Schedule
+	bad := func(f string) error {
+		return fmt.Errorf("--lr-schedule: %q is not step:every=EPOCHS,gamma=G or warmup:steps=N,div=K", f)
+	}
+	for _, term := range strings.Split(s, "+") {
+		if strings.TrimSpace(term) == "" {
+			continue
+		}
+		name, opts, _ := strings.Cut(strings.TrimSpace(term), ":")
+		kv := map[string]float64{}
+		for _, o := range strings.Split(opts, ",") {
+			k, v, ok := strings.Cut(o, "=")
+			f, err := strconv.ParseFloat(v, 64)
+			if !ok || err != nil {
+				return sc, bad(term)
+			}
+			kv[k] = f
+		}
+		switch {
+		case name == "step" && len(kv) == 2 && kv["every"] >= 1 && kv["gamma"] > 0:
+			sc.Kind, sc.Unit, sc.Every, sc.Gamma = optim.StepDecay, optim.Epochs, int64(kv["every"]), kv["gamma"]
+		case name == "warmup" && len(kv) == 2 && kv["steps"] >= 1 && kv["div"] >= 1:
+			sc.Warmup, sc.WarmupDiv = int64(kv["steps"]), kv["div"]
+		default:
+			return sc, bad(term)
+		}
+	}
+	return sc, nil
 }
