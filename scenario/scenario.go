@@ -1,0 +1,120 @@
+// Package scenario describes a cluster and a training job to compare
+// paradigms on: the presets that encode the papers' settings, and scenario
+// files (YAML or JSON) for a user's own cluster.
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/pacer-ps/pacer/paradigm"
+)
+
+// Scenario is what `pacer compare` runs for every paradigm. Field names are
+// the scenario file's keys. Zero fields take the training defaults.
+type Scenario struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Paradigms   []string `json:"paradigms"`
+
+	Workers     int       `json:"workers"`
+	Shards      int       `json:"shards,omitempty"`
+	Speeds      []float64 `json:"speeds,omitempty"`
+	Jitter      float64   `json:"jitter,omitempty"`
+	Straggler   string    `json:"straggler,omitempty"`
+	ServerDelay string    `json:"server_delay,omitempty"`
+	Base        string    `json:"base,omitempty"` // iteration time of a speed-1 worker, e.g. "1s"
+
+	Model      string  `json:"model,omitempty"`
+	Dataset    string  `json:"dataset,omitempty"`
+	Epochs     float64 `json:"epochs,omitempty"`
+	Batch      int     `json:"batch,omitempty"`
+	LR         float64 `json:"lr,omitempty"`
+	Target     float64 `json:"target,omitempty"`
+	TrainLimit int     `json:"train_limit,omitempty"`
+	TestLimit  int     `json:"test_limit,omitempty"`
+	Iterations int     `json:"iterations,omitempty"` // sim mode
+	Seed       uint64  `json:"seed,omitempty"`
+}
+
+// Specs parses the scenario's paradigms.
+func (s *Scenario) Specs() ([]paradigm.Spec, error) {
+	var out []paradigm.Spec
+	for _, p := range s.Paradigms {
+		sp, err := paradigm.Parse(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+// Validate checks the scenario, naming the bad field.
+func (s *Scenario) Validate() error {
+	if len(s.Paradigms) == 0 {
+		return fmt.Errorf("scenario %q: paradigms: list at least one", s.Name)
+	}
+	if s.Workers < 1 {
+		return fmt.Errorf("scenario %q: workers=%d: need at least 1", s.Name, s.Workers)
+	}
+	for _, v := range s.Speeds {
+		if !(v > 0) {
+			return fmt.Errorf("scenario %q: speeds: %g is not positive", s.Name, v)
+		}
+	}
+	if s.Jitter < 0 || s.Epochs < 0 || s.Batch < 0 || s.LR < 0 || s.Target < 0 || s.Target > 1 {
+		return fmt.Errorf("scenario %q: jitter, epochs, batch, lr must not be negative and target must lie in [0, 1]", s.Name)
+	}
+	_, err := s.Specs()
+	return err
+}
+
+// Load reads a scenario file (YAML or JSON); unknown keys are errors so a
+// typo does not silently fall back to a default.
+func Load(path string) (*Scenario, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Scenario
+	if err := yaml.UnmarshalStrict(bytes.TrimSpace(b), &s); err != nil {
+		return nil, fmt.Errorf("scenario file %s: %w", path, err)
+	}
+	if s.Name == "" {
+		s.Name = path
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("scenario file %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// Get returns a preset by name, or loads a file when name is a path.
+func Get(name string) (*Scenario, error) {
+	if p, ok := presets[name]; ok {
+		s := p
+		s.Paradigms = append([]string(nil), p.Paradigms...)
+		s.Speeds = append([]float64(nil), p.Speeds...)
+		return &s, nil
+	}
+	if _, err := os.Stat(name); err == nil {
+		return Load(name)
+	}
+	return nil, fmt.Errorf("no scenario %q: give a preset (%s) or a YAML/JSON file", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the presets.
+func Names() []string {
+	var n []string
+	for k := range presets {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
