@@ -49,6 +49,30 @@ func dotAVX2(x, y []float32) float32
 //go:noescape
 func microAVX2(k int, a, b, c []float32, ldc int, acc bool)
 
+// microRowsAVX2 and microColsAVX2 read A in place (see gemm_amd64.s).
+//
+//go:noescape
+func microRowsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
+
+//go:noescape
+func microColsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
+
+func microRows(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool) {
+	if useAsm {
+		microRowsAVX2(k, a, lda, b, c, ldc, alpha, acc)
+		return
+	}
+	microStridedGo(k, a, lda, 1, b, c, ldc, alpha, acc)
+}
+
+func microCols(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool) {
+	if useAsm {
+		microColsAVX2(k, a, lda, b, c, ldc, alpha, acc)
+		return
+	}
+	microStridedGo(k, a, 1, lda, b, c, ldc, alpha, acc)
+}
+
 func axpy(alpha float32, x, y []float32) {
 	if useAsm {
 		axpyAVX2(alpha, x, y)

@@ -85,8 +85,13 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 			acc := beta != 0 || pc > 0
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				w.packA(transA, a, lda, ic, pc, mb, kb, alpha)
-				w.macro(mb, nb, kb, c[ic*ldc+jc:], ldc, acc)
+				switch full := mb / mr * mr; {
+				case transA:
+					w.packA(transA, a, lda, ic, pc, mb, kb, alpha)
+				case full < mb:
+					w.packA(transA, a, lda, ic+full, pc, mb-full, kb, alpha)
+				}
+				w.macro(transA, a, lda, ic, pc, mb, nb, kb, alpha, c[ic*ldc+jc:], ldc, acc)
 			}
 		}
 	}
@@ -121,31 +126,46 @@ func scaleMatrix(beta float32, m, n int, c []float32, ldc int) {
 	}
 }
 
-// macro runs the micro-kernel over one packed mb×kb block of A and kb×nb
-// block of B. Full tiles go straight to C; edge tiles are computed into tmp
-// and only their valid part is added, so C is never touched out of range.
-func (w *Workspace) macro(mb, nb, kb int, c []float32, ldc int, acc bool) {
+// macro runs the micro-kernels over the mb×kb block of op(A) at (ic, pc)
+// and one packed kb×nb block of B. Full row panels read A in place (a
+// transposed A is as good as a plain one: only the step between the six
+// values changes), which spares a copy of A that costs as much as the
+// product when n is small, as in convolutions. The last, partial row panel
+// was packed with zero rows by packA. Full tiles go straight to C; edge tiles
+// are computed into tmp and only their valid part is written, so C is never
+// touched out of range.
+func (w *Workspace) macro(transA bool, a []float32, lda, ic, pc, mb, nb, kb int, alpha float32, c []float32, ldc int, acc bool) {
 	for jr := 0; jr < nb; jr += nr {
 		nw := min(nr, nb-jr)
 		bp := w.b[jr*kb : jr*kb+kb*nr]
 		for ir := 0; ir < mb; ir += mr {
 			mh := min(mr, mb-ir)
-			ap := w.a[ir*kb : ir*kb+kb*mr]
 			off := ir*ldc + jr
-			if mh == mr && nw == nr {
-				micro(kb, ap, bp, c[off:off+(mr-1)*ldc+nr], ldc, acc)
+			direct := mh == mr && nw == nr
+			dst, ldd, accd := w.tmp[:], nr, false
+			if direct {
+				dst, ldd, accd = c[off:off+(mr-1)*ldc+nr], ldc, acc
+			}
+			switch i0 := ic + ir; {
+			case transA:
+				micro(kb, w.a[ir*kb:ir*kb+kb*mr], bp, dst, ldd, accd)
+			case mh < mr:
+				micro(kb, w.a[:kb*mr], bp, dst, ldd, accd)
+			default:
+				microRows(kb, a[i0*lda+pc:(i0+mr-1)*lda+pc+kb], lda, bp, dst, ldd, alpha, accd)
+			}
+			if direct {
 				continue
 			}
-			micro(kb, ap, bp, w.tmp[:], nr, false)
 			for i := 0; i < mh; i++ {
-				dst := c[off+i*ldc : off+i*ldc+nw]
+				d := c[off+i*ldc : off+i*ldc+nw]
 				src := w.tmp[i*nr : i*nr+nw]
 				if acc {
 					for j, v := range src {
-						dst[j] += v
+						d[j] += v
 					}
 				} else {
-					copy(dst, src)
+					copy(d, src)
 				}
 			}
 		}
@@ -153,7 +173,7 @@ func (w *Workspace) macro(mb, nb, kb int, c []float32, ldc int, acc bool) {
 }
 
 // packA copies the mb×kb block of op(A) at (ic, pc), scaled by alpha, into
-// panels of mr rows: panel q holds op(A)[ic+q·mr+r, pc+p] at p·mr+r. Rows past
+// panels of mr rows (Sgemm uses it for the last, partial panel only): panel q holds op(A)[ic+q·mr+r, pc+p] at p·mr+r. Rows past
 // mb are zero so the micro-kernel can always compute full tiles.
 func (w *Workspace) packA(trans bool, a []float32, lda, ic, pc, mb, kb int, alpha float32) {
 	panels := (mb + mr - 1) / mr
@@ -244,6 +264,35 @@ func microGo(k int, a, b, c []float32, ldc int, acc bool) {
 			}
 		} else {
 			copy(dst, src)
+		}
+	}
+}
+
+// microStridedGo is the reference of the in-place kernels: like microGo,
+// but op(A)[i, p] is read from a[i·rs + p·cs] and the tile is scaled by
+// alpha before it reaches C.
+func microStridedGo(k int, a []float32, rs, cs int, b, c []float32, ldc int, alpha float32, acc bool) {
+	var t [mr * nr]float32
+	b = b[:k*nr]
+	for p := 0; p < k; p++ {
+		bp := b[p*nr : p*nr+nr : p*nr+nr]
+		for i := 0; i < mr; i++ {
+			ai := a[i*rs+p*cs]
+			ti := t[i*nr : i*nr+nr : i*nr+nr]
+			for j, bj := range bp {
+				ti[j] += ai * bj
+			}
+		}
+	}
+	for i := 0; i < mr; i++ {
+		dst := c[i*ldc : i*ldc+nr]
+		src := t[i*nr : i*nr+nr]
+		for j, v := range src {
+			if acc {
+				dst[j] += alpha * v
+			} else {
+				dst[j] = alpha * v
+			}
 		}
 	}
 }

@@ -2,33 +2,71 @@
 
 #include "textflag.h"
 
-// STEP is one rank-1 update of the 6×16 accumulator tile Y0–Y11 (row i in
-// Y(2i), Y(2i+1)) from packed A at SI+ao (6 floats) and packed B at DI+bo
-// (16 floats). Two broadcast registers alternate so consecutive rows do not
-// wait on each other.
-#define STEP(ao, bo) \
+// The 6×16 micro-kernels. Each keeps the C tile in Y0–Y11 (row i in Y(2i),
+// Y(2i+1)) and performs one rank-1 update per k step: two loads of B (a
+// packed panel, 16 floats per step), six broadcasts of A, twelve FMAs. They
+// differ only in where the six A values of a step come from:
+//   microAVX2      packed A panel: 6 contiguous floats per step
+//   microRowsAVX2  A in place, not transposed: 6 rows lda apart, next step +4 bytes
+//   microColsAVX2  A in place, transposed: 6 contiguous floats, next step +lda
+// Two broadcast registers alternate so consecutive rows do not wait on each
+// other.
+
+// STEP6 is one rank-1 update; m0–m5 address the six A values, bo is the
+// byte offset of the B row from DI.
+#define STEP6(m0, m1, m2, m3, m4, m5, bo) \
 	VMOVUPS      bo(DI), Y12 \
 	VMOVUPS      bo+32(DI), Y13 \
-	VBROADCASTSS ao(SI), Y14 \
+	VBROADCASTSS m0, Y14 \
 	VFMADD231PS  Y12, Y14, Y0 \
 	VFMADD231PS  Y13, Y14, Y1 \
-	VBROADCASTSS ao+4(SI), Y15 \
+	VBROADCASTSS m1, Y15 \
 	VFMADD231PS  Y12, Y15, Y2 \
 	VFMADD231PS  Y13, Y15, Y3 \
-	VBROADCASTSS ao+8(SI), Y14 \
+	VBROADCASTSS m2, Y14 \
 	VFMADD231PS  Y12, Y14, Y4 \
 	VFMADD231PS  Y13, Y14, Y5 \
-	VBROADCASTSS ao+12(SI), Y15 \
+	VBROADCASTSS m3, Y15 \
 	VFMADD231PS  Y12, Y15, Y6 \
 	VFMADD231PS  Y13, Y15, Y7 \
-	VBROADCASTSS ao+16(SI), Y14 \
+	VBROADCASTSS m4, Y14 \
 	VFMADD231PS  Y12, Y14, Y8 \
 	VFMADD231PS  Y13, Y14, Y9 \
-	VBROADCASTSS ao+20(SI), Y15 \
+	VBROADCASTSS m5, Y15 \
 	VFMADD231PS  Y12, Y15, Y10 \
 	VFMADD231PS  Y13, Y15, Y11
 
-// ROWADD adds accumulators ya, yb to the 16 floats at DX and stores them.
+#define ZERO12 \
+	VXORPS Y0, Y0, Y0 \
+	VXORPS Y1, Y1, Y1 \
+	VXORPS Y2, Y2, Y2 \
+	VXORPS Y3, Y3, Y3 \
+	VXORPS Y4, Y4, Y4 \
+	VXORPS Y5, Y5, Y5 \
+	VXORPS Y6, Y6, Y6 \
+	VXORPS Y7, Y7, Y7 \
+	VXORPS Y8, Y8, Y8 \
+	VXORPS Y9, Y9, Y9 \
+	VXORPS Y10, Y10, Y10 \
+	VXORPS Y11, Y11, Y11
+
+// SCALE12 multiplies the tile by Y12.
+#define SCALE12 \
+	VMULPS Y12, Y0, Y0 \
+	VMULPS Y12, Y1, Y1 \
+	VMULPS Y12, Y2, Y2 \
+	VMULPS Y12, Y3, Y3 \
+	VMULPS Y12, Y4, Y4 \
+	VMULPS Y12, Y5, Y5 \
+	VMULPS Y12, Y6, Y6 \
+	VMULPS Y12, Y7, Y7 \
+	VMULPS Y12, Y8, Y8 \
+	VMULPS Y12, Y9, Y9 \
+	VMULPS Y12, Y10, Y10 \
+	VMULPS Y12, Y11, Y11
+
+// ROWADD adds accumulators ya, yb to the 16 floats at DX and stores them;
+// ROWSTORE only stores. Both step DX to the next row of C (R8 bytes).
 #define ROWADD(ya, yb) \
 	VADDPS  (DX), ya, ya \
 	VADDPS  32(DX), yb, yb \
@@ -49,49 +87,38 @@ TEXT ·microAVX2(SB), NOSPLIT, $0-89
 	MOVQ c_base+56(FP), DX
 	MOVQ ldc+80(FP), R8
 	SHLQ $2, R8
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	ZERO12
 	MOVQ CX, BX
 	SHRQ $2, BX
 	ANDQ $3, CX
 	TESTQ BX, BX
-	JZ   micro_tail
+	JZ   packed_tail
 
-micro_loop4:
-	STEP(0, 0)
-	STEP(24, 64)
-	STEP(48, 128)
-	STEP(72, 192)
+packed_loop4:
+	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
+	STEP6(24(SI), 28(SI), 32(SI), 36(SI), 40(SI), 44(SI), 64)
+	STEP6(48(SI), 52(SI), 56(SI), 60(SI), 64(SI), 68(SI), 128)
+	STEP6(72(SI), 76(SI), 80(SI), 84(SI), 88(SI), 92(SI), 192)
 	ADDQ $96, SI
 	ADDQ $256, DI
 	DECQ BX
-	JNZ  micro_loop4
+	JNZ  packed_loop4
 
-micro_tail:
+packed_tail:
 	TESTQ CX, CX
-	JZ   micro_store
+	JZ   packed_store
 
-micro_loop1:
-	STEP(0, 0)
+packed_loop1:
+	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
 	ADDQ $24, SI
 	ADDQ $64, DI
 	DECQ CX
-	JNZ  micro_loop1
+	JNZ  packed_loop1
 
-micro_store:
+packed_store:
 	MOVBQZX acc+88(FP), AX
 	TESTQ AX, AX
-	JZ   micro_overwrite
+	JZ    packed_overwrite
 	ROWADD(Y0, Y1)
 	ROWADD(Y2, Y3)
 	ROWADD(Y4, Y5)
@@ -101,7 +128,129 @@ micro_store:
 	VZEROUPPER
 	RET
 
-micro_overwrite:
+packed_overwrite:
+	ROWSTORE(Y0, Y1)
+	ROWSTORE(Y2, Y3)
+	ROWSTORE(Y4, Y5)
+	ROWSTORE(Y6, Y7)
+	ROWSTORE(Y8, Y9)
+	ROWSTORE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func microRowsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
+TEXT ·microRowsAVX2(SB), NOSPLIT, $0-101
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ lda+32(FP), R9
+	SHLQ $2, R9
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10
+	MOVQ b_base+40(FP), DI
+	MOVQ c_base+64(FP), DX
+	MOVQ ldc+88(FP), R8
+	SHLQ $2, R8
+	ZERO12
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   rows_tail
+
+rows_loop4:
+	STEP6(0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2), 0)
+	STEP6(4(SI), 4(SI)(R9*1), 4(SI)(R9*2), 4(R10), 4(R10)(R9*1), 4(R10)(R9*2), 64)
+	STEP6(8(SI), 8(SI)(R9*1), 8(SI)(R9*2), 8(R10), 8(R10)(R9*1), 8(R10)(R9*2), 128)
+	STEP6(12(SI), 12(SI)(R9*1), 12(SI)(R9*2), 12(R10), 12(R10)(R9*1), 12(R10)(R9*2), 192)
+	ADDQ $16, SI
+	ADDQ $16, R10
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  rows_loop4
+
+rows_tail:
+	TESTQ CX, CX
+	JZ   rows_store
+
+rows_loop1:
+	STEP6(0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2), 0)
+	ADDQ $4, SI
+	ADDQ $4, R10
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  rows_loop1
+
+rows_store:
+	VBROADCASTSS alpha+96(FP), Y12
+	SCALE12
+	MOVBQZX acc+100(FP), AX
+	TESTQ AX, AX
+	JZ    rows_overwrite
+	ROWADD(Y0, Y1)
+	ROWADD(Y2, Y3)
+	ROWADD(Y4, Y5)
+	ROWADD(Y6, Y7)
+	ROWADD(Y8, Y9)
+	ROWADD(Y10, Y11)
+	VZEROUPPER
+	RET
+
+rows_overwrite:
+	ROWSTORE(Y0, Y1)
+	ROWSTORE(Y2, Y3)
+	ROWSTORE(Y4, Y5)
+	ROWSTORE(Y6, Y7)
+	ROWSTORE(Y8, Y9)
+	ROWSTORE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func microColsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
+TEXT ·microColsAVX2(SB), NOSPLIT, $0-101
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ lda+32(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+40(FP), DI
+	MOVQ c_base+64(FP), DX
+	MOVQ ldc+88(FP), R8
+	SHLQ $2, R8
+	ZERO12
+	MOVQ CX, BX
+	SHRQ $1, BX
+	ANDQ $1, CX
+	TESTQ BX, BX
+	JZ   cols_tail
+
+cols_loop2:
+	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
+	STEP6(0(SI)(R9*1), 4(SI)(R9*1), 8(SI)(R9*1), 12(SI)(R9*1), 16(SI)(R9*1), 20(SI)(R9*1), 64)
+	LEAQ (SI)(R9*2), SI
+	ADDQ $128, DI
+	DECQ BX
+	JNZ  cols_loop2
+
+cols_tail:
+	TESTQ CX, CX
+	JZ   cols_store
+	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
+
+cols_store:
+	VBROADCASTSS alpha+96(FP), Y12
+	SCALE12
+	MOVBQZX acc+100(FP), AX
+	TESTQ AX, AX
+	JZ    cols_overwrite
+	ROWADD(Y0, Y1)
+	ROWADD(Y2, Y3)
+	ROWADD(Y4, Y5)
+	ROWADD(Y6, Y7)
+	ROWADD(Y8, Y9)
+	ROWADD(Y10, Y11)
+	VZEROUPPER
+	RET
+
+cols_overwrite:
 	ROWSTORE(Y0, Y1)
 	ROWSTORE(Y2, Y3)
 	ROWSTORE(Y4, Y5)
