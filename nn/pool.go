@@ -1,15 +1,17 @@
 package nn
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
+)
 
 // maxPool2 is 2×2 max pooling with stride 2 on NHWC activations
 // (h×w×c → h/2×w/2×c, an odd last row or column is dropped as in PyTorch).
-// forward remembers which input won each window so backward can route the
-// gradient there; ties go to the first in row-major window order.
-type maxPool2 struct {
-	h, w, c int
-	arg     []int32 // per output element: index of the winning input within the sample
-}
+// It stores no argmax: backward compares the inputs with the output again
+// and gives the gradient to the first input of the window (row-major) that
+// equals the maximum, which is branch-free in the kernels.
+type maxPool2 struct{ h, w, c int }
 
 func newMaxPool2(h, w, c int) *maxPool2 { return &maxPool2{h: h, w: w, c: c} }
 
@@ -19,45 +21,37 @@ func (m *maxPool2) numParams() int                 { return 0 }
 func (m *maxPool2) init(_ []float32, _ *rand.Rand) {}
 
 func (m *maxPool2) forward(_, x, y []float32, batch int) {
-	m.arg = growI32(m.arg, batch*m.outSize())
-	oh, ow, c := m.h/2, m.w/2, m.c
+	oh, ow, row := m.h/2, m.w/2, m.w*m.c
 	for n := 0; n < batch; n++ {
 		img := x[n*m.inSize() : (n+1)*m.inSize()]
 		out := y[n*m.outSize() : (n+1)*m.outSize()]
-		arg := m.arg[n*m.outSize() : (n+1)*m.outSize()]
 		for oy := 0; oy < oh; oy++ {
-			for ox := 0; ox < ow; ox++ {
-				o := (oy*ow + ox) * c
-				i00 := ((2*oy)*m.w + 2*ox) * c
-				i01, i10, i11 := i00+c, i00+m.w*c, i00+m.w*c+c
-				for ch := 0; ch < c; ch++ {
-					best, at := img[i00+ch], i00+ch
-					if v := img[i01+ch]; v > best {
-						best, at = v, i01+ch
-					}
-					if v := img[i10+ch]; v > best {
-						best, at = v, i10+ch
-					}
-					if v := img[i11+ch]; v > best {
-						best, at = v, i11+ch
-					}
-					out[o+ch], arg[o+ch] = best, int32(at)
-				}
-			}
+			kernel.MaxPool2Row(out[oy*ow*m.c:], img[2*oy*row:], img[(2*oy+1)*row:], ow, m.c)
 		}
 	}
 }
 
-func (m *maxPool2) backward(_, _, _, dy, dx, _ []float32, batch int) {
+func (m *maxPool2) backward(_, x, y, dy, dx, _ []float32, batch int) {
 	if dx == nil {
 		return
 	}
-	clear(dx[:batch*m.inSize()])
+	oh, ow, row := m.h/2, m.w/2, m.w*m.c
 	for n := 0; n < batch; n++ {
+		img := x[n*m.inSize() : (n+1)*m.inSize()]
 		g := dx[n*m.inSize() : (n+1)*m.inSize()]
-		d := dy[n*m.outSize() : (n+1)*m.outSize()]
-		for i, at := range m.arg[n*m.outSize() : (n+1)*m.outSize()] {
-			g[at] += d[i]
+		out := y[n*m.outSize() : (n+1)*m.outSize()]
+		dout := dy[n*m.outSize() : (n+1)*m.outSize()]
+		for oy := 0; oy < oh; oy++ {
+			r0, r1 := 2*oy*row, (2*oy+1)*row
+			o := oy * ow * m.c
+			kernel.MaxPool2RowBackward(g[r0:], g[r1:], img[r0:], img[r1:], out[o:], dout[o:], ow, m.c)
+			if m.w%2 == 1 { // the last pixel of both rows is in no window
+				clear(g[r0+row-m.c : r0+row])
+				clear(g[r1+row-m.c : r1+row])
+			}
+		}
+		if m.h%2 == 1 {
+			clear(g[(m.h-1)*row:])
 		}
 	}
 }
@@ -90,11 +84,4 @@ func (r relu) backward(_, _, y, dy, dx, _ []float32, batch int) {
 			dx[i] = 0
 		}
 	}
-}
-
-func growI32(s []int32, n int) []int32 {
-	if cap(s) < n {
-		return make([]int32, n)
-	}
-	return s[:n]
 }

@@ -73,6 +73,28 @@ func microCols(k int, a []float32, lda int, b, c []float32, ldc int, alpha float
 	microStridedGo(k, a, 1, lda, b, c, ldc, alpha, acc)
 }
 
+//go:noescape
+func maxPool2RowAVX2(dst, r0, r1 []float32, ow, c int)
+
+//go:noescape
+func maxPool2RowBackwardAVX2(dx0, dx1, r0, r1, y, dy []float32, ow, c int)
+
+func maxPool2Row(dst, r0, r1 []float32, ow, c int) {
+	if useAsm && c%8 == 0 {
+		maxPool2RowAVX2(dst, r0, r1, ow, c)
+		return
+	}
+	maxPool2RowGo(dst, r0, r1, ow, c)
+}
+
+func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {
+	if useAsm && c%8 == 0 {
+		maxPool2RowBackwardAVX2(dx0, dx1, r0, r1, y, dy, ow, c)
+		return
+	}
+	maxPool2RowBackwardGo(dx0, dx1, r0, r1, y, dy, ow, c)
+}
+
 func axpy(alpha float32, x, y []float32) {
 	if useAsm {
 		axpyAVX2(alpha, x, y)
