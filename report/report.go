@@ -1,0 +1,222 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/pacer-ps/pacer/runstats"
+)
+
+// Scenario says what was compared and how to rerun it; it heads every report.
+type Scenario struct {
+	Title       string  // page and summary.md heading; a default is used when empty
+	Description string  // the cluster and workload in a sentence or two
+	Command     string  // the exact command that reproduces the runs
+	Target      float64 // test accuracy in (0, 1] the winner must reach first; 0 = none
+}
+
+// File names Write produces, in the order it returns them.
+const (
+	FileHTML     = "report.html"
+	FileAccuracy = "accuracy_vs_time.png"
+	FileWait     = "wait_per_worker.png"
+	FileStale    = "staleness.png"
+	FileThru     = "throughput.png"
+	FileMarkdown = "summary.md"
+	FileJSON     = "summary.json"
+)
+
+// ErrInput is wrapped by every error about the runs or the scenario.
+var ErrInput = errors.New("report: bad input")
+
+// Write renders every file of the report into dir (created if missing) and
+// returns the paths written. All files are rendered in memory first, so bad
+// input or a plotting failure leaves dir untouched; each file is then written
+// to a temporary name and renamed, so a reader never sees half a file.
+func Write(dir string, sc Scenario, runs []runstats.Run) ([]string, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%w: empty output directory", ErrInput)
+	}
+	files, err := render(sc, runs)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report: output directory: %w", err)
+	}
+	paths := make([]string, 0, len(files))
+	for _, f := range files {
+		p := filepath.Join(dir, f.name)
+		if err := writeFile(p, f.data); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+type file struct {
+	name string
+	data []byte
+}
+
+// render produces every file's bytes; the HTML page embeds the plots.
+func render(sc Scenario, runs []runstats.Run) ([]file, error) {
+	if err := validate(sc, runs); err != nil {
+		return nil, err
+	}
+	var plots []figure
+	if anyCurve(runs) {
+		fig, err := accuracyPlot(sc, runs)
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, fig)
+	}
+	for _, mk := range []func([]runstats.Run) (figure, error){waitPlot, stalenessPlot, throughputPlot} {
+		fig, err := mk(runs)
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, fig)
+	}
+	js, err := json.MarshalIndent(runs, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("report: summary.json: %w", err)
+	}
+	page, err := htmlPage(sc, runs, plots)
+	if err != nil {
+		return nil, err
+	}
+	files := []file{{FileHTML, page}}
+	for _, f := range plots {
+		files = append(files, file{f.name, f.png})
+	}
+	files = append(files,
+		file{FileMarkdown, []byte(Markdown(sc, runs))},
+		file{FileJSON, append(js, '\n')})
+	return files, nil
+}
+
+func writeFile(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: write %s: %w", path, werr)
+	}
+	return nil
+}
+
+// validate rejects what would make a misleading report or a NaN in a plot.
+func validate(sc Scenario, runs []runstats.Run) error {
+	if len(runs) == 0 {
+		return fmt.Errorf("%w: no runs to report", ErrInput)
+	}
+	if bad(sc.Target) || sc.Target < 0 || sc.Target > 1 {
+		return fmt.Errorf("%w: scenario target %v is not an accuracy in [0, 1]", ErrInput, sc.Target)
+	}
+	seen := map[string]int{}
+	for i := range runs {
+		r := &runs[i]
+		if r.Paradigm == "" {
+			return fmt.Errorf("%w: run %d has no paradigm name", ErrInput, i)
+		}
+		if j, dup := seen[r.Paradigm]; dup {
+			return fmt.Errorf("%w: runs %d and %d both have paradigm %q; plots and table need one run per paradigm", ErrInput, j, i, r.Paradigm)
+		}
+		seen[r.Paradigm] = i
+		if err := validateRun(r); err != nil {
+			return fmt.Errorf("%w: run %d (%s): %v", ErrInput, i, r.Paradigm, err)
+		}
+	}
+	return nil
+}
+
+func validateRun(r *runstats.Run) error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"seconds", r.Seconds}, {"virtual_seconds", r.VirtualSeconds}, {"throughput", r.Throughput},
+		{"wait_fraction", r.WaitFraction}, {"staleness_mean", r.StalenessMean},
+		{"final_accuracy", r.FinalAccuracy}, {"best_accuracy", r.BestAccuracy}, {"target", r.Target},
+	} {
+		if bad(f.v) || f.v < 0 {
+			return fmt.Errorf("%s = %v, want a finite value ≥ 0", f.name, f.v)
+		}
+	}
+	if r.WaitFraction > 1 {
+		return fmt.Errorf("wait_fraction = %v, want a share in [0, 1]", r.WaitFraction)
+	}
+	for w, v := range r.WorkerWait {
+		if bad(v) || v < 0 || v > 1 {
+			return fmt.Errorf("worker_wait_fraction[%d] = %v, want a share in [0, 1]", w, v)
+		}
+	}
+	for s, n := range r.StalenessHist {
+		if n < 0 {
+			return fmt.Errorf("staleness_hist[%d] = %d is negative", s, n)
+		}
+	}
+	for k, p := range r.Curve {
+		if bad(p[0]) || bad(p[1]) || p[0] < 0 || p[1] < 0 || p[1] > 1 {
+			return fmt.Errorf("curve[%d] = %v, want finite seconds ≥ 0 and accuracy in [0, 1]", k, p)
+		}
+		if k > 0 && p[0] < r.Curve[k-1][0] {
+			return fmt.Errorf("curve[%d] time %v goes back from %v", k, p[0], r.Curve[k-1][0])
+		}
+	}
+	if t := r.TimeToTarget; t != nil && (bad(*t) || *t < 0) {
+		return fmt.Errorf("time_to_target = %v, want a finite value ≥ 0", *t)
+	}
+	if r.Pushes < 0 || r.Updates < 0 || r.Dropped < 0 || r.MaxGap < 0 || r.StalenessMax < 0 {
+		return errors.New("counters must not be negative")
+	}
+	return nil
+}
+
+func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// anyCurve reports whether some run has accuracy points to plot.
+func anyCurve(runs []runstats.Run) bool {
+	for i := range runs {
+		if len(runs[i].Curve) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// trained reports whether a run trained a model, so that accuracy applies to
+// it; sim runs leave every accuracy field zero.
+func trained(r *runstats.Run) bool {
+	return len(r.Curve) > 0 || r.TimeToTarget != nil || r.FinalAccuracy > 0 || r.BestAccuracy > 0
+}
+
+// anyTrained reports whether the comparison is about accuracy at all.
+func anyTrained(runs []runstats.Run) bool {
+	for i := range runs {
+		if trained(&runs[i]) {
+			return true
+		}
+	}
+	return false
+}
