@@ -53,7 +53,7 @@ func virtualRuns(target float64) []runstats.Run {
 			FinalAccuracy: c[len(c)-1][1], BestAccuracy: c[len(c)-1][1], Curve: c, Target: target,
 			ControllerCalls: int64(i),
 		}
-		if t, ok := r.TimeTo(target); ok {
+		if t, ok := r.TimeTo(target); ok && target > 0 {
 			r.TimeToTarget = &t
 		}
 		runs = append(runs, r)

@@ -285,9 +285,13 @@ func TestWriteEdgeCases(t *testing.T) {
 		}
 	}
 	allFresh := []runstats.Run{{Paradigm: "bsp", Mode: "sim", StalenessHist: []int64{10}, Throughput: 3}}
-	for name, runs := range map[string][]runstats.Run{"one": one, "bare": bare, "point": point, "many": many, "fresh": allFresh} {
+	noTarget := virtualRuns(0)
+	for name, runs := range map[string][]runstats.Run{"one": one, "bare": bare, "point": point, "many": many, "fresh": allFresh, "no target": noTarget} {
 		t.Run(name, func(t *testing.T) {
 			sc := Scenario{Target: 0.85}
+			if name == "no target" {
+				sc.Target = 0
+			}
 			paths, err := Write(t.TempDir(), sc, runs)
 			if err != nil {
 				t.Fatal(err)
