@@ -1,0 +1,176 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/report"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/sim"
+	"github.com/pacer-ps/pacer/train"
+)
+
+func init() {
+	register(command{name: "compare", short: "run several paradigms on one scenario and write a report", run: runCompare})
+}
+
+func runCompare(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("compare", stderr)
+	var tf trainFlags
+	tf.bind(fs)
+	list := fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)")
+	scen := fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it")
+	mode := fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model)")
+	iters := fs.Int("iterations", 0, "sim mode: iterations per worker (default 100)")
+	dur := fs.Duration("duration", 0, "sim mode: virtual time to simulate")
+	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md and summary.json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	sc := &scenario.Scenario{Name: "custom"}
+	if *scen != "" {
+		var err error
+		if sc, err = scenario.Get(*scen); err != nil {
+			return err
+		}
+		if err := applyScenario(fs, sc, iters); err != nil {
+			return err
+		}
+	}
+	if *list != "" {
+		sc.Paradigms = strings.Split(*list, ";")
+	}
+	specs, err := paradigm.ParseList(strings.Join(sc.Paradigms, ";"))
+	if err != nil {
+		return fmt.Errorf("--paradigms: %w", err)
+	}
+	if *mode != "virtual" && *mode != "sim" {
+		return fmt.Errorf("--mode=%q: valid modes are virtual and sim", *mode)
+	}
+	// Validate every run's job before spending minutes on the first one.
+	for _, sp := range specs {
+		if _, err := tf.job(sp); err != nil {
+			return fmt.Errorf("%s: %w", sp, err)
+		}
+	}
+	desc := sc.Description
+	if desc == "" {
+		desc = describe(tf)
+	}
+	rs := report.Scenario{Title: "pacer compare: " + sc.Name, Description: desc,
+		Command: "pacer compare " + strings.Join(args, " "), Target: tf.target}
+	var runs []runstats.Run
+	pr := newProgress(stderr)
+	start := time.Now()
+	switch *mode {
+	case "sim":
+		for i, sp := range specs {
+			pr.printf("compare: [%d/%d] simulating %s", i+1, len(specs), sp)
+			fails, err := parseFailures(tf.cl.failures, tf.cl.workers)
+			if err != nil {
+				return err
+			}
+			r, err := sim.Run(sim.Config{Spec: sp, Workers: tf.cl.workers, Shards: tf.cl.shards, Timing: tf.cl.timing(),
+				ServerDelay: tf.cl.serverDelay, Iterations: *iters, Duration: *dur, Seed: tf.cl.seed, Failures: fails})
+			if err != nil {
+				return fmt.Errorf("%s: %w", sp, err)
+			}
+			r.Scenario = sc.Name
+			runs = append(runs, *r)
+		}
+	case "virtual":
+		cfg0, _ := tf.job(specs[0])
+		ds, err := train.Data(cfg0)
+		if err != nil {
+			return err
+		}
+		pr.printf("compare: %s, %d training and %d test samples from %s", ds.Train.Name, ds.Train.N, ds.Test.N, ds.Source)
+		for i, sp := range specs {
+			cfg, _ := tf.job(sp)
+			r, err := train.Virtual(cfg, ds, func(p train.Progress) {
+				pr.printf("compare: [%d/%d] %-22s epoch %.2f/%g  test accuracy %.4f  virtual %-8s  wall %s",
+					i+1, len(specs), sp, p.Epoch, cfg.Epochs, p.Accuracy, p.Virtual.Round(time.Second), time.Since(start).Round(time.Second))
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", sp, err)
+			}
+			r.Scenario = sc.Name
+			runs = append(runs, *r)
+		}
+	}
+	pr.done()
+	paths, err := report.Write(*out, rs, runs)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, report.Markdown(rs, runs))
+	_, sentence := report.Winner(rs, runs)
+	fmt.Fprintf(stdout, "\n%s\n\nwrote %s\nopen %s in a browser\n", sentence, strings.Join(paths, ", "), paths[0])
+	return nil
+}
+
+// applyScenario sets every flag the user did not give from the scenario.
+func applyScenario(fs *flag.FlagSet, sc *scenario.Scenario, iters *int) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	set := func(name, v string, nonzero bool) error {
+		if !nonzero || given[name] {
+			return nil
+		}
+		return fs.Set(name, v)
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	speeds := make([]string, len(sc.Speeds))
+	for i, v := range sc.Speeds {
+		speeds[i] = f(v)
+	}
+	for _, e := range []error{
+		set("workers", strconv.Itoa(sc.Workers), sc.Workers > 0),
+		set("shards", strconv.Itoa(sc.Shards), sc.Shards > 0),
+		set("speeds", strings.Join(speeds, ","), len(speeds) > 0),
+		set("jitter", f(sc.Jitter), sc.Jitter > 0),
+		set("straggler", sc.Straggler, sc.Straggler != ""),
+		set("server-delay", sc.ServerDelay, sc.ServerDelay != ""),
+		set("base", sc.Base, sc.Base != ""),
+		set("model", sc.Model, sc.Model != ""),
+		set("dataset", sc.Dataset, sc.Dataset != ""),
+		set("epochs", f(sc.Epochs), sc.Epochs > 0),
+		set("batch", strconv.Itoa(sc.Batch), sc.Batch > 0),
+		set("lr", f(sc.LR), sc.LR > 0),
+		set("target", f(sc.Target), sc.Target > 0),
+		set("train-limit", strconv.Itoa(sc.TrainLimit), sc.TrainLimit > 0),
+		set("test-limit", strconv.Itoa(sc.TestLimit), sc.TestLimit > 0),
+		set("iterations", strconv.Itoa(sc.Iterations), sc.Iterations > 0),
+		set("seed", strconv.FormatUint(sc.Seed, 10), sc.Seed > 0),
+	} {
+		if e != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, e)
+		}
+	}
+	return nil
+}
+
+func describe(tf trainFlags) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d workers, %d shard(s)", tf.cl.workers, tf.cl.shards)
+	if len(tf.cl.speeds) > 0 {
+		fmt.Fprintf(&b, ", speeds %s", tf.cl.speeds.String())
+	}
+	if tf.cl.jitter > 0 {
+		fmt.Fprintf(&b, ", jitter CV %g", tf.cl.jitter)
+	}
+	if tf.cl.straggler != "" {
+		fmt.Fprintf(&b, ", stragglers %s", tf.cl.straggler)
+	}
+	if tf.cl.serverDelay != "" {
+		fmt.Fprintf(&b, ", server delays %s", tf.cl.serverDelay)
+	}
+	fmt.Fprintf(&b, "; %s on %s, %g epochs, batch %d per worker, lr %g.", tf.model, tf.dataset, tf.epochs, tf.batch, tf.lr)
+	return b.String()
+}
