@@ -44,33 +44,29 @@ func sumAVX2(x []float32) float32
 //go:noescape
 func dotAVX2(x, y []float32) float32
 
-// microAVX2 is microGo in assembly; the slices must hold a full tile.
+// microAVX2 is microGo and microRowsAVX2 is microStridedGo (with rs = lda,
+// cs = 1) in assembly; the slices must cover a full tile.
 //
 //go:noescape
-func microAVX2(k int, a, b, c []float32, ldc int, acc bool)
-
-// microRowsAVX2 and microColsAVX2 read A in place (see gemm_amd64.s).
-//
-//go:noescape
-func microRowsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
+func microAVX2(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool)
 
 //go:noescape
-func microColsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
+func microRowsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
 
-func microRows(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool) {
+func micro(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
 	if useAsm {
-		microRowsAVX2(k, a, lda, b, c, ldc, alpha, acc)
+		microAVX2(k, a, b, ldb, c, ldc, acc)
 		return
 	}
-	microStridedGo(k, a, lda, 1, b, c, ldc, alpha, acc)
+	microGo(k, a, b, ldb, c, ldc, acc)
 }
 
-func microCols(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool) {
+func microRows(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
 	if useAsm {
-		microColsAVX2(k, a, lda, b, c, ldc, alpha, acc)
+		microRowsAVX2(k, a, lda, b, ldb, c, ldc, alpha, acc)
 		return
 	}
-	microStridedGo(k, a, 1, lda, b, c, ldc, alpha, acc)
+	microStridedGo(k, a, lda, 1, b, ldb, c, ldc, alpha, acc)
 }
 
 //go:noescape
@@ -123,12 +119,4 @@ func dot(x, y []float32) float32 {
 		return dotAVX2(x, y)
 	}
 	return dotGo(x, y)
-}
-
-func micro(k int, a, b, c []float32, ldc int, acc bool) {
-	if useAsm {
-		microAVX2(k, a, b, c, ldc, acc)
-		return
-	}
-	microGo(k, a, b, c, ldc, acc)
 }

@@ -13,14 +13,12 @@ func sum(x []float32) float32 { return sumGo(x) }
 
 func dot(x, y []float32) float32 { return dotGo(x, y) }
 
-func micro(k int, a, b, c []float32, ldc int, acc bool) { microGo(k, a, b, c, ldc, acc) }
-
-func microRows(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool) {
-	microStridedGo(k, a, lda, 1, b, c, ldc, alpha, acc)
+func micro(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
+	microGo(k, a, b, ldb, c, ldc, acc)
 }
 
-func microCols(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool) {
-	microStridedGo(k, a, 1, lda, b, c, ldc, alpha, acc)
+func microRows(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
+	microStridedGo(k, a, lda, 1, b, ldb, c, ldc, alpha, acc)
 }
 
 func maxPool2Row(dst, r0, r1 []float32, ow, c int) { maxPool2RowGo(dst, r0, r1, ow, c) }

@@ -77,21 +77,32 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	// of the micro-kernel long, where 3×256+32 would end on a short one.
 	kc := split(k, kcMax, 1)
 	mc := split(m, mcMax, mr)
+	// An untransposed B is read in place when few row blocks of A will
+	// sweep it: copying it would then cost as much as using it (the weight
+	// gradients, whose B is the layer input, tall and reused by few rows).
+	// Otherwise, and always for the last partial panel, B is packed.
+	bInPlace := !transB && m <= 2*mcMax
 	for jc := 0; jc < n; jc += ncMax {
 		nb := min(ncMax, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			w.packB(transB, b, ldb, pc, jc, kb, nb)
+			if bInPlace {
+				if full := nb / nr * nr; full < nb {
+					w.packB(false, b, ldb, pc, jc+full, kb, nb-full)
+				}
+			} else {
+				w.packB(transB, b, ldb, pc, jc, kb, nb)
+			}
 			acc := beta != 0 || pc > 0
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				switch full := mb / mr * mr; {
 				case transA:
-					w.packA(transA, a, lda, ic, pc, mb, kb, alpha)
+					w.packA(true, a, lda, ic, pc, mb, kb, alpha)
 				case full < mb:
-					w.packA(transA, a, lda, ic+full, pc, mb-full, kb, alpha)
+					w.packA(false, a, lda, ic+full, pc, mb-full, kb, alpha)
 				}
-				w.macro(transA, a, lda, ic, pc, mb, nb, kb, alpha, c[ic*ldc+jc:], ldc, acc)
+				w.macro(transA, bInPlace, a, lda, b, ldb, ic, jc, pc, mb, nb, kb, alpha, c[ic*ldc+jc:], ldc, acc)
 			}
 		}
 	}
@@ -127,17 +138,27 @@ func scaleMatrix(beta float32, m, n int, c []float32, ldc int) {
 }
 
 // macro runs the micro-kernels over the mb×kb block of op(A) at (ic, pc)
-// and one packed kb×nb block of B. Full row panels read A in place (a
-// transposed A is as good as a plain one: only the step between the six
-// values changes), which spares a copy of A that costs as much as the
-// product when n is small, as in convolutions. The last, partial row panel
-// was packed with zero rows by packA. Full tiles go straight to C; edge tiles
-// are computed into tmp and only their valid part is written, so C is never
-// touched out of range.
-func (w *Workspace) macro(transA bool, a []float32, lda, ic, pc, mb, nb, kb int, alpha float32, c []float32, ldc int, acc bool) {
+// and the kb×nb block of op(B) at (pc, jc). Full row panels of an
+// untransposed A are read in place (this spares a copy of A that costs as
+// much as the product when n is small, as in convolutions); a transposed A,
+// and the last partial row panel, come packed from packA. B comes packed, or
+// in place in full column panels (see Sgemm). Full tiles go straight to C;
+// edge tiles are computed into tmp and only their valid part is written, so
+// C is never touched out of range.
+func (w *Workspace) macro(transA, bInPlace bool, a []float32, lda int, b []float32, ldb, ic, jc, pc, mb, nb, kb int, alpha float32, c []float32, ldc int, acc bool) {
 	for jr := 0; jr < nb; jr += nr {
 		nw := min(nr, nb-jr)
-		bp := w.b[jr*kb : jr*kb+kb*nr]
+		var bp []float32
+		ldbp := nr
+		switch {
+		case !bInPlace:
+			bp = w.b[jr*kb : jr*kb+kb*nr]
+		case nw == nr:
+			at := pc*ldb + jc + jr
+			bp, ldbp = b[at:at+(kb-1)*ldb+nr], ldb
+		default: // the packed partial panel is the only one in w.b
+			bp = w.b[:kb*nr]
+		}
 		for ir := 0; ir < mb; ir += mr {
 			mh := min(mr, mb-ir)
 			off := ir*ldc + jr
@@ -148,11 +169,11 @@ func (w *Workspace) macro(transA bool, a []float32, lda, ic, pc, mb, nb, kb int,
 			}
 			switch i0 := ic + ir; {
 			case transA:
-				micro(kb, w.a[ir*kb:ir*kb+kb*mr], bp, dst, ldd, accd)
+				micro(kb, w.a[ir*kb:ir*kb+kb*mr], bp, ldbp, dst, ldd, accd)
 			case mh < mr:
-				micro(kb, w.a[:kb*mr], bp, dst, ldd, accd)
+				micro(kb, w.a[:kb*mr], bp, ldbp, dst, ldd, accd)
 			default:
-				microRows(kb, a[i0*lda+pc:(i0+mr-1)*lda+pc+kb], lda, bp, dst, ldd, alpha, accd)
+				microRows(kb, a[i0*lda+pc:(i0+mr-1)*lda+pc+kb], lda, bp, ldbp, dst, ldd, alpha, accd)
 			}
 			if direct {
 				continue
@@ -173,29 +194,39 @@ func (w *Workspace) macro(transA bool, a []float32, lda, ic, pc, mb, nb, kb int,
 }
 
 // packA copies the mb×kb block of op(A) at (ic, pc), scaled by alpha, into
-// panels of mr rows (Sgemm uses it for the last, partial panel only): panel q holds op(A)[ic+q·mr+r, pc+p] at p·mr+r. Rows past
-// mb are zero so the micro-kernel can always compute full tiles.
+// panels of mr rows: panel q holds op(A)[ic+q·mr+r, pc+p] at p·mr+r. Rows past
+// mb are zero so the micro-kernel can always compute full tiles. Sgemm packs
+// a transposed A whole and an untransposed one only for its partial panel.
 func (w *Workspace) packA(trans bool, a []float32, lda, ic, pc, mb, kb int, alpha float32) {
 	panels := (mb + mr - 1) / mr
 	w.a = grow(w.a, panels*mr*kb)
-	for q := 0; q < panels; q++ {
-		dst := w.a[q*mr*kb : (q+1)*mr*kb]
-		i0 := ic + q*mr
-		mh := min(mr, mb-q*mr)
-		if mh < mr {
-			clear(dst)
-		}
-		if trans {
-			for p := 0; p < kb; p++ {
-				src := a[(pc+p)*lda+i0 : (pc+p)*lda+i0+mh]
-				d := dst[p*mr : p*mr+mh]
-				for r, v := range src {
+	if mb%mr != 0 {
+		last := (panels - 1) * mr * kb
+		clear(w.a[last : last+mr*kb])
+	}
+	if trans {
+		// One pass over each stored row (a column of op(A)), dealing its
+		// values out to the panels.
+		for p := 0; p < kb; p++ {
+			src := a[(pc+p)*lda+ic : (pc+p)*lda+ic+mb]
+			for q := 0; q < panels; q++ {
+				seg := src[q*mr : min(q*mr+mr, mb)]
+				d := w.a[q*mr*kb+p*mr : q*mr*kb+p*mr+len(seg)]
+				if alpha == 1 {
+					copy(d, seg)
+					continue
+				}
+				for r, v := range seg {
 					d[r] = alpha * v
 				}
 			}
-			continue
 		}
-		for r := 0; r < mh; r++ {
+		return
+	}
+	for q := 0; q < panels; q++ {
+		dst := w.a[q*mr*kb : (q+1)*mr*kb]
+		i0 := ic + q*mr
+		for r := 0; r < min(mr, mb-q*mr); r++ {
 			src := a[(i0+r)*lda+pc : (i0+r)*lda+pc+kb]
 			for p, v := range src {
 				dst[p*mr+r] = alpha * v
@@ -239,14 +270,14 @@ func grow(s []float32, n int) []float32 {
 }
 
 // microGo is the reference micro-kernel: C[0:mr, 0:nr] (row stride ldc)
-// receives the product of the packed panels a (k×mr) and b (k×nr), added to
-// C when acc is set and stored otherwise.
-func microGo(k int, a, b, c []float32, ldc int, acc bool) {
+// receives the product of the packed A panel a (k×mr) and the B panel b
+// (k rows of nr values, ldb apart: nr when packed), added to C when acc is
+// set and stored otherwise.
+func microGo(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
 	var t [mr * nr]float32
 	a = a[:k*mr]
-	b = b[:k*nr]
 	for p := 0; p < k; p++ {
-		bp := b[p*nr : p*nr+nr : p*nr+nr]
+		bp := b[p*ldb : p*ldb+nr : p*ldb+nr]
 		ap := a[p*mr : p*mr+mr : p*mr+mr]
 		for i, ai := range ap {
 			ti := t[i*nr : i*nr+nr : i*nr+nr]
@@ -255,27 +286,16 @@ func microGo(k int, a, b, c []float32, ldc int, acc bool) {
 			}
 		}
 	}
-	for i := 0; i < mr; i++ {
-		dst := c[i*ldc : i*ldc+nr]
-		src := t[i*nr : i*nr+nr]
-		if acc {
-			for j, v := range src {
-				dst[j] += v
-			}
-		} else {
-			copy(dst, src)
-		}
-	}
+	storeTile(&t, 1, c, ldc, acc)
 }
 
-// microStridedGo is the reference of the in-place kernels: like microGo,
+// microStridedGo is the reference of the in-place kernel: like microGo,
 // but op(A)[i, p] is read from a[i·rs + p·cs] and the tile is scaled by
 // alpha before it reaches C.
-func microStridedGo(k int, a []float32, rs, cs int, b, c []float32, ldc int, alpha float32, acc bool) {
+func microStridedGo(k int, a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
 	var t [mr * nr]float32
-	b = b[:k*nr]
 	for p := 0; p < k; p++ {
-		bp := b[p*nr : p*nr+nr : p*nr+nr]
+		bp := b[p*ldb : p*ldb+nr : p*ldb+nr]
 		for i := 0; i < mr; i++ {
 			ai := a[i*rs+p*cs]
 			ti := t[i*nr : i*nr+nr : i*nr+nr]
@@ -284,6 +304,10 @@ func microStridedGo(k int, a []float32, rs, cs int, b, c []float32, ldc int, alp
 			}
 		}
 	}
+	storeTile(&t, alpha, c, ldc, acc)
+}
+
+func storeTile(t *[mr * nr]float32, alpha float32, c []float32, ldc int, acc bool) {
 	for i := 0; i < mr; i++ {
 		dst := c[i*ldc : i*ldc+nr]
 		src := t[i*nr : i*nr+nr]

@@ -2,21 +2,23 @@
 
 #include "textflag.h"
 
-// The 6×16 micro-kernels. Each keeps the C tile in Y0–Y11 (row i in Y(2i),
+// The 6×16 micro-kernels. Both keep the C tile in Y0–Y11 (row i in Y(2i),
 // Y(2i+1)) and performs one rank-1 update per k step: two loads of B (a
 // packed panel, 16 floats per step), six broadcasts of A, twelve FMAs. They
 // differ only in where the six A values of a step come from:
 //   microAVX2      packed A panel: 6 contiguous floats per step
 //   microRowsAVX2  A in place, not transposed: 6 rows lda apart, next step +4 bytes
-//   microColsAVX2  A in place, transposed: 6 contiguous floats, next step +lda
+// B rows are ldb floats apart: nr for a packed panel, the matrix's own
+// stride when B is read in place. Four steps per iteration: B rows at DI,
+// DI+ldb, DI+2ldb and R12 = DI+3ldb (R11 = ldb in bytes).
 // Two broadcast registers alternate so consecutive rows do not wait on each
 // other.
 
-// STEP6 is one rank-1 update; m0–m5 address the six A values, bo is the
-// byte offset of the B row from DI.
-#define STEP6(m0, m1, m2, m3, m4, m5, bo) \
-	VMOVUPS      bo(DI), Y12 \
-	VMOVUPS      bo+32(DI), Y13 \
+// STEP6 is one rank-1 update; b0, b1 address the two halves of the B row,
+// m0–m5 the six A values.
+#define STEP6(b0, b1, m0, m1, m2, m3, m4, m5) \
+	VMOVUPS      b0, Y12 \
+	VMOVUPS      b1, Y13 \
 	VBROADCASTSS m0, Y14 \
 	VFMADD231PS  Y12, Y14, Y0 \
 	VFMADD231PS  Y13, Y14, Y1 \
@@ -79,13 +81,15 @@
 	VMOVUPS yb, 32(DX) \
 	ADDQ    R8, DX
 
-// func microAVX2(k int, a, b, c []float32, ldc int, acc bool)
-TEXT ·microAVX2(SB), NOSPLIT, $0-89
+// func microAVX2(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool)
+TEXT ·microAVX2(SB), NOSPLIT, $0-97
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
 	MOVQ b_base+32(FP), DI
-	MOVQ c_base+56(FP), DX
-	MOVQ ldc+80(FP), R8
+	MOVQ ldb+56(FP), R11
+	SHLQ $2, R11
+	MOVQ c_base+64(FP), DX
+	MOVQ ldc+88(FP), R8
 	SHLQ $2, R8
 	ZERO12
 	MOVQ CX, BX
@@ -95,12 +99,14 @@ TEXT ·microAVX2(SB), NOSPLIT, $0-89
 	JZ   packed_tail
 
 packed_loop4:
-	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
-	STEP6(24(SI), 28(SI), 32(SI), 36(SI), 40(SI), 44(SI), 64)
-	STEP6(48(SI), 52(SI), 56(SI), 60(SI), 64(SI), 68(SI), 128)
-	STEP6(72(SI), 76(SI), 80(SI), 84(SI), 88(SI), 92(SI), 192)
+	LEAQ (DI)(R11*2), R12
+	ADDQ R11, R12
+	STEP6((DI), 32(DI), 0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI))
+	STEP6((DI)(R11*1), 32(DI)(R11*1), 24(SI), 28(SI), 32(SI), 36(SI), 40(SI), 44(SI))
+	STEP6((DI)(R11*2), 32(DI)(R11*2), 48(SI), 52(SI), 56(SI), 60(SI), 64(SI), 68(SI))
+	STEP6((R12), 32(R12), 72(SI), 76(SI), 80(SI), 84(SI), 88(SI), 92(SI))
 	ADDQ $96, SI
-	ADDQ $256, DI
+	LEAQ (DI)(R11*4), DI
 	DECQ BX
 	JNZ  packed_loop4
 
@@ -109,14 +115,14 @@ packed_tail:
 	JZ   packed_store
 
 packed_loop1:
-	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
+	STEP6((DI), 32(DI), 0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI))
 	ADDQ $24, SI
-	ADDQ $64, DI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ  packed_loop1
 
 packed_store:
-	MOVBQZX acc+88(FP), AX
+	MOVBQZX acc+96(FP), AX
 	TESTQ AX, AX
 	JZ    packed_overwrite
 	ROWADD(Y0, Y1)
@@ -138,8 +144,8 @@ packed_overwrite:
 	VZEROUPPER
 	RET
 
-// func microRowsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
-TEXT ·microRowsAVX2(SB), NOSPLIT, $0-101
+// func microRowsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
+TEXT ·microRowsAVX2(SB), NOSPLIT, $0-109
 	MOVQ k+0(FP), CX
 	MOVQ a_base+8(FP), SI
 	MOVQ lda+32(FP), R9
@@ -147,8 +153,10 @@ TEXT ·microRowsAVX2(SB), NOSPLIT, $0-101
 	LEAQ (SI)(R9*2), R10
 	ADDQ R9, R10
 	MOVQ b_base+40(FP), DI
-	MOVQ c_base+64(FP), DX
-	MOVQ ldc+88(FP), R8
+	MOVQ ldb+64(FP), R11
+	SHLQ $2, R11
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R8
 	SHLQ $2, R8
 	ZERO12
 	MOVQ CX, BX
@@ -158,13 +166,15 @@ TEXT ·microRowsAVX2(SB), NOSPLIT, $0-101
 	JZ   rows_tail
 
 rows_loop4:
-	STEP6(0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2), 0)
-	STEP6(4(SI), 4(SI)(R9*1), 4(SI)(R9*2), 4(R10), 4(R10)(R9*1), 4(R10)(R9*2), 64)
-	STEP6(8(SI), 8(SI)(R9*1), 8(SI)(R9*2), 8(R10), 8(R10)(R9*1), 8(R10)(R9*2), 128)
-	STEP6(12(SI), 12(SI)(R9*1), 12(SI)(R9*2), 12(R10), 12(R10)(R9*1), 12(R10)(R9*2), 192)
+	LEAQ (DI)(R11*2), R12
+	ADDQ R11, R12
+	STEP6((DI), 32(DI), 0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2))
+	STEP6((DI)(R11*1), 32(DI)(R11*1), 4(SI), 4(SI)(R9*1), 4(SI)(R9*2), 4(R10), 4(R10)(R9*1), 4(R10)(R9*2))
+	STEP6((DI)(R11*2), 32(DI)(R11*2), 8(SI), 8(SI)(R9*1), 8(SI)(R9*2), 8(R10), 8(R10)(R9*1), 8(R10)(R9*2))
+	STEP6((R12), 32(R12), 12(SI), 12(SI)(R9*1), 12(SI)(R9*2), 12(R10), 12(R10)(R9*1), 12(R10)(R9*2))
 	ADDQ $16, SI
 	ADDQ $16, R10
-	ADDQ $256, DI
+	LEAQ (DI)(R11*4), DI
 	DECQ BX
 	JNZ  rows_loop4
 
@@ -173,17 +183,17 @@ rows_tail:
 	JZ   rows_store
 
 rows_loop1:
-	STEP6(0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2), 0)
+	STEP6((DI), 32(DI), 0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2))
 	ADDQ $4, SI
 	ADDQ $4, R10
-	ADDQ $64, DI
+	ADDQ R11, DI
 	DECQ CX
 	JNZ  rows_loop1
 
 rows_store:
-	VBROADCASTSS alpha+96(FP), Y12
+	VBROADCASTSS alpha+104(FP), Y12
 	SCALE12
-	MOVBQZX acc+100(FP), AX
+	MOVBQZX acc+108(FP), AX
 	TESTQ AX, AX
 	JZ    rows_overwrite
 	ROWADD(Y0, Y1)
@@ -196,61 +206,6 @@ rows_store:
 	RET
 
 rows_overwrite:
-	ROWSTORE(Y0, Y1)
-	ROWSTORE(Y2, Y3)
-	ROWSTORE(Y4, Y5)
-	ROWSTORE(Y6, Y7)
-	ROWSTORE(Y8, Y9)
-	ROWSTORE(Y10, Y11)
-	VZEROUPPER
-	RET
-
-// func microColsAVX2(k int, a []float32, lda int, b, c []float32, ldc int, alpha float32, acc bool)
-TEXT ·microColsAVX2(SB), NOSPLIT, $0-101
-	MOVQ k+0(FP), CX
-	MOVQ a_base+8(FP), SI
-	MOVQ lda+32(FP), R9
-	SHLQ $2, R9
-	MOVQ b_base+40(FP), DI
-	MOVQ c_base+64(FP), DX
-	MOVQ ldc+88(FP), R8
-	SHLQ $2, R8
-	ZERO12
-	MOVQ CX, BX
-	SHRQ $1, BX
-	ANDQ $1, CX
-	TESTQ BX, BX
-	JZ   cols_tail
-
-cols_loop2:
-	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
-	STEP6(0(SI)(R9*1), 4(SI)(R9*1), 8(SI)(R9*1), 12(SI)(R9*1), 16(SI)(R9*1), 20(SI)(R9*1), 64)
-	LEAQ (SI)(R9*2), SI
-	ADDQ $128, DI
-	DECQ BX
-	JNZ  cols_loop2
-
-cols_tail:
-	TESTQ CX, CX
-	JZ   cols_store
-	STEP6(0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI), 0)
-
-cols_store:
-	VBROADCASTSS alpha+96(FP), Y12
-	SCALE12
-	MOVBQZX acc+100(FP), AX
-	TESTQ AX, AX
-	JZ    cols_overwrite
-	ROWADD(Y0, Y1)
-	ROWADD(Y2, Y3)
-	ROWADD(Y4, Y5)
-	ROWADD(Y6, Y7)
-	ROWADD(Y8, Y9)
-	ROWADD(Y10, Y11)
-	VZEROUPPER
-	RET
-
-cols_overwrite:
 	ROWSTORE(Y0, Y1)
 	ROWSTORE(Y2, Y3)
 	ROWSTORE(Y4, Y5)
