@@ -73,7 +73,14 @@ func (c *conv) im2col(x []float32, batch int) {
 				dst := c.col[r*kk : (r+1)*kk]
 				for ky := 0; ky < c.k; ky++ {
 					src := ((oy+ky)*c.w + ox) * c.cin
-					copy(dst[ky*run:(ky+1)*run], img[src:src+run])
+					d, s := dst[ky*run:(ky+1)*run], img[src:src+run]
+					if run >= 32 {
+						copy(d, s)
+						continue
+					}
+					for i, v := range s { // short runs (first layer): a call to copy costs more
+						d[i] = v
+					}
 				}
 				r++
 			}

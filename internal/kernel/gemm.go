@@ -212,11 +212,7 @@ func (w *Workspace) packA(trans bool, a []float32, lda, ic, pc, mb, kb int, alph
 			for q := 0; q < panels; q++ {
 				seg := src[q*mr : min(q*mr+mr, mb)]
 				d := w.a[q*mr*kb+p*mr : q*mr*kb+p*mr+len(seg)]
-				if alpha == 1 {
-					copy(d, seg)
-					continue
-				}
-				for r, v := range seg {
+				for r, v := range seg { // a loop: copy's call costs more for 6 values
 					d[r] = alpha * v
 				}
 			}
