@@ -273,3 +273,96 @@ func TestServeStops(t *testing.T) {
 		}
 	})
 }
+
+func TestServerTimeoutsAndPreAuthLimit(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		srvCfg := cfg
+		srvCfg.HandshakeTimeout, srvCfg.FrameTimeout = 100*time.Millisecond, 100*time.Millisecond
+		e := start(t, tr(), cfg, srvCfg)
+		expectClosed := func(what string, nc interface{ Read([]byte) (int, error) }) {
+			t.Helper()
+			var f Frame
+			r := NewReader(nc, 0, 0)
+			for {
+				if err := r.ReadFrame(&f); err != nil {
+					return // closed, as it should be
+				}
+				if f.Type != MsgError {
+					t.Fatalf("%s: unexpected %s", what, f.Type)
+				}
+			}
+		}
+		// Silent client: dropped after HandshakeTimeout.
+		nc, err := e.tr.Dial(context.Background(), e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		expectClosed("silent client", nc)
+
+		// A pre-auth frame over 64 KiB is refused from its header alone.
+		nc2, err := e.tr.Dial(context.Background(), e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc2.Close()
+		go func() {
+			w := NewWriter(nc2, 0, 0)
+			w.WriteFrame(&Frame{Type: MsgHello, Bytes: make([]byte, MaxHelloPayload+1)})
+			w.Flush()
+		}()
+		expectClosed("big hello", nc2)
+
+		// Authenticated, then a header whose payload never comes.
+		c := e.mustDial(t)
+		hdr, _ := AppendFrame(nil, &Frame{Type: MsgPush, Floats: make([]float32, 1000)}, 0)
+		c.wmu.Lock()
+		c.nc.Write(hdr[:HeaderSize+10])
+		c.wmu.Unlock()
+		select {
+		case <-c.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("stalled frame did not close the connection")
+		}
+		s := e.srv.Stats().Snapshot()
+		if s.DecodeErrors["too_large"] != 1 || s.IOErrors < 2 {
+			t.Fatalf("stats %+v", s)
+		}
+	})
+}
+
+func TestClientClosesOnBadFrame(t *testing.T) {
+	tr := new(Inproc)
+	ln, _ := tr.Listen("fake")
+	defer ln.Close()
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		r, w := NewReader(nc, 0, 0), NewWriter(nc, 0, 0)
+		var f Frame
+		if r.ReadFrame(&f) != nil {
+			return
+		}
+		w.WriteFrame(&Frame{Type: MsgHelloOK, ReqID: f.ReqID})
+		w.Flush()
+		r.ReadFrame(&f)
+		nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n.............................."))
+		r.ReadFrame(&f) // hold the pipe open until the client hangs up
+	}()
+	c, err := Dial(context.Background(), tr, "fake", ClientConfig{Config: Config{Token: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var resp Frame
+	err = c.Call(context.Background(), &Frame{Type: MsgHeartbeat}, &resp)
+	if !errors.Is(err, ErrClosed) || !errors.Is(err, ErrBadMagic) {
+		t.Fatalf("garbage reply: %v", err)
+	}
+	if got := c.Stats().Snapshot().DecodeErrors["bad_magic"]; got != 1 {
+		t.Fatalf("bad_magic count %d", got)
+	}
+}

@@ -13,6 +13,10 @@ const Version = 1
 // HeaderSize is the fixed size of every frame header in bytes.
 const HeaderSize = 56
 
+// MaxHelloPayload bounds the first frame on a connection, read before the
+// peer has authenticated.
+const MaxHelloPayload = 64 << 10
+
 // DefaultMaxPayload bounds a frame's payload when Config.MaxPayload is zero.
 const DefaultMaxPayload = 1 << 30
 

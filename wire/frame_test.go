@@ -306,7 +306,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{Config{}, "Token"},
 		{Config{Token: "s", MaxPayload: -1}, "MaxPayload"},
-		{Config{Token: "s", MaxPayload: MaxPayloadLimit + 1}, "MaxPayload"},
+		{Config{Token: "s", MaxPayload: overLimit()}, "MaxPayload"},
 		{Config{Token: "s", BufferSize: 10}, "BufferSize"},
 		{Config{Token: "s", FrameTimeout: -1}, "FrameTimeout"},
 	} {
@@ -399,4 +399,12 @@ func TestProtocolDocExample(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("doc example\n got % x\nwant % x (%v)", got, want, err)
 	}
+}
+
+// overLimit is one past MaxPayloadLimit (it wraps negative where int is 32
+// bits, which Validate must refuse just the same).
+func overLimit() int {
+	n := MaxPayloadLimit
+	n++
+	return n
 }

@@ -128,10 +128,14 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	var req, resp Frame
 
 	nc.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	// Until the token checks out, a peer may not make us allocate more than
+	// a Hello needs.
+	r.maxPayload = min(r.maxPayload, MaxHelloPayload)
 	if err := r.ReadFrame(&req); err != nil {
 		s.readFailed(p, err)
 		return
 	}
+	r.maxPayload = s.cfg.MaxPayload
 	s.cfg.Stats.in(wireSize(&req))
 	if err := s.authenticate(p, &req); err != nil {
 		s.cfg.Stats.AuthFailures.Add(1)
