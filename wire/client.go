@@ -112,6 +112,9 @@ func (c *Conn) Err() error {
 // when ctx has no deadline, the Conn is closed: the late reply would land in
 // a buffer the caller has taken back.
 func (c *Conn) Call(ctx context.Context, req, resp *Frame) error {
+	if err := ctx.Err(); err != nil {
+		return err // nothing sent yet, so the connection stays usable
+	}
 	cl := callPool.Get().(*call)
 	cl.resp = resp
 	defer func() { cl.resp = nil; callPool.Put(cl) }()
