@@ -1,6 +1,7 @@
 package paradigm
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -137,3 +138,24 @@ func TestDSSPBoundedCapsTheGrant(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkController shows the O(r_max) cost: ns/op grows tenfold per
+// tenfold r_max, against the quadratic definition in the same run.
+func BenchmarkController(b *testing.B) {
+	for _, rmax := range []int{12, 120, 1200} {
+		now := 100 * sec
+		as0, as1 := now-800*time.Millisecond, now-3*sec
+		b.Run(fmt.Sprintf("rmax=%d", rmax), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				sink += Controller(now, now-sec, as0, as1, rmax)
+			}
+		})
+		b.Run(fmt.Sprintf("quadratic/rmax=%d", rmax), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				sink += controllerQuadratic(now, now-sec, as0, as1, rmax)
+			}
+		})
+	}
+}
+
+var sink int
