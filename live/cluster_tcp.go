@@ -1,0 +1,253 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// tcpCluster runs every shard and worker as its own `pacer server` /
+// `pacer worker` process on loopback, as they would run across machines.
+// The token travels in the environment ($PACER_TOKEN), never on a
+// command line another user could read.
+type tcpCluster struct {
+	params *JobParams
+	opt    *Options
+	bin    string
+	hosts  []string
+
+	mu      sync.Mutex
+	shards  []*exec.Cmd
+	workers []*exec.Cmd
+	killed  map[*exec.Cmd]bool
+	wg      sync.WaitGroup
+	wkErr   error
+	done    chan struct{}
+	logMu   sync.Mutex
+}
+
+func newTCP(p *JobParams, opt *Options) *tcpCluster {
+	return &tcpCluster{params: p, opt: opt, done: make(chan struct{}), killed: map[*exec.Cmd]bool{},
+		shards: make([]*exec.Cmd, p.Job.Shards), workers: make([]*exec.Cmd, p.Job.Workers)}
+}
+
+func (c *tcpCluster) addrs() []string           { return c.hosts }
+func (c *tcpCluster) transport() wire.Transport { return wire.TCP{} }
+
+func (c *tcpCluster) start(ctx context.Context) error {
+	c.bin = c.opt.Binary
+	if c.bin == "" {
+		var err error
+		if c.bin, err = os.Executable(); err != nil {
+			return fmt.Errorf("live: tcp mode needs the pacer binary: %w", err)
+		}
+	}
+	host := c.opt.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	// Free ports, picked up front so every shard's address is known before
+	// any process starts (and stays the same across a restart).
+	for range c.params.Job.Shards {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return fmt.Errorf("live: finding a free port: %w", err)
+		}
+		c.hosts = append(c.hosts, ln.Addr().String())
+		ln.Close()
+	}
+	for i := range c.hosts {
+		if err := c.startShard(i, c.opt.Restore); err != nil {
+			return err
+		}
+	}
+	for p := range c.params.Job.Workers {
+		if err := c.startWorker(p); err != nil {
+			return err
+		}
+	}
+	go func() {
+		c.wg.Wait()
+		close(c.done)
+	}()
+	return nil
+}
+
+func (c *tcpCluster) command(name string, args []string) *exec.Cmd {
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append(os.Environ(), "PACER_TOKEN="+c.opt.Token)
+	cmd.SysProcAttr = childAttr()
+	w := c.logWriter(name)
+	cmd.Stdout, cmd.Stderr = w, w
+	return cmd
+}
+
+// logWriter prefixes a child's output lines with its name into Options.Log.
+func (c *tcpCluster) logWriter(name string) io.Writer {
+	if c.opt.Log == nil {
+		return io.Discard
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			c.logMu.Lock()
+			fmt.Fprintf(c.opt.Log, "[%s] %s\n", name, sc.Text())
+			c.logMu.Unlock()
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	return pw
+}
+
+func (c *tcpCluster) startShard(i int, restore bool) error {
+	args := []string{"server", "--index", strconv.Itoa(i), "--listen", c.hosts[i], "--peers", strings.Join(c.hosts, ","),
+		"--log-level", c.opt.LogLevel.String()}
+	args = append(args, JobArgs(c.params)...)
+	if d := c.opt.CheckpointDir; d != "" {
+		args = append(args, "--checkpoint-dir", d)
+		if c.opt.CheckpointInterval > 0 {
+			args = append(args, "--checkpoint-interval", c.opt.CheckpointInterval.String())
+		}
+	}
+	if restore {
+		args = append(args, "--restore")
+	}
+	if c.opt.MetricsAddr != "" {
+		m, err := portPlus(c.opt.MetricsAddr, i)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--metrics-addr", m)
+	}
+	cmd := c.command(fmt.Sprintf("shard-%d", i), args)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("live: starting shard %d: %w", i, err)
+	}
+	c.mu.Lock()
+	c.shards[i] = cmd
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *tcpCluster) startWorker(p int) error {
+	args := []string{"worker", "--coordinator", c.hosts[0], "--id", strconv.Itoa(p), "--log-level", c.opt.LogLevel.String()}
+	if d := c.params.Job.DataDir; d != "" {
+		args = append(args, "--data-dir", d)
+	}
+	cmd := c.command(fmt.Sprintf("worker-%d", p), args)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("live: starting worker %d: %w", p, err)
+	}
+	c.mu.Lock()
+	c.workers[p] = cmd
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		err := cmd.Wait()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if err != nil && !c.killed[cmd] {
+			c.wkErr = errors.Join(c.wkErr, fmt.Errorf("worker %d: %w", p, err))
+		}
+	}()
+	return nil
+}
+
+func (c *tcpCluster) kill(cmd *exec.Cmd) error {
+	c.mu.Lock()
+	c.killed[cmd] = true
+	c.mu.Unlock()
+	return cmd.Process.Signal(syscall.SIGKILL)
+}
+
+func (c *tcpCluster) killWorker(p int, restart bool) error {
+	c.mu.Lock()
+	cmd := c.workers[p]
+	c.mu.Unlock()
+	if restart {
+		c.wg.Add(1) // held for the replacement
+	}
+	return c.kill(cmd)
+}
+
+func (c *tcpCluster) restartWorker(ctx context.Context, p int) error {
+	defer c.wg.Done()
+	return c.startWorker(p)
+}
+
+// killShard SIGKILLs shard i: no final checkpoint, a real crash.
+func (c *tcpCluster) killShard(i int) error {
+	c.mu.Lock()
+	cmd := c.shards[i]
+	c.mu.Unlock()
+	if err := c.kill(cmd); err != nil {
+		return err
+	}
+	cmd.Wait()
+	return nil
+}
+
+func (c *tcpCluster) restartShard(ctx context.Context, i int) error { return c.startShard(i, true) }
+
+func (c *tcpCluster) workersDone() <-chan struct{} { return c.done }
+
+func (c *tcpCluster) workersErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wkErr
+}
+
+// stop kills leftover workers, then asks each shard to stop with SIGTERM
+// (it writes its final checkpoint) and waits up to 15 s before SIGKILL.
+func (c *tcpCluster) stop() error {
+	c.mu.Lock()
+	workers := append([]*exec.Cmd(nil), c.workers...)
+	shards := append([]*exec.Cmd(nil), c.shards...)
+	c.mu.Unlock()
+	for _, w := range workers {
+		if w != nil {
+			c.kill(w) // an exited one just refuses the signal
+		}
+	}
+	var errs error
+	for i, s := range shards {
+		if s == nil || s.Process == nil {
+			continue
+		}
+		c.mu.Lock()
+		dead := c.killed[s]
+		c.mu.Unlock()
+		if dead {
+			continue
+		}
+		s.Process.Signal(syscall.SIGTERM)
+		exited := make(chan error, 1)
+		go func() { exited <- s.Wait() }()
+		select {
+		case err := <-exited:
+			if err != nil {
+				errs = errors.Join(errs, fmt.Errorf("shard %d: %w", i, err))
+			}
+		case <-time.After(15 * time.Second):
+			s.Process.Kill()
+			<-exited
+			errs = errors.Join(errs, fmt.Errorf("shard %d did not stop within 15 s of SIGTERM", i))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,334 @@
+package live
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// member is the coordinator's record of one worker id.
+type member struct {
+	state    int // unseen, live or removed
+	peer     *wire.Peer
+	lastSeen time.Time
+	seq      uint64 // the worker's last counted push (deduplicates a retried Clock)
+	pushes   int64
+	waitUS   uint64
+	busyUS   uint64
+}
+
+const (
+	unseen = iota
+	live
+	removed
+)
+
+// Coordinator is the job's gate and membership, hosted by shard 0 (as
+// ps-lite's scheduler): it assigns worker ids, counts pushes, releases
+// workers as the paradigm's gate decides, and removes a worker whose
+// heartbeats stop, from the gate here and from every shard's aggregator.
+type Coordinator struct {
+	mu      sync.Mutex
+	gate    paradigm.Gate
+	members []member
+	k       int
+	timeout time.Duration
+	grace   time.Time // workers never seen are removed after this
+	start   time.Time
+	first   time.Time // the first worker's hello
+	end     time.Time
+	target  int64
+	pushes  int64
+	done    bool
+	nRem    int64
+	nJoin   int64
+	info    JobInfo
+	rel     []int
+	log     *slog.Logger
+	// members changes are pushed to the shards through this (the shard
+	// links deliver the latest view, retrying until it lands).
+	onMembers func(live, removed []int)
+	stopped   chan struct{}
+	stopOnce  sync.Once
+}
+
+// CoordConfig builds a Coordinator.
+type CoordConfig struct {
+	Params     *JobParams
+	ShardAddrs []string
+	Logger     *slog.Logger
+	// StartupGrace is how long a worker id may stay unseen before it is
+	// removed (zero: 4 heartbeat timeouts, at least 20 s).
+	StartupGrace time.Duration
+}
+
+func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
+	j := &cfg.Params.Job
+	pol, err := paradigm.New(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	grace := cfg.StartupGrace
+	if grace == 0 {
+		grace = max(4*j.HeartbeatTimeout, 20*time.Second)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Coordinator{gate: pol.Gate, members: make([]member, j.Workers), k: j.Workers,
+		timeout: j.HeartbeatTimeout, grace: now.Add(grace), start: now, target: cfg.Params.target(),
+		log: log.With("role", "coordinator"), stopped: make(chan struct{}),
+		info: JobInfo{Paradigm: cfg.Params.Paradigm, Workers: j.Workers, Shards: j.Shards, ShardAddrs: cfg.ShardAddrs,
+			Model: j.Model, Dataset: j.Dataset, TrainLimit: j.TrainLimit, TestLimit: j.TestLimit,
+			Batch: j.Batch, Seed: j.Seed, HeartbeatMS: j.HeartbeatTimeout.Milliseconds()}}
+	return c, nil
+}
+
+func (c *Coordinator) now() time.Duration { return time.Since(c.start) }
+
+// hello admits a worker's control connection: id < 0 takes the first id
+// never seen (then a new id: a worker joining a running job); a known id
+// reconnects, or rejoins if it had been removed.
+func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return JobInfo{}, nil, remoteErr(wire.CodeShuttingDown, "the job has finished")
+	}
+	id := int(want)
+	if id < 0 {
+		id = len(c.members)
+		for p := range c.members {
+			if c.members[p].state == unseen && c.members[p].peer == nil {
+				id = p
+				break
+			}
+		}
+	}
+	if id >= maxWorkers {
+		return JobInfo{}, nil, remoteErr(wire.CodeBadRequest, "worker id %d exceeds %d", id, maxWorkers-1)
+	}
+	for len(c.members) <= id {
+		c.members = append(c.members, member{state: removed}) // a new id joins below
+	}
+	m := &c.members[id]
+	info := c.info
+	info.ID = id
+	var notify []*wire.Peer
+	if m.state == removed {
+		c.rel = c.gate.Join(c.now(), id, c.rel[:0])
+		m.state = live
+		c.nJoin++
+		info.Rejoined = true
+		notify = c.peersOf(c.rel)
+		c.log.Info("worker joined", "worker", id)
+		c.publish()
+	} else if m.state == live && !c.gate.Held(id) && m.peer != nil {
+		// A reconnection: a release sent to the old connection may be lost.
+		notify = append(notify, peer)
+	}
+	if m.state == unseen {
+		m.state = live
+	}
+	if c.first.IsZero() {
+		c.first = time.Now()
+	}
+	m.peer, m.lastSeen = peer, time.Now()
+	info.Clock = c.gate.Clock(id)
+	return info, notify, nil
+}
+
+// peersOf maps released ids to their connections.
+func (c *Coordinator) peersOf(ids []int) []*wire.Peer {
+	var out []*wire.Peer
+	for _, q := range ids {
+		if q < len(c.members) && c.members[q].peer != nil {
+			out = append(out, c.members[q].peer)
+		}
+	}
+	return out
+}
+
+// clock records worker p's push: seq is its running push count (so a
+// retried frame is not counted twice), wait and busy its cumulative
+// seconds held and computing, in µs.
+func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame) ([]*wire.Peer, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p < 0 || p >= len(c.members) {
+		return nil, false, remoteErr(wire.CodeBadRequest, "clock from unknown worker %d", p)
+	}
+	resp.Type, resp.Worker = wire.MsgClock, int32(p)
+	if c.done {
+		return nil, false, remoteErr(wire.CodeShuttingDown, "the job has finished")
+	}
+	m := &c.members[p]
+	m.lastSeen = time.Now()
+	m.waitUS, m.busyUS = max(m.waitUS, waitUS), max(m.busyUS, busyUS)
+	var notify []*wire.Peer
+	if m.state != live {
+		// Removed while it was slow or cut off: admit it again; it restarts
+		// from a full pull at the gate's minimum clock.
+		c.rel = c.gate.Join(c.now(), p, c.rel[:0])
+		m.state = live
+		c.nJoin++
+		c.publish()
+		resp.Flags = flagRejoined
+		resp.Tag = uint64(c.gate.Clock(p))
+		m.seq = seq
+		c.log.Info("worker rejoined", "worker", p)
+		return c.peersOf(c.rel), false, nil
+	}
+	if seq <= m.seq {
+		if !c.gate.Held(p) {
+			notify = append(notify, m.peer)
+		}
+		resp.Tag = uint64(c.gate.Clock(p))
+		return notify, false, nil
+	}
+	m.seq = seq
+	m.pushes++
+	c.pushes++
+	c.rel = c.gate.Pushed(c.now(), p, c.rel[:0])
+	resp.Tag = uint64(c.gate.Clock(p))
+	notify = c.peersOf(c.rel)
+	finished := false
+	if c.pushes >= c.target {
+		c.done, finished = true, true
+		c.end = time.Now()
+		c.log.Info("job finished", "pushes", c.pushes)
+	}
+	return notify, finished, nil
+}
+
+// heartbeat records that p is alive.
+func (c *Coordinator) heartbeat(p int) {
+	c.mu.Lock()
+	if p >= 0 && p < len(c.members) && c.members[p].state == live {
+		c.members[p].lastSeen = time.Now()
+	}
+	c.mu.Unlock()
+}
+
+// sweep removes every live worker silent for longer than the timeout (and
+// ids never seen after the startup grace), releasing whoever waited on them.
+func (c *Coordinator) sweep() []*wire.Peer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	var notify []*wire.Peer
+	changed := false
+	for p := range c.members {
+		m := &c.members[p]
+		late := m.state == live && m.peer != nil && now.Sub(m.lastSeen) > c.timeout
+		never := m.state == unseen && now.After(c.grace)
+		if !late && !never {
+			continue
+		}
+		m.state = removed
+		c.nRem++
+		changed = true
+		c.rel = c.gate.Leave(c.now(), p, c.rel[:0])
+		notify = append(notify, c.peersOf(c.rel)...)
+		c.log.Warn("worker removed after missed heartbeats", "worker", p, "silent", now.Sub(m.lastSeen).Round(time.Millisecond))
+	}
+	if changed {
+		c.publish()
+	}
+	return notify
+}
+
+// publish hands the current membership to the shard links (lock held).
+func (c *Coordinator) publish() {
+	if c.onMembers == nil {
+		return
+	}
+	live, rem := c.view()
+	c.onMembers(live, rem)
+}
+
+func (c *Coordinator) view() (live, rem []int) {
+	for p, m := range c.members {
+		switch m.state {
+		case removed:
+			rem = append(rem, p)
+		default:
+			live = append(live, p)
+		}
+	}
+	return live, rem
+}
+
+// finish marks the job done (a stop request) and returns every worker's
+// connection so they can be told.
+func (c *Coordinator) finish() []*wire.Peer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done {
+		c.done = true
+		c.end = time.Now()
+	}
+	return c.allPeers()
+}
+
+func (c *Coordinator) allPeers() []*wire.Peer {
+	var out []*wire.Peer
+	for _, m := range c.members {
+		if m.peer != nil {
+			out = append(out, m.peer)
+		}
+	}
+	return out
+}
+
+// Stats returns the coordinator's counters.
+func (c *Coordinator) Stats() CoordStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gs := c.gate.Stats()
+	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: gs.Releases, MaxGap: gs.MaxGap,
+		ControllerCalls: gs.ControllerCalls, Removed: c.nRem, Joined: c.nJoin}
+	if !c.first.IsZero() {
+		end := c.end
+		if end.IsZero() {
+			end = time.Now()
+		}
+		st.Seconds = end.Sub(c.first).Seconds()
+	}
+	for _, m := range c.members {
+		if m.state == live {
+			st.Live++
+		}
+		st.WorkerPushes = append(st.WorkerPushes, m.pushes)
+		st.WorkerWait = append(st.WorkerWait, float64(m.waitUS)/1e6)
+		st.WorkerBusy = append(st.WorkerBusy, float64(m.busyUS)/1e6)
+	}
+	return st
+}
+
+// release sends Release notices (outside the lock).
+func release(peers []*wire.Peer) {
+	for _, p := range peers {
+		f := wire.Frame{Type: wire.MsgRelease, Worker: p.ID()}
+		p.Send(&f)
+	}
+}
+
+// shutdown tells workers the job is over.
+func shutdown(peers []*wire.Peer) {
+	for _, p := range peers {
+		f := wire.Frame{Type: wire.MsgShutdown, Worker: p.ID()}
+		p.Send(&f)
+	}
+}
+
+func (c *Coordinator) allPeersLocked() []*wire.Peer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.allPeers()
+}

@@ -1,0 +1,346 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// driver is Train's observer: it watches the coordinator's counters,
+// evaluates the shards' weights on the test set, fires the faults and
+// writes the summary. It connects like any tool would, as an observer.
+type driver struct {
+	params   *JobParams
+	opt      *Options
+	ds       *data.Dataset
+	cl       cluster
+	progress func(Progress)
+
+	obs   []*wire.Conn
+	model nn.Model
+	w     []float32
+	curve [][2]float64
+
+	mu     sync.Mutex
+	faults []FaultRecord
+	fwg    sync.WaitGroup
+}
+
+func (d *driver) run(ctx context.Context) (*Result, error) {
+	if err := d.cl.start(ctx); err != nil {
+		d.cl.stop()
+		return nil, err
+	}
+	res, err := d.watch(ctx)
+	d.fwg.Wait()
+	for _, c := range d.obs {
+		if c != nil {
+			c.Close()
+		}
+	}
+	if serr := d.cl.stop(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.Faults = d.faults
+	return res, nil
+}
+
+// call runs a request on shard i's observer connection, redialling while
+// the shard is away (it may be restarting).
+func (d *driver) call(ctx context.Context, i int, req, resp *wire.Frame) error {
+	for {
+		if d.obs[i] == nil {
+			cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleObserver, Worker: -1}}
+			cc.Token = d.opt.Token
+			c, err := dialRetry(ctx, d.cl.transport(), d.cl.addrs()[i], cc, 0)
+			if err != nil {
+				return err
+			}
+			d.obs[i] = c
+		}
+		err := d.obs[i].Call(ctx, req, resp)
+		var re *wire.RemoteError
+		if err == nil || errors.As(err, &re) || ctx.Err() != nil {
+			return err
+		}
+		d.obs[i].Close()
+		d.obs[i] = nil
+		if !sleep(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+func (d *driver) stats(ctx context.Context, i int) (Stats, error) {
+	var req, resp wire.Frame
+	var st Stats
+	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
+		return st, err
+	}
+	if err := d.call(ctx, i, &req, &resp); err != nil {
+		return st, err
+	}
+	return st, resp.JSON(&st)
+}
+
+// evaluate pulls every shard's block and measures test accuracy.
+func (d *driver) evaluate(ctx context.Context, seconds float64) (float64, error) {
+	var req, resp wire.Frame
+	for i, r := range d.ranges() {
+		req.Reset()
+		req.Type, req.Shard, req.Worker = wire.MsgPull, uint32(i), -1
+		if err := d.call(ctx, i, &req, &resp); err != nil {
+			return 0, err
+		}
+		if len(resp.Floats) != r[1]-r[0] {
+			return 0, fmt.Errorf("live: shard %d sent %d floats for a block of %d", i, len(resp.Floats), r[1]-r[0])
+		}
+		copy(d.w[r[0]:r[1]], resp.Floats)
+		ack := wire.Frame{Type: wire.MsgHeartbeat}
+		d.obs[i].Send(ctx, &ack)
+	}
+	acc := nn.Accuracy(d.model, d.w, d.ds.Test.X, d.ds.Test.Y, 500)
+	d.curve = append(d.curve, [2]float64{seconds, acc})
+	return acc, nil
+}
+
+func (d *driver) ranges() [][2]int { return jobRanges(d.model.NumParams(), d.params.Job.Shards) }
+
+func (d *driver) watch(ctx context.Context) (*Result, error) {
+	j := &d.params.Job
+	var err error
+	if d.model, err = nn.New(j.Model); err != nil {
+		return nil, err
+	}
+	d.w = make([]float32, d.model.NumParams())
+	d.obs = make([]*wire.Conn, j.Shards)
+	evalStep := max(1, int64(j.EvalEvery*float64(d.params.TrainN)/float64(j.Batch)))
+	nextEval := evalStep
+	fired := make([]bool, len(d.opt.Faults))
+	tick := time.NewTicker(d.opt.Poll)
+	defer tick.Stop()
+	var cs CoordStats
+	for {
+		st, err := d.stats(ctx, 0)
+		if err != nil {
+			return nil, d.abort(ctx, err)
+		}
+		cs = *st.Coord
+		for k, f := range d.opt.Faults {
+			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done {
+				fired[k] = true
+				if err := d.fire(ctx, f, cs.Pushes); err != nil {
+					return nil, d.abort(ctx, err)
+				}
+			}
+		}
+		if cs.Pushes >= nextEval && !cs.Done {
+			nextEval = (cs.Pushes/evalStep + 1) * evalStep
+			acc, err := d.evaluate(ctx, cs.Seconds)
+			if err != nil {
+				return nil, d.abort(ctx, err)
+			}
+			d.report(cs, acc)
+		}
+		select {
+		case <-d.cl.workersDone():
+			if err := d.cl.workersErr(); err != nil {
+				return nil, d.abort(ctx, err)
+			}
+			if st, err = d.stats(ctx, 0); err != nil {
+				return nil, err
+			}
+			if !st.Coord.Done {
+				return nil, d.abort(ctx, fmt.Errorf("live: every worker exited after %d of %d pushes", st.Coord.Pushes, st.Coord.Target))
+			}
+			return d.finish(ctx, *st.Coord)
+		case <-ctx.Done():
+			return nil, d.abort(context.Background(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// abort stops the job's workers (best effort) and returns err.
+func (d *driver) abort(ctx context.Context, err error) error {
+	var req, resp wire.Frame
+	if req.SetJSON(wire.MsgControl, control{Op: "stop"}) == nil && d.obs[0] != nil {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		d.obs[0].Call(c, &req, &resp)
+		cancel()
+	}
+	return err
+}
+
+func (d *driver) report(cs CoordStats, acc float64) {
+	if d.progress == nil {
+		return
+	}
+	j := &d.params.Job
+	p := Progress{Pushes: cs.Pushes, Target: cs.Target, Seconds: cs.Seconds, Accuracy: acc, Live: cs.Live,
+		Epoch: float64(cs.Pushes*int64(j.Batch)) / float64(d.params.TrainN)}
+	if cs.Seconds > 0 {
+		p.Throughput = float64(cs.Pushes) / cs.Seconds
+	}
+	p.WaitFraction, _ = waitFractions(cs)
+	d.progress(p)
+}
+
+func waitFractions(cs CoordStats) (mean float64, per []float64) {
+	n := 0
+	for p := range cs.WorkerWait {
+		tot := cs.WorkerWait[p] + cs.WorkerBusy[p]
+		f := 0.0
+		if tot > 0 {
+			f = cs.WorkerWait[p] / tot
+			mean += f
+			n++
+		}
+		per = append(per, f)
+	}
+	if n > 0 {
+		mean /= float64(n)
+	}
+	return mean, per
+}
+
+// fire injects one fault. A restart runs in the background so the watch
+// loop keeps polling meanwhile.
+func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
+	rec := FaultRecord{Fault: f, FiredAt: pushes}
+	var err error
+	if f.Role == "worker" {
+		err = d.cl.killWorker(f.Index, f.Restart)
+	} else {
+		err = d.cl.killShard(f.Index)
+	}
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	k := len(d.faults)
+	d.faults = append(d.faults, rec)
+	d.mu.Unlock()
+	if !f.Restart {
+		return nil
+	}
+	d.fwg.Add(1)
+	go func() {
+		defer d.fwg.Done()
+		sleep(ctx, f.RestartAfter)
+		r, err := d.restart(ctx, f)
+		if err != nil {
+			r.Restarted = false
+		}
+		d.mu.Lock()
+		d.faults[k].Restarted = r.Restarted
+		d.faults[k].CheckpointVersion, d.faults[k].CheckpointCRC = r.CheckpointVersion, r.CheckpointCRC
+		d.faults[k].RestoredVersion, d.faults[k].RestoredCRC = r.RestoredVersion, r.RestoredCRC
+		d.mu.Unlock()
+	}()
+	return nil
+}
+
+func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
+	var r FaultRecord
+	if f.Role == "worker" {
+		err := d.cl.restartWorker(ctx, f.Index)
+		r.Restarted = err == nil
+		return r, err
+	}
+	st, err := ckpt.Read(ckpt.Path(d.opt.CheckpointDir, f.Index))
+	if err != nil {
+		return r, err
+	}
+	r.CheckpointVersion, r.CheckpointCRC = st.Version, WeightsCRC(st.Weights)
+	if err := d.cl.restartShard(ctx, f.Index); err != nil {
+		return r, err
+	}
+	r.Restarted = true
+	// A separate connection: the watch loop owns the observer ones.
+	cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleObserver, Worker: -1}}
+	cc.Token = d.opt.Token
+	c, err := dialRetry(ctx, d.cl.transport(), d.cl.addrs()[f.Index], cc, time.Minute)
+	if err != nil {
+		return r, err
+	}
+	defer c.Close()
+	var req, resp wire.Frame
+	var s Stats
+	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
+		return r, err
+	}
+	if err := c.Call(ctx, &req, &resp); err != nil {
+		return r, err
+	}
+	if err := resp.JSON(&s); err != nil {
+		return r, err
+	}
+	r.RestoredVersion, r.RestoredCRC = s.Shard.RestoredVersion, s.Shard.RestoredCRC
+	return r, nil
+}
+
+// finish collects every shard's counters, evaluates the final weights and
+// builds the summary.
+func (d *driver) finish(ctx context.Context, cs CoordStats) (*Result, error) {
+	j := &d.params.Job
+	acc, err := d.evaluate(ctx, cs.Seconds)
+	if err != nil {
+		return nil, err
+	}
+	d.report(cs, acc)
+	r := &runstats.Run{Paradigm: d.params.Paradigm, Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
+		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
+		ControllerCalls: cs.ControllerCalls, WorkerPushes: cs.WorkerPushes, Curve: d.curve, FinalAccuracy: acc}
+	if cs.Seconds > 0 {
+		r.Throughput = float64(cs.Pushes) / cs.Seconds
+	}
+	r.WaitFraction, r.WorkerWait = waitFractions(cs)
+	res := &Result{Run: r}
+	var n, sum int64
+	for i := 0; i < j.Shards; i++ {
+		st, err := d.stats(ctx, i)
+		if err != nil {
+			return nil, err
+		}
+		res.Shards = append(res.Shards, st.Shard)
+		r.Updates += st.Shard.Updates
+		r.Dropped += st.Shard.Dropped
+		r.ShardStaleness = append(r.ShardStaleness, st.Shard.Staleness)
+		for s, k := range st.Shard.Staleness {
+			for len(r.StalenessHist) <= s {
+				r.StalenessHist = append(r.StalenessHist, 0)
+			}
+			r.StalenessHist[s] += k
+			n += k
+			sum += int64(s) * k
+			if k > 0 {
+				r.StalenessMax = max(r.StalenessMax, int64(s))
+			}
+		}
+	}
+	if n > 0 {
+		r.StalenessMean = float64(sum) / float64(n)
+	}
+	for _, p := range d.curve {
+		r.BestAccuracy = max(r.BestAccuracy, p[1])
+	}
+	if j.Target > 0 {
+		r.Target = j.Target
+		if t, ok := r.TimeTo(j.Target); ok {
+			r.TimeToTarget = &t
+		}
+	}
+	return res, nil
+}

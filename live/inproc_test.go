@@ -1,0 +1,56 @@
+package live
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/paradigm"
+)
+
+func synth(t testing.TB) *data.Dataset {
+	t.Helper()
+	ds, err := data.NewSynthetic(data.SyntheticConfig{Train: 2000, Test: 500, Seed: 3, Separation: 0.6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+func quickJob(t testing.TB, spec string, k, s int) job.Config {
+	sp, err := paradigm.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job.Config{Spec: sp, Workers: k, Shards: s, Model: "mlp", Dataset: "synthetic", Epochs: 2, Batch: 32,
+		LR: 0.1, Momentum: -1, HeartbeatTimeout: time.Second, EvalEvery: 0.5}
+}
+
+func TestInprocEveryParadigm(t *testing.T) {
+	ds := synth(t)
+	for _, spec := range []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2"} {
+		t.Run(spec, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var opt Options
+			opt.Data = ds
+			if testing.Verbose() {
+				opt.Log = os.Stderr
+			}
+			r, err := Train(ctx, quickJob(t, spec, 4, 2), opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: acc %.3f pushes %d updates %d dropped %d releases %d seconds %.2f wait %.2f", spec, r.FinalAccuracy, r.Pushes, r.Updates, r.Dropped, r.Releases, r.Seconds, r.WaitFraction)
+			if r.Pushes < int64(2000/32) {
+				t.Errorf("pushes %d, want at least an epoch's %d", r.Pushes, 2000/32)
+			}
+			if r.FinalAccuracy < 0.5 {
+				t.Errorf("accuracy %.3f after an epoch of synthetic data", r.FinalAccuracy)
+			}
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// collector exports a server's counters at scrape time: nothing is added
+// to the push and pull paths, which already keep these counts for the
+// run summary.
+type collector struct{ sv *Server }
+
+var (
+	mPushes    = prometheus.NewDesc("pacer_shard_pushes_total", "Gradient blocks pushed to the shard.", []string{"shard"}, nil)
+	mUpdates   = prometheus.NewDesc("pacer_shard_updates_total", "Applies (versions) of the shard.", []string{"shard"}, nil)
+	mDropped   = prometheus.NewDesc("pacer_shard_dropped_total", "Gradients the aggregator refused as stale or surplus.", []string{"shard"}, nil)
+	mRefused   = prometheus.NewDesc("pacer_shard_refused_total", "Bad requests answered with an error (unknown shard, wrong length, NaN, bad worker).", []string{"shard", "reason"}, nil)
+	mVersion   = prometheus.NewDesc("pacer_shard_version", "The shard's current version.", []string{"shard"}, nil)
+	mCoW       = prometheus.NewDesc("pacer_shard_copy_on_write_total", "Applies that copied the block because a pull was still sending it.", []string{"shard"}, nil)
+	mCkpt      = prometheus.NewDesc("pacer_shard_checkpoints_total", "Checkpoints written.", []string{"shard"}, nil)
+	mStale     = prometheus.NewDesc("pacer_shard_staleness", "Staleness of applied gradients (versions).", []string{"shard"}, nil)
+	mBytes     = prometheus.NewDesc("pacer_wire_bytes_total", "Bytes on the data plane, headers included.", []string{"shard", "direction"}, nil)
+	mFrames    = prometheus.NewDesc("pacer_wire_frames_total", "Frames on the data plane.", []string{"shard", "direction"}, nil)
+	mAuth      = prometheus.NewDesc("pacer_wire_auth_failures_total", "Connections refused for a missing or wrong token.", []string{"shard"}, nil)
+	mDecode    = prometheus.NewDesc("pacer_wire_decode_errors_total", "Malformed frames by kind.", []string{"shard", "kind"}, nil)
+	mJobPushes = prometheus.NewDesc("pacer_job_pushes_total", "Pushes counted by the coordinator.", nil, nil)
+	mReleases  = prometheus.NewDesc("pacer_job_releases_total", "Gate releases.", nil, nil)
+	mMaxGap    = prometheus.NewDesc("pacer_job_max_gap", "Largest clock gap at a release.", nil, nil)
+	mLive      = prometheus.NewDesc("pacer_job_live_workers", "Workers the coordinator counts as live.", nil, nil)
+	mRemoved   = prometheus.NewDesc("pacer_job_removed_total", "Workers removed after missed heartbeats.", nil, nil)
+	mWait      = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
+	mBusy      = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
+	mWPushes   = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
+)
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mStale,
+		mBytes, mFrames, mAuth, mDecode, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	st := c.sv.shard.Stats()
+	sh := strconv.Itoa(st.Shard)
+	counter := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+	}
+	counter(mPushes, float64(st.Pushes), sh)
+	counter(mUpdates, float64(st.Updates), sh)
+	counter(mDropped, float64(st.Dropped), sh)
+	counter(mRefused, float64(st.NonFinite), sh, "non_finite")
+	counter(mRefused, float64(st.Refused-st.NonFinite), sh, "bad_request")
+	gauge(mVersion, float64(st.Version), sh)
+	counter(mCoW, float64(st.CopyOnWrite), sh)
+	counter(mCkpt, float64(st.Checkpoints), sh)
+	// Staleness is an integer: bucket s holds every gradient of staleness ≤ s.
+	buckets := map[float64]uint64{}
+	var n uint64
+	var sum float64
+	for s, k := range st.Staleness {
+		n += uint64(k)
+		sum += float64(s) * float64(k)
+		buckets[float64(s)] = n
+	}
+	ch <- prometheus.MustNewConstHistogram(mStale, n, sum, buckets, sh)
+	ws := c.sv.ws.Stats().Snapshot()
+	counter(mBytes, float64(ws.BytesIn), sh, "in")
+	counter(mBytes, float64(ws.BytesOut), sh, "out")
+	counter(mFrames, float64(ws.FramesIn), sh, "in")
+	counter(mFrames, float64(ws.FramesOut), sh, "out")
+	counter(mAuth, float64(ws.AuthFailures), sh)
+	for kind, v := range ws.DecodeErrors {
+		counter(mDecode, float64(v), sh, kind)
+	}
+	if c.sv.coord == nil {
+		return
+	}
+	cs := c.sv.coord.Stats()
+	counter(mJobPushes, float64(cs.Pushes))
+	counter(mReleases, float64(cs.Releases))
+	gauge(mMaxGap, float64(cs.MaxGap))
+	gauge(mLive, float64(cs.Live))
+	counter(mRemoved, float64(cs.Removed))
+	for p := range cs.WorkerPushes {
+		w := strconv.Itoa(p)
+		counter(mWait, cs.WorkerWait[p], w)
+		counter(mBusy, cs.WorkerBusy[p], w)
+		counter(mWPushes, float64(cs.WorkerPushes[p]), w)
+	}
+}
+
+// serveMetrics serves /metrics for sv on addr until the returned stop is
+// called. Each server has its own registry, so several shards in one
+// process (inproc mode) do not collide.
+func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(collector{sv}); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("live: metrics: listen %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server failed", "err", err)
+		}
+	}()
+	log.Info("metrics at /metrics", "addr", ln.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+	}, nil
+}

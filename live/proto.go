@@ -1,0 +1,154 @@
+package live
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// Roles a connection names in its Hello. The token authenticates; the role
+// says which handler serves the connection.
+const (
+	RoleWorker      = "worker"      // a worker's data connection to one shard
+	RoleControl     = "control"     // a worker's control connection to the coordinator (shard 0)
+	RoleCoordinator = "coordinator" // the coordinator's membership link to a shard
+	RoleObserver    = "observer"    // pacer train and tools: stats and weight pulls
+)
+
+// Application flag bits (wire.FlagsApp) of this package's frames.
+const (
+	flagPending  uint8 = 1 // PullResp: the shard's version is below the minimum; a ready notice follows
+	flagDropped  uint8 = 2 // PushAck: the aggregator refused the gradient (stale or surplus)
+	flagRejoined uint8 = 4 // Clock reply: the worker had been removed and was admitted again
+	flagReady    uint8 = 8 // one-way PullResp without data: the version a pending pull waits for exists
+)
+
+// maxWorkers bounds worker ids so a bad frame cannot make a shard or the
+// coordinator grow its per-worker tables without limit.
+const maxWorkers = 1 << 16
+
+// JobInfo is the job as the coordinator describes it to every worker (the
+// JSON payload of its HelloOK), so a worker needs only the coordinator's
+// address and the token.
+type JobInfo struct {
+	ID         int      `json:"id"`    // the worker id assigned to this connection
+	Clock      int64    `json:"clock"` // the gate's clock for this worker
+	Rejoined   bool     `json:"rejoined,omitempty"`
+	Paradigm   string   `json:"paradigm"`
+	Workers    int      `json:"workers"`
+	Shards     int      `json:"shards"`
+	ShardAddrs []string `json:"shard_addrs"`
+	Model      string   `json:"model"`
+	Dataset    string   `json:"dataset"`
+	TrainLimit int      `json:"train_limit,omitempty"`
+	TestLimit  int      `json:"test_limit,omitempty"`
+	Batch      int      `json:"batch"`
+	Seed       uint64   `json:"seed"`
+	// HeartbeatMS is the coordinator's removal timeout; workers beat four
+	// times within it.
+	HeartbeatMS int64 `json:"heartbeat_ms"`
+}
+
+// ShardInfo is the JSON payload of a shard's HelloOK.
+type ShardInfo struct {
+	Shard       int    `json:"shard"`
+	Shards      int    `json:"shards"`
+	Lo          int    `json:"lo"`
+	Hi          int    `json:"hi"`
+	Version     uint64 `json:"version"`
+	Incarnation uint64 `json:"incarnation"` // differs on every start: a worker sees a restart
+}
+
+// control is the JSON body of a MsgControl request.
+type control struct {
+	Op      string `json:"op"`                // "stats" | "members" | "stop"
+	Live    []int  `json:"live,omitempty"`    // members: live worker ids
+	Removed []int  `json:"removed,omitempty"` // members: removed worker ids
+}
+
+// ShardStats is a shard's counters (the "stats" control reply).
+type ShardStats struct {
+	Shard       int     `json:"shard"`
+	Version     uint64  `json:"version"`
+	Incarnation uint64  `json:"incarnation"`
+	Pushes      int64   `json:"pushes"`
+	Updates     int64   `json:"updates"`
+	Dropped     int64   `json:"dropped"`
+	Refused     int64   `json:"refused"` // bad requests: unknown shard, wrong length, NaN, bad worker
+	NonFinite   int64   `json:"non_finite"`
+	CopyOnWrite int64   `json:"copy_on_write"` // applies that found a pull still sending the version
+	Skipped     uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
+	Staleness   []int64 `json:"staleness"`     // histogram, index = staleness
+	Checkpoints int64   `json:"checkpoints"`
+	// RestoredVersion and RestoredCRC describe the checkpoint this process
+	// started from (CRC-32C of the weights as restored); zero without one.
+	Restored        bool   `json:"restored"`
+	RestoredVersion uint64 `json:"restored_version"`
+	RestoredCRC     uint32 `json:"restored_crc"`
+	Wire            wire.StatsSnapshot
+}
+
+// CoordStats are the coordinator's counters.
+type CoordStats struct {
+	Pushes          int64     `json:"pushes"`
+	Target          int64     `json:"target"`
+	Done            bool      `json:"done"`
+	Seconds         float64   `json:"seconds"` // from the first worker's hello to done (or now)
+	Releases        int64     `json:"releases"`
+	MaxGap          int64     `json:"max_gap"`
+	ControllerCalls int64     `json:"controller_calls"`
+	Live            int       `json:"live"`
+	Removed         int64     `json:"removed"`
+	Joined          int64     `json:"joined"`
+	WorkerPushes    []int64   `json:"worker_pushes"`
+	WorkerWait      []float64 `json:"worker_wait"` // seconds held (push, gate, pull)
+	WorkerBusy      []float64 `json:"worker_busy"` // seconds computing
+}
+
+// Stats is the reply to a "stats" control request.
+type Stats struct {
+	Shard ShardStats  `json:"shard"`
+	Coord *CoordStats `json:"coord,omitempty"`
+}
+
+// JobParams is what every server process needs to know about the job
+// beyond its own index: the policy, the model (for the parameter count and
+// w⁰) and the optimizer.
+type JobParams struct {
+	Job job.Config
+	// Paradigm is the spec string as given (reported in summaries).
+	Paradigm string
+	// TrainN is the number of training samples (after TrainLimit): the
+	// coordinator ends the job after Epochs·TrainN/Batch pushes, and shards
+	// count epochs for epoch-based schedules.
+	TrainN int
+}
+
+// target is the job's total number of pushes.
+func (p *JobParams) target() int64 {
+	n := int64(p.Job.Epochs*float64(p.TrainN)/float64(p.Job.Batch) + 0.999999)
+	return max(1, n)
+}
+
+func remoteErr(code wire.ErrorCode, format string, a ...any) error {
+	return &wire.RemoteError{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+func setJSON(f *wire.Frame, t wire.MsgType, v any) error { return f.SetJSON(t, v) }
+
+func decodeJSON(b []byte, v any) error {
+	if err := json.Unmarshal(b, v); err != nil {
+		return remoteErr(wire.CodeBadRequest, "bad JSON payload: %v", err)
+	}
+	return nil
+}
+
+func parseSpec(s string) (paradigm.Spec, error) { return paradigm.Parse(s) }
+
+func since(t time.Time) time.Duration { return time.Since(t) }
+
+func jobRanges(n, s int) [][2]int { return job.Ranges(n, s) }

@@ -1,0 +1,362 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// ServerConfig is one shard server process (`pacer server`). Zero fields
+// take the defaults in parentheses.
+type ServerConfig struct {
+	Index  int
+	Params *JobParams
+	// Listen is the address to serve on (127.0.0.1:0); ignored when
+	// Listener is set.
+	Listen   string
+	Listener net.Listener
+	// Transport dials the coordinator's links to the other shards
+	// (wire.TCP{}); the in-process mode passes its wire.Inproc.
+	Transport wire.Transport
+	Token     string
+	// ShardAddrs are every shard's address as workers dial them; shard 0
+	// (the coordinator) needs them all, other shards ignore them.
+	ShardAddrs []string
+	// CheckpointDir enables checkpoints every CheckpointInterval (30 s) and
+	// on shutdown; Restore starts from the directory's checkpoint when it
+	// has one.
+	CheckpointDir      string
+	CheckpointInterval time.Duration
+	Restore            bool
+	// MetricsAddr serves Prometheus metrics at /metrics ("" : none).
+	MetricsAddr string
+	Logger      *slog.Logger
+	// Ready is called with the listening address once the server accepts.
+	Ready func(addr string)
+	// Wire overrides the data plane's limits and timeouts (Token is set
+	// from Token).
+	Wire wire.Config
+}
+
+// Server is a running shard server, with the coordinator on shard 0.
+type Server struct {
+	cfg   ServerConfig
+	shard *Shard
+	coord *Coordinator
+	ws    *wire.Server
+	links []*memberLink
+	log   *slog.Logger
+}
+
+// NewServer prepares shard cfg.Index: the model's w⁰ cut to the shard's
+// range, or the checkpoint when restoring.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if cfg.Params == nil {
+		return nil, errors.New("live: ServerConfig.Params is required")
+	}
+	j := &cfg.Params.Job // filled by the caller (Fill is not idempotent: it turns "no momentum" into 0)
+	if j.Workers < 1 || j.Shards < 1 || j.Batch < 1 || j.HeartbeatTimeout <= 0 {
+		return nil, fmt.Errorf("live: job parameters not filled in (workers=%d shards=%d batch=%d heartbeat=%s)",
+			j.Workers, j.Shards, j.Batch, j.HeartbeatTimeout)
+	}
+	if cfg.Index < 0 || cfg.Index >= j.Shards {
+		return nil, fmt.Errorf("live: shard index %d outside [0, %d)", cfg.Index, j.Shards)
+	}
+	if cfg.Token == "" {
+		return nil, errors.New("live: a token is required (--token or $PACER_TOKEN)")
+	}
+	if cfg.Index == 0 && len(cfg.ShardAddrs) != j.Shards {
+		return nil, fmt.Errorf("live: shard 0 hosts the coordinator and needs all %d shard addresses, got %d", j.Shards, len(cfg.ShardAddrs))
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = wire.TCP{}
+	}
+	if cfg.CheckpointInterval == 0 {
+		cfg.CheckpointInterval = 30 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	sc := ShardConfig{Index: cfg.Index, Params: cfg.Params, Logger: log}
+	if cfg.Restore && cfg.CheckpointDir != "" {
+		path := ckpt.Path(cfg.CheckpointDir, cfg.Index)
+		st, err := ckpt.Read(path)
+		switch {
+		case err == nil:
+			sc.Restore = st
+			log.Info("restoring checkpoint", "path", path, "version", st.Version)
+		case errors.Is(err, os.ErrNotExist):
+			log.Warn("no checkpoint to restore; starting from w⁰", "path", path)
+		default:
+			return nil, err
+		}
+	}
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Restore != nil && sc.Restore.NumParams != m.NumParams() {
+		return nil, fmt.Errorf("live: checkpoint has %d parameters, model %s has %d", sc.Restore.NumParams, j.Model, m.NumParams())
+	}
+	if sc.Restore == nil {
+		sc.Init = make([]float32, m.NumParams())
+		m.Init(sc.Init, j.Seed) // every shard cuts its block from the same seeded w⁰
+	}
+	sh, err := newShard(sc)
+	if err != nil {
+		return nil, err
+	}
+	sv := &Server{cfg: cfg, shard: sh, log: log}
+	if cfg.Index == 0 {
+		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}); err != nil {
+			return nil, err
+		}
+		sv.coord.onMembers = sv.publishMembers
+	}
+	wc := cfg.Wire
+	wc.Token = cfg.Token
+	if sv.ws, err = wire.NewServer(wc, sv.handle); err != nil {
+		return nil, err
+	}
+	sh.peersFn = sv.ws.Peers
+	return sv, nil
+}
+
+// Shard returns the server's shard (tests, tools).
+func (sv *Server) Shard() *Shard { return sv.shard }
+
+// Coordinator returns the coordinator, or nil on shards other than 0.
+func (sv *Server) Coordinator() *Coordinator { return sv.coord }
+
+// Run serves until ctx ends, then writes a final checkpoint (when
+// checkpoints are on) and returns: SIGINT/SIGTERM loses nothing.
+func (sv *Server) Run(ctx context.Context) error {
+	ln := sv.cfg.Listener
+	if ln == nil {
+		addr := sv.cfg.Listen
+		if addr == "" {
+			addr = "127.0.0.1:0"
+		}
+		var err error
+		if ln, err = (wire.TCP{}).Listen(addr); err != nil {
+			return fmt.Errorf("live: shard %d: listen %s: %w", sv.cfg.Index, addr, err)
+		}
+	}
+	var stopMetrics func()
+	if sv.cfg.MetricsAddr != "" {
+		var err error
+		if stopMetrics, err = serveMetrics(sv.cfg.MetricsAddr, sv, sv.log); err != nil {
+			ln.Close()
+			return err
+		}
+		defer stopMetrics()
+	}
+	sv.log.Info("shard server listening", "shard", sv.cfg.Index, "addr", ln.Addr().String(),
+		"version", sv.shard.Stats().Version, "coordinator", sv.coord != nil)
+	if sv.cfg.Ready != nil {
+		sv.cfg.Ready(ln.Addr().String())
+	}
+	var wg sync.WaitGroup
+	bg, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); wg.Wait() }()
+	if sv.coord != nil {
+		for i, addr := range sv.cfg.ShardAddrs {
+			sv.links = append(sv.links, &memberLink{sv: sv, shard: i, addr: addr, wake: make(chan struct{}, 1)})
+		}
+		sv.coord.mu.Lock()
+		sv.coord.publish()
+		sv.coord.mu.Unlock()
+		for _, l := range sv.links {
+			wg.Add(1)
+			go func() { defer wg.Done(); l.run(bg) }()
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); sv.sweepLoop(bg) }()
+	}
+	if sv.cfg.CheckpointDir != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); sv.checkpointLoop(bg) }()
+	}
+	err := sv.ws.Serve(ctx, ln)
+	cancel()
+	wg.Wait()
+	if sv.cfg.CheckpointDir != "" {
+		if cerr := sv.shard.checkpoint(sv.cfg.CheckpointDir, true); cerr != nil {
+			sv.log.Error("final checkpoint failed", "err", cerr)
+			err = errors.Join(err, cerr)
+		}
+	}
+	return err
+}
+
+func (sv *Server) checkpointLoop(ctx context.Context) {
+	t := time.NewTicker(sv.cfg.CheckpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := sv.shard.checkpoint(sv.cfg.CheckpointDir, false); err != nil {
+				sv.log.Error("checkpoint failed", "err", err)
+			}
+		}
+	}
+}
+
+// sweepLoop removes silent workers a few times per heartbeat timeout.
+func (sv *Server) sweepLoop(ctx context.Context) {
+	t := time.NewTicker(max(sv.coord.timeout/8, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			release(sv.coord.sweep())
+		}
+	}
+}
+
+// publishMembers hands the coordinator's membership to every shard's link
+// (shard 0's delivers directly): one goroutine per link keeps the views in
+// order, and the coordinator's lock is never held while a shard applies one.
+func (sv *Server) publishMembers(live, rem []int) {
+	for _, l := range sv.links {
+		l.set(live, rem)
+	}
+}
+
+// handle dispatches a request by the connection's role.
+func (sv *Server) handle(ctx context.Context, req, resp *wire.Frame) error {
+	peer, _ := wire.PeerFrom(ctx)
+	role := peer.Hello().Role
+	if req.Type == wire.MsgHello {
+		return sv.hello(peer, role, req, resp)
+	}
+	switch role {
+	case RoleWorker, RoleObserver:
+		switch req.Type {
+		case wire.MsgPush:
+			if role == RoleObserver {
+				return sv.shard.refuse(wire.CodeBadRequest, "observers may not push")
+			}
+			return sv.shard.push(peer, req, resp)
+		case wire.MsgPull:
+			if role == RoleObserver {
+				req.Tag = 0 // an observer's reads never move a restored shard forward
+			}
+			return sv.shard.pull(peer, req, resp)
+		case wire.MsgHeartbeat:
+			sv.shard.done(peer)
+			return nil
+		case wire.MsgControl:
+			if role == RoleObserver {
+				return sv.observe(req, resp)
+			}
+		}
+	case RoleControl:
+		return sv.control(peer, req, resp)
+	case RoleCoordinator:
+		if req.Type == wire.MsgControl {
+			var c control
+			if err := decodeJSON(req.Bytes, &c); err != nil {
+				return err
+			}
+			if c.Op == "members" {
+				sv.shard.setMembers(c.Live, c.Removed)
+				resp.Type = wire.MsgControl
+				return nil
+			}
+		}
+	}
+	return sv.shard.refuse(wire.CodeProtocol, "%s frame not expected on a %s connection", req.Type, role)
+}
+
+func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) error {
+	switch role {
+	case RoleWorker:
+		if req.Worker < 0 || req.Worker >= maxWorkers {
+			return remoteErr(wire.CodeBadRequest, "a worker's data connection must name its id, got %d", req.Worker)
+		}
+	case RoleObserver, RoleCoordinator:
+	case RoleControl:
+		if sv.coord == nil {
+			return remoteErr(wire.CodeBadRequest, "shard %d does not host the coordinator (shard 0 does)", sv.cfg.Index)
+		}
+		info, notify, err := sv.coord.hello(peer, req.Worker)
+		if err != nil {
+			return err
+		}
+		if err := setJSON(resp, wire.MsgHelloOK, info); err != nil {
+			return err
+		}
+		resp.Worker = int32(info.ID)
+		release(notify)
+		return nil
+	default:
+		return remoteErr(wire.CodeBadRequest, "unknown role %q", role)
+	}
+	if err := setJSON(resp, wire.MsgHelloOK, sv.shard.info()); err != nil {
+		return err
+	}
+	resp.Worker = req.Worker
+	return nil
+}
+
+// control serves a worker's control connection to the coordinator.
+func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
+	p := int(peer.ID())
+	switch req.Type {
+	case wire.MsgClock:
+		notify, finished, err := sv.coord.clock(p, req.Tag, req.Extra, req.Offset, resp)
+		if err != nil {
+			return err
+		}
+		release(notify)
+		if finished {
+			go shutdown(sv.coord.allPeersLocked())
+		}
+		return nil
+	case wire.MsgHeartbeat:
+		sv.coord.heartbeat(p)
+		return nil
+	}
+	return remoteErr(wire.CodeProtocol, "%s frame not expected on a control connection", req.Type)
+}
+
+// observe answers an observer's control request: stats, or stop.
+func (sv *Server) observe(req, resp *wire.Frame) error {
+	var c control
+	if err := decodeJSON(req.Bytes, &c); err != nil {
+		return err
+	}
+	switch c.Op {
+	case "stats":
+		st := Stats{Shard: sv.shard.Stats()}
+		st.Shard.Wire = sv.ws.Stats().Snapshot()
+		if sv.coord != nil {
+			cs := sv.coord.Stats()
+			st.Coord = &cs
+		}
+		return setJSON(resp, wire.MsgControl, st)
+	case "stop":
+		if sv.coord == nil {
+			return remoteErr(wire.CodeBadRequest, "stop goes to shard 0")
+		}
+		shutdown(sv.coord.finish())
+		resp.Type = wire.MsgControl
+		return nil
+	}
+	return remoteErr(wire.CodeBadRequest, "unknown control op %q", c.Op)
+}

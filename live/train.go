@@ -1,0 +1,203 @@
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/train"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// Options says how Train runs a live job on this machine.
+type Options struct {
+	// Mode is "inproc" (default: shards, coordinator and workers as
+	// goroutines over the in-process transport) or "tcp" (each shard and
+	// worker a separate `pacer server` / `pacer worker` process on loopback).
+	Mode string
+	// Host is the address tcp-mode servers bind (127.0.0.1).
+	Host string
+	// Token is the shared secret of every connection; "" makes a random one.
+	Token string
+	// CheckpointDir turns on shard checkpoints every CheckpointInterval
+	// (30 s) and at shutdown; Restore starts the shards from it.
+	CheckpointDir      string
+	CheckpointInterval time.Duration
+	Restore            bool
+	// MetricsAddr serves shard 0's Prometheus metrics (host:port); shard i
+	// serves at port+i. "" : none.
+	MetricsAddr string
+	// Log receives log/slog text logs of the servers and workers (tcp mode:
+	// the children's stderr, prefixed with their role). nil: none.
+	Log io.Writer
+	// LogLevel is the slog level of those logs (Info).
+	LogLevel slog.Level
+	// Binary is the pacer executable tcp mode launches (os.Executable()).
+	Binary string
+	// Data is the loaded data set; nil loads the job's.
+	Data *data.Dataset
+	// Faults are injected while the job runs (tests and demonstrations).
+	Faults []Fault
+	// Poll is how often Train reads the coordinator's counters (100 ms).
+	Poll time.Duration
+	// Timeout aborts a job that has not finished (0: none).
+	Timeout time.Duration
+}
+
+// Fault is one injected failure, fired once the coordinator has counted
+// AtPushes pushes.
+type Fault struct {
+	Role     string // "worker" or "shard"
+	Index    int
+	AtPushes int64
+	// Restart brings the victim back: a shard with --restore from its
+	// checkpoint (needs CheckpointDir), a worker with the same id.
+	Restart bool
+	// RestartAfter waits this long before the restart (0: at once).
+	RestartAfter time.Duration
+}
+
+// FaultRecord is what happened to one fault.
+type FaultRecord struct {
+	Fault
+	FiredAt   int64 // pushes counted when it fired
+	Restarted bool
+	// CheckpointVersion and CheckpointCRC describe the checkpoint a shard
+	// restarted from (read from the file before the restart);
+	// RestoredVersion and RestoredCRC are what the restarted shard reports
+	// holding after its restore. Equal CRCs: the weights are the file's.
+	CheckpointVersion uint64
+	CheckpointCRC     uint32
+	RestoredVersion   uint64
+	RestoredCRC       uint32
+}
+
+// Progress is reported after every test evaluation.
+type Progress struct {
+	Epoch        float64 // epochs done, all workers together
+	Pushes       int64
+	Target       int64
+	Seconds      float64 // wall time since the first worker joined
+	Accuracy     float64 // test accuracy of the shards' weights
+	Throughput   float64 // pushes per second
+	WaitFraction float64 // mean share of worker time spent held
+	Live         int     // workers the coordinator counts as live
+}
+
+// Result is Train's full outcome: the summary plus what the faults did.
+type Result struct {
+	Run    *runstats.Run
+	Faults []FaultRecord
+	Shards []ShardStats
+}
+
+// Train runs cfg as a live job on this machine and returns its summary.
+// progress (may be nil) is called after every evaluation.
+func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*runstats.Run, error) {
+	res, err := TrainResult(ctx, cfg, opt, progress)
+	if err != nil {
+		return nil, err
+	}
+	return res.Run, nil
+}
+
+// TrainResult is Train with the fault records and per-shard counters.
+func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*Result, error) {
+	if err := cfg.Fill(); err != nil {
+		return nil, err
+	}
+	if cfg.Spec.SharedSet {
+		return nil, errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard")
+	}
+	if opt.Mode == "" {
+		opt.Mode = "inproc"
+	}
+	if opt.Mode != "inproc" && opt.Mode != "tcp" {
+		return nil, fmt.Errorf("live: mode %q: want inproc or tcp", opt.Mode)
+	}
+	if opt.Token == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		opt.Token = hex.EncodeToString(b[:])
+	}
+	if opt.Poll == 0 {
+		opt.Poll = 100 * time.Millisecond
+	}
+	for _, f := range opt.Faults {
+		if f.Role != "worker" && f.Role != "shard" {
+			return nil, fmt.Errorf("live: fault role %q: want worker or shard", f.Role)
+		}
+		if f.Role == "shard" && f.Restart && opt.CheckpointDir == "" {
+			return nil, errors.New("live: restarting a shard needs a checkpoint directory")
+		}
+		if f.Role == "shard" && f.Index == 0 {
+			return nil, errors.New("live: shard 0 hosts the coordinator, whose state is not checkpointed; fault another shard")
+		}
+		if (f.Role == "shard" && (f.Index < 0 || f.Index >= cfg.Shards)) || (f.Role == "worker" && (f.Index < 0 || f.Index >= cfg.Workers)) {
+			return nil, fmt.Errorf("live: fault on %s %d: outside the job", f.Role, f.Index)
+		}
+	}
+	ds := opt.Data
+	if ds == nil {
+		var err error
+		if ds, err = train.Data(cfg); err != nil {
+			return nil, err
+		}
+	} else {
+		ds = limit(ds, cfg)
+	}
+	params := &JobParams{Job: cfg, Paradigm: cfg.Spec.String(), TrainN: ds.Train.N}
+	if opt.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
+		defer cancel()
+	}
+	var cl cluster
+	if opt.Mode == "inproc" {
+		cl = newInproc(params, &opt, ds)
+	} else {
+		cl = newTCP(params, &opt)
+	}
+	d := &driver{params: params, opt: &opt, ds: ds, cl: cl, progress: progress}
+	return d.run(ctx)
+}
+
+// limit cuts a preloaded data set to the job's limits.
+func limit(ds *data.Dataset, cfg job.Config) *data.Dataset {
+	out := *ds
+	if cfg.TrainLimit > 0 && cfg.TrainLimit < ds.Train.N {
+		out.Train = ds.Train.Subset(cfg.TrainLimit)
+	}
+	if cfg.TestLimit > 0 && cfg.TestLimit < ds.Test.N {
+		out.Test = ds.Test.Subset(cfg.TestLimit)
+	}
+	return &out
+}
+
+// cluster is the set of processes (or goroutines) of one job.
+type cluster interface {
+	// start launches the shards and workers.
+	start(ctx context.Context) error
+	// addrs are the shards' addresses; dial them with transport.
+	addrs() []string
+	transport() wire.Transport
+	// killWorker kills worker i; with restart, restartWorker follows.
+	killWorker(i int, restart bool) error
+	restartWorker(ctx context.Context, i int) error
+	killShard(i int) error
+	restartShard(ctx context.Context, i int) error
+	// workersDone is closed when every worker has exited; err then says
+	// whether any failed.
+	workersDone() <-chan struct{}
+	workersErr() error
+	// stop shuts the servers down gracefully (final checkpoints) and waits.
+	stop() error
+}

@@ -1,0 +1,213 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// A worker's link to one shard: a goroutine that owns the connection,
+// carries out the main loop's pushes and pulls in order, waits out pending
+// pulls (the shard's ready notice, or a poll as a safety net) and redials
+// with backoff when the connection breaks. Its results go back to the main
+// loop as events.
+
+type opKind uint8
+
+const (
+	opPush opKind = iota + 1
+	opPull
+)
+
+type linkOp struct {
+	kind  opKind
+	data  []float32 // push: the gradient block (read-only until the ack)
+	read  uint64    // push: version the gradient was computed from; pull: version held
+	clock uint64    // push: the worker's iteration tag
+	min   uint64    // pull: minimum version
+}
+
+type evKind uint8
+
+const (
+	evPushed evKind = iota + 1
+	evData
+	evRepush // the shard restarted while a pull waited on it: the last push may be lost
+	evFailed
+)
+
+type linkEvent struct {
+	kind    evKind
+	shard   int
+	version uint64
+	dropped bool
+	floats  []float32     // evData: valid until done is signalled
+	done    chan struct{} // evData: the main loop has copied floats
+	err     error
+}
+
+type wlink struct {
+	w      *Worker
+	shard  int
+	addr   string
+	ops    chan linkOp
+	notify chan struct{}
+	conn   *wire.Conn
+	inc    uint64 // incarnation of the shard we are connected to
+	pushed uint64 // incarnation that acknowledged our last push
+	req    wire.Frame
+	resp   wire.Frame
+	done   chan struct{}
+}
+
+func newLink(w *Worker, shard int, addr string) *wlink {
+	return &wlink{w: w, shard: shard, addr: addr, ops: make(chan linkOp, 4), notify: make(chan struct{}, 1),
+		done: make(chan struct{}, 1)}
+}
+
+func (l *wlink) onNotify(f *wire.Frame) {
+	if f.Type == wire.MsgPullResp && f.Flags&flagReady != 0 {
+		select {
+		case l.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// connect dials the shard until it answers (or ctx ends).
+func (l *wlink) connect(ctx context.Context) error {
+	if l.conn != nil {
+		select {
+		case <-l.conn.Done():
+			l.conn.Close()
+			l.conn = nil
+		default:
+			return nil
+		}
+	}
+	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: RoleWorker, Worker: int32(l.w.id)}, OnNotify: l.onNotify}
+	cc.CallTimeout = -1 // calls never block on the server; ctx bounds them
+	c, err := dialRetry(ctx, l.w.tr, l.addr, cc, 0)
+	if err != nil {
+		return err
+	}
+	var si ShardInfo
+	if err := c.HelloOK().JSON(&si); err != nil {
+		c.Close()
+		return err
+	}
+	if l.inc != 0 && si.Incarnation != l.inc {
+		l.w.log.Warn("shard restarted", "shard", l.shard, "version", si.Version)
+	}
+	l.conn, l.inc = c, si.Incarnation
+	return nil
+}
+
+func (l *wlink) run(ctx context.Context) {
+	defer func() {
+		if l.conn != nil {
+			l.conn.Close()
+		}
+	}()
+	var pending *linkOp // a pull waiting for its version
+	poll := time.NewTicker(500 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case op := <-l.ops:
+			if op.kind == opPush {
+				l.push(ctx, op)
+				continue
+			}
+			pending = &op
+			if l.pull(ctx, pending) {
+				pending = nil
+			}
+		case <-l.notify:
+			if pending != nil && l.pull(ctx, pending) {
+				pending = nil
+			}
+		case <-poll.C:
+			if pending != nil && l.pull(ctx, pending) {
+				pending = nil
+			}
+		}
+	}
+}
+
+// call runs one request, redialling and retrying while the connection
+// breaks; a remote error (refusal) is returned as is.
+func (l *wlink) call(ctx context.Context) error {
+	for {
+		if err := l.connect(ctx); err != nil {
+			return err
+		}
+		err := l.conn.Call(ctx, &l.req, &l.resp)
+		var re *wire.RemoteError
+		if err == nil || errors.As(err, &re) || ctx.Err() != nil {
+			return err
+		}
+		l.w.log.Debug("shard connection lost; redialling", "shard", l.shard, "err", err)
+	}
+}
+
+func (l *wlink) push(ctx context.Context, op linkOp) {
+	l.req.Reset()
+	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPush, uint32(l.shard), int32(l.w.id)
+	l.req.Tag, l.req.Extra, l.req.Floats = op.clock, op.read, op.data
+	err := l.call(ctx)
+	l.req.Floats = nil // the block belongs to the main loop
+	ev := linkEvent{kind: evPushed, shard: l.shard, err: err}
+	if err == nil {
+		ev.version, ev.dropped = l.resp.Tag, l.resp.Flags&flagDropped != 0
+		l.pushed = l.resp.Extra
+	}
+	l.emit(ctx, ev)
+}
+
+// pull asks for op.min; it reports whether the pull is finished (data
+// delivered, or failed for good).
+func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
+	l.req.Reset()
+	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPull, uint32(l.shard), int32(l.w.id)
+	l.req.Tag, l.req.Extra = op.read, op.min
+	if err := l.call(ctx); err != nil {
+		l.emit(ctx, linkEvent{kind: evFailed, shard: l.shard, err: err})
+		return true
+	}
+	if l.resp.Flags&flagPending != 0 {
+		if l.pushed != 0 && l.pushed != l.resp.Extra {
+			// The shard that took our last push has died: the new one may
+			// never have seen it, and a synchronous round would wait for it.
+			l.pushed = l.resp.Extra
+			l.emit(ctx, linkEvent{kind: evRepush, shard: l.shard})
+		}
+		return false
+	}
+	ev := linkEvent{kind: evData, shard: l.shard, version: l.resp.Tag, floats: l.resp.Floats, done: l.done}
+	if !l.emit(ctx, ev) {
+		return true
+	}
+	select {
+	case <-l.done:
+	case <-ctx.Done():
+		return true
+	}
+	// The reply is in: let the shard recycle the snapshot it pointed into.
+	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: int32(l.w.id)}
+	l.conn.Send(ctx, &hb)
+	return true
+}
+
+func (l *wlink) emit(ctx context.Context, ev linkEvent) bool {
+	select {
+	case l.w.events <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

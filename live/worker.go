@@ -1,0 +1,455 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/train"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// WorkerConfig is one worker process (`pacer worker`).
+type WorkerConfig struct {
+	// Coordinator is shard 0's address; everything else about the job
+	// comes from it.
+	Coordinator string
+	Transport   wire.Transport // wire.TCP{} when nil
+	Token       string
+	// ID asks for a worker id (a restarted worker takes its old one back);
+	// negative lets the coordinator assign one.
+	ID int
+	// DataDir overrides where this machine finds the data set.
+	DataDir string
+	// Data is the loaded data set (inproc mode shares one); nil loads it.
+	Data *data.Dataset
+	// ConnectTimeout bounds the first dial of the coordinator (60 s).
+	ConnectTimeout time.Duration
+	Logger         *slog.Logger
+	Wire           wire.Config
+}
+
+// WorkerResult is what a worker did.
+type WorkerResult struct {
+	ID     int
+	Pushes int64
+	Wait   time.Duration // held: pushing, at the gate, pulling
+	Busy   time.Duration // computing gradients
+}
+
+// ErrJobDone is returned by RunWorker when the coordinator has finished the
+// job before the worker could join it.
+var ErrJobDone = errors.New("live: the job has finished")
+
+// Worker is a running worker.
+type Worker struct {
+	cfg     WorkerConfig
+	tr      wire.Transport
+	wireCfg wire.Config
+	log     *slog.Logger
+	id      int
+	info    JobInfo
+	events  chan linkEvent
+	release chan struct{}
+	stop    chan struct{}
+	stopped sync.Once
+	ctl     *wire.Conn
+	ctlMu   sync.Mutex // guards ctl against the heartbeat goroutine
+	links   []*wlink
+}
+
+// RunWorker runs a worker until the job ends, ctx ends, or it fails.
+func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
+	w := &Worker{cfg: cfg, tr: cfg.Transport, release: make(chan struct{}, 1), stop: make(chan struct{})}
+	if w.tr == nil {
+		w.tr = wire.TCP{}
+	}
+	if cfg.Token == "" {
+		return WorkerResult{}, errors.New("live: a token is required (--token or $PACER_TOKEN)")
+	}
+	w.wireCfg = cfg.Wire
+	w.wireCfg.Token = cfg.Token
+	w.log = cfg.Logger
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	w.id = cfg.ID
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = time.Minute
+	}
+	if err := w.dialControl(ctx, cfg.ConnectTimeout); err != nil {
+		return WorkerResult{ID: w.id}, err
+	}
+	defer func() { w.ctl.Close() }()
+	return w.loop(ctx)
+}
+
+func (w *Worker) onNotify(f *wire.Frame) {
+	switch f.Type {
+	case wire.MsgRelease:
+		select {
+		case w.release <- struct{}{}:
+		default:
+		}
+	case wire.MsgShutdown:
+		w.stopped.Do(func() { close(w.stop) })
+	}
+}
+
+// dialControl connects (or reconnects) to the coordinator and reads the job.
+func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
+	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: RoleControl, Worker: int32(w.id)}, OnNotify: w.onNotify}
+	c, err := dialRetry(ctx, w.tr, w.cfg.Coordinator, cc, giveUp)
+	if err != nil {
+		var re *wire.RemoteError
+		if errors.As(err, &re) && re.Code == wire.CodeShuttingDown {
+			return ErrJobDone
+		}
+		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
+	}
+	var info JobInfo
+	if err := c.HelloOK().JSON(&info); err != nil {
+		c.Close()
+		return err
+	}
+	if w.ctl != nil {
+		w.ctl.Close()
+	}
+	w.ctl, w.info, w.id = c, info, info.ID
+	return nil
+}
+
+// state is the main loop's view of the iteration.
+type state struct {
+	pol      *paradigm.Policy
+	pl       *paradigm.Puller
+	model    nn.Model
+	params   []float32
+	grad     []float32
+	ranges   [][2]int
+	read     []uint64
+	pulling  []bool // a pull to the shard is outstanding
+	pushing  []bool // a push to the shard awaits its ack
+	clock    uint64
+	first    bool
+	inPull   bool
+	seq      uint64
+	waitFrom time.Time
+	res      WorkerResult
+	start    time.Time
+	pushRead []uint64 // per shard, the read tag of the last push (for re-pushes)
+}
+
+func (w *Worker) setup() (*state, *data.Batcher, error) {
+	in := w.info
+	sp, err := paradigm.Parse(in.Paradigm)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(in.ShardAddrs) != in.Shards || in.Shards < 1 {
+		return nil, nil, fmt.Errorf("live: coordinator sent %d shard addresses for %d shards", len(in.ShardAddrs), in.Shards)
+	}
+	pol, err := paradigm.New(sp, paradigm.Config{Workers: max(in.Workers, 1), Shards: in.Shards})
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := nn.New(in.Model)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds := w.cfg.Data
+	if ds == nil {
+		dir := w.cfg.DataDir
+		if ds, err = train.Data(job.Config{Dataset: in.Dataset, DataDir: dir, TrainLimit: in.TrainLimit, TestLimit: 1}); err != nil {
+			return nil, nil, err
+		}
+	}
+	// A worker beyond the initial K shares a data shard: ids past K wrap.
+	b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: w.id % in.Workers, Workers: in.Workers, Batch: in.Batch, Seed: in.Seed})
+	if err != nil {
+		return nil, nil, err
+	}
+	n := m.NumParams()
+	st := &state{pol: pol, pl: pol.Pullers[0], model: m, params: make([]float32, n), grad: make([]float32, n),
+		ranges: job.Ranges(n, in.Shards), read: make([]uint64, in.Shards), pulling: make([]bool, in.Shards),
+		pushing: make([]bool, in.Shards), pushRead: make([]uint64, in.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
+	st.waitFrom = st.start
+	return st, b, nil
+}
+
+func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
+	st, b, err := w.setup()
+	if err != nil {
+		return WorkerResult{ID: w.id}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w.events = make(chan linkEvent, 2*len(st.ranges))
+	links := make([]*wlink, len(st.ranges))
+	w.links = links
+	var wg sync.WaitGroup
+	for i, addr := range w.info.ShardAddrs {
+		links[i] = newLink(w, i, addr)
+		wg.Add(1)
+		go func() { defer wg.Done(); links[i].run(ctx) }()
+	}
+	defer wg.Wait()
+	defer cancel()
+	go w.heartbeats(ctx)
+	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Paradigm, "shards", len(links))
+	for {
+		if err := w.pullPhase(ctx, st, links); err != nil {
+			if errors.Is(err, ErrJobDone) {
+				return w.result(st), nil
+			}
+			return w.result(st), err
+		}
+		// Compute with the fresh blocks (and, under PSP, older copies of the rest).
+		if err := w.drainPushes(ctx, st); err != nil {
+			return w.result(st), err
+		}
+		t0 := time.Now()
+		st.res.Wait += t0.Sub(st.waitFrom)
+		bt := b.Next()
+		st.model.Grad(st.params, st.grad, bt.X, bt.Y, bt.N)
+		st.waitFrom = time.Now()
+		st.res.Busy += st.waitFrom.Sub(t0)
+		if err := wire.CheckFinite(st.grad); err != nil {
+			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
+		}
+		// Push each block to its shard, then report the push to the gate.
+		for i, r := range st.ranges {
+			st.pushing[i] = true
+			st.pushRead[i] = st.read[i]
+			links[i].ops <- linkOp{kind: opPush, data: st.grad[r[0]:r[1]], read: st.read[i], clock: st.clock}
+		}
+		if err := w.drainPushes(ctx, st); err != nil {
+			return w.result(st), err
+		}
+		st.clock++
+		st.res.Pushes++
+		st.seq++
+		err := w.reportClock(ctx, st)
+		if err == nil {
+			err = w.awaitRelease(ctx, st)
+		}
+		if err != nil {
+			if errors.Is(err, ErrJobDone) {
+				return w.result(st), nil
+			}
+			return w.result(st), err
+		}
+	}
+}
+
+func (w *Worker) result(st *state) WorkerResult {
+	st.res.ID = w.id
+	return st.res
+}
+
+// handle applies one link event to the state.
+func (w *Worker) handle(st *state, links []*wlink, ev linkEvent) error {
+	switch ev.kind {
+	case evFailed:
+		return fmt.Errorf("live: worker %d: shard %d: %w", w.id, ev.shard, ev.err)
+	case evPushed:
+		st.pushing[ev.shard] = false
+		if ev.err != nil {
+			return fmt.Errorf("live: worker %d: push to shard %d: %w", w.id, ev.shard, ev.err)
+		}
+	case evRepush:
+		if st.inPull && !st.pl.Fresh(ev.shard) && !st.first {
+			r := st.ranges[ev.shard]
+			st.pushing[ev.shard] = true
+			links[ev.shard].ops <- linkOp{kind: opPush, data: st.grad[r[0]:r[1]], read: st.pushRead[ev.shard], clock: st.clock - 1}
+		}
+	case evData:
+		r := st.ranges[ev.shard]
+		copy(st.params[r[0]+0:r[1]], ev.floats)
+		ev.done <- struct{}{}
+		st.pulling[ev.shard] = false
+		st.read[ev.shard] = ev.version
+		if !st.inPull {
+			return nil // a late PSP response refreshes the copy for the next iteration
+		}
+		if st.pl.Response(time.Since(st.start), ev.shard, ev.version) {
+			return nil
+		}
+		if !st.pl.Fresh(ev.shard) {
+			w.request(st, links, ev.shard) // left over from an earlier pull: ask again
+		}
+	}
+	return nil
+}
+
+func (w *Worker) request(st *state, links []*wlink, i int) {
+	st.pulling[i] = true
+	links[i].ops <- linkOp{kind: opPull, read: st.read[i], min: st.pl.MinVersion(i)}
+}
+
+// pullPhase runs the puller: ask every shard not already asked, then wait
+// for enough fresh blocks (PSP: ⌈b·S⌉ and the τ2 grace).
+func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error {
+	st.pl.Start(time.Since(st.start), st.clock, st.read, st.first)
+	first := st.first
+	st.first, st.inPull = false, true
+	defer func() { st.inPull = false }()
+	for i := range links {
+		if !st.pulling[i] || first {
+			w.request(st, links, i)
+		}
+	}
+	var timer *time.Timer
+	var tick <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for !st.pl.Ready() {
+		if d, ok := st.pl.Deadline(); ok && tick == nil {
+			timer = time.NewTimer(d - time.Since(st.start))
+			tick = timer.C
+		}
+		select {
+		case ev := <-w.events:
+			if err := w.handle(st, links, ev); err != nil {
+				return err
+			}
+		case <-tick:
+			tick = nil
+			st.pl.Tick(time.Since(st.start))
+		case <-w.stop:
+			return ErrJobDone
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	st.clock = st.pl.NextClock(st.clock)
+	return nil
+}
+
+// drainPushes waits for every outstanding push ack (the gradient buffer is
+// read by the links until then).
+func (w *Worker) drainPushes(ctx context.Context, st *state) error {
+	for {
+		busy := false
+		for _, p := range st.pushing {
+			busy = busy || p
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case ev := <-w.events:
+			if err := w.handle(st, w.links, ev); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// reportClock tells the gate about the push. A worker the coordinator had
+// removed is admitted again and restarts from a full pull.
+func (w *Worker) reportClock(ctx context.Context, st *state) error {
+	// Drained before the report: a release can only follow it.
+	select {
+	case <-w.release:
+	default:
+	}
+	var req, resp wire.Frame
+	var b backoff
+	for {
+		req.Reset()
+		req.Type, req.Worker, req.Tag = wire.MsgClock, int32(w.id), st.seq
+		req.Extra, req.Offset = uint64(st.res.Wait.Microseconds()), uint64(st.res.Busy.Microseconds())
+		w.ctlMu.Lock()
+		ctl := w.ctl
+		w.ctlMu.Unlock()
+		err := ctl.Call(ctx, &req, &resp)
+		var re *wire.RemoteError
+		switch {
+		case err == nil:
+			if resp.Flags&flagRejoined != 0 {
+				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", resp.Tag)
+				st.first, st.clock = true, resp.Tag
+			}
+			return nil
+		case errors.As(err, &re) && re.Code == wire.CodeShuttingDown:
+			return ErrJobDone
+		case errors.As(err, &re) || ctx.Err() != nil:
+			return fmt.Errorf("live: worker %d: clock: %w", w.id, err)
+		}
+		// The coordinator's connection broke: redial (same id) and resend;
+		// the sequence number keeps the push from counting twice.
+		if !sleep(ctx, b.next()) {
+			return ctx.Err()
+		}
+		if err := w.redial(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *Worker) redial(ctx context.Context) error {
+	w.ctlMu.Lock()
+	defer w.ctlMu.Unlock()
+	return w.dialControl(ctx, 0)
+}
+
+// awaitRelease waits for the gate's release, handling late pull replies
+// meanwhile.
+func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
+	for {
+		w.ctlMu.Lock()
+		dead := w.ctl.Done()
+		w.ctlMu.Unlock()
+		select {
+		case <-w.release:
+			return nil
+		case <-w.stop:
+			return ErrJobDone
+		case ev := <-w.events:
+			if err := w.handle(st, w.links, ev); err != nil {
+				return err
+			}
+		case <-dead:
+			// The coordinator re-sends the release of a worker that is not
+			// held when it reconnects.
+			if err := w.redial(ctx); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// heartbeats tells the coordinator the worker is alive, four times per
+// removal timeout, also while it computes.
+func (w *Worker) heartbeats(ctx context.Context) {
+	every := max(time.Duration(w.info.HeartbeatMS)*time.Millisecond/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.ctlMu.Lock()
+			ctl := w.ctl
+			w.ctlMu.Unlock()
+			f := wire.Frame{Type: wire.MsgHeartbeat, Worker: int32(w.id)}
+			ctl.Send(ctx, &f)
+		}
+	}
+}
