@@ -73,6 +73,10 @@ func checkLayer(t *testing.T, l layer, batch int, r *rand.Rand) {
 func TestLayerGradients(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	ws := new(kernel.Workspace)
+	// Fixed shapes for both ways conv computes its weight gradient (fewer
+	// patch values than filters, and more), then random ones.
+	t.Run("conv/kk<cout", func(t *testing.T) { checkLayer(t, newConv(6, 5, 1, 2, 6, ws), 2, r) })
+	t.Run("conv/kk>cout", func(t *testing.T) { checkLayer(t, newConv(6, 5, 3, 2, 4, ws), 2, r) })
 	for trial := 0; trial < 3; trial++ {
 		in, out, batch := 1+r.IntN(20), 1+r.IntN(20), 1+r.IntN(4)
 		t.Run(fmt.Sprintf("dense/%dx%d/b%d", in, out, batch), func(t *testing.T) {

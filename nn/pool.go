@@ -65,23 +65,11 @@ func (r relu) numParams() int                 { return 0 }
 func (r relu) init(_ []float32, _ *rand.Rand) {}
 
 func (r relu) forward(_, x, y []float32, batch int) {
-	y = y[:batch*r.n]
-	for i, v := range x[:batch*r.n] {
-		y[i] = max(v, 0)
-	}
+	kernel.ReluTo(y, x[:batch*r.n])
 }
 
 func (r relu) backward(_, _, y, dy, dx, _ []float32, batch int) {
-	if dx == nil {
-		return
-	}
-	n := batch * r.n
-	y, dy, dx = y[:n], dy[:n], dx[:n]
-	for i, v := range y {
-		if v > 0 {
-			dx[i] = dy[i]
-		} else {
-			dx[i] = 0
-		}
+	if dx != nil {
+		kernel.ReluBackwardTo(dx, y[:batch*r.n], dy)
 	}
 }

@@ -91,6 +91,32 @@ func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {
 	maxPool2RowBackwardGo(dx0, dx1, r0, r1, y, dy, ow, c)
 }
 
+//go:noescape
+func reluAVX2(dst, x []float32)
+
+//go:noescape
+func reluBackwardAVX2(dx, y, dy []float32)
+
+func relu(dst, x []float32) {
+	if useAsm {
+		n := len(x) &^ 7
+		reluAVX2(dst, x[:n])
+		reluGo(dst[n:], x[n:])
+		return
+	}
+	reluGo(dst, x)
+}
+
+func reluBackward(dx, y, dy []float32) {
+	if useAsm {
+		n := len(y) &^ 7
+		reluBackwardAVX2(dx, y[:n], dy)
+		reluBackwardGo(dx[n:], y[n:], dy[n:])
+		return
+	}
+	reluBackwardGo(dx, y, dy)
+}
+
 func axpy(alpha float32, x, y []float32) {
 	if useAsm {
 		axpyAVX2(alpha, x, y)

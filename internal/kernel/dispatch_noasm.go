@@ -26,3 +26,7 @@ func maxPool2Row(dst, r0, r1 []float32, ow, c int) { maxPool2RowGo(dst, r0, r1, 
 func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {
 	maxPool2RowBackwardGo(dx0, dx1, r0, r1, y, dy, ow, c)
 }
+
+func relu(dst, x []float32) { reluGo(dst, x) }
+
+func reluBackward(dx, y, dy []float32) { reluBackwardGo(dx, y, dy) }

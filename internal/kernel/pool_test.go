@@ -60,3 +60,29 @@ func TestMaxPool2RowPanics(t *testing.T) {
 	}()
 	MaxPool2Row(make([]float32, 3), make([]float32, 8), make([]float32, 8), 2, 2)
 }
+
+func TestRelu(t *testing.T) {
+	eachImpl(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for _, n := range level1Lengths() {
+			x, okx := guarded(r, n, r.IntN(4), true) // integers: many exact zeros
+			y, oky := guarded(r, n, r.IntN(4), false)
+			dy, _ := guarded(r, n, r.IntN(4), false)
+			dx, okd := guarded(r, n, r.IntN(4), false)
+			ReluTo(y, x)
+			ReluBackwardTo(dx, y, dy)
+			for i, v := range x {
+				want, g := float32(0), float32(0)
+				if v > 0 {
+					want, g = v, dy[i]
+				}
+				if y[i] != want || dx[i] != g {
+					t.Fatalf("n=%d i=%d: relu(%v) = %v, grad %v; want %v, %v", n, i, v, y[i], dx[i], want, g)
+				}
+			}
+			if !okx() || !oky() || !okd() {
+				t.Fatalf("n=%d: guard overwritten", n)
+			}
+		}
+	})
+}
