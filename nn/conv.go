@@ -77,6 +77,10 @@ func (c *conv) backward(p, _, _, dy, dx, g []float32, batch int) {
 }
 
 func (c *conv) im2col(x []float32, batch int) {
+	if c.cin == 1 {
+		c.im2colPlanar(x, batch)
+		return
+	}
 	run := c.k * c.cin // one filter row: k pixels × cin channels, contiguous
 	kk := c.patch()
 	r := 0
@@ -97,6 +101,28 @@ func (c *conv) im2col(x []float32, batch int) {
 					}
 				}
 				r++
+			}
+		}
+	}
+}
+
+// im2colPlanar is im2col for one input channel, where a filter row is only
+// k values: it walks each (ky, kx) tap across a whole output row instead,
+// so the inner loop is ow long rather than k.
+func (c *conv) im2colPlanar(x []float32, batch int) {
+	kk := c.patch()
+	for n := 0; n < batch; n++ {
+		img := x[n*c.inSize() : (n+1)*c.inSize()]
+		for oy := 0; oy < c.oh; oy++ {
+			rows := c.col[(n*c.oh+oy)*c.ow*kk : (n*c.oh+oy+1)*c.ow*kk]
+			for ky := 0; ky < c.k; ky++ {
+				src := img[(oy+ky)*c.w : (oy+ky+1)*c.w]
+				for kx := 0; kx < c.k; kx++ {
+					q := ky*c.k + kx
+					for ox, v := range src[kx : kx+c.ow] {
+						rows[ox*kk+q] = v
+					}
+				}
 			}
 		}
 	}
