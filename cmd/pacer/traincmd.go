@@ -1,18 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -91,8 +95,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var tf trainFlags
 	tf.bind(fs)
 	spec := fs.String("paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
-	mode := fs.String("mode", "virtual", "virtual (simulated cluster time, deterministic) | inproc | tcp")
+	mode := fs.String("mode", "virtual", "virtual (simulated cluster time, deterministic) | inproc (live server, goroutines) | tcp (live server, processes on loopback)")
 	out := fs.String("out", "out/train", "directory for summary.json")
+	var lo live.Options
+	fs.StringVar(&lo.Host, "host", "127.0.0.1", "tcp mode: address the shard servers bind")
+	fs.StringVar(&lo.Token, "token", "", "live modes: shared secret every connection presents (default: random per job)")
+	fs.StringVar(&lo.CheckpointDir, "checkpoint-dir", "", "live modes: checkpoint the shards here (atomically) every --checkpoint-interval and at shutdown")
+	fs.DurationVar(&lo.CheckpointInterval, "checkpoint-interval", 30*time.Second, "live modes: time between shard checkpoints")
+	fs.BoolVar(&lo.Restore, "restore", false, "live modes: start the shards from the checkpoints in --checkpoint-dir")
+	fs.StringVar(&lo.MetricsAddr, "metrics-addr", "", "live modes: serve Prometheus metrics at host:port (shard i at port+i)")
+	verbose := fs.Bool("v", false, "live modes: print the servers' and workers' logs to stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -108,6 +120,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	switch *mode {
 	case "virtual":
 		r, err = trainVirtual(cfg, stderr)
+	case "inproc", "tcp":
+		lo.Mode = *mode
+		if *verbose {
+			lo.Log = stderr
+		}
+		r, err = trainLive(cfg, lo, stderr)
 	default:
 		return fmt.Errorf("--mode=%q: valid modes are virtual, inproc, tcp", *mode)
 	}
@@ -138,6 +156,25 @@ func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
 	r, err := train.Virtual(cfg, nil, func(p train.Progress) {
 		pr.printf("train %s: epoch %.2f/%g  test accuracy %.4f  virtual %s  wall %s", cfg.Spec, p.Epoch, cfg.Epochs,
 			p.Accuracy, p.Virtual.Round(time.Second), p.Wall.Round(time.Second))
+	})
+	pr.done()
+	return r, err
+}
+
+func trainLive(cfg job.Config, lo live.Options, stderr io.Writer) (*runstats.Run, error) {
+	// SIGINT/SIGTERM cancel the job: the shards checkpoint (with
+	// --checkpoint-dir) and the processes shut down cleanly.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pr := newProgress(stderr)
+	pr.every = 0
+	if pr.tty {
+		pr.every = 100 * time.Millisecond
+	}
+	r, err := live.Train(ctx, cfg, lo, func(p live.Progress) {
+		pr.printf("train %s (%s): epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  live workers %d  %s",
+			cfg.Spec, lo.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction, p.Live,
+			(time.Duration(p.Seconds * float64(time.Second))).Round(time.Second))
 	})
 	pr.done()
 	return r, err
