@@ -77,6 +77,21 @@ func TestControllerHomogeneousGrantsNothing(t *testing.T) {
 	}
 }
 
+// workedCheckState puts a two-worker gate in the worked check's situation
+// just before worker 0's push at the returned time: clocks (3, 2), I_p = 1 s,
+// I_s = 2.2 s, the slowest pushed 0.8 s before now.
+func workedCheckState(g *dsspGate) time.Duration {
+	now := 10 * sec
+	for i := 0; i < 3; i++ {
+		g.c.push(0)
+	}
+	g.c.push(1)
+	g.c.push(1)
+	g.a0[0], g.seen[0] = now-sec, 2
+	g.a0[1], g.a1[1], g.seen[1] = now-800*time.Millisecond, now-3*sec, 2
+	return now
+}
+
 // §4 step 5 on the worked check: literal mode grants r* further releases
 // (r*+1 in all), exact-figure r*−1 further (r* in all).
 func TestDSSPGrantOnWorkedCheck(t *testing.T) {
@@ -85,14 +100,7 @@ func TestDSSPGrantOnWorkedCheck(t *testing.T) {
 		want int
 	}{{DSSPLiteral, 8}, {DSSPExactFigure, 7}} {
 		g := newDSSPGate(2, Spec{Kind: DSSP, SL: 1, SU: 13, Mode: tc.mode})
-		now := 10 * sec
-		for i := 0; i < 3; i++ {
-			g.c.push(0)
-		}
-		g.c.push(1)
-		g.c.push(1)
-		g.a0[0], g.seen[0] = now-sec, 2
-		g.a0[1], g.a1[1], g.seen[1] = now-800*time.Millisecond, now-3*sec, 2
+		now := workedCheckState(g)
 		rel := g.Pushed(now, 0, nil) // t = (4, 2): gap 2 > s_L, worker 0 fastest
 		if len(rel) != 1 || rel[0] != 0 {
 			t.Fatalf("mode %d: released %v, want [0]", tc.mode, rel)
@@ -124,14 +132,7 @@ func TestDSSPBoundedCapsTheGrant(t *testing.T) {
 		want int
 	}{{DSSPLiteral, 8}, {DSSPBounded, 6}} {
 		g := newDSSPGate(2, Spec{Kind: DSSP, SL: 1, SU: 9, Mode: tc.mode})
-		now := 10 * sec
-		for i := 0; i < 3; i++ {
-			g.c.push(0)
-		}
-		g.c.push(1)
-		g.c.push(1)
-		g.a0[0], g.seen[0] = now-sec, 2
-		g.a0[1], g.a1[1], g.seen[1] = now-800*time.Millisecond, now-3*sec, 2
+		now := workedCheckState(g)
 		g.Pushed(now, 0, nil)
 		if g.r[0] != tc.want {
 			t.Errorf("mode %d: r_p = %d, want %d", tc.mode, g.r[0], tc.want)

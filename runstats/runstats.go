@@ -46,6 +46,25 @@ type Run struct {
 	TimeToTarget *float64 `json:"time_to_target,omitempty"`
 }
 
+// SetCurve records the accuracy curve and what follows from it: final and
+// best accuracy, and the time to target (target 0: none).
+func (r *Run) SetCurve(curve [][2]float64, target float64) {
+	r.Curve = curve
+	r.FinalAccuracy, r.BestAccuracy, r.Target, r.TimeToTarget = 0, 0, 0, nil
+	if len(curve) > 0 {
+		r.FinalAccuracy = curve[len(curve)-1][1]
+	}
+	for _, p := range curve {
+		r.BestAccuracy = max(r.BestAccuracy, p[1])
+	}
+	if target > 0 {
+		r.Target = target
+		if t, ok := r.TimeTo(target); ok {
+			r.TimeToTarget = &t
+		}
+	}
+}
+
 // TimeTo returns the first time the curve reaches acc, and whether it did.
 func (r *Run) TimeTo(acc float64) (float64, bool) {
 	for _, p := range r.Curve {

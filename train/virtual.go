@@ -62,17 +62,7 @@ func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runsta
 	}
 	l.evaluate(time.Duration(r.VirtualSeconds * float64(time.Second)))
 	r.Mode, r.Model = "virtual", cfg.Model
-	r.Curve = l.curve
-	r.FinalAccuracy = l.curve[len(l.curve)-1][1]
-	for _, p := range l.curve {
-		r.BestAccuracy = max(r.BestAccuracy, p[1])
-	}
-	if cfg.Target > 0 {
-		r.Target = cfg.Target
-		if t, ok := r.TimeTo(cfg.Target); ok {
-			r.TimeToTarget = &t
-		}
-	}
+	r.SetCurve(l.curve, cfg.Target)
 	return r, nil
 }
 
