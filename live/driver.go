@@ -307,7 +307,7 @@ func (d *driver) finish(ctx context.Context, cs CoordStats) (*Result, error) {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds
 	}
 	r.WaitFraction, r.WorkerWait = waitFractions(cs)
-	res := &Result{Run: r}
+	res := &Result{Run: r, Coord: cs}
 	var n, sum int64
 	for i := 0; i < j.Shards; i++ {
 		st, err := d.stats(ctx, i)

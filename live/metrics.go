@@ -123,9 +123,19 @@ func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err e
 		}
 	}()
 	log.Info("metrics at /metrics", "addr", ln.Addr().String())
+	sv.metricsMu.Lock()
+	sv.metricsAt = ln.Addr().String()
+	sv.metricsMu.Unlock()
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		hs.Shutdown(ctx)
 	}, nil
+}
+
+// metricsAddr is where the metrics are served ("" before they are).
+func (sv *Server) metricsAddr() string {
+	sv.metricsMu.Lock()
+	defer sv.metricsMu.Unlock()
+	return sv.metricsAt
 }

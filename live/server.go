@@ -55,6 +55,9 @@ type Server struct {
 	ws    *wire.Server
 	links []*memberLink
 	log   *slog.Logger
+
+	metricsMu sync.Mutex
+	metricsAt string
 }
 
 // NewServer prepares shard cfg.Index: the model's w⁰ cut to the shard's

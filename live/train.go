@@ -97,6 +97,7 @@ type Result struct {
 	Run    *runstats.Run
 	Faults []FaultRecord
 	Shards []ShardStats
+	Coord  CoordStats
 }
 
 // Train runs cfg as a live job on this machine and returns its summary.

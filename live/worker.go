@@ -88,6 +88,10 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 		return WorkerResult{ID: w.id}, err
 	}
 	defer func() { w.ctl.Close() }()
+	// Beat from the start: loading the data set can outlast the timeout.
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go w.heartbeats(hctx)
 	return w.loop(ctx)
 }
 
@@ -202,7 +206,6 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 	}
 	defer wg.Wait()
 	defer cancel()
-	go w.heartbeats(ctx)
 	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Paradigm, "shards", len(links))
 	for {
 		if err := w.pullPhase(ctx, st, links); err != nil {

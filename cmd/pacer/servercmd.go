@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/train"
+)
+
+func init() {
+	register(command{name: "server", short: "run one shard server of a live job (shard 0 also hosts the coordinator)", run: runServer})
+}
+
+// roleFlags are the flags every live process shares.
+type roleFlags struct {
+	token    string
+	logLevel string
+	logJSON  bool
+}
+
+func (r *roleFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&r.token, "token", "", "shared secret of every connection (default $PACER_TOKEN; prefer the variable: flags show in ps)")
+	fs.StringVar(&r.logLevel, "log-level", "info", "log level: debug | info | warn | error")
+	fs.BoolVar(&r.logJSON, "log-json", false, "log JSON lines instead of text")
+}
+
+func (r *roleFlags) logger(w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(r.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level=%q: want debug, info, warn or error", r.logLevel)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	if r.logJSON {
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, o)), nil
+}
+
+func (r *roleFlags) resolveToken(env live.Env) (string, error) {
+	if r.token != "" {
+		return r.token, nil
+	}
+	if t := env.Token(); t != "" {
+		return t, nil
+	}
+	return "", errors.New("no token: set $PACER_TOKEN (or --token) to the job's shared secret")
+}
+
+// setFlags is the set of flags given on the command line: those win over
+// the environment and TF_CONFIG.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	m := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
+	return m
+}
+
+func runServer(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("server", stderr)
+	var jf live.JobFlags
+	jf.Bind(fs)
+	var rf roleFlags
+	rf.bind(fs)
+	index := fs.Int("index", -1, "this shard's index (default $PACER_INDEX, TF_CONFIG's ps index, or a StatefulSet pod's ordinal)")
+	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:7070+index; TF_CONFIG: its ps entry's port on every interface)")
+	peers := fs.String("peers", "", "every shard's address as workers dial them, comma-separated, shard 0 first (default $PACER_PEERS or TF_CONFIG's ps list)")
+	ckptDir := fs.String("checkpoint-dir", "", "write atomic shard checkpoints here (and on SIGINT/SIGTERM)")
+	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints")
+	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
+	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	env := live.Env{}
+	role, err := env.Role("server")
+	if err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	if set["index"] {
+		role.Index = *index
+	}
+	if set["peers"] {
+		role.Shards = splitComma(*peers)
+	}
+	if set["listen"] {
+		role.Listen = *listen
+	}
+	// The cluster's shape fills the job's size when the flags leave it open.
+	var extra []string
+	if !set["shards"] && len(role.Shards) > 0 {
+		extra = append(extra, fmt.Sprintf("--shards=%d", len(role.Shards)))
+	}
+	if !set["workers"] && role.Workers > 0 {
+		extra = append(extra, fmt.Sprintf("--workers=%d", role.Workers))
+	}
+	if len(extra) > 0 {
+		if err := fs.Parse(extra); err != nil {
+			return err
+		}
+	}
+	if role.Index < 0 {
+		return errors.New("no shard index: give --index, $PACER_INDEX or TF_CONFIG")
+	}
+	if role.Listen == "" {
+		role.Listen = fmt.Sprintf("127.0.0.1:%d", 7070+role.Index)
+	}
+	token, err := rf.resolveToken(env)
+	if err != nil {
+		return err
+	}
+	log, err := rf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	params, err := jf.Params(countTrain)
+	if err != nil {
+		return err
+	}
+	if role.Index == 0 && len(role.Shards) != params.Job.Shards {
+		return fmt.Errorf("shard 0 hosts the coordinator and needs all %d shard addresses (--peers), got %d", params.Job.Shards, len(role.Shards))
+	}
+	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Token: token,
+		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore,
+		MetricsAddr: *metrics, Logger: log,
+		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return sv.Run(ctx)
+}
+
+// countTrain loads the data set to count its training samples (shard 0
+// ends the job after epochs·N/batch pushes).
+func countTrain(j job.Config) (int, error) {
+	ds, err := train.Data(j)
+	if err != nil {
+		return 0, err
+	}
+	return ds.Train.N, nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

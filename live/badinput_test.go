@@ -1,0 +1,166 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// testServer runs shard 0 (with the coordinator) of a 1-worker, 2-shard
+// BSP job on an in-process transport.
+func testServer(t *testing.T, metrics string) (*Server, *wire.Inproc) {
+	t.Helper()
+	cfg := quickJob(t, "bsp", 1, 2)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	tr := &wire.Inproc{}
+	ln, err := tr.Listen("s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := NewServer(ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Listener: ln,
+		Transport: tr, Token: "secret", ShardAddrs: []string{"s0", "s1"}, MetricsAddr: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return sv, tr
+}
+
+func dialAs(t *testing.T, tr wire.Transport, token, role string, worker int32) (*wire.Conn, error) {
+	cc := wire.ClientConfig{Hello: wire.Hello{Role: role, Worker: worker}}
+	cc.Token = token
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return wire.Dial(ctx, tr, "s0", cc)
+}
+
+// TestBadInputRefused: a connection without the token, a push of the wrong
+// length, a NaN gradient and an unknown shard are each refused with an
+// error and counted, and the weights do not change.
+func TestBadInputRefused(t *testing.T) {
+	sv, tr := testServer(t, "")
+	sh := sv.Shard()
+	w0, v0 := sh.Weights()
+
+	if _, err := dialAs(t, tr, "wrong", RoleWorker, 0); err == nil {
+		t.Error("a connection with the wrong token was accepted")
+	}
+	if got := sv.ws.Stats().AuthFailures.Load(); got != 1 {
+		t.Errorf("auth failures %d, want 1", got)
+	}
+	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := len(w0)
+	good := make([]float32, n)
+	nan := make([]float32, n)
+	nan[n/2] = float32(math.NaN())
+	cases := []struct {
+		name  string
+		frame wire.Frame
+		code  wire.ErrorCode
+	}{
+		{"wrong length", wire.Frame{Type: wire.MsgPush, Worker: 0, Floats: good[:n-1]}, wire.CodeBadRequest},
+		{"offset", wire.Frame{Type: wire.MsgPush, Worker: 0, Offset: 1, Floats: good[:n-1]}, wire.CodeBadRequest},
+		{"NaN", wire.Frame{Type: wire.MsgPush, Worker: 0, Floats: nan}, wire.CodeNonFinite},
+		{"unknown shard", wire.Frame{Type: wire.MsgPush, Shard: 7, Worker: 0, Floats: good}, wire.CodeBadRequest},
+		{"other worker", wire.Frame{Type: wire.MsgPush, Worker: 3, Floats: good}, wire.CodeBadRequest},
+		{"pull out of range", wire.Frame{Type: wire.MsgPull, Offset: uint64(n), Count: 1}, wire.CodeBadRequest},
+		{"pull unknown shard", wire.Frame{Type: wire.MsgPull, Shard: 9}, wire.CodeBadRequest},
+	}
+	for i, tc := range cases {
+		var resp wire.Frame
+		err := c.Call(context.Background(), &tc.frame, &resp)
+		var re *wire.RemoteError
+		if !errors.As(err, &re) || re.Code != tc.code {
+			t.Errorf("%s: err %v, want a remote %s error", tc.name, err, tc.code)
+		}
+		if st := sh.Stats(); st.Refused != int64(i+1) {
+			t.Errorf("%s: refused counter %d, want %d", tc.name, st.Refused, i+1)
+		}
+	}
+	if st := sh.Stats(); st.NonFinite != 1 || st.Pushes != 0 {
+		t.Errorf("non-finite %d (want 1), pushes accepted %d (want 0)", st.NonFinite, st.Pushes)
+	}
+	w1, v1 := sh.Weights()
+	if v1 != v0 || !slices.Equal(w0, w1) {
+		t.Errorf("weights or version changed by refused frames (version %d → %d)", v0, v1)
+	}
+	// The connection survives a refusal: a good push still applies.
+	var resp wire.Frame
+	good[0] = 1
+	if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Worker: 0, Floats: good}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if w2, v2 := sh.Weights(); v2 != v0+1 || w2[0] == w0[0] {
+		t.Errorf("a good push after the refusals did not apply (version %d)", v2)
+	}
+}
+
+// TestRolesRefused: an unknown role, a worker data connection without an
+// id, and a control connection to a shard without the coordinator.
+func TestRolesRefused(t *testing.T) {
+	_, tr := testServer(t, "")
+	if _, err := dialAs(t, tr, "secret", "intruder", 0); err == nil {
+		t.Error("unknown role accepted")
+	}
+	if _, err := dialAs(t, tr, "secret", RoleWorker, -1); err == nil {
+		t.Error("worker data connection without an id accepted")
+	}
+	c, err := dialAs(t, tr, "secret", RoleObserver, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var resp wire.Frame
+	err = c.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Floats: []float32{1}}, &resp)
+	if err == nil {
+		t.Error("an observer's push was accepted")
+	}
+}
+
+func TestMetricsServed(t *testing.T) {
+	sv, tr := testServer(t, "127.0.0.1:0")
+	_ = tr
+	addr := ""
+	for i := 0; i < 100 && addr == ""; i++ {
+		addr = sv.metricsAddr()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if addr == "" {
+		t.Fatal("metrics server did not start")
+	}
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{"pacer_shard_pushes_total", "pacer_shard_updates_total", "pacer_shard_dropped_total",
+		"pacer_shard_staleness_bucket", "pacer_wire_bytes_total", "pacer_job_releases_total", "pacer_worker_wait_seconds_total",
+		"pacer_shard_refused_total"} {
+		if !strings.Contains(string(b), m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+}
