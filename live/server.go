@@ -115,6 +115,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		sc.Init = make([]float32, m.NumParams())
 		m.Init(sc.Init, j.Seed) // every shard cuts its block from the same seeded w⁰
 	}
+	return newServer(cfg, sc, log)
+}
+
+// newServer builds the server around a shard config whose initial vector
+// is set (benchmarks pass one of any size).
+func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, error) {
 	sh, err := newShard(sc)
 	if err != nil {
 		return nil, err

@@ -189,7 +189,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 	if w < 0 || w >= maxWorkers || (peer != nil && peer.ID() != req.Worker) {
 		return s.refuse(wire.CodeBadRequest, "push names worker %d on a connection of worker %d", w, peerID(peer))
 	}
-	if err := wire.CheckFinite(req.Floats); err != nil {
+	if err := checkFinite(req.Floats); err != nil {
 		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
 	}
 	s.mu.Lock()

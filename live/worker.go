@@ -224,7 +224,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.model.Grad(st.params, st.grad, bt.X, bt.Y, bt.N)
 		st.waitFrom = time.Now()
 		st.res.Busy += st.waitFrom.Sub(t0)
-		if err := wire.CheckFinite(st.grad); err != nil {
+		if err := checkFinite(st.grad); err != nil {
 			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
 		}
 		// Push each block to its shard, then report the push to the gate.

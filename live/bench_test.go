@@ -1,0 +1,258 @@
+package live
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+const benchN = 10_000_000
+
+// benchShard serves one shard of benchN floats over loopback TCP: a
+// BSP job with many workers, so a push is validated, accepted and buffered
+// (its apply, once per round of K, is BenchmarkShardApply's business).
+func benchShard(b *testing.B) (*Server, string, func()) {
+	cfg := quickJob(b, "bsp", 1000, 1)
+	if err := cfg.Fill(); err != nil {
+		b.Fatal(err)
+	}
+	ln, err := (wire.TCP{}).Listen("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	sc := ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, Init: make([]float32, benchN)}
+	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Token: "t", ShardAddrs: []string{addr}},
+		sc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sv.Run(ctx); close(done) }()
+	return sv, addr, func() { cancel(); <-done }
+}
+
+// rawTCP is the reference: the same bytes over a plain loopback TCP
+// connection into a reused buffer, acknowledged with one byte.
+type rawTCP struct {
+	c   net.Conn
+	buf []byte
+	one [1]byte
+}
+
+func newRawTCP(b *testing.B) (*rawTCP, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, 4*benchN)
+		var op [1]byte
+		for {
+			if _, err := io.ReadFull(c, op[:]); err != nil {
+				return
+			}
+			if op[0] == 'w' { // the client sends a block: read it, ack
+				if _, err := io.ReadFull(c, buf); err != nil {
+					return
+				}
+				c.Write(op[:])
+			} else { // the client reads a block
+				c.Write(buf)
+			}
+		}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &rawTCP{c: c, buf: make([]byte, 4*benchN)}, func() { c.Close(); ln.Close() }
+}
+
+func (r *rawTCP) push() {
+	r.c.Write([]byte{'w'})
+	r.c.Write(r.buf)
+	io.ReadFull(r.c, r.one[:])
+}
+
+func (r *rawTCP) pull() {
+	r.c.Write([]byte{'r'})
+	io.ReadFull(r.c, r.buf)
+}
+
+// BenchmarkPushPull measures a 10M-float push and pull through a shard
+// server end to end (frame, token-authenticated connection, shard checks
+// including the NaN scan, aggregator, zero-copy snapshot for the pull)
+// against plain TCP moving the same bytes, alternating the two in every
+// iteration. push_ratio and pull_ratio are plain-TCP time ÷ shard time
+// (goal ≥ 0.80).
+//
+//	go test ./live -run '^$' -bench PushPull -benchtime 20x
+func BenchmarkPushPull(b *testing.B) {
+	sv, addr, stop := benchShard(b)
+	defer stop()
+	raw, rstop := newRawTCP(b)
+	defer rstop()
+	cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: 0}}
+	cc.Token = "t"
+	c, err := wire.Dial(context.Background(), wire.TCP{}, addr, cc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	g := make([]float32, benchN)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range g {
+		g[i] = float32(rng.NormFloat64())
+	}
+	var req, resp, pull wire.Frame
+	ctx := context.Background()
+	ack := wire.Frame{Type: wire.MsgHeartbeat}
+	var tRawPush, tRawPull, tPush, tPull time.Duration
+	b.SetBytes(2 * 4 * benchN)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		raw.push()
+		t1 := time.Now()
+		// Each push is tagged one version on, so the shard starts a fresh
+		// round (recycling the last buffer) instead of refusing a duplicate.
+		req = wire.Frame{Type: wire.MsgPush, Worker: 0, Extra: uint64(i + 1), Floats: g}
+		if err := c.Call(ctx, &req, &resp); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		raw.pull()
+		t3 := time.Now()
+		req = wire.Frame{Type: wire.MsgPull}
+		if err := c.Call(ctx, &req, &pull); err != nil || len(pull.Floats) != benchN {
+			b.Fatal(err, len(pull.Floats))
+		}
+		c.Send(ctx, &ack)
+		t4 := time.Now()
+		tRawPush, tPush, tRawPull, tPull = tRawPush+t1.Sub(t0), tPush+t2.Sub(t1), tRawPull+t3.Sub(t2), tPull+t4.Sub(t3)
+	}
+	b.StopTimer()
+	if st := sv.Shard().Stats(); st.Refused != 0 || st.Pushes != int64(b.N) {
+		b.Fatalf("shard refused %d, accepted %d of %d pushes", st.Refused, st.Pushes, b.N)
+	}
+	gbs := func(d time.Duration) float64 { return 4 * benchN * float64(b.N) / d.Seconds() / 1e9 }
+	b.ReportMetric(gbs(tPush), "push_GB/s")
+	b.ReportMetric(gbs(tRawPush), "rawpush_GB/s")
+	b.ReportMetric(gbs(tPull), "pull_GB/s")
+	b.ReportMetric(gbs(tRawPull), "rawpull_GB/s")
+	b.ReportMetric(tRawPush.Seconds()/tPush.Seconds(), "push_ratio")
+	b.ReportMetric(tRawPull.Seconds()/tPull.Seconds(), "pull_ratio")
+}
+
+// BenchmarkShardApply measures the shard's apply (mean of K = 4 gradients
+// plus the SGD step, through the shard's bookkeeping) over 10M floats
+// against an axpy over the same size, alternating the two. ratio = apply
+// bytes/s ÷ axpy bytes/s counting K+1 reads and a write for the apply, two
+// reads and a write for the axpy (goal ≥ 0.70).
+//
+//	go test ./live -run '^$' -bench ShardApply -benchtime 20x
+func BenchmarkShardApply(b *testing.B) {
+	const k = 4
+	cfg := quickJob(b, "bsp", k, 1)
+	cfg.Momentum = -1
+	if err := cfg.Fill(); err != nil {
+		b.Fatal(err)
+	}
+	s, err := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, Init: make([]float32, benchN)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := make([]float32, benchN)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	var a paradigm.Apply
+	y := make([]float32, benchN)
+	for id := uint64(0); id < k; id++ {
+		g := make([]float32, benchN)
+		copy(g, x)
+		s.grads[id] = g
+		a.Grads = append(a.Grads, paradigm.Contribution{ID: id, Worker: int(id), Weight: 1.0 / k})
+	}
+	a.LRScale = 1e-9 // tiny steps keep w finite however long it runs
+	keep := make([][]float32, k)
+	for id := range keep {
+		keep[id] = s.grads[uint64(id)]
+	}
+	var tApply, tAxpy time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for id := range keep { // the apply recycles them; put them back
+			s.grads[uint64(id)] = keep[id]
+		}
+		a.Version = uint64(i + 1)
+		t0 := time.Now()
+		axpy(y, x, 1e-9)
+		t1 := time.Now()
+		s.mu.Lock()
+		s.apply(a, ^uint64(0), nil)
+		s.mu.Unlock()
+		t2 := time.Now()
+		tAxpy, tApply = tAxpy+t1.Sub(t0), tApply+t2.Sub(t1)
+	}
+	b.StopTimer()
+	applyBps := float64((k+2)*4*benchN) * float64(b.N) / tApply.Seconds()
+	axpyBps := float64(3*4*benchN) * float64(b.N) / tAxpy.Seconds()
+	b.ReportMetric(applyBps/1e9, "apply_GB/s")
+	b.ReportMetric(axpyBps/1e9, "axpy_GB/s")
+	b.ReportMetric(applyBps/axpyBps, "ratio")
+}
+
+// axpy is the reference loop: y += a·x.
+func axpy(y, x []float32, a float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// BenchmarkThroughput trains the MLP on synthetic data in process with
+// 1, 2, 4, 8 and 16 workers and 2 shards, and reports pushes per second
+// of wall time (on a machine with few cores the compute saturates early;
+// the figure shows what the coordination costs on top).
+//
+//	go test ./live -run '^$' -bench Throughput -benchtime 1x
+func BenchmarkThroughput(b *testing.B) {
+	ds := synth(b)
+	for _, spec := range []string{"bsp", "asp"} {
+		for _, k := range []int{1, 2, 4, 8, 16} {
+			b.Run(fmt.Sprintf("%s/workers=%d", spec, k), func(b *testing.B) {
+				var pushes int64
+				var secs float64
+				for range b.N {
+					cfg := quickJob(b, spec, k, 2)
+					cfg.Epochs = 1
+					r, err := Train(context.Background(), cfg, Options{Data: ds}, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pushes += r.Pushes
+					secs += r.Seconds
+				}
+				b.ReportMetric(float64(pushes)/secs, "pushes/s")
+				b.ReportMetric(float64(pushes)*32/secs, "samples/s")
+			})
+		}
+	}
+}
