@@ -12,15 +12,15 @@ import (
 // oh = h-k+1, ow = w-k+1. Parameters: W (cout × k·k·cin, each filter ordered
 // kh, kw, ci so that it lines up with an im2col row) followed by b (cout).
 //
-// forward lowers the convolution to one matrix product over the whole batch:
-// every output pixel becomes a row of col (k·k·cin wide), and
+// forward lowers the convolution to matrix products over chunks of the
+// batch: every output pixel becomes a row of col (k·k·cin wide), and
 // y = col·Wᵀ + b, which is already NHWC. In NHWC, the k·cin values of one
 // filter row are contiguous in the input, so im2col is k copies per pixel.
 type conv struct {
 	h, w, cin, k, cout int
 	oh, ow             int
 	ws                 *kernel.Workspace
-	col                []float32 // im2col of the last forward input, kept for backward
+	col                []float32 // im2col of one chunk; forward leaves the last one for backward
 	gt                 []float32 // the weight gradient transposed, when computed so
 }
 
@@ -38,42 +38,80 @@ func (c *conv) init(p []float32, r *rand.Rand) {
 	uniform(p, 1/math.Sqrt(float64(c.patch())), r)
 }
 
-func (c *conv) forward(p, x, y []float32, batch int) {
-	rows, kk := batch*c.oh*c.ow, c.patch()
-	c.col = growF32(c.col, rows*kk)
-	c.im2col(x, batch)
-	w, b := p[:c.cout*kk], p[c.cout*kk:c.numParams()]
-	for i := 0; i < rows; i++ {
-		copy(y[i*c.cout:(i+1)*c.cout], b)
-	}
-	c.ws.Sgemm(false, true, rows, c.cout, kk, 1, c.col, kk, w, kk, 1, y, c.cout)
+// colBudget bounds the im2col buffer, in floats (1 MiB). The batch is
+// lowered a chunk of samples at a time: for the second CNN layer the whole
+// batch would need 13 MB per model instance, and so per worker goroutine.
+// Measured at batch 64, chunks of this size cost under 1% against lowering
+// the whole batch at once.
+const colBudget = 1 << 18
+
+// chunk is the number of samples lowered at once.
+func (c *conv) chunk(batch int) int {
+	return max(1, min(batch, colBudget/(c.oh*c.ow*c.patch())))
 }
 
-func (c *conv) backward(p, _, _, dy, dx, g []float32, batch int) {
-	rows, kk := batch*c.oh*c.ow, c.patch()
+func (c *conv) forward(p, x, y []float32, batch int) {
+	kk, px := c.patch(), c.oh*c.ow
+	ch := c.chunk(batch)
+	c.col = growF32(c.col, ch*px*kk)
+	w, b := p[:c.cout*kk], p[c.cout*kk:c.numParams()]
+	for i := 0; i < batch*px; i++ {
+		copy(y[i*c.cout:(i+1)*c.cout], b)
+	}
+	for n0 := 0; n0 < batch; n0 += ch {
+		nb := min(ch, batch-n0)
+		c.im2col(x[n0*c.inSize():], nb)
+		c.ws.Sgemm(false, true, nb*px, c.cout, kk, 1, c.col, kk, w, kk, 1, y[n0*c.outSize():], c.cout)
+	}
+}
+
+// backward walks the chunks in reverse, so the first one it needs is the
+// one forward left in col; the others are lowered again (cheaper than
+// keeping them all).
+func (c *conv) backward(p, x, _, dy, dx, g []float32, batch int) {
+	kk, px := c.patch(), c.oh*c.ow
+	ch := c.chunk(batch)
+	w := p[:c.cout*kk]
 	gw, gb := g[:c.cout*kk], g[c.cout*kk:c.numParams()]
-	if kk < c.cout {
-		// A first layer (cin = 1: 25 values per patch, 32 filters) wastes
-		// less of the 6×16 register tile on dWᵀ = colᵀ·dy (25×32) than on
-		// dW (32×25); the transpose back is 800 values.
+	// A first layer (cin = 1: 25 values per patch, 32 filters) wastes less
+	// of the 6×16 register tile on dWᵀ = colᵀ·dy (25×32) than on dW (32×25);
+	// the transpose back is 800 values.
+	transposed := kk < c.cout
+	if transposed {
 		c.gt = growF32(c.gt, kk*c.cout)
-		c.ws.Sgemm(true, false, kk, c.cout, rows, 1, c.col, kk, dy, c.cout, 0, c.gt, c.cout)
+	}
+	last := (batch - 1) / ch * ch
+	for n0 := last; n0 >= 0; n0 -= ch {
+		nb := min(ch, batch-n0)
+		if n0 != last {
+			c.im2col(x[n0*c.inSize():], nb)
+		}
+		rows := nb * px
+		dyc := dy[n0*c.outSize() : (n0+nb)*c.outSize()]
+		beta := float32(1)
+		if n0 == last {
+			beta = 0
+		}
+		if transposed {
+			c.ws.Sgemm(true, false, kk, c.cout, rows, 1, c.col, kk, dyc, c.cout, beta, c.gt, c.cout)
+		} else {
+			c.ws.Sgemm(true, false, c.cout, kk, rows, 1, dyc, c.cout, c.col, kk, beta, gw, kk)
+		}
+		if dx != nil {
+			// dcol = dy·W overwrites col (no longer needed), then col2im
+			// adds each patch back onto the pixels it was copied from.
+			c.ws.Sgemm(false, false, rows, kk, c.cout, 1, dyc, c.cout, w, kk, 0, c.col, kk)
+			c.col2im(dx[n0*c.inSize():], nb)
+		}
+	}
+	if transposed {
 		for q := 0; q < kk; q++ {
 			for o := 0; o < c.cout; o++ {
 				gw[o*kk+q] = c.gt[q*c.cout+o]
 			}
 		}
-	} else {
-		c.ws.Sgemm(true, false, c.cout, kk, rows, 1, dy, c.cout, c.col, kk, 0, gw, kk)
 	}
-	columnSums(dy, rows, c.cout, gb)
-	if dx == nil {
-		return
-	}
-	// dcol = dy·W overwrites col (no longer needed), then col2im adds each
-	// patch back onto the pixels it was copied from.
-	c.ws.Sgemm(false, false, rows, kk, c.cout, 1, dy, c.cout, p[:c.cout*kk], kk, 0, c.col, kk)
-	c.col2im(dx, batch)
+	columnSums(dy, batch*px, c.cout, gb)
 }
 
 func (c *conv) im2col(x []float32, batch int) {
