@@ -132,3 +132,54 @@ func TestMaxPoolOddAndTies(t *testing.T) {
 		t.Fatalf("pool backward = %v", dx)
 	}
 }
+
+// TestConvChunks runs batches that span several im2col chunks (see
+// colBudget) and checks them against the same samples one at a time: the
+// outputs and input gradients must match and the weight gradients add up.
+func TestConvChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	ws := new(kernel.Workspace)
+	for _, c := range []*conv{newConv(12, 12, 32, 5, 64, ws), newConv(28, 28, 1, 5, 32, ws)} {
+		batch := 2*c.chunk(1<<20) + 1
+		if c.chunk(batch) >= batch {
+			t.Fatalf("batch %d fits one chunk of %d", batch, c.chunk(batch))
+		}
+		p := make([]float32, c.numParams())
+		c.init(p, r)
+		x := randF32(r, batch*c.inSize())
+		dy := randF32(r, batch*c.outSize())
+		y := make([]float32, batch*c.outSize())
+		dx := make([]float32, batch*c.inSize())
+		g := make([]float32, c.numParams())
+		c.forward(p, x, y, batch)
+		c.backward(p, x, y, dy, dx, g, batch)
+
+		sum := make([]float64, c.numParams())
+		y1 := make([]float32, c.outSize())
+		dx1 := make([]float32, c.inSize())
+		g1 := make([]float32, c.numParams())
+		for n := 0; n < batch; n++ {
+			xn := x[n*c.inSize() : (n+1)*c.inSize()]
+			c.forward(p, xn, y1, 1)
+			c.backward(p, xn, y1, dy[n*c.outSize():(n+1)*c.outSize()], dx1, g1, 1)
+			for i, v := range y1 {
+				if !gradClose(y[n*c.outSize()+i], float64(v)) {
+					t.Fatalf("sample %d: y[%d] = %v in the batch, %v alone", n, i, y[n*c.outSize()+i], v)
+				}
+			}
+			for i, v := range dx1 {
+				if !gradClose(dx[n*c.inSize()+i], float64(v)) {
+					t.Fatalf("sample %d: dx[%d] = %v in the batch, %v alone", n, i, dx[n*c.inSize()+i], v)
+				}
+			}
+			for i, v := range g1 {
+				sum[i] += float64(v)
+			}
+		}
+		for i, v := range sum {
+			if !gradClose(g[i], v) {
+				t.Fatalf("dW[%d] = %v over the batch, per-sample sum %v", i, g[i], v)
+			}
+		}
+	}
+}
