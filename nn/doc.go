@@ -31,11 +31,18 @@
 //   - dense: y = x·Wᵀ + b, dW = dyᵀ·x, dx = dy·W, with W stored out×in
 //     (torch.nn.Linear's layout).
 //   - conv (valid, stride 1): activations are NHWC, filters stored
-//     cout×(kh,kw,ci). im2col turns each output pixel of the batch into a row
-//     of k·k·cin values, copied k runs at a time because a filter row is
-//     contiguous in NHWC; then y = col·Wᵀ + b is already NHWC, dW = dyᵀ·col,
-//     and dx is col2im of dy·W.
-//   - max-pool 2×2 records the winning input of each window for backward.
+//     cout×(kh,kw,ci). im2col turns each output pixel into a row of k·k·cin
+//     values, copied k runs at a time because a filter row is contiguous in
+//     NHWC; then y = col·Wᵀ + b is already NHWC, dW = dyᵀ·col, and dx is
+//     col2im of dy·W. The batch is lowered in chunks that keep the im2col
+//     buffer at 1 MiB; backward visits the chunks in reverse so the first
+//     is still lowered from forward and the rest are lowered again. When a
+//     filter has fewer values than there are filters (the first layer: 25
+//     against 32) dWᵀ is computed instead, which fits the kernel's 6×16
+//     tile better.
+//   - max-pool 2×2 stores no argmax: backward finds the winner again by
+//     comparing each window with the pooled value (first in row-major order
+//     on ties), branch-free in the kernel.
 //   - The loss layer folds 1/batch into the logit gradient, so every
 //     gradient downstream is already a batch mean.
 //

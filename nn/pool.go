@@ -55,21 +55,3 @@ func (m *maxPool2) backward(_, x, y, dy, dx, _ []float32, batch int) {
 		}
 	}
 }
-
-// relu is max(x, 0) element-wise; its gradient is taken as 0 at 0.
-type relu struct{ n int }
-
-func (r relu) inSize() int                    { return r.n }
-func (r relu) outSize() int                   { return r.n }
-func (r relu) numParams() int                 { return 0 }
-func (r relu) init(_ []float32, _ *rand.Rand) {}
-
-func (r relu) forward(_, x, y []float32, batch int) {
-	kernel.ReluTo(y, x[:batch*r.n])
-}
-
-func (r relu) backward(_, _, y, dy, dx, _ []float32, batch int) {
-	if dx != nil {
-		kernel.ReluBackwardTo(dx, y[:batch*r.n], dy)
-	}
-}
