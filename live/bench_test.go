@@ -242,7 +242,7 @@ func BenchmarkThroughput(b *testing.B) {
 				var secs float64
 				for range b.N {
 					cfg := quickJob(b, spec, k, 2)
-					cfg.Epochs = 1
+					cfg.Epochs = 4 // 250 pushes: long enough to see the steady state
 					r, err := Train(context.Background(), cfg, Options{Data: ds}, nil)
 					if err != nil {
 						b.Fatal(err)

@@ -12,7 +12,7 @@ import (
 func TestTCPWorkerKilled(t *testing.T) {
 	for _, spec := range []string{"bsp", "backup:b=1", "psp:c=4,b=1", "ssp:s=1", "dssp:sl=1,su=4"} {
 		t.Run(spec, func(t *testing.T) {
-			cfg := fmnistJob(t, spec, 4, 2, 2400, 1)
+			cfg := fmnistJob(t, spec, 4, 2, 9600, 1) // 300 pushes: the run outlasts the removal
 			cfg.HeartbeatTimeout = 500 * time.Millisecond // removal well before a paradigm that does not wait (backup) finishes
 			opt := tcpOpts(t)
 			opt.Faults = []Fault{{Role: "worker", Index: 2, AtPushes: 12}}
@@ -22,8 +22,11 @@ func TestTCPWorkerKilled(t *testing.T) {
 			}
 			r := res.Run
 			t.Logf("%s: pushes %d updates %d removed %d seconds %.2f worker pushes %v", spec, r.Pushes, r.Updates, res.Coord.Removed, r.Seconds, r.WorkerPushes)
-			if len(res.Faults) != 1 || res.Coord.Removed != 1 || res.Coord.Live != 3 {
-				t.Errorf("faults %+v, removed %d, live %d: want the killed worker removed", res.Faults, res.Coord.Removed, res.Coord.Live)
+			// On a loaded machine a live worker may miss the short timeout,
+			// be removed and rejoin; the killed one alone stays out.
+			if len(res.Faults) != 1 || res.Coord.Removed-res.Coord.Joined != 1 || res.Coord.Live != 3 {
+				t.Errorf("faults %+v, removed %d, joined %d, live %d: want the killed worker removed",
+					res.Faults, res.Coord.Removed, res.Coord.Joined, res.Coord.Live)
 			}
 			if r.Pushes < res.Coord.Target {
 				t.Errorf("pushes %d below the target %d", r.Pushes, res.Coord.Target)

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+func clearRoleEnv(t *testing.T) {
+	for _, k := range []string{"PACER_TOKEN", "PACER_INDEX", "PACER_PEERS", "PACER_LISTEN", "PACER_WORKERS", "PACER_COORDINATOR", "TF_CONFIG", "HOSTNAME"} {
+		t.Setenv(k, "")
+	}
+}
+
+func TestServerAndWorkerFlagErrors(t *testing.T) {
+	clearRoleEnv(t)
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"server", "--index", "0", "--peers", "127.0.0.1:1"}, nil, "PACER_TOKEN"},
+		{[]string{"server"}, map[string]string{"PACER_TOKEN": "x"}, "no shard index"},
+		{[]string{"server", "--index", "0", "--shards", "2", "--peers", "a:1"}, map[string]string{"PACER_TOKEN": "x"}, "needs all 2 shard addresses"},
+		{[]string{"server", "--index", "0", "--paradigm", "nope", "--peers", "a:1"}, map[string]string{"PACER_TOKEN": "x"}, "valid forms"},
+		{[]string{"server"}, map[string]string{"TF_CONFIG": `{"cluster":{"ps":["a:1"],"worker":["b:1"]},"task":{"type":"worker","index":0}}`}, "worker task"},
+		{[]string{"worker"}, map[string]string{"PACER_TOKEN": "x"}, "no coordinator"},
+		{[]string{"worker", "--coordinator", "a:1"}, nil, "PACER_TOKEN"},
+		{[]string{"server", "--index", "0", "--peers", "a:1", "--log-level", "loud"}, map[string]string{"PACER_TOKEN": "x"}, "--log-level"},
+	} {
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		_, errs, code := pacer(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) {
+			t.Errorf("pacer %v: exit %d, stderr %q; want an error naming %q", c.args, code, errs, c.want)
+		}
+		for k := range c.env {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+// TestWorkerFromTFConfig: `pacer worker` with nothing but TF_CONFIG (a
+// TFJob-shaped value) and PACER_TOKEN finds its coordinator (ps[0]) and its
+// id (chief first, so worker index 0 is id 1), and trains the job to its end.
+func TestWorkerFromTFConfig(t *testing.T) {
+	clearRoleEnv(t)
+	sp, _ := paradigm.Parse("asp")
+	j := job.Config{Spec: sp, Workers: 2, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 640, Epochs: 1,
+		Batch: 64, HeartbeatTimeout: 5 * time.Second}
+	if err := j.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := (wire.TCP{}).Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &live.JobParams{Job: j, Paradigm: "asp", TrainN: 640},
+		Listener: ln, Token: "tok", ShardAddrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sv.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	t.Setenv("PACER_TOKEN", "tok")
+	t.Setenv("TF_CONFIG", fmt.Sprintf(`{"cluster":{"ps":[%q],"chief":["c:2222"],"worker":["w0:2222"]},"task":{"type":"worker","index":0}}`, addr))
+	out, errs, code := pacer(t, "worker", "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("pacer worker: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "worker 1 done") {
+		t.Errorf("output %q, want worker 1 (chief first) done", out)
+	}
+	if st := sv.Coordinator().Stats(); st.Pushes < 10 || st.WorkerPushes[1] != st.Pushes {
+		t.Errorf("coordinator counted %d pushes, worker 1 %v", st.Pushes, st.WorkerPushes)
+	}
+}

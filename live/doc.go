@@ -1,0 +1,73 @@
+// Package live is pacer's live parameter server: shard servers, the
+// coordinator and workers as real processes over TCP (or goroutines over the
+// in-process transport), on the wall clock, with the policy core of package
+// paradigm deciding everything a paradigm decides.
+//
+// # Use
+//
+// One machine: Train runs a whole job, in process (Options.Mode "inproc")
+// or as separate `pacer server` and `pacer worker` processes on loopback
+// ("tcp"), and returns its runstats summary. Several machines: run
+// NewServer(...).Run on every shard (shard 0 also hosts the coordinator) and
+// RunWorker on every worker; roles come from flags, PACER_* variables or
+// Kubeflow's TF_CONFIG (Env, ParseTFConfig). docs/deploy.md has the recipes.
+//
+// # Roles and connections
+//
+// Every connection is a wire connection whose Hello carries the token and a
+// role: a worker holds one data connection per shard (RoleWorker: pushes and
+// pulls), one control connection to the coordinator (RoleControl: clock
+// reports, heartbeats; releases and shutdown arrive as notifications); the
+// coordinator holds a membership link to every shard (RoleCoordinator); Train
+// and tools connect as RoleObserver (stats, weight pulls, stop).
+//
+// # Application protocol (on top of docs/protocol.md's frames)
+//
+//   - Push: Shard, Worker, Tag = the worker's iteration clock, Extra = the
+//     shard version the gradient was computed from, Floats = the whole block.
+//     PushAck: Tag = version after, Extra = the shard's incarnation,
+//     Flags&2 = dropped by the aggregator.
+//   - Pull: Offset/Count (0,0 = the whole block), Tag = the version the
+//     worker holds, Extra = the minimum version. A shard never blocks a
+//     handler: below the minimum it answers PullResp with Flags&1 (pending)
+//     and later sends a one-way PullResp with Flags&8 (ready); the worker
+//     asks again. After a data reply the worker sends a one-way Heartbeat on
+//     the same connection: the shard's pull replies point into the current
+//     weight snapshot without copying, and the acknowledgement ends the
+//     reference (an apply meanwhile copies on write instead).
+//   - Clock (worker → coordinator): Tag = the worker's running push count (a
+//     retried report is not counted twice), Extra/Offset = cumulative µs
+//     held/computing. The reply's Flags&4 says the worker had been removed
+//     and was admitted again (Tag = its new clock: it restarts with a full
+//     pull). Release and Shutdown are notifications.
+//   - Control (JSON): "stats", "stop" (observer), "members" (coordinator →
+//     shard: the complete live/removed view, resent after reconnects).
+//
+// # Faults
+//
+// The coordinator removes a worker silent for job.Config.HeartbeatTimeout
+// from the gate and, through the membership links, from every shard's
+// aggregator, so no paradigm waits for it; a worker that comes back (or a
+// new one, id −1) joins at the gate's minimum clock. Shards checkpoint
+// atomically (package ckpt) on an interval and on shutdown; a shard restored
+// from an older checkpoint learns from the versions the workers say they hold
+// that it had got further, and skips its version forward (the lost updates
+// are gone, the weights are the checkpoint's), while a worker whose pushed
+// gradient was lost with the old incarnation pushes it again. The
+// coordinator's own state (gate clocks, membership) is not checkpointed:
+// shard 0 is not restartable mid-job.
+//
+// Every frame is checked before it can touch the weights: shard index,
+// whole-block length, the sending worker's id and finite values (checkFinite
+// screens 10M floats at memory speed); a refusal is an error reply with a
+// wire.ErrorCode, counted in ShardStats.Refused and the metrics.
+//
+// # Concurrency
+//
+// The policy objects are not thread-safe: each Shard guards its aggregator,
+// optimizer and snapshots with one mutex, the Coordinator its gate with
+// another; notifications (ready notices, releases) are sent after the lock is
+// released so a slow peer cannot stall a shard. A worker's main loop owns its
+// parameters and gradient; one goroutine per shard link owns that
+// connection, redials with backoff, and hands results back as events.
+package live
