@@ -12,7 +12,7 @@ import (
 func TestTCPWorkerKilled(t *testing.T) {
 	for _, spec := range []string{"bsp", "backup:b=1", "psp:c=4,b=1", "ssp:s=1", "dssp:sl=1,su=4"} {
 		t.Run(spec, func(t *testing.T) {
-			cfg := fmnistJob(t, spec, 4, 2, 9600, 1) // 300 pushes: the run outlasts the removal
+			cfg := fmnistJob(t, spec, 4, 2, 9600, 1)      // 300 pushes: the run outlasts the removal
 			cfg.HeartbeatTimeout = 500 * time.Millisecond // removal well before a paradigm that does not wait (backup) finishes
 			opt := tcpOpts(t)
 			opt.Faults = []Fault{{Role: "worker", Index: 2, AtPushes: 12}}
