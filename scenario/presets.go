@@ -22,18 +22,45 @@ var presets = map[string]Scenario{
 	"heavytail": {
 		Name: "heavytail",
 		Description: "Sixteen workers with the backup-workers paper's heavy tail: 1.3–1.8 s iterations, and about 1% " +
-			"of iterations delayed by seconds to minutes. Does dropping the slowest gradients pay?",
+			"of iterations delayed by seconds to minutes. Does dropping the slowest gradients pay, and which b is " +
+			"best for a fixed N + b = 16 (the paper's N + b = 100 procedure, scaled down)?",
 		Paradigms: []string{"bsp", "asp", "backup:b=1", "backup:b=2", "backup:b=4"},
 		Workers:   16, Straggler: "heavytail",
-		Epochs: 3, Target: 0.85,
+		Epochs: 3, Target: 0.8,
 	},
 	"slow-servers": {
 		Name: "slow-servers",
-		Description: "Thirty-two workers and four shards; 0.16% of pull responses are delayed by 4 s (the PSP paper). " +
-			"Partial push (c) and partial pull (b) against full synchronization.",
-		Paradigms: []string{"bsp", "psp:c=28,b=1", "psp:c=28,b=0.75", "psp:c=20,b=0.75"},
-		Workers:   32, Shards: 4, ServerDelay: "spike:p=0.0016,delay=4s", Jitter: 0.05,
+		Description: "The PSP paper's Table 1: 32 workers and 32 shards, 0.16% of pull responses delayed by 4 s, " +
+			"10 s iterations (as the paper's ResNet-50 rounds). Partial push (c) and partial pull (b) against full " +
+			"synchronization (c = 32, b = 100%).",
+		Paradigms: []string{"bsp", "psp:c=28,b=1", "psp:c=28,b=0.9", "psp:c=20,b=0.75"},
+		Workers:   32, Shards: 32, ServerDelay: "spike:p=0.0016,delay=4s", Jitter: 0.05, Base: "10s",
+		Epochs: 3, LR: 0.2, Target: 0.8,
+	},
+	"dssp": {
+		Name: "dssp",
+		Description: "The DSSP paper's Table I: two steady workers, one 2.2 times as slow (GTX 1060 and 1080 Ti). " +
+			"BSP, ASP, SSP with s = 3, 6, 15, and DSSP with s_L = 3, s_U = 15 (literal and bounded).",
+		Paradigms: []string{"bsp", "asp", "ssp:s=3", "ssp:s=6", "ssp:s=15", "dssp:sl=3,su=15", "dssp:sl=3,su=15,mode=bounded"},
+		Workers:   2, Speeds: []float64{1, 2.2}, Jitter: 0.01,
 		Epochs: 3, Target: 0.85,
+	},
+	"elastic": {
+		Name: "elastic",
+		Description: "The ElasticBSP paper's comparison on the heterogeneous pair (speed 1 : 2): ElasticBSP with " +
+			"R = 15, 30, 60 predicted pushes against BSP, SSP(3) and ASP.",
+		Paradigms: []string{"bsp", "ssp:s=3", "asp", "elastic:r=15", "elastic:r=30", "elastic:r=60"},
+		Workers:   2, Speeds: []float64{1, 2}, Jitter: 0.05,
+		Epochs: 3, Target: 0.85,
+	},
+	"softsync": {
+		Name: "softsync",
+		Description: "The staleness-aware paper: n-softsync on 8 workers for n = 1, 2, 4, 8 with constant α₀ and " +
+			"with α₀/τ, against hardsync (BSP). The paper's formulas are plain SGD: run with --momentum 0.",
+		Paradigms: []string{"bsp", "softsync:n=1,lr=const", "softsync:n=2,lr=const", "softsync:n=4,lr=const",
+			"softsync:n=8,lr=const", "softsync:n=1", "softsync:n=2", "softsync:n=4", "softsync:n=8"},
+		Workers: 8, Jitter: 0.1,
+		Epochs: 2, LR: 0.2, Target: 0.8,
 	},
 	"mixed32": {
 		Name: "mixed32",
