@@ -7,9 +7,11 @@ import (
 	"github.com/pacer-ps/pacer/internal/kernel"
 )
 
-// dense is a fully connected layer y = x·Wᵀ + b. Its parameters are W
-// (out×in, row o holds the weights into output o, as torch.nn.Linear) followed
-// by b (out).
+// dense is a fully connected layer y = x·W + b. Its parameters are W
+// (in×out: row i holds the weights out of input i, the transpose of
+// torch.nn.Linear's layout) followed by b (out). In this layout the forward
+// product reads W in place; out×in would make Sgemm gather Wᵀ into panels on
+// every forward pass, a fifth of the MLP's step.
 type dense struct {
 	in, out int
 	ws      *kernel.Workspace
@@ -32,17 +34,17 @@ func (d *dense) forward(p, x, y []float32, batch int) {
 	for i := 0; i < batch; i++ {
 		copy(y[i*d.out:(i+1)*d.out], b)
 	}
-	d.ws.Sgemm(false, true, batch, d.out, d.in, 1, x, d.in, w, d.in, 1, y, d.out)
+	d.ws.Sgemm(false, false, batch, d.out, d.in, 1, x, d.in, w, d.out, 1, y, d.out)
 }
 
 func (d *dense) backward(p, x, _, dy, dx, g []float32, batch int) {
 	w := p[:d.out*d.in]
 	gw, gb := g[:d.out*d.in], g[d.out*d.in:d.numParams()]
-	// dW = dyᵀ·x, the sum over the batch (dy already carries the 1/batch).
-	d.ws.Sgemm(true, false, d.out, d.in, batch, 1, dy, d.out, x, d.in, 0, gw, d.in)
+	// dW = xᵀ·dy, the sum over the batch (dy already carries the 1/batch).
+	d.ws.Sgemm(true, false, d.in, d.out, batch, 1, x, d.in, dy, d.out, 0, gw, d.out)
 	columnSums(dy, batch, d.out, gb)
 	if dx != nil {
-		d.ws.Sgemm(false, false, batch, d.in, d.out, 1, dy, d.out, w, d.in, 0, dx, d.in)
+		d.ws.Sgemm(false, true, batch, d.in, d.out, 1, dy, d.out, w, d.out, 0, dx, d.in)
 	}
 }
 

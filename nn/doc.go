@@ -28,8 +28,10 @@
 // few large matrix products (internal/kernel.Sgemm), which is what makes the
 // worker competitive with PyTorch on one core:
 //
-//   - dense: y = x·Wᵀ + b, dW = dyᵀ·x, dx = dy·W, with W stored out×in
-//     (torch.nn.Linear's layout).
+//   - dense: y = x·W + b, dW = xᵀ·dy, dx = dy·Wᵀ, with W stored in×out
+//     (the transpose of torch.nn.Linear's layout) so that the forward
+//     product reads W in place; only the input gradient, never needed for
+//     the first layer, transposes it.
 //   - conv (valid, stride 1): activations are NHWC, filters stored
 //     cout×(kh,kw,ci). im2col turns each output pixel into a row of k·k·cin
 //     values, copied k runs at a time because a filter row is contiguous in

@@ -17,7 +17,7 @@ func refForward(l layer, p, x []float64, batch int) []float64 {
 			for o := 0; o < l.out; o++ {
 				s := p[l.out*l.in+o]
 				for i := 0; i < l.in; i++ {
-					s += p[o*l.in+i] * x[n*l.in+i]
+					s += p[i*l.out+o] * x[n*l.in+i]
 				}
 				y[n*l.out+o] = s
 			}
