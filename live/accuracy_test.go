@@ -11,8 +11,8 @@ import (
 // (issue 4's acceptance). Skipped with -short: it trains on all 60,000
 // images; docs/benchmarks.md records a measured run.
 func TestTCPBSPFashionMNIST(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains 5 epochs of Fashion-MNIST; run without -short")
+	if testing.Short() || raceEnabled {
+		t.Skip("trains 5 epochs of Fashion-MNIST; run without -short and -race")
 	}
 	cfg := fmnistJob(t, "bsp", 4, 2, 0, 5)
 	cfg.TestLimit, cfg.Batch, cfg.LR, cfg.Momentum, cfg.EvalEvery = 0, 64, 0.1, 0.9, 1
