@@ -1,0 +1,123 @@
+package live
+
+import (
+	"time"
+
+	"github.com/pacer-ps/pacer/live/ckpt"
+)
+
+// This file: the shard's timers, membership, counters and checkpoints.
+
+// armTick schedules the aggregator's τ1 deadline (PSP), if any.
+func (s *Shard) armTick() {
+	d, ok := s.agg.Deadline()
+	if !ok || (s.tickOn && s.tickAt == d) {
+		return
+	}
+	s.tickOn, s.tickAt = true, d
+	wait := d - s.now()
+	if s.tick == nil {
+		s.tick = time.AfterFunc(wait, s.onTick)
+	} else {
+		s.tick.Reset(wait)
+	}
+}
+
+func (s *Shard) onTick() {
+	s.mu.Lock()
+	s.tickOn = false
+	if d, ok := s.agg.Deadline(); ok && s.now() < d {
+		s.armTick() // fired early or the deadline moved
+		s.mu.Unlock()
+		return
+	}
+	if ok, a := s.agg.Tick(s.now()); ok {
+		s.apply(a, 0, nil)
+	}
+	s.armTick()
+	notify := s.takeNotify()
+	s.mu.Unlock()
+	s.sendReady(notify)
+}
+
+// setMembers applies the coordinator's view of membership: removed workers
+// leave the aggregator (which may complete a round), new ones join.
+func (s *Shard) setMembers(live, removed []int) {
+	s.mu.Lock()
+	now := s.now()
+	for _, p := range removed {
+		if p < 0 || p >= maxWorkers || !s.members[p] {
+			continue
+		}
+		s.members[p] = false
+		if ok, a := s.agg.Leave(now, p); ok {
+			s.apply(a, 0, nil)
+		}
+	}
+	for _, p := range live {
+		if p < 0 || p >= maxWorkers || s.members[p] {
+			continue
+		}
+		s.members[p] = true
+		s.agg.Join(now, p)
+	}
+	s.armTick()
+	notify := s.takeNotify()
+	s.mu.Unlock()
+	s.sendReady(notify)
+}
+
+// Stats returns a copy of the shard's counters.
+func (s *Shard) Stats() ShardStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Version = s.agg.Version()
+	st.Staleness = append([]int64(nil), s.stats.Staleness...)
+	return st
+}
+
+// state copies the shard's checkpoint state; ok is false when nothing
+// changed since the last one.
+func (s *Shard) state(force bool) (*ckpt.State, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.dirty && !force {
+		return nil, false
+	}
+	s.dirty = false
+	st := &ckpt.State{Meta: ckpt.Meta{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, NumParams: s.nparams,
+		Version: s.agg.Version(), Paradigm: s.params.Paradigm, Model: s.params.Job.Model},
+		Weights: append([]float32(nil), s.cur.buf...)}
+	if v := s.opt.Velocity(); v != nil {
+		st.Velocity = append([]float32(nil), v...)
+	}
+	return st, true
+}
+
+// checkpoint writes the shard's state to dir if it changed (or force).
+func (s *Shard) checkpoint(dir string, force bool) error {
+	st, ok := s.state(force)
+	if !ok {
+		return nil
+	}
+	path, err := ckpt.Write(dir, st)
+	if err != nil {
+		s.mu.Lock()
+		s.dirty = true
+		s.mu.Unlock()
+		return err
+	}
+	s.mu.Lock()
+	s.stats.Checkpoints++
+	s.mu.Unlock()
+	s.log.Info("checkpoint written", "path", path, "version", st.Version)
+	return nil
+}
+
+// Weights copies the shard's current block (tests and tools).
+func (s *Shard) Weights() ([]float32, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]float32(nil), s.cur.buf...), s.agg.Version()
+}

@@ -1,0 +1,109 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// This file: the worker's control connection to the coordinator (clock
+// reports, releases, heartbeats, reconnects).
+
+// reportClock tells the gate about the push. A worker the coordinator had
+// removed is admitted again and restarts from a full pull.
+func (w *Worker) reportClock(ctx context.Context, st *state) error {
+	// Drained before the report: a release can only follow it.
+	select {
+	case <-w.release:
+	default:
+	}
+	var req, resp wire.Frame
+	var b backoff
+	for {
+		req.Reset()
+		req.Type, req.Worker, req.Tag = wire.MsgClock, int32(w.id), st.seq
+		req.Extra, req.Offset = uint64(st.res.Wait.Microseconds()), uint64(st.res.Busy.Microseconds())
+		w.ctlMu.Lock()
+		ctl := w.ctl
+		w.ctlMu.Unlock()
+		err := ctl.Call(ctx, &req, &resp)
+		var re *wire.RemoteError
+		switch {
+		case err == nil:
+			if resp.Flags&flagRejoined != 0 {
+				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", resp.Tag)
+				st.first, st.clock = true, resp.Tag
+			}
+			return nil
+		case errors.As(err, &re) && re.Code == wire.CodeShuttingDown:
+			return ErrJobDone
+		case errors.As(err, &re) || ctx.Err() != nil:
+			return fmt.Errorf("live: worker %d: clock: %w", w.id, err)
+		}
+		// The coordinator's connection broke: redial (same id) and resend;
+		// the sequence number keeps the push from counting twice.
+		if !sleep(ctx, b.next()) {
+			return ctx.Err()
+		}
+		if err := w.redial(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *Worker) redial(ctx context.Context) error {
+	w.ctlMu.Lock()
+	defer w.ctlMu.Unlock()
+	return w.dialControl(ctx, 0)
+}
+
+// awaitRelease waits for the gate's release, handling late pull replies
+// meanwhile.
+func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
+	for {
+		w.ctlMu.Lock()
+		dead := w.ctl.Done()
+		w.ctlMu.Unlock()
+		select {
+		case <-w.release:
+			return nil
+		case <-w.stop:
+			return ErrJobDone
+		case ev := <-w.events:
+			if err := w.handle(st, w.links, ev); err != nil {
+				return err
+			}
+		case <-dead:
+			// The coordinator re-sends the release of a worker that is not
+			// held when it reconnects.
+			if err := w.redial(ctx); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// heartbeats tells the coordinator the worker is alive, four times per
+// removal timeout, also while it computes.
+func (w *Worker) heartbeats(ctx context.Context) {
+	every := max(time.Duration(w.info.HeartbeatMS)*time.Millisecond/4, 10*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.ctlMu.Lock()
+			ctl := w.ctl
+			w.ctlMu.Unlock()
+			f := wire.Frame{Type: wire.MsgHeartbeat, Worker: int32(w.id)}
+			ctl.Send(ctx, &f)
+		}
+	}
+}
