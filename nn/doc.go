@@ -37,7 +37,7 @@
 //     values, copied k runs at a time because a filter row is contiguous in
 //     NHWC; then y = col·Wᵀ + b is already NHWC, dW = dyᵀ·col, and dx is
 //     col2im of dy·W. The batch is lowered in chunks that keep the im2col
-//     buffer at 1 MiB; backward visits the chunks in reverse so the first
+//     buffer at 4 MiB; backward visits the chunks in reverse so the first
 //     is still lowered from forward and the rest are lowered again. When a
 //     filter has fewer values than there are filters (the first layer: 25
 //     against 32) dWᵀ is computed instead, which fits the kernel's 6×16
