@@ -22,10 +22,11 @@ type conv struct {
 	ws                 *kernel.Workspace
 	col                []float32 // im2col of one chunk; forward leaves the last one for backward
 	gt                 []float32 // the weight gradient transposed, when computed so
+	budget             int       // colBudget; tests lower it to exercise chunking
 }
 
 func newConv(h, w, cin, k, cout int, ws *kernel.Workspace) *conv {
-	return &conv{h: h, w: w, cin: cin, k: k, cout: cout, oh: h - k + 1, ow: w - k + 1, ws: ws}
+	return &conv{h: h, w: w, cin: cin, k: k, cout: cout, oh: h - k + 1, ow: w - k + 1, ws: ws, budget: colBudget}
 }
 
 func (c *conv) inSize() int    { return c.h * c.w * c.cin }
@@ -49,7 +50,7 @@ const colBudget = 1 << 20
 
 // chunk is the number of samples lowered at once.
 func (c *conv) chunk(batch int) int {
-	return max(1, min(batch, colBudget/(c.oh*c.ow*c.patch())))
+	return max(1, min(batch, c.budget/(c.oh*c.ow*c.patch())))
 }
 
 func (c *conv) forward(p, x, y []float32, batch int) {

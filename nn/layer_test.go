@@ -133,16 +133,18 @@ func TestMaxPoolOddAndTies(t *testing.T) {
 	}
 }
 
-// TestConvChunks runs batches that span several im2col chunks (see
-// colBudget) and checks them against the same samples one at a time: the
-// outputs and input gradients must match and the weight gradients add up.
+// TestConvChunks runs batches that span several im2col chunks (with the
+// budget lowered to two and a half samples) and checks them against the same
+// samples one at a time: the outputs and input gradients must match and the
+// weight gradients add up.
 func TestConvChunks(t *testing.T) {
 	r := rand.New(rand.NewPCG(19, 20))
 	ws := new(kernel.Workspace)
-	for _, c := range []*conv{newConv(12, 12, 32, 5, 64, ws), newConv(28, 28, 1, 5, 32, ws)} {
-		batch := 2*c.chunk(1<<20) + 1
-		if c.chunk(batch) >= batch {
-			t.Fatalf("batch %d fits one chunk of %d", batch, c.chunk(batch))
+	for _, c := range []*conv{newConv(9, 8, 3, 3, 4, ws), newConv(10, 10, 1, 3, 12, ws)} {
+		c.budget = 5 * c.oh * c.ow * c.patch() / 2
+		batch := 7
+		if c.chunk(batch) != 2 {
+			t.Fatalf("chunk of %d samples, want 2", c.chunk(batch))
 		}
 		p := make([]float32, c.numParams())
 		c.init(p, r)
