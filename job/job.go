@@ -29,7 +29,7 @@ type Config struct {
 	Epochs      float64 // passes over the training set, all workers together (default 1)
 	Batch       int     // samples per worker per iteration (default 64)
 	LR          float64 // base learning rate α₀ (default 0.05)
-	Momentum    float64 // default 0.9; negative means none
+	Momentum    float64 // default 0.9; negative means none (and stays negative: Fill is idempotent)
 	WeightDecay float64
 	Schedule    optim.Schedule // learning-rate schedule (default constant)
 	Seed        uint64         // default 1
@@ -54,7 +54,8 @@ type Config struct {
 	HeartbeatTimeout time.Duration // default 5 s
 }
 
-// Fill sets defaults and validates, naming the bad field.
+// Fill sets defaults and validates, naming the bad field. Filling twice
+// changes nothing.
 func (c *Config) Fill() error {
 	if c.Spec.Kind == 0 {
 		c.Spec = paradigm.Spec{Kind: paradigm.BSP}
@@ -79,11 +80,8 @@ func (c *Config) Fill() error {
 	if c.LR == 0 {
 		c.LR = 0.05
 	}
-	switch {
-	case c.Momentum == 0:
+	if c.Momentum == 0 {
 		c.Momentum = 0.9
-	case c.Momentum < 0:
-		c.Momentum = 0
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
@@ -136,7 +134,7 @@ func (c *Config) StepScale(a paradigm.Apply) float64 {
 
 // Optim is the optimizer configuration every shard applies.
 func (c *Config) Optim() optim.Config {
-	return optim.Config{LR: c.LR, Momentum: c.Momentum, WeightDecay: c.WeightDecay, Schedule: c.Schedule}
+	return optim.Config{LR: c.LR, Momentum: max(0, c.Momentum), WeightDecay: c.WeightDecay, Schedule: c.Schedule}
 }
 
 // Ranges cuts n parameters into s contiguous shard ranges [lo, hi) of

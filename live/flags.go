@@ -103,7 +103,7 @@ func (f *JobFlags) Params(countTrain func(job.Config) (int, error)) (*JobParams,
 // JobArgs renders p as the flags JobFlags reads back.
 func JobArgs(p *JobParams) []string {
 	j := &p.Job
-	mom := j.Momentum // Fill made "none" 0; the flag's 0 means none too
+	mom := max(0, j.Momentum) // job's negative "none" is the flag's 0
 	args := []string{
 		"--paradigm", j.Spec.String(),
 		"--workers", strconv.Itoa(j.Workers),
