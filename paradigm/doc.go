@@ -1,0 +1,31 @@
+// Package paradigm is pacer's policy core: the decisions of every
+// synchronization paradigm of PARADIGMS.md (BSP, ASP, SSP, DSSP, ElasticBSP,
+// sync SGD with backup workers, PSP and n-softsync), as a pure,
+// deterministic state machine in the manner of etcd's raft package.
+//
+// There are no goroutines, no clock, no I/O and no randomness here. Every
+// input carries the time (since the job's start) as an argument and every
+// output is a value, so the same code decides in the simulator (package sim),
+// in virtual-time training (package train) and in the live server (package
+// live), and a recorded trace replays bit for bit.
+//
+// Use: Parse a spec string, then New(spec, Config{Workers, Shards}) gives a
+// Policy with
+//   - Gate, one per job: Pushed(now, p) returns the workers it releases;
+//   - Aggs, one per shard: Push(now, Grad) accepts or drops a gradient and
+//     says when to apply which gradients with which weights (Apply);
+//   - Pullers, one per worker: the version each shard must reach before it
+//     answers a pull, how many fresh blocks are needed, PSP's τ2 grace.
+//
+// Timers (PSP's τ1 and τ2) are exposed as Deadline and driven by Tick. A dead
+// worker is removed with Policy.Leave, a new one added with Policy.Join.
+// None of the types is safe for concurrent use: the driver serializes calls.
+//
+// Implementation notes: clocks keeps per-clock counts so the minimum clock is
+// O(1) amortized (clocks.go); held workers wait in a heap keyed by the
+// minimum clock that releases them (so releases come in a deterministic
+// order); synchronous aggregators sort an apply's contributions by worker, so
+// the floating-point sum does not depend on arrival order. Each paradigm has
+// its own file; docs/paradigms.md lists every decision taken where the papers
+// leave room.
+package paradigm
