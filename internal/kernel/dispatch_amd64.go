@@ -44,14 +44,26 @@ func sumAVX2(x []float32) float32
 //go:noescape
 func dotAVX2(x, y []float32) float32
 
-// microAVX2 is microGo and microRowsAVX2 is microStridedGo (with rs = lda,
-// cs = 1) in assembly; the slices must cover a full tile.
+// microAVX2 is microGo, and microRowsAVX2 and microColsAVX2 are
+// microStridedGo (with rs, cs = lda, 1 and 1, lda) in assembly; the slices
+// must cover a full tile.
 //
 //go:noescape
 func microAVX2(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool)
 
 //go:noescape
 func microRowsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
+
+//go:noescape
+func microColsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
+
+func microCols(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
+	if useAsm {
+		microColsAVX2(k, a, lda, b, ldb, c, ldc, alpha, acc)
+		return
+	}
+	microStridedGo(k, a, 1, lda, b, ldb, c, ldc, alpha, acc)
+}
 
 func micro(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
 	if useAsm {

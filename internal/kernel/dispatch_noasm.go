@@ -21,6 +21,10 @@ func microRows(k int, a []float32, lda int, b []float32, ldb int, c []float32, l
 	microStridedGo(k, a, lda, 1, b, ldb, c, ldc, alpha, acc)
 }
 
+func microCols(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
+	microStridedGo(k, a, 1, lda, b, ldb, c, ldc, alpha, acc)
+}
+
 func maxPool2Row(dst, r0, r1 []float32, ow, c int) { maxPool2RowGo(dst, r0, r1, ow, c) }
 
 func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {

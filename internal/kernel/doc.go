@@ -29,7 +29,9 @@
 // much as the arithmetic that uses it:
 //   - an untransposed A is read in place (six row pointers); only a last
 //     partial panel of fewer than six rows is packed, with zero rows;
-//   - a transposed A is packed in one pass over its stored rows;
+//   - a transposed A is read in place too when its stored rows are at most
+//     32 floats (each step's six values then share a cache line with the
+//     next steps'), and packed in one pass over its stored rows otherwise;
 //   - an untransposed B is read in place when at most two mc blocks of A
 //     sweep it (weight gradients: a short A against the tall layer input),
 //     packed otherwise; a transposed B is always packed; a partial last

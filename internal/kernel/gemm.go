@@ -82,6 +82,12 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	// gradients, whose B is the layer input, tall and reused by few rows).
 	// Otherwise, and always for the last partial panel, B is packed.
 	bInPlace := !transB && m <= 2*mcMax
+	// An untransposed A is always read in place. A transposed one is too
+	// when its stored rows are short (lda ≤ 32: a filter's 25 taps against
+	// the whole batch of patches in the first conv layer's dWᵀ), so each
+	// step of six values uses most of the cache line it touches; with longer
+	// rows the steps hit a new, mostly unused line each, and packing wins.
+	aInPlace := !transA || lda <= 32
 	for jc := 0; jc < n; jc += ncMax {
 		nb := min(ncMax, n-jc)
 		for pc := 0; pc < k; pc += kc {
@@ -97,12 +103,12 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
 				switch full := mb / mr * mr; {
-				case transA:
+				case transA && !aInPlace:
 					w.packA(true, a, lda, ic, pc, mb, kb, alpha)
 				case full < mb:
-					w.packA(false, a, lda, ic+full, pc, mb-full, kb, alpha)
+					w.packA(transA, a, lda, ic+full, pc, mb-full, kb, alpha)
 				}
-				w.macro(transA, bInPlace, a, lda, b, ldb, ic, jc, pc, mb, nb, kb, alpha, c[ic*ldc+jc:], ldc, acc)
+				w.macro(transA, aInPlace, bInPlace, a, lda, b, ldb, ic, jc, pc, mb, nb, kb, alpha, c[ic*ldc+jc:], ldc, acc)
 			}
 		}
 	}
@@ -138,14 +144,14 @@ func scaleMatrix(beta float32, m, n int, c []float32, ldc int) {
 }
 
 // macro runs the micro-kernels over the mb×kb block of op(A) at (ic, pc)
-// and the kb×nb block of op(B) at (pc, jc). Full row panels of an
-// untransposed A are read in place (this spares a copy of A that costs as
-// much as the product when n is small, as in convolutions); a transposed A,
-// and the last partial row panel, come packed from packA. B comes packed, or
+// and the kb×nb block of op(B) at (pc, jc). Full row panels of A are read
+// in place when aInPlace (this spares a copy of A that costs as much as the
+// product when n is small, as in convolutions); otherwise, and for the last
+// partial row panel, they come packed from packA. B comes packed, or
 // in place in full column panels (see Sgemm). Full tiles go straight to C;
 // edge tiles are computed into tmp and only their valid part is written, so
 // C is never touched out of range.
-func (w *Workspace) macro(transA, bInPlace bool, a []float32, lda int, b []float32, ldb, ic, jc, pc, mb, nb, kb int, alpha float32, c []float32, ldc int, acc bool) {
+func (w *Workspace) macro(transA, aInPlace, bInPlace bool, a []float32, lda int, b []float32, ldb, ic, jc, pc, mb, nb, kb int, alpha float32, c []float32, ldc int, acc bool) {
 	for jr := 0; jr < nb; jr += nr {
 		nw := min(nr, nb-jr)
 		var bp []float32
@@ -168,10 +174,12 @@ func (w *Workspace) macro(transA, bInPlace bool, a []float32, lda int, b []float
 				dst, ldd, accd = c[off:off+(mr-1)*ldc+nr], ldc, acc
 			}
 			switch i0 := ic + ir; {
-			case transA:
+			case !aInPlace:
 				micro(kb, w.a[ir*kb:ir*kb+kb*mr], bp, ldbp, dst, ldd, accd)
 			case mh < mr:
 				micro(kb, w.a[:kb*mr], bp, ldbp, dst, ldd, accd)
+			case transA:
+				microCols(kb, a[pc*lda+i0:(pc+kb-1)*lda+i0+mr], lda, bp, ldbp, dst, ldd, alpha, accd)
 			default:
 				microRows(kb, a[i0*lda+pc:(i0+mr-1)*lda+pc+kb], lda, bp, ldbp, dst, ldd, alpha, accd)
 			}

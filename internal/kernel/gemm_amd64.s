@@ -2,12 +2,13 @@
 
 #include "textflag.h"
 
-// The 6×16 micro-kernels. Both keep the C tile in Y0–Y11 (row i in Y(2i),
+// The 6×16 micro-kernels. All keep the C tile in Y0–Y11 (row i in Y(2i),
 // Y(2i+1)) and performs one rank-1 update per k step: two loads of B (a
 // packed panel, 16 floats per step), six broadcasts of A, twelve FMAs. They
 // differ only in where the six A values of a step come from:
 //   microAVX2      packed A panel: 6 contiguous floats per step
 //   microRowsAVX2  A in place, not transposed: 6 rows lda apart, next step +4 bytes
+//   microColsAVX2  A in place, transposed: 6 contiguous floats, next step +lda
 // B rows are ldb floats apart: nr for a packed panel, the matrix's own
 // stride when B is read in place. Four steps per iteration: B rows at DI,
 // DI+ldb, DI+2ldb and R12 = DI+3ldb (R11 = ldb in bytes).
@@ -206,6 +207,75 @@ rows_store:
 	RET
 
 rows_overwrite:
+	ROWSTORE(Y0, Y1)
+	ROWSTORE(Y2, Y3)
+	ROWSTORE(Y4, Y5)
+	ROWSTORE(Y6, Y7)
+	ROWSTORE(Y8, Y9)
+	ROWSTORE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+// func microColsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
+TEXT ·microColsAVX2(SB), NOSPLIT, $0-109
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ lda+32(FP), R9
+	SHLQ $2, R9
+	MOVQ b_base+40(FP), DI
+	MOVQ ldb+64(FP), R11
+	SHLQ $2, R11
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R8
+	SHLQ $2, R8
+	ZERO12
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   cols_tail
+
+cols_loop4:
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10
+	LEAQ (DI)(R11*2), R12
+	ADDQ R11, R12
+	STEP6((DI), 32(DI), 0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI))
+	STEP6((DI)(R11*1), 32(DI)(R11*1), 0(SI)(R9*1), 4(SI)(R9*1), 8(SI)(R9*1), 12(SI)(R9*1), 16(SI)(R9*1), 20(SI)(R9*1))
+	STEP6((DI)(R11*2), 32(DI)(R11*2), 0(SI)(R9*2), 4(SI)(R9*2), 8(SI)(R9*2), 12(SI)(R9*2), 16(SI)(R9*2), 20(SI)(R9*2))
+	STEP6((R12), 32(R12), 0(R10), 4(R10), 8(R10), 12(R10), 16(R10), 20(R10))
+	LEAQ (SI)(R9*4), SI
+	LEAQ (DI)(R11*4), DI
+	DECQ BX
+	JNZ  cols_loop4
+
+cols_tail:
+	TESTQ CX, CX
+	JZ   cols_store
+
+cols_loop1:
+	STEP6((DI), 32(DI), 0(SI), 4(SI), 8(SI), 12(SI), 16(SI), 20(SI))
+	ADDQ R9, SI
+	ADDQ R11, DI
+	DECQ CX
+	JNZ  cols_loop1
+
+cols_store:
+	VBROADCASTSS alpha+104(FP), Y12
+	SCALE12
+	MOVBQZX acc+108(FP), AX
+	TESTQ AX, AX
+	JZ    cols_overwrite
+	ROWADD(Y0, Y1)
+	ROWADD(Y2, Y3)
+	ROWADD(Y4, Y5)
+	ROWADD(Y6, Y7)
+	ROWADD(Y8, Y9)
+	ROWADD(Y10, Y11)
+	VZEROUPPER
+	RET
+
+cols_overwrite:
 	ROWSTORE(Y0, Y1)
 	ROWSTORE(Y2, Y3)
 	ROWSTORE(Y4, Y5)

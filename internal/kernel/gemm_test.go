@@ -133,6 +133,9 @@ func TestSgemmBlocks(t *testing.T) {
 			{false, true, 7, ncMax + 21, 3, 1, 0},
 			{true, false, 13, ncMax + 3, 2, 1, 1},
 			{false, false, 64, 256, 784, 1, 0},
+			{true, false, 25, 32, 600, 1, 0}, // transposed A read in place, B in place
+			{true, true, 31, 20, 530, -2, 1}, // transposed A in place, B packed
+			{true, false, 40, 33, 300, 1, 1}, // transposed A packed`
 		}
 		for _, tc := range cases {
 			runGemmCase(t, r, &w, tc, r.IntN(2) == 0)
