@@ -24,7 +24,7 @@ var presets = map[string]Scenario{
 		Description: "Sixteen workers with the backup-workers paper's heavy tail: 1.3–1.8 s iterations, and about 1% " +
 			"of iterations delayed by seconds to minutes. Does dropping the slowest gradients pay, and which b is " +
 			"best for a fixed N + b = 16 (the paper's N + b = 100 procedure, scaled down)?",
-		Paradigms: []string{"bsp", "asp", "backup:b=1", "backup:b=2", "backup:b=4"},
+		Paradigms: []string{"bsp", "asp", "backup:b=1", "backup:b=2", "backup:b=4", "backup:b=6", "backup:b=8"},
 		Workers:   16, Straggler: "heavytail",
 		Epochs: 3, Target: 0.8,
 	},
