@@ -23,6 +23,7 @@ type conv struct {
 	col                []float32 // im2col of one chunk; forward leaves the last one for backward
 	gt                 []float32 // the weight gradient transposed, when computed so
 	budget             int       // colBudget; tests lower it to exercise chunking
+	sums               []float32 // scratch of columnSums
 }
 
 func newConv(h, w, cin, k, cout int, ws *kernel.Workspace) *conv {
@@ -58,9 +59,7 @@ func (c *conv) forward(p, x, y []float32, batch int) {
 	ch := c.chunk(batch)
 	c.col = growF32(c.col, ch*px*kk)
 	w, b := p[:c.cout*kk], p[c.cout*kk:c.numParams()]
-	for i := 0; i < batch*px; i++ {
-		copy(y[i*c.cout:(i+1)*c.cout], b)
-	}
+	fillRows(y, batch*px, c.cout, b)
 	for n0 := 0; n0 < batch; n0 += ch {
 		nb := min(ch, batch-n0)
 		c.im2col(x[n0*c.inSize():], nb)
@@ -114,7 +113,7 @@ func (c *conv) backward(p, x, _, dy, dx, g []float32, batch int) {
 			}
 		}
 	}
-	columnSums(dy, batch*px, c.cout, gb)
+	c.sums = columnSums(dy, batch*px, c.cout, gb, c.sums)
 }
 
 func (c *conv) im2col(x []float32, batch int) {
