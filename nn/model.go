@@ -108,7 +108,9 @@ type layer interface {
 }
 
 // Accuracy returns the fraction of the rows of x (len(y) samples) whose
-// predicted class equals y, predicting batchSize rows at a time.
+// predicted class equals y, predicting batchSize rows at a time (at least
+// 1). It returns 0 for no samples and panics, as Predict does, if x holds
+// fewer than len(y) rows. It allocates one batchSize-long output buffer.
 func Accuracy(m Model, params []float32, x []float32, y []uint8, batchSize int) float64 {
 	n := len(y)
 	if n == 0 {
