@@ -32,10 +32,11 @@ type inproc struct {
 	wkErr    error
 	done     chan struct{}
 	doneOnce sync.Once
+	fail     chan error
 }
 
 func newInproc(p *JobParams, opt *Options, ds *data.Dataset) *inproc {
-	c := &inproc{params: p, opt: opt, ds: ds, tr: &wire.Inproc{}, done: make(chan struct{}), log: newLogger(opt.Log, opt.LogLevel)}
+	c := &inproc{params: p, opt: opt, ds: ds, tr: &wire.Inproc{}, done: make(chan struct{}), fail: make(chan error, 1), log: newLogger(opt.Log, opt.LogLevel)}
 	for i := 0; i < p.Job.Shards; i++ {
 		c.names = append(c.names, fmt.Sprintf("shard-%d", i))
 	}
@@ -89,7 +90,17 @@ func (c *inproc) startShard(i int, restore bool) error {
 	c.mu.Lock()
 	c.srvStop[i], c.srvDone[i] = cancel, done
 	c.mu.Unlock()
-	go func() { done <- sv.Run(ctx) }()
+	go func() {
+		err := sv.Run(ctx)
+		if ctx.Err() == nil {
+			// Stopped on its own: the job would wait for it forever.
+			select {
+			case c.fail <- fmt.Errorf("live: shard %d stopped: %v", i, err):
+			default:
+			}
+		}
+		done <- err
+	}()
 	return nil
 }
 
@@ -141,6 +152,8 @@ func (c *inproc) killShard(i int) error {
 func (c *inproc) restartShard(ctx context.Context, i int) error { return c.startShard(i, true) }
 
 func (c *inproc) workersDone() <-chan struct{} { return c.done }
+
+func (c *inproc) failed() <-chan error { return c.fail }
 
 func (c *inproc) workersErr() error {
 	c.mu.Lock()

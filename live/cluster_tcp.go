@@ -28,19 +28,29 @@ type tcpCluster struct {
 	bin    string
 	hosts  []string
 
-	mu      sync.Mutex
-	shards  []*exec.Cmd
-	workers []*exec.Cmd
-	killed  map[*exec.Cmd]bool
-	wg      sync.WaitGroup
-	wkErr   error
-	done    chan struct{}
-	logMu   sync.Mutex
+	mu       sync.Mutex
+	shards   []*shardProc
+	workers  []*exec.Cmd
+	killed   map[*exec.Cmd]bool
+	stopping bool
+	wg       sync.WaitGroup
+	wkErr    error
+	done     chan struct{}
+	fail     chan error
+	logMu    sync.Mutex
+}
+
+// shardProc is one shard process; exited is closed once it has been
+// waited for, and err is then its exit status.
+type shardProc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
 }
 
 func newTCP(p *JobParams, opt *Options) *tcpCluster {
-	return &tcpCluster{params: p, opt: opt, done: make(chan struct{}), killed: map[*exec.Cmd]bool{},
-		shards: make([]*exec.Cmd, p.Job.Shards), workers: make([]*exec.Cmd, p.Job.Workers)}
+	return &tcpCluster{params: p, opt: opt, done: make(chan struct{}), fail: make(chan error, 1), killed: map[*exec.Cmd]bool{},
+		shards: make([]*shardProc, p.Job.Shards), workers: make([]*exec.Cmd, p.Job.Workers)}
 }
 
 func (c *tcpCluster) addrs() []string           { return c.hosts }
@@ -137,9 +147,25 @@ func (c *tcpCluster) startShard(i int, restore bool) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("live: starting shard %d: %w", i, err)
 	}
+	sp := &shardProc{cmd: cmd, exited: make(chan struct{})}
 	c.mu.Lock()
-	c.shards[i] = cmd
+	c.shards[i] = sp
 	c.mu.Unlock()
+	go func() {
+		sp.err = cmd.Wait()
+		close(sp.exited)
+		// A shard that exits on its own (it could not listen, or refused
+		// its checkpoint) is reported, or the job would wait for it.
+		c.mu.Lock()
+		expected := c.killed[cmd] || c.stopping
+		c.mu.Unlock()
+		if !expected {
+			select {
+			case c.fail <- fmt.Errorf("live: shard %d exited: %v", i, sp.err):
+			default:
+			}
+		}
+	}()
 	return nil
 }
 
@@ -193,18 +219,20 @@ func (c *tcpCluster) restartWorker(ctx context.Context, p int) error {
 // killShard SIGKILLs shard i: no final checkpoint, a real crash.
 func (c *tcpCluster) killShard(i int) error {
 	c.mu.Lock()
-	cmd := c.shards[i]
+	sp := c.shards[i]
 	c.mu.Unlock()
-	if err := c.kill(cmd); err != nil {
+	if err := c.kill(sp.cmd); err != nil {
 		return err
 	}
-	cmd.Wait()
+	<-sp.exited
 	return nil
 }
 
 func (c *tcpCluster) restartShard(ctx context.Context, i int) error { return c.startShard(i, true) }
 
 func (c *tcpCluster) workersDone() <-chan struct{} { return c.done }
+
+func (c *tcpCluster) failed() <-chan error { return c.fail }
 
 func (c *tcpCluster) workersErr() error {
 	c.mu.Lock()
@@ -216,8 +244,9 @@ func (c *tcpCluster) workersErr() error {
 // (it writes its final checkpoint) and waits up to 15 s before SIGKILL.
 func (c *tcpCluster) stop() error {
 	c.mu.Lock()
+	c.stopping = true
 	workers := append([]*exec.Cmd(nil), c.workers...)
-	shards := append([]*exec.Cmd(nil), c.shards...)
+	shards := append([]*shardProc(nil), c.shards...)
 	c.mu.Unlock()
 	for _, w := range workers {
 		if w != nil {
@@ -226,26 +255,24 @@ func (c *tcpCluster) stop() error {
 	}
 	var errs error
 	for i, s := range shards {
-		if s == nil || s.Process == nil {
+		if s == nil {
 			continue
 		}
 		c.mu.Lock()
-		dead := c.killed[s]
+		dead := c.killed[s.cmd]
 		c.mu.Unlock()
 		if dead {
 			continue
 		}
-		s.Process.Signal(syscall.SIGTERM)
-		exited := make(chan error, 1)
-		go func() { exited <- s.Wait() }()
+		s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-exited:
-			if err != nil {
-				errs = errors.Join(errs, fmt.Errorf("shard %d: %w", i, err))
+		case <-s.exited:
+			if s.err != nil {
+				errs = errors.Join(errs, fmt.Errorf("shard %d: %w", i, s.err))
 			}
 		case <-time.After(15 * time.Second):
-			s.Process.Kill()
-			<-exited
+			s.cmd.Process.Kill()
+			<-s.exited
 			errs = errors.Join(errs, fmt.Errorf("shard %d did not stop within 15 s of SIGTERM", i))
 		}
 	}

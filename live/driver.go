@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -32,9 +33,13 @@ type driver struct {
 	mu     sync.Mutex
 	faults []FaultRecord
 	fwg    sync.WaitGroup
+	// failed carries a restart that went wrong: the watch loop aborts the
+	// job rather than wait for a shard that will not come back.
+	failed chan error
 }
 
 func (d *driver) run(ctx context.Context) (*Result, error) {
+	d.failed = make(chan error, len(d.opt.Faults)+1)
 	if err := d.cl.start(ctx); err != nil {
 		d.cl.stop()
 		return nil, err
@@ -138,7 +143,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		}
 		cs = *st.Coord
 		for k, f := range d.opt.Faults {
-			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done {
+			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done && d.armed(f) {
 				fired[k] = true
 				if err := d.fire(ctx, f, cs.Pushes); err != nil {
 					return nil, d.abort(ctx, err)
@@ -165,6 +170,10 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 				return nil, d.abort(ctx, fmt.Errorf("live: every worker exited after %d of %d pushes", st.Coord.Pushes, st.Coord.Target))
 			}
 			return d.finish(ctx, *st.Coord)
+		case err := <-d.failed:
+			return nil, d.abort(ctx, err)
+		case err := <-d.cl.failed():
+			return nil, d.abort(ctx, err)
 		case <-ctx.Done():
 			return nil, d.abort(context.Background(), ctx.Err())
 		case <-tick.C:
@@ -242,14 +251,27 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 		r, err := d.restart(ctx, f)
 		if err != nil {
 			r.Restarted = false
+			if ctx.Err() == nil {
+				d.failed <- fmt.Errorf("live: restarting %s %d: %w", f.Role, f.Index, err)
+			}
 		}
 		d.mu.Lock()
-		d.faults[k].Restarted = r.Restarted
+		d.faults[k].Restarted, d.faults[k].FromCheckpoint = r.Restarted, r.FromCheckpoint
 		d.faults[k].CheckpointVersion, d.faults[k].CheckpointCRC = r.CheckpointVersion, r.CheckpointCRC
 		d.faults[k].RestoredVersion, d.faults[k].RestoredCRC = r.RestoredVersion, r.RestoredCRC
 		d.mu.Unlock()
 	}()
 	return nil
+}
+
+// armed reports whether fault f may fire: one that waits for a checkpoint
+// fires only once its shard has written one.
+func (d *driver) armed(f Fault) bool {
+	if !f.AfterCheckpoint || f.Role != "shard" {
+		return true
+	}
+	_, err := os.Stat(ckpt.Path(d.opt.CheckpointDir, f.Index))
+	return err == nil
 }
 
 func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
@@ -259,11 +281,17 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 		r.Restarted = err == nil
 		return r, err
 	}
+	// A shard killed before its first checkpoint still comes back: from
+	// w⁰, skipping forward to the versions the workers hold. Leaving it
+	// down would hold every synchronous paradigm until the timeout.
 	st, err := ckpt.Read(ckpt.Path(d.opt.CheckpointDir, f.Index))
-	if err != nil {
-		return r, err
+	switch {
+	case err == nil:
+		r.FromCheckpoint = true
+		r.CheckpointVersion, r.CheckpointCRC = st.Version, WeightsCRC(st.Weights)
+	case !errors.Is(err, os.ErrNotExist):
+		return r, err // a corrupt file: the server would refuse it too
 	}
-	r.CheckpointVersion, r.CheckpointCRC = st.Version, WeightsCRC(st.Weights)
 	if err := d.cl.restartShard(ctx, f.Index); err != nil {
 		return r, err
 	}

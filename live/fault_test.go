@@ -46,7 +46,7 @@ func TestTCPShardRestored(t *testing.T) {
 	opt := tcpOpts(t)
 	opt.CheckpointDir = t.TempDir()
 	opt.CheckpointInterval = 100 * time.Millisecond
-	opt.Faults = []Fault{{Role: "shard", Index: 1, AtPushes: 40, Restart: true, RestartAfter: 300 * time.Millisecond}}
+	opt.Faults = []Fault{{Role: "shard", Index: 1, AtPushes: 40, Restart: true, RestartAfter: 300 * time.Millisecond, AfterCheckpoint: true}}
 	res, err := TrainResult(context.Background(), cfg, opt, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestTCPShardRestored(t *testing.T) {
 	f := res.Faults[0]
 	t.Logf("pushes %d updates %d; checkpoint v%d crc %08x, restored v%d crc %08x; shard 1 skipped %d",
 		r.Pushes, r.Updates, f.CheckpointVersion, f.CheckpointCRC, f.RestoredVersion, f.RestoredCRC, res.Shards[1].Skipped)
-	if !f.Restarted || f.CheckpointVersion == 0 {
+	if !f.Restarted || !f.FromCheckpoint || f.CheckpointVersion == 0 {
 		t.Fatalf("shard not restarted from a checkpoint: %+v", f)
 	}
 	if f.RestoredVersion != f.CheckpointVersion || f.RestoredCRC != f.CheckpointCRC {
@@ -66,5 +66,35 @@ func TestTCPShardRestored(t *testing.T) {
 	}
 	if r.Pushes < res.Coord.Target || res.Coord.Removed != 0 {
 		t.Errorf("pushes %d of %d, removed %d", r.Pushes, res.Coord.Target, res.Coord.Removed)
+	}
+}
+
+// TestTCPShardRestartedWithoutCheckpoint: a shard killed before it wrote
+// any checkpoint is still restarted (from w⁰, skipping forward to the
+// versions the workers hold) and the job finishes; it used to be left
+// down, and BSP waited for it until the timeout.
+func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
+	cfg := fmnistJob(t, "bsp", 4, 2, 2400, 1)
+	opt := tcpOpts(t)
+	opt.CheckpointDir = t.TempDir()
+	opt.CheckpointInterval = time.Hour // no checkpoint before the kill
+	opt.Faults = []Fault{{Role: "shard", Index: 1, AtPushes: 8, Restart: true}}
+	res, err := TrainResult(context.Background(), cfg, opt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Faults) != 1 {
+		t.Fatalf("faults %+v", res.Faults)
+	}
+	f, sh := res.Faults[0], res.Shards[1]
+	t.Logf("pushes %d; fault %+v; shard 1 skipped %d", res.Run.Pushes, f, sh.Skipped)
+	if !f.Restarted || f.FromCheckpoint || sh.Restored {
+		t.Errorf("want a restart from w⁰: fault %+v, shard restored %v", f, sh.Restored)
+	}
+	if sh.Skipped == 0 {
+		t.Errorf("the shard started from w⁰ at version 0 but never skipped forward")
+	}
+	if res.Run.Pushes < res.Coord.Target {
+		t.Errorf("pushes %d of %d", res.Run.Pushes, res.Coord.Target)
 	}
 }

@@ -63,6 +63,9 @@ type Fault struct {
 	Restart bool
 	// RestartAfter waits this long before the restart (0: at once).
 	RestartAfter time.Duration
+	// AfterCheckpoint holds a shard fault back until the shard has written
+	// a checkpoint, so that a restart has one to restore.
+	AfterCheckpoint bool
 }
 
 // FaultRecord is what happened to one fault.
@@ -70,6 +73,10 @@ type FaultRecord struct {
 	Fault
 	FiredAt   int64 // pushes counted when it fired
 	Restarted bool
+	// FromCheckpoint: the restarted shard had a checkpoint to restore;
+	// without one it starts from w⁰ and skips forward to the workers'
+	// versions.
+	FromCheckpoint bool
 	// CheckpointVersion and CheckpointCRC describe the checkpoint a shard
 	// restarted from (read from the file before the restart);
 	// RestoredVersion and RestoredCRC are what the restarted shard reports
@@ -199,6 +206,9 @@ type cluster interface {
 	// whether any failed.
 	workersDone() <-chan struct{}
 	workersErr() error
+	// failed reports a shard that stopped on its own (not killed by a
+	// fault, not stopped): the job cannot finish without it.
+	failed() <-chan error
 	// stop shuts the servers down gracefully (final checkpoints) and waits.
 	stop() error
 }
