@@ -36,7 +36,10 @@ type Coordinator struct {
 	members []member
 	k       int
 	timeout time.Duration
-	grace   time.Time // workers never seen are removed after this
+	grace   time.Time     // workers never seen are removed after this
+	graceD  time.Duration // the startup grace: also a starting worker's timeout
+	every   time.Duration // the sweep's period
+	swept   time.Time     // the last sweep
 	start   time.Time
 	first   time.Time // the first worker's hello
 	end     time.Time
@@ -81,7 +84,7 @@ func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Coordinator{gate: pol.Gate, members: make([]member, j.Workers), k: j.Workers,
-		timeout: j.HeartbeatTimeout, grace: now.Add(grace), start: now, target: cfg.Params.target(),
+		timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.target(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}),
 		info: JobInfo{Paradigm: cfg.Params.Paradigm, Workers: j.Workers, Shards: j.Shards, ShardAddrs: cfg.ShardAddrs,
 			Model: j.Model, Dataset: j.Dataset, TrainLimit: j.TrainLimit, TestLimit: j.TestLimit,
@@ -217,15 +220,36 @@ func (c *Coordinator) heartbeat(p int) {
 
 // sweep removes every live worker silent for longer than the timeout (and
 // ids never seen after the startup grace), releasing whoever waited on them.
-func (c *Coordinator) sweep() []*wire.Peer {
+func (c *Coordinator) sweep() []*wire.Peer { return c.sweepAt(time.Now()) }
+
+func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
+	// A sweep that comes late measures a stall of the coordinator itself
+	// (a loaded machine, a long GC pause): heartbeats that arrived
+	// meanwhile may not have been read yet, so the stall is not counted
+	// as the workers' silence.
+	if !c.swept.IsZero() {
+		if stall := now.Sub(c.swept) - c.every; stall > c.every {
+			for p := range c.members {
+				c.members[p].lastSeen = c.members[p].lastSeen.Add(stall)
+			}
+			c.log.Debug("coordinator stalled; silence allowance extended", "stall", stall.Round(time.Millisecond))
+		}
+	}
+	c.swept = now
 	var notify []*wire.Peer
 	changed := false
 	for p := range c.members {
 		m := &c.members[p]
-		late := m.state == live && m.peer != nil && now.Sub(m.lastSeen) > c.timeout
+		// Until its first push a worker is still starting: loading its
+		// data set on a busy machine can starve its heartbeats for longer
+		// than the timeout, so it gets the startup grace instead.
+		limit := c.timeout
+		if m.pushes == 0 {
+			limit = max(limit, c.graceD)
+		}
+		late := m.state == live && m.peer != nil && now.Sub(m.lastSeen) > limit
 		never := m.state == unseen && now.After(c.grace)
 		if !late && !never {
 			continue

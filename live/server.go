@@ -225,7 +225,7 @@ func (sv *Server) checkpointLoop(ctx context.Context) {
 
 // sweepLoop removes silent workers a few times per heartbeat timeout.
 func (sv *Server) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(max(sv.coord.timeout/8, 10*time.Millisecond))
+	t := time.NewTicker(sv.coord.every)
 	defer t.Stop()
 	for {
 		select {

@@ -1,0 +1,80 @@
+package live
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// sweepCoord is a coordinator with k live workers, each with a connection
+// and the given pushes, last heard at t0.
+func sweepCoord(t *testing.T, k int, pushes int64, t0 time.Time) *Coordinator {
+	t.Helper()
+	cfg := quickJob(t, "bsp", k, 1)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newCoordinator(CoordConfig{Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, ShardAddrs: []string{"s0"},
+		StartupGrace: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range c.members {
+		c.members[p] = member{state: live, peer: &wire.Peer{}, lastSeen: t0, pushes: pushes}
+	}
+	c.swept = t0
+	return c
+}
+
+// step sweeps every period from..to (a coordinator that keeps running).
+func step(c *Coordinator, from, to time.Time) {
+	for now := from; !now.After(to); now = now.Add(c.every) {
+		c.sweepAt(now)
+	}
+}
+
+func TestSweepRemovesSilentWorker(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 3, 5, t0)
+	// Workers 0 and 2 keep beating; worker 1 falls silent.
+	for now := t0; now.Before(t0.Add(2 * c.timeout)); now = now.Add(c.every) {
+		c.members[0].lastSeen, c.members[2].lastSeen = now, now
+		c.sweepAt(now)
+		if now.Sub(t0) <= c.timeout && c.nRem != 0 {
+			t.Fatalf("worker removed %v after its last beat, within the %v timeout", now.Sub(t0), c.timeout)
+		}
+	}
+	if c.nRem != 1 || c.members[1].state != removed || c.members[0].state != live || c.members[2].state != live {
+		t.Fatalf("removed %d, states %d %d %d: want worker 1 alone removed", c.nRem, c.members[0].state, c.members[1].state, c.members[2].state)
+	}
+}
+
+func TestSweepStartingWorkerGetsGrace(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 2, 0, t0) // connected, not pushed yet: loading data
+	step(c, t0, t0.Add(5*c.timeout))
+	if c.nRem != 0 {
+		t.Fatalf("%d starting workers removed within the startup grace", c.nRem)
+	}
+	step(c, t0.Add(5*c.timeout), t0.Add(11*time.Second))
+	if c.nRem != 2 {
+		t.Fatalf("removed %d after the startup grace, want 2", c.nRem)
+	}
+}
+
+func TestSweepCoordinatorStallNotSilence(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 2, 5, t0)
+	// The coordinator itself does not run for three timeouts: the next
+	// sweep comes late, and no worker is blamed for the stall.
+	c.sweepAt(t0.Add(3 * c.timeout))
+	if c.nRem != 0 {
+		t.Fatalf("%d workers removed for the coordinator's own stall", c.nRem)
+	}
+	// Silence after the stall still counts.
+	step(c, t0.Add(3*c.timeout), t0.Add(5*c.timeout))
+	if c.nRem != 2 {
+		t.Fatalf("removed %d after real silence, want 2", c.nRem)
+	}
+}
