@@ -330,7 +330,8 @@ func (d *driver) finish(ctx context.Context, cs CoordStats) (*Result, error) {
 	d.report(cs, acc)
 	r := &runstats.Run{Paradigm: d.params.Paradigm, Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
-		ControllerCalls: cs.ControllerCalls, WorkerPushes: cs.WorkerPushes, Curve: d.curve, FinalAccuracy: acc}
+		ControllerCalls: cs.ControllerCalls, WorkerPushes: cs.WorkerPushes}
+	r.SetCurve(d.curve, j.Target) // the final evaluation is the curve's last point
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds
 	}
@@ -360,15 +361,6 @@ func (d *driver) finish(ctx context.Context, cs CoordStats) (*Result, error) {
 	}
 	if n > 0 {
 		r.StalenessMean = float64(sum) / float64(n)
-	}
-	for _, p := range d.curve {
-		r.BestAccuracy = max(r.BestAccuracy, p[1])
-	}
-	if j.Target > 0 {
-		r.Target = j.Target
-		if t, ok := r.TimeTo(j.Target); ok {
-			r.TimeToTarget = &t
-		}
 	}
 	return res, nil
 }

@@ -40,7 +40,9 @@ func TestInprocEveryParadigm(t *testing.T) {
 			if testing.Verbose() {
 				opt.Log = os.Stderr
 			}
-			r, err := Train(ctx, quickJob(t, spec, 4, 2), opt, nil)
+			cfg := quickJob(t, spec, 4, 2)
+			cfg.Target = 0.5
+			r, err := Train(ctx, cfg, opt, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,7 +51,13 @@ func TestInprocEveryParadigm(t *testing.T) {
 				t.Errorf("pushes %d, want at least an epoch's %d", r.Pushes, 2000/32)
 			}
 			if r.Updates == 0 || len(r.Curve) == 0 {
-				t.Errorf("updates %d, curve %v", r.Updates, r.Curve)
+				t.Fatalf("updates %d, curve %v", r.Updates, r.Curve)
+			}
+			if last := r.Curve[len(r.Curve)-1][1]; r.FinalAccuracy != last || r.BestAccuracy < last || r.Target != 0.5 {
+				t.Errorf("final %.3f best %.3f target %.2f, curve ending at %.3f", r.FinalAccuracy, r.BestAccuracy, r.Target, last)
+			}
+			if reached := r.BestAccuracy >= 0.5; reached != (r.TimeToTarget != nil) {
+				t.Errorf("best %.3f but time to the 0.5 target %v", r.BestAccuracy, r.TimeToTarget)
 			}
 			// The mean-of-a-round paradigms learn this easy set within the
 			// run; the asynchronous ones need more steps at this rate, so
