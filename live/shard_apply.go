@@ -1,0 +1,151 @@
+package live
+
+import (
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// This file: how a shard applies updates: copy-on-write snapshots that
+// pull replies point into, gradient buffers, and skipping the version
+// forward after a restore.
+
+// release drops the snapshot reference of peer's last pull reply; an
+// unreferenced old snapshot becomes a spare for the next copy on write.
+func (s *Shard) release(peer *wire.Peer) {
+	sn := s.held[peer]
+	if sn == nil {
+		return
+	}
+	delete(s.held, peer)
+	sn.refs--
+	if sn.refs == 0 && sn != s.cur && len(s.spare) < 2 {
+		s.spare = append(s.spare, sn)
+	}
+}
+
+// writable returns the block to apply into: the current snapshot, or a
+// fresh copy of it when a pull reply still points into it.
+func (s *Shard) writable() []float32 {
+	if s.cur.refs == 0 {
+		return s.cur.buf
+	}
+	s.sweep()
+	if s.cur.refs == 0 {
+		return s.cur.buf
+	}
+	s.stats.CopyOnWrite++
+	var ns *snapshot
+	if k := len(s.spare); k > 0 {
+		ns, s.spare = s.spare[k-1], s.spare[:k-1]
+	} else {
+		ns = &snapshot{buf: make([]float32, len(s.cur.buf))}
+	}
+	copy(ns.buf, s.cur.buf)
+	s.cur = ns
+	return ns.buf
+}
+
+// sweep drops the references of connections that closed without
+// acknowledging their last pull.
+func (s *Shard) sweep() {
+	if s.peersFn == nil || len(s.held) == 0 {
+		return
+	}
+	open := map[*wire.Peer]bool{}
+	for _, p := range s.peersFn() {
+		open[p] = true
+	}
+	for p := range s.held {
+		if !open[p] {
+			s.release(p)
+		}
+	}
+	for p := range s.waiters {
+		if !open[p] {
+			delete(s.waiters, p)
+		}
+	}
+}
+
+func (s *Shard) takeBuf(n int) []float32 {
+	if k := len(s.free); k > 0 {
+		b := s.free[k-1]
+		s.free = s.free[:k-1]
+		return b[:0]
+	}
+	return nil
+}
+
+// apply carries out an aggregator's apply; self/g name the gradient that
+// is still in the receive buffer (not stored), if any.
+func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
+	s.gs, s.ws = s.gs[:0], s.ws[:0]
+	for _, c := range a.Grads {
+		if g != nil && c.ID == self {
+			s.gs = append(s.gs, g)
+		} else {
+			s.gs = append(s.gs, s.grads[c.ID])
+		}
+		s.ws = append(s.ws, float32(c.Weight))
+		for int64(len(s.stats.Staleness)) <= c.Staleness {
+			s.stats.Staleness = append(s.stats.Staleness, 0)
+		}
+		if c.Staleness >= 0 {
+			s.stats.Staleness[c.Staleness]++
+		}
+	}
+	j := &s.params.Job
+	epoch := int64(0)
+	if s.params.TrainN > 0 {
+		epoch = s.stats.Pushes * int64(j.Batch) / int64(s.params.TrainN)
+	}
+	lr := j.Optim().Rate(int64(a.Version)-1, epoch) * j.StepScale(a)
+	s.opt.ApplyWeighted(s.writable(), s.gs, s.ws, float32(lr))
+	for _, c := range a.Grads {
+		if b, ok := s.grads[c.ID]; ok {
+			delete(s.grads, c.ID)
+			s.recycle(b)
+		}
+	}
+	s.stats.Updates++
+	s.dirty = true
+	for p, m := range s.waiters {
+		if m <= a.Version {
+			s.notifyCh = append(s.notifyCh, waiter{p, a.Version})
+			delete(s.waiters, p)
+		}
+	}
+}
+
+func (s *Shard) recycle(b []float32) {
+	if len(s.free) < 4 {
+		s.free = append(s.free, b)
+	}
+}
+
+// fastForward moves the version past what a worker has read: a shard that
+// restarted from an older checkpoint learns this way how far it had got
+// before it died (within one incarnation a worker never holds a version the
+// shard has not reached). The lost updates are gone; the weights stay.
+func (s *Shard) fastForward(read uint64) {
+	v := s.agg.Version()
+	if read <= v {
+		return
+	}
+	s.dropIDs = s.pol.ResetShard(s.idx, read, s.dropIDs[:0])
+	for _, id := range s.dropIDs {
+		if b, ok := s.grads[id]; ok {
+			delete(s.grads, id)
+			s.recycle(b)
+		}
+	}
+	s.stats.Dropped += int64(len(s.dropIDs))
+	s.stats.Skipped += read - v
+	s.log.Warn("version skipped forward after a restart", "from", v, "to", read)
+	for p, m := range s.waiters {
+		if m <= read {
+			s.notifyCh = append(s.notifyCh, waiter{p, read})
+			delete(s.waiters, p)
+		}
+	}
+}

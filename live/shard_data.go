@@ -1,0 +1,130 @@
+package live
+
+import (
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// This file: the shard's data plane: pushes, pulls and the ready notices
+// of pulls that waited for a version.
+
+// push serves a gradient block. It may take ownership of req.Floats (the
+// gradient waits in the aggregator's buffer) and give the connection a
+// recycled buffer instead, so a buffered push costs no copy.
+func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
+	if int(req.Shard) != s.idx {
+		return s.refuse(wire.CodeBadRequest, "unknown shard %d (this server holds shard %d of %d)", req.Shard, s.idx, s.shards)
+	}
+	n := s.hi - s.lo
+	if req.Offset != 0 || len(req.Floats) != n {
+		return s.refuse(wire.CodeBadRequest, "push of %d floats at offset %d: shard %d takes whole blocks of %d",
+			len(req.Floats), req.Offset, s.idx, n)
+	}
+	w := int(req.Worker)
+	if w < 0 || w >= maxWorkers || (peer != nil && peer.ID() != req.Worker) {
+		return s.refuse(wire.CodeBadRequest, "push names worker %d on a connection of worker %d", w, peerID(peer))
+	}
+	if err := checkFinite(req.Floats); err != nil {
+		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
+	}
+	s.mu.Lock()
+	s.release(peer)
+	s.fastForward(req.Extra)
+	now := s.now()
+	id := s.nextID
+	s.nextID++
+	g := req.Floats
+	ok, applied, a := s.agg.Push(now, paradigm.Grad{ID: id, Worker: w, Read: req.Extra, Clock: req.Tag})
+	s.stats.Pushes++
+	switch {
+	case !ok:
+		s.stats.Dropped++
+		resp.Flags = flagDropped
+	case applied && len(a.Grads) == 1 && a.Grads[0].ID == id:
+		s.apply(a, id, g) // apply on arrival straight from the receive buffer
+	default:
+		s.grads[id] = g
+		req.Floats = s.takeBuf(n)
+		if applied {
+			s.apply(a, id, nil)
+		}
+	}
+	s.armTick()
+	resp.Type, resp.Shard, resp.Worker = wire.MsgPushAck, uint32(s.idx), req.Worker
+	resp.Tag, resp.Extra = s.agg.Version(), s.inc
+	notify := s.takeNotify()
+	s.mu.Unlock()
+	s.sendReady(notify)
+	return nil
+}
+
+func peerID(p *wire.Peer) int32 {
+	if p == nil {
+		return -1
+	}
+	return p.ID()
+}
+
+// pull serves a block read. A pull below its minimum version is answered
+// at once as pending; the shard sends a ready notice when the version
+// exists, and the worker asks again (a handler never blocks, so one
+// connection carries a worker's pushes and pulls alike).
+func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
+	if int(req.Shard) != s.idx {
+		return s.refuse(wire.CodeBadRequest, "unknown shard %d (this server holds shard %d of %d)", req.Shard, s.idx, s.shards)
+	}
+	n := uint64(s.hi - s.lo)
+	off, cnt := req.Offset, uint64(req.Count)
+	if cnt == 0 && off == 0 {
+		cnt = n
+	}
+	if off > n || cnt > n-off {
+		return s.refuse(wire.CodeBadRequest, "pull of [%d, %d) outside shard %d's block of %d", off, off+cnt, s.idx, n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.release(peer)
+	s.fastForward(req.Tag)
+	v := s.agg.Version()
+	resp.Type, resp.Shard, resp.Worker, resp.Offset = wire.MsgPullResp, uint32(s.idx), req.Worker, off
+	resp.Tag, resp.Extra = v, s.inc
+	if v < req.Extra {
+		resp.Flags = flagPending
+		if peer != nil {
+			s.waiters[peer] = req.Extra
+		}
+		return nil
+	}
+	resp.Floats = s.cur.buf[off : off+cnt]
+	if peer != nil {
+		s.cur.refs++
+		s.held[peer] = s.cur
+	} else {
+		// No connection to release it later (a direct call): copy.
+		resp.Floats = append([]float32(nil), resp.Floats...)
+	}
+	return nil
+}
+
+// done releases the snapshot a peer's last pull pointed into: the worker
+// acknowledges each pull reply once it has it all.
+func (s *Shard) done(peer *wire.Peer) {
+	s.mu.Lock()
+	s.release(peer)
+	s.mu.Unlock()
+}
+
+func (s *Shard) takeNotify() []waiter {
+	n := s.notifyCh
+	s.notifyCh = nil
+	return n
+}
+
+// sendReady tells waiting pulls that their version exists (outside the
+// lock: a slow peer must not stall the shard).
+func (s *Shard) sendReady(ws []waiter) {
+	for _, w := range ws {
+		f := wire.Frame{Type: wire.MsgPullResp, Flags: flagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}
+		w.peer.Send(&f)
+	}
+}
