@@ -20,6 +20,10 @@ type member struct {
 	busyUS   uint64
 }
 
+// startupTimeouts is a starting worker's silence allowance, in heartbeat
+// timeouts.
+const startupTimeouts = 4
+
 const (
 	unseen = iota
 	live
@@ -244,10 +248,12 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 		m := &c.members[p]
 		// Until its first push a worker is still starting: loading its
 		// data set on a busy machine can starve its heartbeats for longer
-		// than the timeout, so it gets the startup grace instead.
+		// than the timeout, so it gets four timeouts (within the startup
+		// grace): a worker that dies while loading still holds the job
+		// only briefly.
 		limit := c.timeout
 		if m.pushes == 0 {
-			limit = max(limit, c.graceD)
+			limit = max(limit, min(c.graceD, startupTimeouts*c.timeout))
 		}
 		late := m.state == live && m.peer != nil && now.Sub(m.lastSeen) > limit
 		never := m.state == unseen && now.After(c.grace)

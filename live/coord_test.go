@@ -53,13 +53,13 @@ func TestSweepRemovesSilentWorker(t *testing.T) {
 func TestSweepStartingWorkerGetsGrace(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	c := sweepCoord(t, 2, 0, t0) // connected, not pushed yet: loading data
-	step(c, t0, t0.Add(5*c.timeout))
+	step(c, t0, t0.Add(startupTimeouts*c.timeout))
 	if c.nRem != 0 {
-		t.Fatalf("%d starting workers removed within the startup grace", c.nRem)
+		t.Fatalf("%d starting workers removed within %d timeouts", c.nRem, startupTimeouts)
 	}
-	step(c, t0.Add(5*c.timeout), t0.Add(11*time.Second))
+	step(c, t0.Add(startupTimeouts*c.timeout), t0.Add((startupTimeouts+1)*c.timeout))
 	if c.nRem != 2 {
-		t.Fatalf("removed %d after the startup grace, want 2", c.nRem)
+		t.Fatalf("removed %d after %d timeouts, want 2", c.nRem, startupTimeouts+1)
 	}
 }
 

@@ -48,12 +48,18 @@
 // The coordinator removes a worker silent for job.Config.HeartbeatTimeout
 // from the gate and, through the membership links, from every shard's
 // aggregator, so no paradigm waits for it; a worker that comes back (or a
-// new one, id −1) joins at the gate's minimum clock. Shards checkpoint
+// new one, id −1) joins at the gate's minimum clock. Two allowances keep a
+// busy machine from removing live workers: a worker that has not pushed
+// yet (loading its data) gets four timeouts, and a sweep that runs late
+// (the coordinator itself stalled) does not count the stall as silence. Shards checkpoint
 // atomically (package ckpt) on an interval and on shutdown; a shard restored
 // from an older checkpoint learns from the versions the workers say they hold
 // that it had got further, and skips its version forward (the lost updates
 // are gone, the weights are the checkpoint's), while a worker whose pushed
-// gradient was lost with the old incarnation pushes it again. The
+// gradient was lost with the old incarnation pushes it again. A shard
+// killed before its first checkpoint restarts from w⁰ the same way. Train
+// aborts, rather than waits, when a restart fails or a shard exits on its
+// own. The
 // coordinator's own state (gate clocks, membership) is not checkpointed:
 // shard 0 is not restartable mid-job.
 //

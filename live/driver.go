@@ -143,7 +143,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		}
 		cs = *st.Coord
 		for k, f := range d.opt.Faults {
-			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done && d.armed(f) {
+			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done && d.armed(f, cs) {
 				fired[k] = true
 				if err := d.fire(ctx, f, cs.Pushes); err != nil {
 					return nil, d.abort(ctx, err)
@@ -264,10 +264,14 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 	return nil
 }
 
-// armed reports whether fault f may fire: one that waits for a checkpoint
-// fires only once its shard has written one.
-func (d *driver) armed(f Fault) bool {
-	if !f.AfterCheckpoint || f.Role != "shard" {
+// armed reports whether fault f may fire: a worker fault once its victim
+// has pushed (it is mid-run, not still loading its data), a shard fault
+// that waits for a checkpoint once the shard has written one.
+func (d *driver) armed(f Fault, cs CoordStats) bool {
+	if f.Role == "worker" {
+		return f.Index < len(cs.WorkerPushes) && cs.WorkerPushes[f.Index] > 0
+	}
+	if !f.AfterCheckpoint {
 		return true
 	}
 	_, err := os.Stat(ckpt.Path(d.opt.CheckpointDir, f.Index))

@@ -53,7 +53,8 @@ type Options struct {
 }
 
 // Fault is one injected failure, fired once the coordinator has counted
-// AtPushes pushes.
+// AtPushes pushes and, for a worker, once the victim has pushed itself
+// (on a busy machine a worker may still be loading its data).
 type Fault struct {
 	Role     string // "worker" or "shard"
 	Index    int
