@@ -9,6 +9,7 @@ const (
 	evPullArrive                // a pull response reaches its worker
 	evAggTick                   // an aggregator's deadline (PSP τ1)
 	evPullTick                  // a puller's deadline (PSP τ2)
+	evReady                     // a partially pulled worker starts computing, after everything else at this instant
 	evFail                      // a worker dies silently
 	evRemove                    // the heartbeat timeout removes a dead worker
 )

@@ -169,3 +169,32 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// PSP with partial pull and no delays: every shard answers at the same
+// instant, so a worker must compute with all blocks fresh, not with the first
+// ⌈b·S⌉ (a worker deciding mid-instant once kept the last shards' blocks one
+// version stale forever).
+func TestPSPPartialPullSeesSimultaneousAnswers(t *testing.T) {
+	sp, _ := paradigm.Parse("psp:c=6,b=0.7")
+	cfg := Config{Spec: sp, Workers: 6, Shards: 10, Iterations: 30, Seed: 4, Timing: timing.WorkerSpec{Jitter: 0.1}}
+	stale := 0
+	runTraced(t, cfg, func(e Event) {
+		if e.Kind == Compute && e.Fresh != cfg.Shards {
+			stale++
+		}
+	})
+	if stale > 0 {
+		t.Fatalf("%d computes started with some blocks stale although no response was delayed", stale)
+	}
+	// With delays, partial pull does start early: that is its point.
+	cfg.ServerDelay = "spike:p=0.05,delay=3s"
+	partial := 0
+	runTraced(t, cfg, func(e Event) {
+		if e.Kind == Compute && e.Fresh < cfg.Shards {
+			partial++
+		}
+	})
+	if partial == 0 {
+		t.Fatal("no compute started on part of the blocks despite delayed responses")
+	}
+}

@@ -15,19 +15,20 @@ import (
 var ErrStalled = errors.New("simulation stalled: no worker can make progress")
 
 type worker struct {
-	clock     uint64   // iteration tag: pushes, or under PSP the version it jumped to
-	read      []uint64 // version held of each shard
-	pending   []bool   // a pull to the shard is outstanding
-	pulling   bool
-	computing bool
-	first     bool
-	dead      bool
-	grad      uint64
-	waitFrom  time.Duration
-	wait      time.Duration
-	diedAt    time.Duration
-	pushes    int64
-	tickArmed time.Duration // puller deadline already scheduled (−1: none)
+	clock       uint64   // iteration tag: pushes, or under PSP the version it jumped to
+	read        []uint64 // version held of each shard
+	pending     []bool   // a pull to the shard is outstanding
+	pulling     bool
+	computing   bool
+	readyQueued bool
+	first       bool
+	dead        bool
+	grad        uint64
+	waitFrom    time.Duration
+	wait        time.Duration
+	diedAt      time.Duration
+	pushes      int64
+	tickArmed   time.Duration // puller deadline already scheduled (−1: none)
 }
 
 type shard struct {
@@ -46,6 +47,7 @@ type engine struct {
 	ws      []worker
 	ss      []shard
 	rel     []int
+	ask     []int
 	now     time.Duration
 	pushes  int64
 	target  int64
@@ -115,6 +117,10 @@ func (e *engine) loop() error {
 			e.aggTick(ev.shard())
 		case evPullTick:
 			e.pullTick(ev.worker())
+		case evReady:
+			if w := &e.ws[ev.worker()]; w.pulling && !w.dead {
+				e.startCompute(ev.worker())
+			}
 		case evFail:
 			e.fail(ev.worker())
 		case evRemove:
@@ -139,10 +145,18 @@ func (e *engine) startPull(p int) {
 	pl := e.pol.Pullers[p]
 	pl.Start(e.now, w.clock, w.read, w.first)
 	w.first = false
+	// Mark every request outstanding before any is answered inline, so an
+	// answer never mistakes the shards not yet asked for answered ones.
+	ask := e.ask[:0]
 	for i := range e.ss {
 		if !w.pending[i] {
-			e.request(p, i)
+			w.pending[i] = true
+			ask = append(ask, i)
 		}
+	}
+	e.ask = ask
+	for _, i := range ask {
+		e.request(p, i)
 	}
 }
 
@@ -182,7 +196,17 @@ func (e *engine) arrive(p, i int, v uint64) {
 	}
 	pl := e.pol.Pullers[p]
 	if pl.Response(e.now, i, v) {
-		e.startCompute(p)
+		if !w.pending[i] && allAnswered(w.pending) {
+			e.startCompute(p)
+			return
+		}
+		// Ready on part of its blocks (PSP): the other shards may answer
+		// at this same instant, as a real worker would see them, so the
+		// compute starts once everything else at this time has run.
+		if !w.readyQueued {
+			w.readyQueued = true
+			e.q.push(event{at: e.now, key: mkKey(evReady, p, 0)})
+		}
 		return
 	}
 	if !pl.Fresh(i) {
@@ -214,7 +238,7 @@ func (e *engine) pullTick(p int) {
 func (e *engine) startCompute(p int) {
 	w := &e.ws[p]
 	pl := e.pol.Pullers[p]
-	w.pulling, w.computing = false, true
+	w.pulling, w.computing, w.readyQueued = false, true, false
 	w.clock = pl.NextClock(w.clock)
 	w.wait += e.now - w.waitFrom
 	if e.cfg.Trace != nil {
@@ -227,6 +251,15 @@ func (e *engine) startCompute(p int) {
 		w.grad = e.nextID
 	}
 	e.q.push(event{at: e.now + e.times.Next(p), key: mkKey(evComputeDone, p, 0)})
+}
+
+func allAnswered(pending []bool) bool {
+	for _, p := range pending {
+		if p {
+			return false
+		}
+	}
+	return true
 }
 
 func countFresh(pl *paradigm.Puller, s int) int {
