@@ -44,8 +44,11 @@ func rate(v float64) string {
 // times formats a ratio ("1.9×"); sub-decimal precision would suggest an
 // accuracy a single seeded run does not have.
 func times(v float64) string {
-	if v >= 10 {
+	switch {
+	case v >= 10:
 		return fmt.Sprintf("%.0f×", v)
+	case v < 1.095:
+		return fmt.Sprintf("%.2f×", v) // "1.0× sooner" would read as a tie
 	}
 	return fmt.Sprintf("%.1f×", v)
 }

@@ -66,7 +66,7 @@ func TestFormats(t *testing.T) {
 		{pct(0.85), "85%"}, {pct(0.8512), "85.1%"}, {pct(0), "0%"}, {pct(1), "100%"},
 		{secs(412.4), "412 s"}, {secs(3612.6), "3,613 s"}, {secs(50.5), "50.5 s"}, {secs(8.25), "8.25 s"}, {secs(0), "0 s"},
 		{rate(0.5), "0.50"}, {rate(41.23), "41.2"}, {rate(252.4), "252"}, {rate(12345.6), "12,346"},
-		{times(1.94), "1.9×"}, {times(12.4), "12×"},
+		{times(1.94), "1.9×"}, {times(12.4), "12×"}, {times(1.04), "1.04×"}, {times(1.1), "1.1×"},
 		{group(0), "0"}, {group(999), "999"}, {group(1000), "1,000"}, {group(-1234567), "-1,234,567"},
 		{andList(nil), ""}, {andList([]string{"a"}), "a"}, {andList([]string{"a", "b"}), "a and b"}, {andList([]string{"a", "b", "c"}), "a, b and c"},
 	} {

@@ -253,5 +253,5 @@ func compared(items []string) string {
 	if len(items) <= 3 {
 		return andList(items)
 	}
-	return fmt.Sprintf("%s, the next best, and %s, the last of %d", items[0], items[len(items)-1], len(items))
+	return fmt.Sprintf("%s, the next best, and %s, the last of the %d others", items[0], items[len(items)-1], len(items))
 }

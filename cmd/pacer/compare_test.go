@@ -81,3 +81,11 @@ func TestCompareSimModeWithPreset(t *testing.T) {
 		t.Error("a sim-only report has no accuracy curve to plot")
 	}
 }
+
+func TestShellJoinQuotes(t *testing.T) {
+	got := shellJoin([]string{"--paradigms", "bsp;ssp:s=3", "--speeds", "1,2", "--out", "it's here", ""})
+	want := `--paradigms 'bsp;ssp:s=3' --speeds 1,2 --out 'it'\''s here' ''`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

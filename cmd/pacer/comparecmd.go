@@ -64,7 +64,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		desc = describe(tf)
 	}
 	rs := report.Scenario{Title: "pacer compare: " + sc.Name, Description: desc,
-		Command: "pacer compare " + strings.Join(args, " "), Target: tf.target}
+		Command: "pacer compare " + shellJoin(args), Target: tf.target}
 	var runs []runstats.Run
 	pr := newProgress(stderr)
 	start := time.Now()
@@ -173,4 +173,18 @@ func describe(tf trainFlags) string {
 	}
 	fmt.Fprintf(&b, "; %s on %s, %g epochs, batch %d per worker, lr %g.", tf.model, tf.dataset, tf.epochs, tf.batch, tf.lr)
 	return b.String()
+}
+
+// shellJoin quotes each argument that a POSIX shell would split or expand, so
+// the report's rerun command can be pasted as it is.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,:/+@%") == "" {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
 }
