@@ -3,6 +3,9 @@ package scenario
 // presets encode the papers' settings (PARADIGMS.md, "Straggler and delay
 // models"). Sizes are scaled to what two cores train in minutes; the
 // simulated cluster's time is independent of this machine.
+// plainSGD is a momentum of 0 that a scenario states explicitly.
+var plainSGD = new(float64)
+
 var presets = map[string]Scenario{
 	"pair": {
 		Name: "pair",
@@ -58,11 +61,11 @@ var presets = map[string]Scenario{
 	"softsync": {
 		Name: "softsync",
 		Description: "The staleness-aware paper: n-softsync on 8 workers for n = 1, 2, 4, 8 with constant α₀ and " +
-			"with α₀/τ, against hardsync (BSP). The paper's formulas are plain SGD: run with --momentum 0.",
+			"with α₀/τ, against hardsync (BSP), with plain SGD as in the paper's formulas.",
 		Paradigms: []string{"bsp", "softsync:n=1,lr=const", "softsync:n=2,lr=const", "softsync:n=4,lr=const",
 			"softsync:n=8,lr=const", "softsync:n=1", "softsync:n=2", "softsync:n=4", "softsync:n=8"},
 		Workers: 8, Jitter: 0.1,
-		Epochs: 2, LR: 0.2, Target: 0.75,
+		Epochs: 2, LR: 0.2, Momentum: plainSGD, Target: 0.75,
 	},
 	"mixed32": {
 		Name: "mixed32",

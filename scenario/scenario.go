@@ -30,16 +30,20 @@ type Scenario struct {
 	ServerDelay string    `json:"server_delay,omitempty"`
 	Base        string    `json:"base,omitempty"` // iteration time of a speed-1 worker, e.g. "1s"
 
-	Model      string  `json:"model,omitempty"`
-	Dataset    string  `json:"dataset,omitempty"`
-	Epochs     float64 `json:"epochs,omitempty"`
-	Batch      int     `json:"batch,omitempty"`
-	LR         float64 `json:"lr,omitempty"`
-	Target     float64 `json:"target,omitempty"`
-	TrainLimit int     `json:"train_limit,omitempty"`
-	TestLimit  int     `json:"test_limit,omitempty"`
-	Iterations int     `json:"iterations,omitempty"` // sim mode
-	Seed       uint64  `json:"seed,omitempty"`
+	Model   string  `json:"model,omitempty"`
+	Dataset string  `json:"dataset,omitempty"`
+	Epochs  float64 `json:"epochs,omitempty"`
+	Batch   int     `json:"batch,omitempty"`
+	LR      float64 `json:"lr,omitempty"`
+	// Momentum is a pointer so a file can say 0 (plain SGD); absent means the default 0.9.
+	Momentum    *float64 `json:"momentum,omitempty"`
+	EvalEvery   float64  `json:"eval_every,omitempty"` // epochs between test evaluations
+	FullAsyncLR bool     `json:"full_async_lr,omitempty"`
+	Target      float64  `json:"target,omitempty"`
+	TrainLimit  int      `json:"train_limit,omitempty"`
+	TestLimit   int      `json:"test_limit,omitempty"`
+	Iterations  int      `json:"iterations,omitempty"` // sim mode
+	Seed        uint64   `json:"seed,omitempty"`
 }
 
 // Specs parses the scenario's paradigms.
@@ -68,7 +72,10 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("scenario %q: speeds: %g is not positive", s.Name, v)
 		}
 	}
-	if s.Jitter < 0 || s.Epochs < 0 || s.Batch < 0 || s.LR < 0 || s.Target < 0 || s.Target > 1 {
+	if s.Momentum != nil && (*s.Momentum < 0 || *s.Momentum >= 1) {
+		return fmt.Errorf("scenario %q: momentum=%g must lie in [0, 1)", s.Name, *s.Momentum)
+	}
+	if s.Jitter < 0 || s.EvalEvery < 0 || s.Epochs < 0 || s.Batch < 0 || s.LR < 0 || s.Target < 0 || s.Target > 1 {
 		return fmt.Errorf("scenario %q: jitter, epochs, batch, lr must not be negative and target must lie in [0, 1]", s.Name)
 	}
 	_, err := s.Specs()
@@ -101,6 +108,10 @@ func Get(name string) (*Scenario, error) {
 		s := p
 		s.Paradigms = append([]string(nil), p.Paradigms...)
 		s.Speeds = append([]float64(nil), p.Speeds...)
+		if p.Momentum != nil {
+			m := *p.Momentum
+			s.Momentum = &m
+		}
 		return &s, nil
 	}
 	if _, err := os.Stat(name); err == nil {

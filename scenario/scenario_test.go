@@ -26,9 +26,10 @@ func TestPresetsValid(t *testing.T) {
 func TestLoadYAMLAndJSON(t *testing.T) {
 	dir := t.TempDir()
 	y := filepath.Join(dir, "c.yaml")
-	os.WriteFile(y, []byte("name: mine\nparadigms: [bsp, \"ssp:s=2\"]\nworkers: 3\nspeeds: [1, 1.5]\nserver_delay: spike:p=0.01,delay=1s\n"), 0o644)
+	os.WriteFile(y, []byte("name: mine\nparadigms: [bsp, \"ssp:s=2\"]\nworkers: 3\nspeeds: [1, 1.5]\nserver_delay: spike:p=0.01,delay=1s\nmomentum: 0\neval_every: 0.1\n"), 0o644)
 	s, err := Get(y)
-	if err != nil || s.Workers != 3 || len(s.Paradigms) != 2 || s.Speeds[1] != 1.5 || s.ServerDelay == "" {
+	if err != nil || s.Workers != 3 || len(s.Paradigms) != 2 || s.Speeds[1] != 1.5 || s.ServerDelay == "" ||
+		s.Momentum == nil || *s.Momentum != 0 || s.EvalEvery != 0.1 {
 		t.Fatalf("yaml: %+v %v", s, err)
 	}
 	j := filepath.Join(dir, "c.json")
@@ -45,6 +46,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		"spec.yaml":   "paradigms: [ssp]\nworkers: 2\n",
 		"none.yaml":   "workers: 2\n",
 		"speed.yaml":  "paradigms: [bsp]\nworkers: 2\nspeeds: [1, -2]\n",
+		"mom.yaml":    "paradigms: [bsp]\nworkers: 2\nmomentum: 1.5\n",
 		"broken.json": "{\"paradigms\": [",
 	} {
 		p := filepath.Join(dir, name)

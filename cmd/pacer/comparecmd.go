@@ -143,6 +143,9 @@ func applyScenario(fs *flag.FlagSet, sc *scenario.Scenario, iters *int) error {
 		set("epochs", f(sc.Epochs), sc.Epochs > 0),
 		set("batch", strconv.Itoa(sc.Batch), sc.Batch > 0),
 		set("lr", f(sc.LR), sc.LR > 0),
+		set("momentum", f(deref(sc.Momentum)), sc.Momentum != nil),
+		set("eval-every", f(sc.EvalEvery), sc.EvalEvery > 0),
+		set("full-async-lr", "true", sc.FullAsyncLR),
 		set("target", f(sc.Target), sc.Target > 0),
 		set("train-limit", strconv.Itoa(sc.TrainLimit), sc.TrainLimit > 0),
 		set("test-limit", strconv.Itoa(sc.TestLimit), sc.TestLimit > 0),
@@ -154,6 +157,13 @@ func applyScenario(fs *flag.FlagSet, sc *scenario.Scenario, iters *int) error {
 		}
 	}
 	return nil
+}
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func describe(tf trainFlags) string {
