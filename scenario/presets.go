@@ -35,11 +35,9 @@ var presets = map[string]Scenario{
 		Name: "slow-servers",
 		Description: "The PSP paper's Table 1: 32 workers and 32 shards, 0.16% of pull responses delayed by 4 s, " +
 			"10 s iterations (as the paper's ResNet-50 rounds). Partial push (c) and partial pull (b) against full " +
-			"synchronization (c = 32, b = 100%); the last two add a 1 ms grace (τ2) so that blocks answered in " +
-			"the same instant count as fresh.",
-		Paradigms: []string{"bsp", "psp:c=28,b=1", "psp:c=28,b=0.9", "psp:c=20,b=0.75",
-			"psp:c=28,b=0.9,t2=1ms", "psp:c=20,b=0.75,t2=1ms"},
-		Workers: 32, Shards: 32, ServerDelay: "spike:p=0.0016,delay=4s", Jitter: 0.05, Base: "10s",
+			"synchronization (c = 32, b = 100%), with τ1 = τ2 = 0 as in the paper.",
+		Paradigms: []string{"bsp", "psp:c=28,b=1", "psp:c=28,b=0.9", "psp:c=20,b=0.75"},
+		Workers:   32, Shards: 32, ServerDelay: "spike:p=0.0016,delay=4s", Jitter: 0.05, Base: "10s",
 		Epochs: 3, LR: 0.2, Target: 0.8,
 	},
 	"dssp": {
