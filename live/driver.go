@@ -36,6 +36,7 @@ type driver struct {
 	// failed carries a restart that went wrong: the watch loop aborts the
 	// job rather than wait for a shard that will not come back.
 	failed chan error
+	last   CoordStats // the coordinator's latest counters (for errors)
 }
 
 func (d *driver) run(ctx context.Context) (*Result, error) {
@@ -46,6 +47,13 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 	}
 	res, err := d.watch(ctx)
 	d.fwg.Wait()
+	if err != nil && ctx.Err() != nil {
+		// Say where the job stood: a bare "deadline exceeded" does not
+		// tell a hang from a slow machine.
+		cs := d.last
+		err = fmt.Errorf("live: job stopped after %d of %d pushes (%d workers live, %d removed; faults %+v): %w",
+			cs.Pushes, cs.Target, cs.Live, cs.Removed, d.faults, err)
+	}
 	for _, c := range d.obs {
 		if c != nil {
 			c.Close()
@@ -142,6 +150,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 			return nil, d.abort(ctx, err)
 		}
 		cs = *st.Coord
+		d.last = cs
 		for k, f := range d.opt.Faults {
 			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done && d.armed(f, cs) {
 				fired[k] = true

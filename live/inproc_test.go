@@ -2,7 +2,9 @@ package live
 
 import (
 	"context"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,4 +69,19 @@ func TestInprocEveryParadigm(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTimeoutSaysWhere: a job cut off by Options.Timeout says how far it
+// got, and still wraps the context's error.
+func TestTimeoutSaysWhere(t *testing.T) {
+	cfg := quickJob(t, "bsp", 2, 1)
+	cfg.Epochs = 1000
+	r, err := Train(context.Background(), cfg, Options{Data: synth(t), Timeout: time.Second}, nil)
+	if err == nil {
+		t.Fatalf("a 1000-epoch job finished within a second: %+v", r)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "pushes") {
+		t.Fatalf("err %v: want the deadline, with the pushes counted", err)
+	}
+	t.Log(err)
 }
