@@ -267,7 +267,10 @@ func (sv *Server) handle(ctx context.Context, req, resp *wire.Frame) error {
 			}
 			return sv.shard.pull(peer, req, resp)
 		case wire.MsgHeartbeat:
-			sv.shard.done(peer)
+			if role == RoleObserver {
+				req.Tag = 0 // as for pulls: an observer never moves a shard forward
+			}
+			sv.shard.done(peer, req.Tag)
 			return nil
 		case wire.MsgControl:
 			if role == RoleObserver {

@@ -106,12 +106,21 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	return nil
 }
 
-// done releases the snapshot a peer's last pull pointed into: the worker
-// acknowledges each pull reply once it has it all.
-func (s *Shard) done(peer *wire.Peer) {
+// done serves a worker's one-way Heartbeat: it releases the snapshot the
+// peer's last pull pointed into (the worker acknowledges each pull reply
+// once it has it all), and held is the version the worker now holds. A
+// worker also sends one after reconnecting to a restarted shard, so the
+// shard learns how far it had got even from workers that have nothing to
+// push or pull yet (held at a BSP gate by a worker that waits for this
+// very shard: without it the restored shard waits for their lost
+// gradients at an older version, and they wait for the gate).
+func (s *Shard) done(peer *wire.Peer, held uint64) {
 	s.mu.Lock()
 	s.release(peer)
+	s.fastForward(held)
+	notify := s.takeNotify()
 	s.mu.Unlock()
+	s.sendReady(notify)
 }
 
 func (s *Shard) takeNotify() []waiter {

@@ -57,6 +57,7 @@ type wlink struct {
 	conn   *wire.Conn
 	inc    uint64 // incarnation of the shard we are connected to
 	pushed uint64 // incarnation that acknowledged our last push
+	held   uint64 // version of the last block delivered to the main loop
 	req    wire.Frame
 	resp   wire.Frame
 	done   chan struct{}
@@ -98,11 +99,23 @@ func (l *wlink) connect(ctx context.Context) error {
 		c.Close()
 		return err
 	}
-	if l.inc != 0 && si.Incarnation != l.inc {
-		l.w.log.Warn("shard restarted", "shard", l.shard, "version", si.Version)
-	}
+	restarted := l.inc != 0 && si.Incarnation != l.inc
 	l.conn, l.inc = c, si.Incarnation
+	if restarted {
+		l.w.log.Warn("shard restarted", "shard", l.shard, "version", si.Version, "held", l.held)
+		l.announce(ctx)
+	}
 	return nil
+}
+
+// announce tells the shard which version this worker holds (a one-way
+// Heartbeat, as after a pull reply): a restarted shard skips forward to it.
+func (l *wlink) announce(ctx context.Context) {
+	if l.held == 0 {
+		return
+	}
+	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: int32(l.w.id), Tag: l.held}
+	l.conn.Send(ctx, &hb)
 }
 
 func (l *wlink) run(ctx context.Context) {
@@ -115,9 +128,22 @@ func (l *wlink) run(ctx context.Context) {
 	poll := time.NewTicker(500 * time.Millisecond)
 	defer poll.Stop()
 	for {
+		// A broken connection is redialled at once, not at the next op: a
+		// restarted shard must hear the version this worker holds even
+		// while the worker waits at the gate (see Shard.done).
+		var dead <-chan struct{}
+		if l.conn != nil {
+			dead = l.conn.Done()
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-dead:
+			// On failure (ctx ended, or a refusal the next op reports)
+			// the connection stays nil and the loop goes on.
+			if l.connect(ctx) == nil && pending != nil && l.pull(ctx, pending) {
+				pending = nil
+			}
 		case op := <-l.ops:
 			if op.kind == opPush {
 				l.push(ctx, op)
@@ -198,7 +224,8 @@ func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 		return true
 	}
 	// The reply is in: let the shard recycle the snapshot it pointed into.
-	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: int32(l.w.id)}
+	l.held = ev.version
+	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: int32(l.w.id), Tag: l.held}
 	l.conn.Send(ctx, &hb)
 	return true
 }
