@@ -35,6 +35,9 @@
 //     the same connection: the shard's pull replies point into the current
 //     weight snapshot without copying, and the acknowledgement ends the
 //     reference (an apply meanwhile copies on write instead).
+//   - Heartbeat (worker → shard, one-way): Tag = the version of the block
+//     the worker holds. Sent after each data reply and, at once, after
+//     reconnecting to a restarted shard (a new incarnation).
 //   - Clock (worker → coordinator): Tag = the worker's running push count (a
 //     retried report is not counted twice), Extra/Offset = cumulative µs
 //     held/computing. The reply's Flags&4 says the worker had been removed
@@ -49,19 +52,20 @@
 // from the gate and, through the membership links, from every shard's
 // aggregator, so no paradigm waits for it; a worker that comes back (or a
 // new one, id −1) joins at the gate's minimum clock. Two allowances keep a
-// busy machine from removing live workers: a worker that has not pushed
-// yet (loading its data) gets four timeouts, and a sweep that runs late
-// (the coordinator itself stalled) does not count the stall as silence. Shards checkpoint
-// atomically (package ckpt) on an interval and on shutdown; a shard restored
-// from an older checkpoint learns from the versions the workers say they hold
-// that it had got further, and skips its version forward (the lost updates
-// are gone, the weights are the checkpoint's), while a worker whose pushed
-// gradient was lost with the old incarnation pushes it again. A shard
-// killed before its first checkpoint restarts from w⁰ the same way. Train
-// aborts, rather than waits, when a restart fails or a shard exits on its
-// own. The
-// coordinator's own state (gate clocks, membership) is not checkpointed:
-// shard 0 is not restartable mid-job.
+// busy machine from removing live workers: a worker that has not pushed yet
+// (loading its data) gets four timeouts, and a sweep that runs late (the
+// coordinator itself stalled) does not count the stall as silence. Shards
+// checkpoint atomically (package ckpt) on an interval and on shutdown; a
+// shard restored from an older checkpoint learns from the versions the
+// workers say they hold that it had got further (every worker announces its
+// version as soon as it has reconnected, also one held at the gate), and
+// skips its version forward (the lost updates are gone, the weights are the
+// checkpoint's), while a worker whose pushed gradient was lost with the old
+// incarnation pushes it again. A shard killed before its first checkpoint
+// restarts from w⁰ the same way. Train aborts, rather than waits, when a
+// restart fails or a shard exits on its own. The coordinator's own state
+// (gate clocks, membership) is not checkpointed: shard 0 is not restartable
+// mid-job.
 //
 // Every frame is checked before it can touch the weights: shard index,
 // whole-block length, the sending worker's id and finite values (checkFinite
