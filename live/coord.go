@@ -35,26 +35,27 @@ const (
 // workers as the paradigm's gate decides, and removes a worker whose
 // heartbeats stop, from the gate here and from every shard's aggregator.
 type Coordinator struct {
-	mu      sync.Mutex
-	gate    paradigm.Gate
-	members []member
-	k       int
-	timeout time.Duration
-	grace   time.Time     // workers never seen are removed after this
-	graceD  time.Duration // the startup grace: also a starting worker's timeout
-	every   time.Duration // the sweep's period
-	swept   time.Time     // the last sweep
-	start   time.Time
-	first   time.Time // the first worker's hello
-	end     time.Time
-	target  int64
-	pushes  int64
-	done    bool
-	nRem    int64
-	nJoin   int64
-	info    JobInfo
-	rel     []int
-	log     *slog.Logger
+	mu       sync.Mutex
+	gate     paradigm.Gate
+	members  []member
+	k        int
+	timeout  time.Duration
+	grace    time.Time     // workers never seen are removed after this
+	graceD   time.Duration // the startup grace: also a starting worker's timeout
+	every    time.Duration // the sweep's period
+	swept    time.Time     // the last sweep
+	deferred bool          // the last sweep came late and removed no one
+	start    time.Time
+	first    time.Time // the first worker's hello
+	end      time.Time
+	target   int64
+	pushes   int64
+	done     bool
+	nRem     int64
+	nJoin    int64
+	info     JobInfo
+	rel      []int
+	log      *slog.Logger
 	// members changes are pushed to the shards through this (the shard
 	// links deliver the latest view, retrying until it lands).
 	onMembers func(live, removed []int)
@@ -231,17 +232,18 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 	defer c.mu.Unlock()
 	// A sweep that comes late measures a stall of the coordinator itself
 	// (a loaded machine, a long GC pause): heartbeats that arrived
-	// meanwhile may not have been read yet, so the stall is not counted
-	// as the workers' silence.
-	if !c.swept.IsZero() {
-		if stall := now.Sub(c.swept) - c.every; stall > c.every {
-			for p := range c.members {
-				c.members[p].lastSeen = c.members[p].lastSeen.Add(stall)
-			}
-			c.log.Debug("coordinator stalled; silence allowance extended", "stall", stall.Round(time.Millisecond))
-		}
+	// meanwhile may not have been read yet, so it removes no one and
+	// leaves the decision to the next sweep, by which time the
+	// connections have been served. Only one sweep in a row defers, so a
+	// coordinator that is always late still removes dead workers, one
+	// period later.
+	gap := now.Sub(c.swept)
+	late := !c.swept.IsZero() && gap > 2*c.every && !c.deferred
+	c.swept, c.deferred = now, late
+	if late {
+		c.log.Debug("coordinator stalled; removals wait for the next sweep", "gap", gap.Round(time.Millisecond))
+		return nil
 	}
-	c.swept = now
 	var notify []*wire.Peer
 	changed := false
 	for p := range c.members {

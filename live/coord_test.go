@@ -66,15 +66,41 @@ func TestSweepStartingWorkerGetsGrace(t *testing.T) {
 func TestSweepCoordinatorStallNotSilence(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	c := sweepCoord(t, 2, 5, t0)
-	// The coordinator itself does not run for three timeouts: the next
-	// sweep comes late, and no worker is blamed for the stall.
-	c.sweepAt(t0.Add(3 * c.timeout))
+	// The coordinator itself does not run for three timeouts: the late
+	// sweep blames no one, and the heartbeats queued meanwhile are read
+	// before the next one.
+	stall := t0.Add(3 * c.timeout)
+	c.sweepAt(stall)
 	if c.nRem != 0 {
 		t.Fatalf("%d workers removed for the coordinator's own stall", c.nRem)
 	}
+	c.members[0].lastSeen, c.members[1].lastSeen = stall, stall
+	step(c, stall.Add(c.every), stall.Add(c.timeout))
+	if c.nRem != 0 {
+		t.Fatalf("%d workers removed within the timeout after the stall", c.nRem)
+	}
 	// Silence after the stall still counts.
-	step(c, t0.Add(3*c.timeout), t0.Add(5*c.timeout))
+	step(c, stall.Add(c.timeout), stall.Add(2*c.timeout))
 	if c.nRem != 2 {
 		t.Fatalf("removed %d after real silence, want 2", c.nRem)
+	}
+}
+
+// TestSweepAlwaysLate: a coordinator whose every sweep comes late still
+// removes a dead worker, at most a period later.
+func TestSweepAlwaysLate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 2, 5, t0)
+	period := 3 * c.every
+	var removedAt time.Duration
+	for now := t0; now.Before(t0.Add(3 * c.timeout)); now = now.Add(period) {
+		c.members[0].lastSeen = now // worker 0 beats, worker 1 is dead
+		c.sweepAt(now)
+		if c.nRem == 1 && removedAt == 0 {
+			removedAt = now.Sub(t0)
+		}
+	}
+	if c.nRem != 1 || c.members[1].state != removed || removedAt > c.timeout+2*period {
+		t.Fatalf("removed %d (worker 1 %d) at %v: want worker 1 removed by %v", c.nRem, c.members[1].state, removedAt, c.timeout+2*period)
 	}
 }
