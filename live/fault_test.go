@@ -6,33 +6,44 @@ import (
 	"time"
 )
 
-// TestTCPWorkerKilled: a worker SIGKILLed mid-run is removed after the
+// TestTCPWorkerKilled: workers SIGKILLed mid-run are removed after the
 // heartbeat timeout and the job still finishes (PARADIGMS.md, common rules:
-// no paradigm waits forever for a dead worker).
+// no paradigm waits forever for a dead worker). Each run kills enough
+// workers that the paradigm cannot finish without removing them (backup
+// with b = 1 would go on without one dead worker, and on a fast machine
+// finish before its removal), so finishing is the behaviour under test,
+// not how long the run lasts.
 func TestTCPWorkerKilled(t *testing.T) {
-	for _, spec := range []string{"bsp", "backup:b=1", "psp:c=4,b=1", "ssp:s=1", "dssp:sl=1,su=4"} {
-		t.Run(spec, func(t *testing.T) {
-			cfg := fmnistJob(t, spec, 4, 2, 9600, 1)      // 300 pushes: the run outlasts the removal
-			cfg.HeartbeatTimeout = 500 * time.Millisecond // removal well before a paradigm that does not wait (backup) finishes
+	for _, tc := range []struct {
+		spec    string
+		victims []int
+	}{{"bsp", []int{2}}, {"backup:b=1", []int{2, 3}}, {"psp:c=4,b=1", []int{2}}, {"ssp:s=1", []int{2}}, {"dssp:sl=1,su=4", []int{2}}} {
+		t.Run(tc.spec, func(t *testing.T) {
+			cfg := fmnistJob(t, tc.spec, 4, 2, 9600, 1)
+			cfg.HeartbeatTimeout = 500 * time.Millisecond
 			opt := tcpOpts(t)
-			opt.Faults = []Fault{{Role: "worker", Index: 2, AtPushes: 12}}
+			for _, v := range tc.victims {
+				opt.Faults = append(opt.Faults, Fault{Role: "worker", Index: v, AtPushes: 12})
+			}
 			res, err := TrainResult(context.Background(), cfg, opt, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := res.Run
-			t.Logf("%s: pushes %d updates %d removed %d seconds %.2f worker pushes %v", spec, r.Pushes, r.Updates, res.Coord.Removed, r.Seconds, r.WorkerPushes)
+			r, n := res.Run, int64(len(tc.victims))
+			t.Logf("%s: pushes %d updates %d removed %d seconds %.2f worker pushes %v", tc.spec, r.Pushes, r.Updates, res.Coord.Removed, r.Seconds, r.WorkerPushes)
 			// On a loaded machine a live worker may miss the short timeout,
-			// be removed and rejoin; the killed one alone stays out.
-			if len(res.Faults) != 1 || res.Coord.Removed-res.Coord.Joined != 1 || res.Coord.Live != 3 {
-				t.Errorf("faults %+v, removed %d, joined %d, live %d: want the killed worker removed",
+			// be removed and rejoin; the killed ones alone stay out.
+			if len(res.Faults) != len(tc.victims) || res.Coord.Removed-res.Coord.Joined != n || res.Coord.Live != 4-len(tc.victims) {
+				t.Errorf("faults %+v, removed %d, joined %d, live %d: want the killed workers removed",
 					res.Faults, res.Coord.Removed, res.Coord.Joined, res.Coord.Live)
 			}
 			if r.Pushes < res.Coord.Target {
 				t.Errorf("pushes %d below the target %d", r.Pushes, res.Coord.Target)
 			}
-			if r.WorkerPushes[2] >= r.Pushes/4 {
-				t.Errorf("the killed worker pushed %d of %d", r.WorkerPushes[2], r.Pushes)
+			for _, v := range tc.victims {
+				if r.WorkerPushes[v] >= r.Pushes/4 {
+					t.Errorf("killed worker %d pushed %d of %d", v, r.WorkerPushes[v], r.Pushes)
+				}
 			}
 		})
 	}
@@ -42,7 +53,9 @@ func TestTCPWorkerKilled(t *testing.T) {
 // --restore comes back with exactly its checkpoint's weights, and the job
 // finishes.
 func TestTCPShardRestored(t *testing.T) {
-	cfg := fmnistJob(t, "bsp", 4, 2, 2400, 1.5)
+	// 300 pushes: on a fast machine a shorter job can end before the
+	// shard's first checkpoint, and the fault waits for one.
+	cfg := fmnistJob(t, "bsp", 4, 2, 9600, 1)
 	opt := tcpOpts(t)
 	opt.CheckpointDir = t.TempDir()
 	opt.CheckpointInterval = 100 * time.Millisecond
@@ -74,7 +87,7 @@ func TestTCPShardRestored(t *testing.T) {
 // versions the workers hold) and the job finishes; it used to be left
 // down, and BSP waited for it until the timeout.
 func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
-	cfg := fmnistJob(t, "bsp", 4, 2, 2400, 1)
+	cfg := fmnistJob(t, "bsp", 4, 2, 9600, 1) // 300 pushes: the fault fires mid-run on a fast machine too
 	opt := tcpOpts(t)
 	opt.CheckpointDir = t.TempDir()
 	opt.CheckpointInterval = time.Hour // no checkpoint before the kill
