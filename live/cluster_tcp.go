@@ -27,6 +27,7 @@ type tcpCluster struct {
 	opt    *Options
 	bin    string
 	hosts  []string
+	lns    []*net.TCPListener // the shards' sockets, held across restarts
 
 	mu       sync.Mutex
 	shards   []*shardProc
@@ -68,15 +69,19 @@ func (c *tcpCluster) start(ctx context.Context) error {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	// Free ports, picked up front so every shard's address is known before
-	// any process starts (and stays the same across a restart).
+	// The shards' listening sockets are opened here and handed down
+	// (--listen-fd), so every address is known before any process starts
+	// and stays the same across a restart: no other program can take a
+	// port in between (picking a free port and closing it lost that race
+	// now and then, and the shard exited). Dials while a shard is down wait
+	// in the socket's backlog for its successor.
 	for range c.params.Job.Shards {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
-			return fmt.Errorf("live: finding a free port: %w", err)
+			return fmt.Errorf("live: listening for a shard: %w", err)
 		}
+		c.lns = append(c.lns, ln.(*net.TCPListener))
 		c.hosts = append(c.hosts, ln.Addr().String())
-		ln.Close()
 	}
 	for i := range c.hosts {
 		if err := c.startShard(i, c.opt.Restore); err != nil {
@@ -124,7 +129,7 @@ func (c *tcpCluster) logWriter(name string) io.Writer {
 }
 
 func (c *tcpCluster) startShard(i int, restore bool) error {
-	args := []string{"server", "--index", strconv.Itoa(i), "--listen", c.hosts[i], "--peers", strings.Join(c.hosts, ","),
+	args := []string{"server", "--index", strconv.Itoa(i), "--listen-fd", "3", "--peers", strings.Join(c.hosts, ","),
 		"--log-level", c.opt.LogLevel.String()}
 	args = append(args, JobArgs(c.params)...)
 	if d := c.opt.CheckpointDir; d != "" {
@@ -144,6 +149,14 @@ func (c *tcpCluster) startShard(i int, restore bool) error {
 		args = append(args, "--metrics-addr", m)
 	}
 	cmd := c.command(fmt.Sprintf("shard-%d", i), args)
+	last := &tailBuf{}
+	cmd.Stderr = io.MultiWriter(cmd.Stderr, last) // its last words, for the error
+	lf, err := c.lns[i].File()                    // a duplicate: the child's fd 3
+	if err != nil {
+		return fmt.Errorf("live: shard %d's socket: %w", i, err)
+	}
+	defer lf.Close()
+	cmd.ExtraFiles = []*os.File{lf}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("live: starting shard %d: %w", i, err)
 	}
@@ -161,7 +174,7 @@ func (c *tcpCluster) startShard(i int, restore bool) error {
 		c.mu.Unlock()
 		if !expected {
 			select {
-			case c.fail <- fmt.Errorf("live: shard %d exited: %v", i, sp.err):
+			case c.fail <- fmt.Errorf("live: shard %d exited: %v: %s", i, sp.err, last.lastLine()):
 			default:
 			}
 		}
@@ -276,5 +289,32 @@ func (c *tcpCluster) stop() error {
 			errs = errors.Join(errs, fmt.Errorf("shard %d did not stop within 15 s of SIGTERM", i))
 		}
 	}
+	for _, ln := range c.lns {
+		ln.Close()
+	}
 	return errs
+}
+
+// tailBuf keeps the last bytes a child wrote.
+type tailBuf struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuf) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 1024 {
+		t.b = append(t.b[:0], t.b[len(t.b)-1024:]...)
+	}
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+// lastLine is the last non-empty line written.
+func (t *tailBuf) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	return lines[len(lines)-1]
 }

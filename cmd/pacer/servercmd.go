@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -78,6 +79,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints")
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
+	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -130,7 +132,21 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if role.Index == 0 && len(role.Shards) != params.Job.Shards {
 		return fmt.Errorf("shard 0 hosts the coordinator and needs all %d shard addresses (--peers), got %d", params.Job.Shards, len(role.Shards))
 	}
-	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Token: token,
+	var ln net.Listener
+	if *listenFD >= 0 {
+		// The supervisor holds the port across this process's restarts, so
+		// no other program can take it in between.
+		f := os.NewFile(uintptr(*listenFD), "listener")
+		if f == nil {
+			return fmt.Errorf("--listen-fd=%d: not an open file", *listenFD)
+		}
+		ln, err = net.FileListener(f)
+		f.Close() // FileListener holds its own descriptor
+		if err != nil {
+			return fmt.Errorf("--listen-fd=%d: %w", *listenFD, err)
+		}
+	}
+	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Token: token,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore,
 		MetricsAddr: *metrics, Logger: log,
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
