@@ -209,30 +209,28 @@ func (sv *Server) Run(ctx context.Context) error {
 }
 
 func (sv *Server) checkpointLoop(ctx context.Context) {
-	t := time.NewTicker(sv.cfg.CheckpointInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := sv.shard.checkpoint(sv.cfg.CheckpointDir, false); err != nil {
-				sv.log.Error("checkpoint failed", "err", err)
-			}
+	every(ctx, sv.cfg.CheckpointInterval, func() {
+		if err := sv.shard.checkpoint(sv.cfg.CheckpointDir, false); err != nil {
+			sv.log.Error("checkpoint failed", "err", err)
 		}
-	}
+	})
 }
 
 // sweepLoop removes silent workers a few times per heartbeat timeout.
 func (sv *Server) sweepLoop(ctx context.Context) {
-	t := time.NewTicker(sv.coord.every)
+	every(ctx, sv.coord.every, func() { release(sv.coord.sweep()) })
+}
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			release(sv.coord.sweep())
+			f()
 		}
 	}
 }

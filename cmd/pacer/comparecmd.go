@@ -181,7 +181,7 @@ func describe(tf trainFlags) string {
 	if tf.cl.serverDelay != "" {
 		fmt.Fprintf(&b, ", server delays %s", tf.cl.serverDelay)
 	}
-	fmt.Fprintf(&b, "; %s on %s, %g epochs, batch %d per worker, lr %g.", tf.model, tf.dataset, tf.epochs, tf.batch, tf.lr)
+	fmt.Fprintf(&b, "; %s on %s, %g epochs, batch %d per worker, lr %g.", tf.learn.Model, tf.learn.Dataset, tf.learn.Epochs, tf.learn.Batch, tf.learn.LR)
 	return b.String()
 }
 

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/nn"
@@ -30,39 +29,19 @@ func init() {
 
 // trainFlags are the job flags shared by train and compare.
 type trainFlags struct {
-	cl          clusterFlags
-	model       string
-	dataset     string
-	dataDir     string
-	epochs      float64
-	batch       int
-	lr          float64
-	momentum    float64
-	weightDecay float64
-	schedule    string
-	fullAsyncLR bool
-	evalEvery   float64
-	target      float64
-	trainLimit  int
-	testLimit   int
+	cl        clusterFlags
+	learn     job.LearnFlags
+	schedule  string
+	evalEvery float64
+	target    float64
 }
 
 func (t *trainFlags) bind(fs *flag.FlagSet) {
 	t.cl.bind(fs, 1)
-	fs.StringVar(&t.model, "model", "mlp", "model: "+strings.Join(nn.Names(), " | "))
-	fs.StringVar(&t.dataset, "dataset", "fashion-mnist", "data set: "+strings.Join(data.Names, " | "))
-	fs.StringVar(&t.dataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
-	fs.Float64Var(&t.epochs, "epochs", 1, "passes over the training set, all workers together")
-	fs.IntVar(&t.batch, "batch", 64, "samples per worker per iteration")
-	fs.Float64Var(&t.lr, "lr", 0.05, "base learning rate α₀")
-	fs.Float64Var(&t.momentum, "momentum", 0.9, "momentum (0 for plain SGD)")
-	fs.Float64Var(&t.weightDecay, "weight-decay", 0, "L2 weight decay")
+	t.learn.Bind(fs)
 	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs) and/or warmup:steps=N,div=K, joined by +")
-	fs.BoolVar(&t.fullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 	fs.Float64Var(&t.evalEvery, "eval-every", 0.25, "test accuracy every this many epochs")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
-	fs.IntVar(&t.trainLimit, "train-limit", 0, "use only the first N training samples (0: all)")
-	fs.IntVar(&t.testLimit, "test-limit", 0, "use only the first N test samples (0: all)")
 }
 
 func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
@@ -72,19 +51,14 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 	if t.cl.failures != "" {
 		return job.Config{}, fmt.Errorf("--fail applies to pacer sim only")
 	}
-	mom := t.momentum
-	if mom == 0 {
-		mom = -1 // job.Config: negative means none, zero means default
-	}
 	sched, err := parseSchedule(t.schedule)
 	if err != nil {
 		return job.Config{}, err
 	}
-	c := job.Config{Schedule: sched, Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Model: t.model, Dataset: t.dataset,
-		DataDir: t.dataDir, TrainLimit: t.trainLimit, TestLimit: t.testLimit, Epochs: t.epochs, Batch: t.batch,
-		LR: t.lr, Momentum: mom, WeightDecay: t.weightDecay, Seed: t.cl.seed, EvalEvery: t.evalEvery,
-		Target: t.target, FullAsyncLR: t.fullAsyncLR, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
-	if _, err := nn.New(t.model); err != nil {
+	c := job.Config{Schedule: sched, Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Seed: t.cl.seed,
+		EvalEvery: t.evalEvery, Target: t.target, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
+	t.learn.ApplyTo(&c)
+	if _, err := nn.New(c.Model); err != nil {
 		return c, err
 	}
 	return c, c.Fill()
