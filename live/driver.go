@@ -50,9 +50,18 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 	if err != nil && ctx.Err() != nil {
 		// Say where the job stood: a bare "deadline exceeded" does not
 		// tell a hang from a slow machine.
+		// The context's error is the cause whatever the interrupted call
+		// returned (a socket cut off by the same deadline says only
+		// "i/o timeout").
 		cs := d.last
+		cause := ctx.Err()
+		if !errors.Is(err, cause) {
+			cause = fmt.Errorf("%w (%v)", cause, err)
+		} else {
+			cause = err
+		}
 		err = fmt.Errorf("live: job stopped after %d of %d pushes (%d workers live, %d removed; faults %+v): %w",
-			cs.Pushes, cs.Target, cs.Live, cs.Removed, d.faults, err)
+			cs.Pushes, cs.Target, cs.Live, cs.Removed, d.faults, cause)
 	}
 	for _, c := range d.obs {
 		if c != nil {

@@ -156,6 +156,14 @@ func (c *Conn) Call(ctx context.Context, req, resp *Frame) error {
 			c.stats.RemoteErrors.Add(1)
 			return resp.Err()
 		}
+		if err != nil && hasDeadline && errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(deadline) {
+			// The write ran into the context's own deadline (it is the
+			// socket's deadline too): say so, so callers can tell a
+			// deadline from a broken peer. The context's timer fires at
+			// the same instant as the socket's, so waiting is brief.
+			<-ctx.Done()
+			return fmt.Errorf("wire: %s call abandoned: %w (%w)", req.Type, ctx.Err(), err)
+		}
 		return err
 	case <-ctx.Done():
 		cause = fmt.Errorf("wire: %s call abandoned: %w", req.Type, ctx.Err())

@@ -250,6 +250,33 @@ func TestAbandonedCallClosesConnection(t *testing.T) {
 	})
 }
 
+// TestWriteCutByDeadline: a request whose write runs into the call's own
+// context deadline (the server has stopped reading) reports the deadline,
+// not a bare "i/o timeout", so callers can tell it from a broken peer.
+func TestWriteCutByDeadline(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
+		e := start(t, tr(), cfg, cfg)
+		c := e.mustDial(t)
+		blocked := make(chan error, 1)
+		go func() {
+			var resp Frame
+			blocked <- c.Call(context.Background(), &Frame{Type: MsgControl}, &resp) // the server stops reading
+		}()
+		time.Sleep(20 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		big := make([]float32, 8<<20) // 32 MiB: more than any socket buffer holds
+		var resp Frame
+		err := c.Call(ctx, &Frame{Type: MsgPush, Count: uint32(len(big)), Floats: big}, &resp)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Call %v: want the context's deadline", err)
+		}
+		if err := <-blocked; err == nil {
+			t.Fatal("the blocked call succeeded on a failed connection")
+		}
+	})
+}
+
 func TestServeStops(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tr func() Transport, cfg Config) {
 		e := start(t, tr(), cfg, cfg)
