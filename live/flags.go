@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -43,6 +44,9 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 func (f *JobFlags) Params(countTrain func(job.Config) (int, error)) (*JobParams, error) {
 	sp, err := paradigm.Parse(f.paradigm)
 	if err != nil {
+		return nil, fmt.Errorf("--paradigm: %w", err)
+	}
+	if err := checkLiveSpec(sp); err != nil {
 		return nil, fmt.Errorf("--paradigm: %w", err)
 	}
 	j := job.Config{Spec: sp, Workers: f.workers, Shards: f.shards, Seed: f.seed, HeartbeatTimeout: f.heartbeat}
@@ -91,4 +95,16 @@ func JobArgs(p *JobParams) []string {
 		args = append(args, "--lr-schedule-json", string(b))
 	}
 	return args
+}
+
+// checkLiveSpec refuses the options whose decisions need every shard in one
+// process: the simulator and virtual mode run them.
+func checkLiveSpec(sp paradigm.Spec) error {
+	switch {
+	case sp.SharedSet:
+		return errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard (sim and virtual mode run set=shared)")
+	case sp.LocalOnly:
+		return errors.New("live: elastic apply=local needs the barrier to reach every shard before the release; live modes support apply=arrival (sim and virtual mode run apply=local)")
+	}
+	return nil
 }

@@ -123,8 +123,8 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
-	if cfg.Spec.SharedSet {
-		return nil, errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard")
+	if err := checkLiveSpec(cfg.Spec); err != nil {
+		return nil, err
 	}
 	if opt.Mode == "" {
 		opt.Mode = "inproc"

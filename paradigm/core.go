@@ -86,6 +86,11 @@ type Policy struct {
 	Gate    Gate
 	Aggs    []Aggregator
 	Pullers []*Puller
+
+	// ElasticBSP local-only: barriers the gate passed, and how many of
+	// them the shards have applied.
+	steps   *uint64
+	flushed uint64
 }
 
 // ErrConfig is wrapped by errors about a spec that does not fit the job.
@@ -131,7 +136,8 @@ func New(spec Spec, cfg Config) (*Policy, error) {
 	case DSSP:
 		pol.Gate = newDSSPGate(k, spec)
 	case Elastic:
-		pol.Gate = newElasticGate(k, spec)
+		pol.steps = new(uint64)
+		pol.Gate = newElasticGate(k, spec, pol.steps)
 	default: // ASP, backup, PSP, softsync: no clock gate; pulls do the waiting
 		pol.Gate = newFreeGate(k)
 	}
@@ -154,15 +160,45 @@ func New(spec Spec, cfg Config) (*Policy, error) {
 			a = newPSPAgg(k, c, spec.T1)
 		case Softsync:
 			a = newSoftsyncAgg(k, max(1, k/spec.N), spec.ConstLR)
+		case Elastic:
+			if spec.LocalOnly {
+				a = newSuperstepAgg(k)
+			} else {
+				a = newAsyncAgg()
+			}
 		default:
 			a = newAsyncAgg()
 		}
 		pol.Aggs = append(pol.Aggs, a)
 	}
 	for p := 0; p < k; p++ {
-		pol.Pullers = append(pol.Pullers, newPuller(spec, cfg.Shards))
+		pol.Pullers = append(pol.Pullers, newPuller(spec, cfg.Shards, pol.steps))
 	}
 	return pol, nil
+}
+
+// Pushed records worker p's completed push (every shard has been offered
+// its gradient) with the gate and returns the workers it releases. Under
+// ElasticBSP local-only a barrier first has every shard apply its superstep,
+// reported through onApply(shard, a), so the released workers pull the
+// averaged model. Drivers that hold every aggregator (sim, virtual mode)
+// call this rather than Gate.Pushed.
+func (pol *Policy) Pushed(now time.Duration, p int, onApply func(int, Apply), out []int) []int {
+	out = pol.Gate.Pushed(now, p, out)
+	pol.flush(onApply)
+	return out
+}
+
+func (pol *Policy) flush(onApply func(int, Apply)) {
+	if pol.steps == nil || !pol.Spec.LocalOnly {
+		return
+	}
+	for pol.flushed < *pol.steps {
+		pol.flushed++
+		for i, a := range pol.Aggs {
+			onApply(i, a.(*superstepAgg).flush())
+		}
+	}
 }
 
 // Leave removes worker p from the gate and every aggregator. Applies that
@@ -173,7 +209,9 @@ func (pol *Policy) Leave(now time.Duration, p int, onApply func(int, Apply), out
 			onApply(i, ap)
 		}
 	}
-	return pol.Gate.Leave(now, p, out)
+	out = pol.Gate.Leave(now, p, out)
+	pol.flush(onApply)
+	return out
 }
 
 // Join adds worker p (a new id, or one that left) to the job; it is released
@@ -183,7 +221,7 @@ func (pol *Policy) Join(now time.Duration, p int, out []int) []int {
 		a.Join(now, p)
 	}
 	for len(pol.Pullers) <= p {
-		pol.Pullers = append(pol.Pullers, newPuller(pol.Spec, pol.Config.Shards))
+		pol.Pullers = append(pol.Pullers, newPuller(pol.Spec, pol.Config.Shards, pol.steps))
 	}
 	return pol.Gate.Join(now, p, out)
 }

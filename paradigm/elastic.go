@@ -1,6 +1,7 @@
 package paradigm
 
 import (
+	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/paradigm/zipline"
@@ -17,6 +18,7 @@ type elasticGate struct {
 	search  Search
 	solver  zipline.Solver
 	barrier []int64         // the clock at which p is held
+	steps   *uint64         // barriers passed (shared with local-only pullers and the Policy)
 	relAt   []time.Duration // p's latest release
 	ival    []float64       // p's latest iteration interval, seconds
 	nHeld   int
@@ -27,8 +29,8 @@ type elasticGate struct {
 	idx   []int
 }
 
-func newElasticGate(k int, s Spec) *elasticGate {
-	g := &elasticGate{gateBase: newGateBase(k), r: s.R, search: s.Search,
+func newElasticGate(k int, s Spec, steps *uint64) *elasticGate {
+	g := &elasticGate{gateBase: newGateBase(k), r: s.R, search: s.Search, steps: steps,
 		barrier: make([]int64, k), relAt: make([]time.Duration, k), ival: make([]float64, k)}
 	for p := range g.barrier {
 		g.barrier[p] = 1 // the first superstep is one BSP step: it yields the first intervals
@@ -83,6 +85,7 @@ func (g *elasticGate) maybeBarrier(now time.Duration, out []int) []int {
 		out = g.release(q, out)
 	}
 	g.nHeld = 0
+	*g.steps++
 	return out
 }
 
@@ -104,3 +107,57 @@ func (g *elasticGate) Join(now time.Duration, p int, out []int) []int {
 	g.relAt[p] = now
 	return out
 }
+
+// superstepAgg is ElasticBSP's local-only option on one shard (PARADIGMS.md
+// §5): inside a superstep the workers step their own copies, the shard only
+// collects their gradients, and at the barrier it applies each gradient
+// weighted by 1/(workers that contributed). With plain SGD that is exactly
+// the mean of the workers' local models, and every worker then pulls it.
+type superstepAgg struct {
+	v        uint64
+	buf, out []Contribution
+	seen     []bool
+}
+
+func newSuperstepAgg(k int) *superstepAgg { return &superstepAgg{seen: make([]bool, k)} }
+
+func (a *superstepAgg) Push(now time.Duration, g Grad) (bool, bool, Apply) {
+	a.buf = append(a.buf, Contribution{ID: g.ID, Worker: g.Worker, Staleness: int64(a.v) - int64(g.Read)})
+	return true, false, Apply{}
+}
+
+// flush applies the superstep's gradients: called by the Policy when the
+// gate passes a barrier, so every shard's version counts the barriers.
+func (a *superstepAgg) flush() Apply {
+	n := 0
+	for _, c := range a.buf {
+		for len(a.seen) <= c.Worker {
+			a.seen = append(a.seen, false)
+		}
+		if !a.seen[c.Worker] {
+			a.seen[c.Worker] = true
+			n++
+		}
+	}
+	for i := range a.buf {
+		a.buf[i].Weight = 1 / float64(n)
+		a.seen[a.buf[i].Worker] = false
+	}
+	// By worker, then arrival: the sum's order (and so its rounding) does
+	// not depend on how arrivals tied, and one-push supersteps apply
+	// exactly what BSP applies.
+	slices.SortStableFunc(a.buf, func(x, y Contribution) int { return x.Worker - y.Worker })
+	a.v++
+	a.out, a.buf = a.buf, a.out[:0]
+	return Apply{Version: a.v, LRScale: 1, Grads: a.out}
+}
+
+func (a *superstepAgg) Deadline() (time.Duration, bool)      { return 0, false }
+func (a *superstepAgg) Tick(now time.Duration) (bool, Apply) { return false, Apply{} }
+
+// Leave keeps a departed worker's gradients of this superstep: they are
+// real work, and the barrier that its leaving may cause averages them in.
+func (a *superstepAgg) Leave(now time.Duration, p int) (bool, Apply) { return false, Apply{} }
+func (a *superstepAgg) Join(now time.Duration, p int)                {}
+func (a *superstepAgg) Version() uint64                              { return a.v }
+func (a *superstepAgg) Dropped() int64                               { return 0 }

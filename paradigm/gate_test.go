@@ -85,7 +85,7 @@ func TestClocksMinAcrossLeaveAndJoin(t *testing.T) {
 // §5: the first superstep is one BSP step; afterwards each worker is held at
 // its own barrier, chosen so the predicted barrier pushes line up.
 func TestElasticBarriersFollowPrediction(t *testing.T) {
-	g := newElasticGate(2, Spec{Kind: Elastic, R: 6})
+	g := newElasticGate(2, Spec{Kind: Elastic, R: 6}, new(uint64))
 	g.Pushed(1*sec, 0, nil) // fast worker: 1 s per iteration
 	rel := g.Pushed(2*sec, 1, nil)
 	if !slices.Equal(rel, []int{0, 1}) {

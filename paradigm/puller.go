@@ -17,6 +17,11 @@ type Puller struct {
 	need    int           // fresh blocks required by the pull in progress
 	grace   time.Duration // PSP τ2
 
+	// ElasticBSP local-only: the gate's barrier count, and its value at
+	// this worker's last pull. Inside a superstep the worker does not pull.
+	steps  *uint64
+	pulled uint64
+
 	minV     []uint64
 	fresh    []bool
 	nFresh   int
@@ -27,9 +32,12 @@ type Puller struct {
 	ready    bool
 }
 
-func newPuller(s Spec, shards int) *Puller {
+func newPuller(s Spec, shards int, steps *uint64) *Puller {
 	p := &Puller{kind: s.Kind, shards: shards, partial: shards, need: shards,
 		minV: make([]uint64, shards), fresh: make([]bool, shards)}
+	if s.LocalSteps() {
+		p.steps = steps
+	}
 	if s.Kind == PSP {
 		// −1e-9 keeps b·S that is whole in decimal (0.9·10) from rounding up.
 		p.partial = max(1, min(shards, int(math.Ceil(s.BFrac*float64(shards)-1e-9))))
@@ -45,11 +53,19 @@ func (p *Puller) Need() int { return p.partial }
 // Start begins a pull. clock is the worker's clock (its iteration tag: the
 // number of pushes, or under PSP the version it jumped to), read[i] the version
 // of shard i it holds. first marks the initial pull, which is always full.
+// When Ready is true straight after Start, the worker computes without
+// asking any shard (ElasticBSP local-only inside a superstep).
 func (p *Puller) Start(now time.Duration, clock uint64, read []uint64, first bool) {
+	local := p.steps != nil && !first && *p.steps == p.pulled
+	if p.steps != nil {
+		p.pulled = *p.steps
+	}
 	for i := range p.minV {
 		var m uint64
 		switch {
-		case first:
+		case first || local:
+		case p.steps != nil:
+			m = p.pulled // the shards must have applied the superstep just ended
 		case p.kind == BSP || p.kind == PSP:
 			m = clock // the round the worker has just pushed for must be applied
 		case p.kind == Backup:
@@ -62,6 +78,9 @@ func (p *Puller) Start(now time.Duration, clock uint64, read []uint64, first boo
 	p.need = p.partial
 	if first {
 		p.need = p.shards
+	}
+	if local {
+		p.need, p.ready = 0, true
 	}
 }
 

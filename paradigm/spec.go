@@ -70,8 +70,9 @@ type Spec struct {
 	SL, SU int      // dssp: s_L and s_U
 	Mode   DSSPMode // dssp
 
-	R      int    // elastic: predictions per worker
-	Search Search // elastic
+	R         int    // elastic: predictions per worker
+	Search    Search // elastic
+	LocalOnly bool   // elastic: inside a superstep workers step their own copies; shards apply at the barrier
 
 	B         int  // backup: backup workers b (N = K − b)
 	SharedSet bool // backup: one set of N workers chosen for all shards
@@ -86,7 +87,7 @@ type Spec struct {
 
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure], " +
-	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute], backup:b=4[,set=shard|shared], " +
+	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local], backup:b=4[,set=shard|shared], " +
 	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const]"
 
 // ErrSpec is wrapped by every parse error.
@@ -144,6 +145,7 @@ func Parse(spec string) (Spec, error) {
 	case Elastic:
 		sp.R = p.intv("r", -1, 1)
 		sp.Search = Search(p.choice("search", searchNames, 0))
+		sp.LocalOnly = p.choice("apply", []string{"arrival", "local"}, 0) == 1
 	case Backup:
 		sp.B = p.intv("b", -1, 0)
 		sp.SharedSet = p.choice("set", []string{"shard", "shared"}, 0) == 1
@@ -164,7 +166,7 @@ func Parse(spec string) (Spec, error) {
 
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
-	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode", Elastic: "r,search",
+	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode", Elastic: "r,search,apply",
 	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr",
 }
 
@@ -250,14 +252,21 @@ func (p *optParser) choice(k string, names []string, def int) int {
 }
 
 // AppliesOnArrival reports whether the paradigm applies each gradient alone
-// as it arrives (asp, ssp, dssp, elastic inside a superstep).
+// as it arrives (asp, ssp, dssp, elastic inside a superstep unless local-only).
 func (s Spec) AppliesOnArrival() bool {
 	switch s.Kind {
-	case ASP, SSP, DSSP, Elastic:
+	case ASP, SSP, DSSP:
 		return true
+	case Elastic:
+		return !s.LocalOnly
 	}
 	return false
 }
+
+// LocalSteps reports whether workers apply their own gradients to their own
+// copies between pulls (ElasticBSP local-only: the worker's copy is only
+// replaced by the shards' averaged model at a barrier).
+func (s Spec) LocalSteps() bool { return s.Kind == Elastic && s.LocalOnly }
 
 // String renders the spec in canonical form; Parse(s.String()) == s.
 func (s Spec) String() string {
@@ -281,6 +290,9 @@ func (s Spec) String() string {
 		out := fmt.Sprintf("elastic:r=%d", s.R)
 		if s.Search != SearchZipLine {
 			out += ",search=" + searchNames[s.Search]
+		}
+		if s.LocalOnly {
+			out += ",apply=local"
 		}
 		return out
 	case Backup:

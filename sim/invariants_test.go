@@ -135,10 +135,52 @@ func TestPSPInvariant(t *testing.T) {
 	}
 }
 
+// §5 local-only: a shard applies only at barriers, and then every push made
+// so far (every live worker is held at a barrier, so none is in flight);
+// a worker computes either on every block fresh (after a barrier) or on
+// none (inside a superstep, from its own copy).
+func TestElasticLocalOnlyInvariant(t *testing.T) {
+	localTotal := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		cfg := scenario(seed, "elastic:r=6,apply=local")
+		pushes, local := 0, 0
+		applied := make([]int, cfg.Shards)
+		version := make([]uint64, cfg.Shards)
+		runTraced(t, cfg, func(e Event) {
+			switch e.Kind {
+			case Push:
+				pushes++
+			case Update:
+				applied[e.Shard] += e.N
+				if version[e.Shard]++; e.Version != version[e.Shard] {
+					t.Fatalf("seed %d: shard %d went to version %d after %d", seed, e.Shard, e.Version, version[e.Shard]-1)
+				}
+				if applied[e.Shard] != pushes {
+					t.Fatalf("seed %d: shard %d applied %d of %d pushes at a barrier", seed, e.Shard, applied[e.Shard], pushes)
+				}
+			case Compute:
+				if e.Fresh != 0 && e.Fresh != cfg.Shards {
+					t.Fatalf("seed %d: worker %d computed on %d of %d fresh blocks", seed, e.Worker, e.Fresh, cfg.Shards)
+				}
+				if e.Fresh == 0 {
+					local++
+				}
+			}
+		})
+		if version[0] == 0 {
+			t.Fatalf("seed %d: no barrier in %d pushes", seed, pushes)
+		}
+		localTotal += local
+	}
+	if localTotal == 0 {
+		t.Fatal("no worker ever computed from its own copy: every superstep was one push")
+	}
+}
+
 // Common rules: no paradigm waits forever for a dead worker.
 func TestNoParadigmStallsOnAFailure(t *testing.T) {
 	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=6", "dssp:sl=1,su=6,mode=bounded",
-		"elastic:r=8", "backup:b=1", "backup:b=1,set=shared", "psp:c=3,b=0.5,t1=100ms", "softsync:n=2"}
+		"elastic:r=8", "elastic:r=8,apply=local", "backup:b=1", "backup:b=1,set=shared", "psp:c=3,b=0.5,t1=100ms", "softsync:n=2"}
 	for _, s := range specs {
 		for seed := uint64(1); seed <= 20; seed++ {
 			cfg := scenario(seed, s)
@@ -160,7 +202,7 @@ func TestNoParadigmStallsOnAFailure(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	for _, s := range []string{"dssp:sl=3,su=15", "elastic:r=15", "psp:c=3,b=0.5,t2=1s", "softsync:n=3"} {
+	for _, s := range []string{"dssp:sl=3,su=15", "elastic:r=15", "elastic:r=15,apply=local", "psp:c=3,b=0.5,t2=1s", "softsync:n=3"} {
 		cfg := scenario(7, s)
 		a, err1 := Run(cfg)
 		b, err2 := Run(cfg)

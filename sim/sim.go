@@ -145,6 +145,10 @@ func (e *engine) startPull(p int) {
 	pl := e.pol.Pullers[p]
 	pl.Start(e.now, w.clock, w.read, w.first)
 	w.first = false
+	if pl.Ready() {
+		e.startCompute(p) // it goes on from its own copy (ElasticBSP local-only)
+		return
+	}
 	// Mark every request outstanding before any is answered inline, so an
 	// answer never mistakes the shards not yet asked for answered ones.
 	ask := e.ask[:0]
@@ -303,7 +307,7 @@ func (e *engine) computeDone(p int) {
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
 	}
-	e.rel = g.Pushed(e.now, p, e.rel[:0])
+	e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
 	e.released()
 	if e.target > 0 && e.pushes >= e.target {
 		e.stopped = true

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
@@ -84,6 +85,7 @@ type learner struct {
 	slices   [][]float32
 	weights  []float32
 
+	version   uint64  // shard 0's version: the optimizer's step count
 	samples   int64   // samples consumed by computes so far
 	nextEval  float64 // next evaluation, in epochs
 	curve     [][2]float64
@@ -159,6 +161,12 @@ func (l *learner) Compute(now time.Duration, p int) uint64 {
 		g = &grad{g: make([]float32, len(l.w))}
 	}
 	l.model.Grad(l.local[p], g.g, b.X, b.Y, b.N)
+	if l.cfg.Spec.LocalSteps() {
+		// ElasticBSP local-only: the worker steps its own copy with plain
+		// SGD at the shards' current rate; the barrier's pull replaces it.
+		lr := l.oc.Rate(int64(l.version), int64(l.samples)/int64(l.ds.Train.N))
+		kernel.AxpyUnitary(float32(-lr), g.g, l.local[p])
+	}
 	g.refs = len(l.ranges)
 	l.nextID++
 	l.grads[l.nextID] = g
@@ -175,6 +183,9 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 	}
 	epoch := l.samples / int64(l.ds.Train.N)
 	lr := l.oc.Rate(int64(a.Version)-1, epoch) * l.cfg.StepScale(a)
+	if i == 0 {
+		l.version = a.Version
+	}
 	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(lr))
 	for _, c := range a.Grads {
 		l.release(c.ID)

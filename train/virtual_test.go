@@ -130,3 +130,39 @@ func TestVirtualRejectsBadJobs(t *testing.T) {
 		}
 	}
 }
+
+// ElasticBSP local-only (PARADIGMS.md §5): with identical workers every
+// superstep is one push and it is BSP, bit for bit; with unequal workers
+// the workers step their own copies between barriers and the averaged
+// model still learns about as well as BSP.
+func TestElasticLocalOnly(t *testing.T) {
+	ds := fashion(t, 3000, 1000)
+	var curves [2][][2]float64
+	for i, s := range []string{"bsp", "elastic:r=4,apply=local"} {
+		cfg := quick(s, 3)
+		cfg.Timing = timing.WorkerSpec{}
+		r, err := Virtual(cfg, ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		curves[i] = r.Curve
+	}
+	if !slices.Equal(curves[0], curves[1]) {
+		t.Fatalf("identical workers: local-only differs from BSP:\n%v\n%v", curves[0], curves[1])
+	}
+	ds = fashion(t, 10000, 1000)
+	acc, updates := map[string]float64{}, map[string]int64{}
+	for _, s := range []string{"bsp", "elastic:r=4,apply=local"} {
+		cfg := quick(s, 3)
+		cfg.Epochs = 2
+		r, err := Virtual(cfg, ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc[s], updates[s] = r.FinalAccuracy, r.Updates
+	}
+	t.Log(acc, updates)
+	if acc["elastic:r=4,apply=local"] < max(0.7, acc["bsp"]-0.06) || updates["elastic:r=4,apply=local"] >= updates["bsp"] {
+		t.Fatalf("accuracies %v, updates %v: want local-only near BSP with fewer, longer supersteps", acc, updates)
+	}
+}
