@@ -86,6 +86,9 @@ func (e Env) get(k string) string {
 	return e.Getenv(k)
 }
 
+// Get is the variable k (os.Getenv unless Getenv is set).
+func (e Env) Get(k string) string { return e.get(k) }
+
 // Token is $PACER_TOKEN.
 func (e Env) Token() string { return e.get("PACER_TOKEN") }
 

@@ -24,8 +24,9 @@ type ServerConfig struct {
 	// Listener is set.
 	Listen   string
 	Listener net.Listener
-	// Transport dials the coordinator's links to the other shards
-	// (wire.TCP{}); the in-process mode passes its wire.Inproc.
+	// Transport listens on Listen when Listener is nil and dials the
+	// coordinator's links to the other shards (wire.TCP{}, with TLS when
+	// set); the in-process mode passes its wire.Inproc.
 	Transport wire.Transport
 	Token     string
 	// ShardAddrs are every shard's address as workers dial them; shard 0
@@ -157,7 +158,7 @@ func (sv *Server) Run(ctx context.Context) error {
 			addr = "127.0.0.1:0"
 		}
 		var err error
-		if ln, err = (wire.TCP{}).Listen(addr); err != nil {
+		if ln, err = sv.cfg.Transport.Listen(addr); err != nil {
 			return fmt.Errorf("live: shard %d: listen %s: %w", sv.cfg.Index, addr, err)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -72,6 +73,8 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	jf.Bind(fs)
 	var rf roleFlags
 	rf.bind(fs)
+	var tf tlsFlags
+	tf.bind(fs)
 	index := fs.Int("index", -1, "this shard's index (default $PACER_INDEX, TF_CONFIG's ps index, or a StatefulSet pod's ordinal)")
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:7070+index; TF_CONFIG: its ps entry's port on every interface)")
 	peers := fs.String("peers", "", "every shard's address as workers dial them, comma-separated, shard 0 first (default $PACER_PEERS or TF_CONFIG's ps list)")
@@ -125,6 +128,10 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tr, err := tf.transport(env, true)
+	if err != nil {
+		return err
+	}
 	params, err := jf.Params(countTrain)
 	if err != nil {
 		return err
@@ -145,8 +152,11 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--listen-fd=%d: %w", *listenFD, err)
 		}
+		if tr.TLS != nil {
+			ln = tls.NewListener(ln, tr.TLS)
+		}
 	}
-	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Token: token,
+	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore,
 		MetricsAddr: *metrics, Logger: log,
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})

@@ -21,6 +21,8 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("worker", stderr)
 	var rf roleFlags
 	rf.bind(fs)
+	var tf tlsFlags
+	tf.bind(fs)
 	coord := fs.String("coordinator", "", "shard 0's address (default $PACER_COORDINATOR, the first of $PACER_PEERS, or TF_CONFIG's ps[0])")
 	id := fs.Int("id", -1, "worker id to take (default $PACER_INDEX or TF_CONFIG's; -1: the coordinator assigns one)")
 	dataDir := fs.String("data-dir", "", "directory with the data set's files on this machine")
@@ -55,9 +57,13 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tr, err := tf.transport(env, false)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := live.RunWorker(ctx, live.WorkerConfig{Coordinator: addr, Token: token, ID: role.Index, DataDir: *dataDir,
+	res, err := live.RunWorker(ctx, live.WorkerConfig{Coordinator: addr, Transport: tr, Token: token, ID: role.Index, DataDir: *dataDir,
 		ConnectTimeout: *connect, Logger: log})
 	if errors.Is(err, live.ErrJobDone) {
 		fmt.Fprintf(stdout, "pacer: the job had already finished\n")
