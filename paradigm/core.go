@@ -189,6 +189,21 @@ func (pol *Policy) Pushed(now time.Duration, p int, onApply func(int, Apply), ou
 	return out
 }
 
+// Finish ends the job: under ElasticBSP local-only the superstep still
+// open holds gradients the workers have already stepped their copies with;
+// they are applied (weighted over the workers that contributed) rather than
+// lost. Elsewhere it does nothing. Drivers call it once, when they stop.
+func (pol *Policy) Finish(now time.Duration, onApply func(int, Apply)) {
+	if pol.steps == nil || !pol.Spec.LocalOnly {
+		return
+	}
+	for i, a := range pol.Aggs {
+		if sa := a.(*superstepAgg); len(sa.buf) > 0 {
+			onApply(i, sa.flush())
+		}
+	}
+}
+
 func (pol *Policy) flush(onApply func(int, Apply)) {
 	if pol.steps == nil || !pol.Spec.LocalOnly {
 		return
@@ -223,5 +238,8 @@ func (pol *Policy) Join(now time.Duration, p int, out []int) []int {
 	for len(pol.Pullers) <= p {
 		pol.Pullers = append(pol.Pullers, newPuller(pol.Spec, pol.Config.Shards, pol.steps))
 	}
+	// A returning worker's copy is stale whatever superstep it left in:
+	// its next pull is full even when the caller does not mark it first.
+	pol.Pullers[p].pulled = ^uint64(0)
 	return pol.Gate.Join(now, p, out)
 }

@@ -117,6 +117,7 @@ type superstepAgg struct {
 	v        uint64
 	buf, out []Contribution
 	seen     []bool
+	dropped  int64
 }
 
 func newSuperstepAgg(k int) *superstepAgg { return &superstepAgg{seen: make([]bool, k)} }
@@ -160,4 +161,4 @@ func (a *superstepAgg) Tick(now time.Duration) (bool, Apply) { return false, App
 func (a *superstepAgg) Leave(now time.Duration, p int) (bool, Apply) { return false, Apply{} }
 func (a *superstepAgg) Join(now time.Duration, p int)                {}
 func (a *superstepAgg) Version() uint64                              { return a.v }
-func (a *superstepAgg) Dropped() int64                               { return 0 }
+func (a *superstepAgg) Dropped() int64                               { return a.dropped }

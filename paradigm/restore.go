@@ -53,3 +53,13 @@ func (a *asyncAgg) reset(v uint64, dropped []uint64) []uint64 {
 	a.v = v
 	return dropped
 }
+
+func (a *superstepAgg) reset(v uint64, dropped []uint64) []uint64 {
+	for _, c := range a.buf {
+		dropped = append(dropped, c.ID)
+	}
+	a.dropped += int64(len(a.buf))
+	a.buf = a.buf[:0]
+	a.v = v
+	return dropped
+}

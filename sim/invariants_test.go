@@ -170,6 +170,12 @@ func TestElasticLocalOnlyInvariant(t *testing.T) {
 		if version[0] == 0 {
 			t.Fatalf("seed %d: no barrier in %d pushes", seed, pushes)
 		}
+		// The stop applies the open superstep: no gradient is lost.
+		for i, n := range applied {
+			if n != pushes {
+				t.Fatalf("seed %d: shard %d applied %d of %d pushes by the end", seed, i, n, pushes)
+			}
+		}
 		localTotal += local
 	}
 	if localTotal == 0 {

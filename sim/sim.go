@@ -93,6 +93,9 @@ func Run(cfg Config) (*runstats.Run, error) {
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
+	// Work done before the stop is not lost (ElasticBSP local-only's open
+	// superstep).
+	e.pol.Finish(e.now, e.apply)
 	return e.summary(), nil
 }
 

@@ -85,14 +85,15 @@ type learner struct {
 	slices   [][]float32
 	weights  []float32
 
-	version   uint64  // shard 0's version: the optimizer's step count
-	samples   int64   // samples consumed by computes so far
-	nextEval  float64 // next evaluation, in epochs
-	curve     [][2]float64
-	pred      []uint8
-	progress  func(Progress)
-	wallStart time.Time
-	now       time.Duration
+	version    uint64  // shard 0's version: the optimizer's step count
+	superEpoch int64   // ElasticBSP local-only: the epoch when the open superstep began
+	samples    int64   // samples consumed by computes so far
+	nextEval   float64 // next evaluation, in epochs
+	curve      [][2]float64
+	pred       []uint8
+	progress   func(Progress)
+	wallStart  time.Time
+	now        time.Duration
 }
 
 type grad struct {
@@ -164,7 +165,7 @@ func (l *learner) Compute(now time.Duration, p int) uint64 {
 	if l.cfg.Spec.LocalSteps() {
 		// ElasticBSP local-only: the worker steps its own copy with plain
 		// SGD at the shards' current rate; the barrier's pull replaces it.
-		lr := l.oc.Rate(int64(l.version), int64(l.samples)/int64(l.ds.Train.N))
+		lr := l.oc.Rate(int64(l.version), l.superEpoch)
 		kernel.AxpyUnitary(float32(-lr), g.g, l.local[p])
 	}
 	g.refs = len(l.ranges)
@@ -182,6 +183,14 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 		l.weights = append(l.weights, float32(c.Weight))
 	}
 	epoch := l.samples / int64(l.ds.Train.N)
+	if l.cfg.Spec.LocalSteps() {
+		// The superstep's rate is the one its local steps used: the rate
+		// at its start, even when an epoch boundary fell inside it.
+		epoch = l.superEpoch
+		if i == len(l.ranges)-1 {
+			defer func() { l.superEpoch = l.samples / int64(l.ds.Train.N) }()
+		}
+	}
 	lr := l.oc.Rate(int64(a.Version)-1, epoch) * l.cfg.StepScale(a)
 	if i == 0 {
 		l.version = a.Version
