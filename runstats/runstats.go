@@ -4,6 +4,8 @@
 // command-line contract of DESIGN.md and must not change.
 package runstats
 
+import "encoding/json"
+
 // Run is one run's summary, written as summary.json (a list of them for
 // compare). Fields that do not apply to a mode are left zero and omitted.
 type Run struct {
@@ -44,6 +46,23 @@ type Run struct {
 	Target        float64      `json:"target,omitempty"`
 	// TimeToTarget is the first curve time at or above Target; nil when never reached.
 	TimeToTarget *float64 `json:"time_to_target,omitempty"`
+}
+
+// MarshalJSON writes final_accuracy and best_accuracy for every run that
+// has an accuracy curve, even when they are 0 (a model that never
+// classified a test sample right is a result, not a missing field); runs
+// without a curve (sim) leave them out.
+func (r Run) MarshalJSON() ([]byte, error) {
+	type plain Run // no methods: no recursion
+	out := struct {
+		plain
+		FinalAccuracy *float64 `json:"final_accuracy,omitempty"`
+		BestAccuracy  *float64 `json:"best_accuracy,omitempty"`
+	}{plain: plain(r)}
+	if len(r.Curve) > 0 {
+		out.FinalAccuracy, out.BestAccuracy = &r.FinalAccuracy, &r.BestAccuracy
+	}
+	return json.Marshal(out)
 }
 
 // SetCurve records the accuracy curve and what follows from it: final and
