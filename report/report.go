@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -56,7 +57,23 @@ func Write(dir string, sc Scenario, runs []runstats.Run) ([]string, error) {
 		}
 		paths = append(paths, p)
 	}
+	// A report without accuracy (sim runs) must not sit beside an earlier
+	// report's accuracy plot, which would read as this one's.
+	if !hasFile(files, FileAccuracy) {
+		if err := os.Remove(filepath.Join(dir, FileAccuracy)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return paths, fmt.Errorf("report: remove the earlier %s: %w", FileAccuracy, err)
+		}
+	}
 	return paths, nil
+}
+
+func hasFile(files []file, name string) bool {
+	for _, f := range files {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 type file struct {

@@ -140,6 +140,11 @@ func TestWriteWithCurves(t *testing.T) {
 
 func TestWriteSimOnly(t *testing.T) {
 	dir := t.TempDir()
+	// An earlier training report in the same directory: its accuracy plot
+	// must not survive next to the sim report.
+	if _, err := Write(dir, virtualScenario, virtualRuns(0.85)); err != nil {
+		t.Fatal(err)
+	}
 	runs := simRuns()
 	sc := Scenario{Title: "Mixed 32", Command: "pacer compare --mode sim", Target: 0.85}
 	paths, err := Write(dir, sc, runs)
