@@ -1,0 +1,42 @@
+package runstats
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// DESIGN.md: summary.json has at least paradigm and final_accuracy for
+// training runs, even when the accuracy is 0; sim runs have no accuracy.
+func TestAccuracyFieldsPresentForTrainingRuns(t *testing.T) {
+	var r Run
+	r.Paradigm = "bsp"
+	r.SetCurve([][2]float64{{0, 0}, {1, 0}}, 0.5)
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{`"final_accuracy":0`, `"best_accuracy":0`, `"paradigm":"bsp"`, `"curve":[[0,0],[1,0]]`} {
+		if !strings.Contains(string(b), f) {
+			t.Errorf("%s missing from %s", f, b)
+		}
+	}
+	var back Run
+	if err := json.Unmarshal(b, &back); err != nil || back.FinalAccuracy != 0 || len(back.Curve) != 2 || back.Target != 0.5 {
+		t.Fatalf("round trip %+v, %v", back, err)
+	}
+	sim, _ := json.Marshal(Run{Paradigm: "asp", Mode: "sim"})
+	if strings.Contains(string(sim), "accuracy") {
+		t.Errorf("a sim run reports an accuracy: %s", sim)
+	}
+	// The same run marshals to the same bytes (summary.json determinism).
+	again, _ := json.Marshal(r)
+	if string(again) != string(b) {
+		t.Error("two marshals differ")
+	}
+	r.SetCurve([][2]float64{{0, 0.1}, {2, 0.7}}, 0.5)
+	b, _ = json.Marshal(r)
+	if !strings.Contains(string(b), `"final_accuracy":0.7`) || !strings.Contains(string(b), `"time_to_target":2`) {
+		t.Errorf("%s", b)
+	}
+}
