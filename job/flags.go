@@ -1,8 +1,10 @@
 package job
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -12,6 +14,11 @@ import (
 // LearnFlags are the learning flags every command that trains shares
 // (pacer train, compare, server): bound once here so their names, defaults
 // and meaning cannot drift apart between the virtual and the live drivers.
+//
+// Config reads a zero as "the default", so the flags refuse the values that
+// Fill would replace (--epochs 0, --batch 0, --lr 0) or read differently
+// (a negative --momentum, which Config takes for "none") when they are
+// parsed: a bad value is an error naming the flag, never a silent default.
 type LearnFlags struct {
 	Model       string
 	Dataset     string
@@ -21,7 +28,7 @@ type LearnFlags struct {
 	Epochs      float64
 	Batch       int
 	LR          float64
-	Momentum    float64 // the flag's 0 is plain SGD
+	Momentum    float64 // in [0, 1); the flag's 0 is plain SGD
 	WeightDecay float64
 	FullAsyncLR bool
 }
@@ -31,13 +38,13 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.Model, "model", "mlp", "model: mlp | cnn")
 	fs.StringVar(&f.Dataset, "dataset", "fashion-mnist", "data set: "+strings.Join(data.Names, " | "))
 	fs.StringVar(&f.DataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
-	fs.IntVar(&f.TrainLimit, "train-limit", 0, "use only the first N training samples (0: all)")
-	fs.IntVar(&f.TestLimit, "test-limit", 0, "use only the first N test samples (0: all)")
-	fs.Float64Var(&f.Epochs, "epochs", 1, "passes over the training set, all workers together")
-	fs.IntVar(&f.Batch, "batch", 64, "samples per worker per iteration")
-	fs.Float64Var(&f.LR, "lr", 0.05, "base learning rate α₀")
-	fs.Float64Var(&f.Momentum, "momentum", 0.9, "momentum (0 for plain SGD)")
-	fs.Float64Var(&f.WeightDecay, "weight-decay", 0, "L2 weight decay")
+	intFlag(fs, &f.TrainLimit, "train-limit", 0, "use only the first N training samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
+	intFlag(fs, &f.TestLimit, "test-limit", 0, "use only the first N test samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
+	floatFlag(fs, &f.Epochs, "epochs", 1, "passes over the training set, all workers together (a `float` > 0)", positive)
+	intFlag(fs, &f.Batch, "batch", 64, "samples per worker per iteration (an `int` ≥ 1)", positiveInt)
+	floatFlag(fs, &f.LR, "lr", 0.05, "base learning rate α₀ (a `float` > 0)", positive)
+	floatFlag(fs, &f.Momentum, "momentum", 0.9, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
+	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
 	fs.BoolVar(&f.FullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 }
 
@@ -63,4 +70,101 @@ func Args(c *Config) []string {
 		args = append(args, "--data-dir", c.DataDir)
 	}
 	return args
+}
+
+// The checks of the numeric flags. Each returns the reason a value is
+// refused; the flag package prefixes the flag's name and the value.
+func positive(v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return errors.New("must be a positive finite number")
+	}
+	return nil
+}
+
+func nonNegative(v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return errors.New("must be a finite number ≥ 0")
+	}
+	return nil
+}
+
+func unitInterval(v float64) error {
+	if !(v >= 0 && v < 1) {
+		return errors.New("must lie in [0, 1) (0 is plain SGD)")
+	}
+	return nil
+}
+
+func positiveInt(v int) error {
+	if v < 1 {
+		return errors.New("must be at least 1")
+	}
+	return nil
+}
+
+func nonNegativeInt(v int) error {
+	if v < 0 {
+		return errors.New("must not be negative (0: all)")
+	}
+	return nil
+}
+
+// checkedFloat is a float64 flag whose Set refuses what check refuses.
+type checkedFloat struct {
+	p     *float64
+	check func(float64) error
+}
+
+func floatFlag(fs *flag.FlagSet, p *float64, name string, def float64, usage string, check func(float64) error) {
+	*p = def
+	fs.Var(&checkedFloat{p, check}, name, usage)
+}
+
+func (c *checkedFloat) String() string {
+	if c == nil || c.p == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*c.p, 'g', -1, 64)
+}
+
+func (c *checkedFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	if err := c.check(v); err != nil {
+		return err
+	}
+	*c.p = v
+	return nil
+}
+
+// checkedInt is an int flag whose Set refuses what check refuses.
+type checkedInt struct {
+	p     *int
+	check func(int) error
+}
+
+func intFlag(fs *flag.FlagSet, p *int, name string, def int, usage string, check func(int) error) {
+	*p = def
+	fs.Var(&checkedInt{p, check}, name, usage)
+}
+
+func (c *checkedInt) String() string {
+	if c == nil || c.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*c.p)
+}
+
+func (c *checkedInt) Set(s string) error {
+	v, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return errors.New("not an integer")
+	}
+	if err := c.check(v); err != nil {
+		return err
+	}
+	*c.p = v
+	return nil
 }

@@ -1,0 +1,91 @@
+package job
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+)
+
+func parseLearn(args ...string) (LearnFlags, error) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f LearnFlags
+	f.Bind(fs)
+	return f, fs.Parse(args)
+}
+
+// A value Config would replace by its default (zero) or read differently
+// (negative momentum: none) is refused when parsed, naming the flag.
+func TestLearnFlagsRefuseBadValues(t *testing.T) {
+	for _, args := range [][]string{
+		{"--epochs", "0"}, {"--epochs", "-1"}, {"--epochs", "NaN"}, {"--epochs", "+Inf"},
+		{"--batch", "0"}, {"--batch", "-3"},
+		{"--lr", "0"}, {"--lr", "-0.1"},
+		{"--momentum", "-0.5"}, {"--momentum", "1"}, {"--momentum", "1.5"}, {"--momentum", "NaN"},
+		{"--weight-decay", "-1e-4"},
+		{"--train-limit", "-1"}, {"--test-limit", "-1"},
+	} {
+		_, err := parseLearn(args...)
+		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: error %v, want one naming the flag", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"--epochs", "0.2"}, {"--batch", "1"}, {"--lr", "1e-3"}, {"--momentum", "0"}, {"--momentum", "0.99"},
+		{"--weight-decay", "0"}, {"--train-limit", "0"}, {"--test-limit", "500"},
+	} {
+		if _, err := parseLearn(args...); err != nil {
+			t.Errorf("%v refused: %v", args, err)
+		}
+	}
+}
+
+// --momentum 0 is plain SGD all the way to the optimizer, also after the
+// round trip through Args that tcp mode hands each `pacer server`; the
+// default stays 0.9 and any other value is kept.
+func TestMomentumFlagReachesTheOptimizer(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want float64
+	}{
+		{nil, 0.9},
+		{[]string{"--momentum", "0"}, 0},
+		{[]string{"--momentum", "0.5"}, 0.5},
+	} {
+		f, err := parseLearn(c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg Config
+		f.ApplyTo(&cfg)
+		if err := cfg.Fill(); err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.Optim().Momentum; got != c.want {
+			t.Errorf("%v: optimizer momentum %g, want %g", c.args, got, c.want)
+		}
+		back, err := parseLearn(Args(&cfg)...)
+		if err != nil {
+			t.Fatalf("%v: Args do not parse back: %v", c.args, err)
+		}
+		var again Config
+		back.ApplyTo(&again)
+		if err := again.Fill(); err != nil {
+			t.Fatal(err)
+		}
+		if got := again.Optim().Momentum; got != c.want {
+			t.Errorf("%v: after Args, optimizer momentum %g, want %g", c.args, got, c.want)
+		}
+	}
+}
+
+func TestLearnFlagsDefaults(t *testing.T) {
+	f, err := parseLearn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Epochs != 1 || f.Batch != 64 || f.LR != 0.05 || f.Momentum != 0.9 || f.WeightDecay != 0 || f.Model != "mlp" {
+		t.Errorf("defaults %+v", f)
+	}
+}
