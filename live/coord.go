@@ -172,10 +172,18 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame)
 		return nil, false, remoteErr(wire.CodeBadRequest, "clock from unknown worker %d", p)
 	}
 	resp.Type, resp.Worker = wire.MsgClock, int32(p)
+	m := &c.members[p]
 	if c.done {
+		// A push that raced the end: its gradient reached the shards and
+		// was applied, so it is counted (pushes then match the shards'
+		// updates), but it releases no one.
+		if m.state == live && seq > m.seq {
+			m.seq = seq
+			m.pushes++
+			c.pushes++
+		}
 		return nil, false, remoteErr(wire.CodeShuttingDown, "the job has finished")
 	}
-	m := &c.members[p]
 	m.lastSeen = time.Now()
 	m.waitUS, m.busyUS = max(m.waitUS, waitUS), max(m.busyUS, busyUS)
 	var notify []*wire.Peer

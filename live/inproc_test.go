@@ -55,6 +55,16 @@ func TestInprocEveryParadigm(t *testing.T) {
 			if r.Updates == 0 || len(r.Curve) == 0 {
 				t.Fatalf("updates %d, curve %v", r.Updates, r.Curve)
 			}
+			// Every push the workers made is counted, including one that
+			// raced the job's end: under apply-on-arrival each reached
+			// both shards and was applied once.
+			var sum int64
+			for _, w := range r.WorkerPushes {
+				sum += w
+			}
+			if sum != r.Pushes || (cfg.Spec.AppliesOnArrival() && r.Updates != 2*r.Pushes) {
+				t.Errorf("pushes %d, per worker %v (sum %d), updates %d on 2 shards", r.Pushes, r.WorkerPushes, sum, r.Updates)
+			}
 			if last := r.Curve[len(r.Curve)-1][1]; r.FinalAccuracy != last || r.BestAccuracy < last || r.Target != 0.5 {
 				t.Errorf("final %.3f best %.3f target %.2f, curve ending at %.3f", r.FinalAccuracy, r.BestAccuracy, r.Target, last)
 			}
