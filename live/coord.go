@@ -37,6 +37,7 @@ const (
 type Coordinator struct {
 	mu       sync.Mutex
 	gate     paradigm.Gate
+	ctrl     time.Duration // wall time of the gate's controller calls (DSSP, ElasticBSP)
 	members  []member
 	k        int
 	timeout  time.Duration
@@ -210,7 +211,11 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame)
 	m.seq = seq
 	m.pushes++
 	c.pushes++
+	calls, t0 := c.gate.Stats().ControllerCalls, time.Now()
 	c.rel = c.gate.Pushed(c.now(), p, c.rel[:0])
+	if c.gate.Stats().ControllerCalls > calls {
+		c.ctrl += time.Since(t0)
+	}
 	resp.Tag = uint64(c.gate.Clock(p))
 	notify = c.peersOf(c.rel)
 	finished := false
@@ -332,7 +337,7 @@ func (c *Coordinator) Stats() CoordStats {
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: gs.Releases, MaxGap: gs.MaxGap,
-		ControllerCalls: gs.ControllerCalls, Removed: c.nRem, Joined: c.nJoin}
+		ControllerCalls: gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, Joined: c.nJoin}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {

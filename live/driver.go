@@ -352,7 +352,7 @@ func (d *driver) finish(ctx context.Context, cs CoordStats) (*Result, error) {
 	d.report(cs, acc)
 	r := &runstats.Run{Paradigm: d.params.Paradigm, Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
-		ControllerCalls: cs.ControllerCalls, WorkerPushes: cs.WorkerPushes}
+		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes}
 	r.SetCurve(d.curve, j.Target) // the final evaluation is the curve's last point
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds

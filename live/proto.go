@@ -101,6 +101,7 @@ type CoordStats struct {
 	Releases        int64     `json:"releases"`
 	MaxGap          int64     `json:"max_gap"`
 	ControllerCalls int64     `json:"controller_calls"`
+	ControllerSecs  float64   `json:"controller_seconds"` // wall time of those calls
 	Live            int       `json:"live"`
 	Removed         int64     `json:"removed"`
 	Joined          int64     `json:"joined"`

@@ -56,6 +56,14 @@ func summaryTable(sc Scenario, runs []runstats.Run) table {
 		column{"dropped", func(r *runstats.Run) string { return group(r.Dropped) }},
 		column{"updates", func(r *runstats.Run) string { return group(r.Updates) }},
 	)
+	if anyController(runs) {
+		cols = append(cols, column{"controller calls / time", func(r *runstats.Run) string {
+			if r.ControllerCalls == 0 {
+				return "—"
+			}
+			return group(r.ControllerCalls) + " / " + ctrlTime(r.ControllerSeconds)
+		}})
+	}
 	tb := table{winner: -1}
 	for _, c := range cols {
 		tb.head = append(tb.head, c.head)
@@ -138,4 +146,27 @@ func title(sc Scenario) string {
 		return t
 	}
 	return "Paradigm comparison"
+}
+
+func anyController(runs []runstats.Run) bool {
+	for i := range runs {
+		if runs[i].ControllerCalls > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ctrlTime is the controller's wall time; "not measured" when the run did
+// not measure it (a summary.json read back has no wall times).
+func ctrlTime(s float64) string {
+	switch {
+	case s <= 0:
+		return "not measured"
+	case s < 1e-3:
+		return fmt.Sprintf("%.0f µs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.1f ms", s*1e3)
+	}
+	return fmt.Sprintf("%.2f s", s)
 }

@@ -8,15 +8,19 @@ import (
 )
 
 func TestMarkdownVirtual(t *testing.T) {
-	md := Markdown(virtualScenario, virtualRuns(0.85))
+	runs := virtualRuns(0.85)
+	runs[4].ControllerSeconds, runs[5].ControllerSeconds = 0.0025, 31e-6
+	md := Markdown(virtualScenario, runs)
 	for _, want := range []string{
 		"# Heterogeneous pair &lt;1 : 2>\n",
 		"**asp reached 85% test accuracy first, at 280 s",
 		"```sh\npacer compare --paradigms 'bsp;asp;ssp:s=3' --target 0.85 --out out\n```",
-		"| paradigm | time to 85% | final acc | throughput (pushes/s) | wait share | max gap | staleness mean / max | dropped | updates |\n",
-		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-		"| **asp** | 280 s | 86.9% | 15.1 | 0% | 0 | 0.90 / 6 | 0 | 8,154 |\n",
-		"| backup:b=1 | not reached | 64.1% | 9.00 | 25% | 1 | 0.00 / 0 | 120 | 4,860 |\n",
+		"| paradigm | time to 85% | final acc | throughput (pushes/s) | wait share | max gap | staleness mean / max | dropped | updates | controller calls / time |\n",
+		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+		"| bsp | 540 s | 85.4% | 10.2 | 24.5% | 0 | 0.00 / 0 | 0 | 5,508 | — |\n",
+		"| **asp** | 280 s | 86.9% | 15.1 | 0% | 0 | 0.90 / 6 | 0 | 8,154 | 1 / not measured |\n",
+		"| dssp:sl=3,su=15 | 310 s | 86.8% | 14.9 | 1% | 14 | 0.88 / 7 | 0 | 8,046 | 4 / 2.5 ms |\n",
+		"| backup:b=1 | not reached | 64.1% | 9.00 | 25% | 1 | 0.00 / 0 | 120 | 4,860 | 5 / 31 µs |\n",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q\n%s", want, md)

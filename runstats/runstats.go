@@ -36,9 +36,12 @@ type Run struct {
 	ShardStaleness [][]int64 `json:"shard_staleness_hist,omitempty"`
 
 	// ControllerCalls counts DSSP controller runs or ElasticBSP barrier searches.
-	// (Their wall time is not recorded here: summary.json is byte-for-byte
-	// deterministic for a seed.)
 	ControllerCalls int64 `json:"controller_calls,omitempty"`
+	// ControllerSeconds is the wall time those calls took on this machine
+	// (PARADIGMS.md: record controller/ZipLine time). It is shown by the
+	// commands and the report but kept out of summary.json, which must be
+	// byte-for-byte the same for a seed.
+	ControllerSeconds float64 `json:"-"`
 
 	FinalAccuracy float64      `json:"final_accuracy,omitempty"`
 	BestAccuracy  float64      `json:"best_accuracy,omitempty"`

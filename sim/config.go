@@ -29,7 +29,11 @@ type Config struct {
 	Failures         []Failure
 	HeartbeatTimeout time.Duration
 
-	Learner  Learner                                       // nil: timing only, no gradient math
+	Learner Learner // nil: timing only, no gradient math
+	// Clock, when set, measures the wall time the DSSP controller and
+	// ElasticBSP's barrier search take (Run.ControllerSeconds). It never
+	// changes what the run does; nil: not measured.
+	Clock    func() time.Time
 	Trace    func(Event)                                   // nil: no trace (tests check invariants with it)
 	Progress func(pushes, target int64, now time.Duration) // called about every 65,536 pushes
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -244,5 +245,31 @@ func TestPSPPartialPullSeesSimultaneousAnswers(t *testing.T) {
 	})
 	if partial == 0 {
 		t.Fatal("no compute started on part of the blocks despite delayed responses")
+	}
+}
+
+// The controller's wall time is measured when a clock is given, and it
+// changes nothing in the summary.json (which must be the same for a seed).
+func TestControllerTimeMeasuredOutsideTheSummary(t *testing.T) {
+	for _, s := range []string{"dssp:sl=1,su=8", "elastic:r=15"} {
+		cfg := scenario(11, s)
+		cfg.Iterations = 200
+		plain, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Clock = time.Now
+		timed, err := Run(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(plain)
+		b, _ := json.Marshal(timed)
+		if string(a) != string(b) || plain.ControllerSeconds != 0 {
+			t.Fatalf("%s: measuring changed the summary", s)
+		}
+		if timed.ControllerCalls == 0 || timed.ControllerSeconds <= 0 {
+			t.Fatalf("%s: %d controller calls took %v s", s, timed.ControllerCalls, timed.ControllerSeconds)
+		}
 	}
 }

@@ -40,6 +40,8 @@ type shard struct {
 
 type engine struct {
 	cfg     Config
+	timed   bool          // measure the controller's wall time
+	ctrl    time.Duration // its total
 	pol     *paradigm.Policy
 	times   *timing.Workers
 	servers *timing.Servers
@@ -79,7 +81,8 @@ func Run(cfg Config) (*runstats.Run, error) {
 		return nil, err
 	}
 	e := &engine{cfg: cfg, pol: pol, times: tw, servers: ts,
-		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards)}
+		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards),
+		timed: cfg.Clock != nil && (cfg.Spec.Kind == paradigm.DSSP || cfg.Spec.Kind == paradigm.Elastic)}
 	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
 	for p := range e.ws {
 		e.ws[p] = worker{read: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
@@ -310,7 +313,15 @@ func (e *engine) computeDone(p int) {
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
 	}
-	e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
+	if e.timed {
+		calls, t0 := g.Stats().ControllerCalls, e.cfg.Clock()
+		e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
+		if g.Stats().ControllerCalls > calls {
+			e.ctrl += e.cfg.Clock().Sub(t0)
+		}
+	} else {
+		e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
+	}
 	e.released()
 	if e.target > 0 && e.pushes >= e.target {
 		e.stopped = true

@@ -15,6 +15,7 @@ func (e *engine) summary() *runstats.Run {
 	}
 	st := e.pol.Gate.Stats()
 	r.Releases, r.MaxGap, r.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCalls
+	r.ControllerSeconds = e.ctrl.Seconds()
 	if end > 0 {
 		r.Throughput = float64(e.pushes) / end.Seconds()
 	}

@@ -57,7 +57,8 @@ func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runsta
 	perIter := cfg.Batch * cfg.Workers
 	iters := int(math.Ceil(cfg.Epochs * float64(ds.Train.N) / float64(perIter)))
 	r, err := sim.Run(sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
-		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: max(1, iters), Seed: cfg.Seed, Learner: l})
+		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: max(1, iters), Seed: cfg.Seed, Learner: l,
+		Clock: time.Now})
 	if err != nil {
 		return nil, err
 	}
