@@ -79,11 +79,15 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:7070+index; TF_CONFIG: its ps entry's port on every interface)")
 	peers := fs.String("peers", "", "every shard's address as workers dial them, comma-separated, shard 0 first (default $PACER_PEERS or TF_CONFIG's ps list)")
 	ckptDir := fs.String("checkpoint-dir", "", "write atomic shard checkpoints here (and on SIGINT/SIGTERM)")
-	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints")
+	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints (> 0)")
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	if err := checkServerFlags(fs, set, *ckptEvery); err != nil {
 		return err
 	}
 	env := live.Env{}
@@ -91,7 +95,6 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	set := setFlags(fs)
 	if set["index"] {
 		role.Index = *index
 	}
@@ -166,6 +169,24 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return sv.Run(ctx)
+}
+
+// checkServerFlags refuses the values job.Config would silently replace by
+// its defaults (an explicit --workers, --shards or --seed of 0) and a
+// checkpoint interval that is not positive.
+func checkServerFlags(fs *flag.FlagSet, set map[string]bool, ckptEvery time.Duration) error {
+	for _, name := range []string{"workers", "shards"} {
+		if v := fs.Lookup(name).Value.(flag.Getter).Get().(int); set[name] && v < 1 {
+			return fmt.Errorf("--%s=%d: need at least 1", name, v)
+		}
+	}
+	if set["seed"] && fs.Lookup("seed").Value.(flag.Getter).Get().(uint64) == 0 {
+		return errors.New("--seed=0: seeds start at 1")
+	}
+	if ckptEvery <= 0 {
+		return fmt.Errorf("--checkpoint-interval=%s must be positive", ckptEvery)
+	}
+	return nil
 }
 
 // countTrain loads the data set to count its training samples (shard 0

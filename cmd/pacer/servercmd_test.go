@@ -48,6 +48,33 @@ func TestServerAndWorkerFlagErrors(t *testing.T) {
 	}
 }
 
+// Values job.Config or the live package would replace by a default (or,
+// for the checkpoint interval, panic on) are refused, naming the flag,
+// before the server listens or the worker dials.
+func TestServerAndWorkerRefuseExplicitBadValues(t *testing.T) {
+	clearRoleEnv(t)
+	t.Setenv("PACER_TOKEN", "x")
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--workers", []string{"server", "--index", "0", "--peers", "a:1", "--workers", "0"}},
+		{"--shards", []string{"server", "--index", "0", "--peers", "a:1", "--shards", "0"}},
+		{"--seed", []string{"server", "--index", "0", "--peers", "a:1", "--seed", "0"}},
+		{"epochs", []string{"server", "--index", "0", "--peers", "a:1", "--epochs", "0"}},
+		{"momentum", []string{"server", "--index", "0", "--peers", "a:1", "--momentum", "-0.1"}},
+		{"--checkpoint-interval", []string{"server", "--index", "0", "--peers", "a:1", "--checkpoint-interval", "0s"}},
+		{"--checkpoint-interval", []string{"server", "--index", "0", "--peers", "a:1", "--checkpoint-interval", "-1m"}},
+		{"--connect-timeout", []string{"worker", "--coordinator", "127.0.0.1:1", "--connect-timeout", "-1s"}},
+		{"--connect-timeout", []string{"worker", "--coordinator", "127.0.0.1:1", "--connect-timeout", "0s"}},
+	} {
+		stdout, errs, code := pacer(t, c.args...)
+		if code == 0 || !strings.Contains(errs, c.want) || strings.Contains(stdout, "listening") {
+			t.Errorf("pacer %v: exit %d, stdout %q, stderr %.300q; want an error naming %q", c.args, code, stdout, errs, c.want)
+		}
+	}
+}
+
 // TestWorkerFromTFConfig: `pacer worker` with nothing but TF_CONFIG (a
 // TFJob-shaped value) and PACER_TOKEN finds its coordinator (ps[0]) and its
 // id (chief first, so worker index 0 is id 1), and trains the job to its end.

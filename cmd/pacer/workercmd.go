@@ -26,9 +26,12 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	coord := fs.String("coordinator", "", "shard 0's address (default $PACER_COORDINATOR, the first of $PACER_PEERS, or TF_CONFIG's ps[0])")
 	id := fs.Int("id", -1, "worker id to take (default $PACER_INDEX or TF_CONFIG's; -1: the coordinator assigns one)")
 	dataDir := fs.String("data-dir", "", "directory with the data set's files on this machine")
-	connect := fs.Duration("connect-timeout", time.Minute, "give up if the coordinator cannot be reached for this long")
+	connect := fs.Duration("connect-timeout", time.Minute, "give up if the coordinator cannot be reached for this long (> 0)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *connect <= 0 {
+		return fmt.Errorf("--connect-timeout=%s must be positive", *connect)
 	}
 	env := live.Env{}
 	role, err := env.Role("worker")
