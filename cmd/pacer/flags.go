@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -58,7 +62,7 @@ func (c *clusterFlags) bind(fs *flag.FlagSet, defWorkers int) {
 	fs.StringVar(&c.straggler, "straggler", "", "straggler model: "+timing.StragglerForms)
 	fs.StringVar(&c.serverDelay, "server-delay", "", "server delay model: "+timing.ServerForms)
 	fs.DurationVar(&c.base, "base", 0, "iteration time of a speed-1 worker (default 1s)")
-	fs.Uint64Var(&c.seed, "seed", 1, "random seed; the same seed gives the same result")
+	fs.Uint64Var(&c.seed, "seed", 1, "random seed ≥ 1; the same seed gives the same result")
 	fs.StringVar(&c.failures, "fail", "", "workers that die, as WORKER@TIME,... (e.g. 2@30s)")
 }
 
@@ -73,13 +77,108 @@ func (c *clusterFlags) validate() error {
 	if c.shards < 1 {
 		return fmt.Errorf("--shards=%d: need at least 1", c.shards)
 	}
-	if c.jitter < 0 {
-		return fmt.Errorf("--jitter=%g must not be negative", c.jitter)
+	if !(c.jitter >= 0) || math.IsInf(c.jitter, 0) {
+		return fmt.Errorf("--jitter=%g must be a finite number ≥ 0", c.jitter)
 	}
 	if c.base < 0 {
 		return fmt.Errorf("--base=%s must not be negative", c.base)
 	}
+	if c.seed == 0 {
+		// job.Config reads a zero seed as its default, 1: refuse it
+		// everywhere rather than let train and sim read it differently.
+		return fmt.Errorf("--seed=0: seeds start at 1")
+	}
 	return nil
+}
+
+// virtualTimeFlags shape the simulated cluster's time only: the live modes
+// run at this machine's real speed.
+var virtualTimeFlags = []string{"speeds", "jitter", "straggler", "server-delay", "base"}
+
+// refuseGiven returns an error for the first of names given on the command
+// line; why follows the flag's name ("--speeds " + why).
+func refuseGiven(given map[string]bool, names []string, why string) error {
+	for _, n := range names {
+		if given[n] {
+			return fmt.Errorf("--%s %s", n, why)
+		}
+	}
+	return nil
+}
+
+// prepareOut creates the output directory dir before any run and checks
+// that a file can be written in it, so a bad --out fails at once instead of
+// after minutes of work. The returned function removes the directories it
+// created when they are still empty: call it when the command fails, so a
+// refused run leaves nothing behind.
+func prepareOut(dir string) (undo func(), err error) {
+	if strings.TrimSpace(dir) == "" {
+		return nil, fmt.Errorf("--out: empty directory name")
+	}
+	var created []string // deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || !errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	undo = func() {
+		for _, d := range created {
+			if os.Remove(d) != nil { // not empty (or gone): keep it and its parents
+				return
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		undo()
+		return nil, fmt.Errorf("--out %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".pacer-write-test-*")
+	if err != nil {
+		undo()
+		return nil, fmt.Errorf("--out %s: not writable: %w", dir, err)
+	}
+	f.Close()
+	if err := os.Remove(f.Name()); err != nil {
+		undo()
+		return nil, fmt.Errorf("--out %s: %w", dir, err)
+	}
+	return undo, nil
+}
+
+// parseParadigms parses a ';'-separated list of paradigm specs, refusing
+// empty entries and the same paradigm twice (compared in canonical form:
+// "ssp:s=3" and "ssp: s=3" are one). what names the list's source.
+func parseParadigms(list, what string) ([]paradigm.Spec, error) {
+	var out []paradigm.Spec
+	seen := map[string]string{}
+	parts := strings.Split(list, ";")
+	for i, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			if len(parts) == 1 {
+				return nil, fmt.Errorf("%s: no paradigm given; valid forms: %s", what, paradigm.Forms)
+			}
+			return nil, fmt.Errorf("%s: entry %d of %d is empty (%q)", what, i+1, len(parts), list)
+		}
+		sp, err := paradigm.Parse(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		key := sp.String()
+		if first, ok := seen[key]; ok {
+			as := ""
+			if first != strings.TrimSpace(p) {
+				as = fmt.Sprintf(" (as %q and %q)", first, strings.TrimSpace(p))
+			}
+			return nil, fmt.Errorf("%s: %s is given twice%s; each paradigm runs once", what, key, as)
+		}
+		seen[key] = strings.TrimSpace(p)
+		out = append(out, sp)
+	}
+	return out, nil
 }
 
 // parseFailures parses --fail "2@30s,5@1m".

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/pacer-ps/pacer/train"
 )
 
 // progress prints a line that rewrites itself on a terminal and plain,
@@ -45,4 +47,14 @@ func (p *progress) done() {
 		fmt.Fprintln(p.w)
 		p.dirty = false
 	}
+}
+
+// sampleRate is a virtual-time run's throughput so far: the training
+// samples its workers consumed (epochs × the training set's n) per virtual
+// second.
+func sampleRate(p train.Progress, n int) string {
+	if p.Virtual <= 0 {
+		return "- samples/virtual s"
+	}
+	return fmt.Sprintf("%.1f samples/virtual s", p.Epoch*float64(n)/p.Virtual.Seconds())
 }

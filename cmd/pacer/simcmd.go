@@ -22,8 +22,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	var cl clusterFlags
 	cl.bind(fs, 0)
 	spec := fs.String("paradigm", "", "paradigm spec (required): "+paradigm.Forms)
-	iters := fs.Int("iterations", 0, "end after N × workers pushes in total (default 100 when --duration is not set)")
-	dur := fs.Duration("duration", 0, "end at this virtual time (e.g. 10m)")
+	iters := fs.Int("iterations", 0, "end after N × workers pushes in total (default 100; not with --duration)")
+	dur := fs.Duration("duration", 0, "end at this virtual time, e.g. 10m (not with --iterations)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cdf := fs.Bool("arrival-cdf", false, "print the CDF of the k-th gradient arrival per iteration (the backup-workers paper's straggler figure) and exit")
 	cdfIters := fs.Int("cdf-iterations", 2000, "iterations sampled by --arrival-cdf")
@@ -47,7 +47,10 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *iters < 0 || *dur < 0 {
-		return fmt.Errorf("--iterations and --duration must not be negative")
+		return fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur)
+	}
+	if given := setFlags(fs); given["iterations"] && given["duration"] {
+		return fmt.Errorf("--iterations and --duration are alternatives: give one")
 	}
 	fails, err := parseFailures(cl.failures, cl.workers)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,7 +41,7 @@ func (t *trainFlags) bind(fs *flag.FlagSet) {
 	t.cl.bind(fs, 1)
 	t.learn.Bind(fs)
 	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs) and/or warmup:steps=N,div=K, joined by +")
-	fs.Float64Var(&t.evalEvery, "eval-every", 0.25, "test accuracy every this many epochs")
+	fs.Float64Var(&t.evalEvery, "eval-every", 0.25, "test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
 }
 
@@ -48,8 +49,12 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 	if err := t.cl.validate(); err != nil {
 		return job.Config{}, err
 	}
-	if t.cl.failures != "" {
-		return job.Config{}, fmt.Errorf("--fail applies to pacer sim only")
+	// job.Config reads a zero --eval-every as its default: refuse it here.
+	if !(t.evalEvery > 0) || math.IsInf(t.evalEvery, 0) {
+		return job.Config{}, fmt.Errorf("--eval-every=%g must be a positive number of epochs", t.evalEvery)
+	}
+	if !(t.target >= 0 && t.target <= 1) {
+		return job.Config{}, fmt.Errorf("--target=%g must be an accuracy in [0, 1] (0: none)", t.target)
 	}
 	sched, err := parseSchedule(t.schedule)
 	if err != nil {
@@ -82,28 +87,36 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkTrainModeFlags(*mode, setFlags(fs)); err != nil {
+		return err
+	}
+	if *mode != "virtual" && lo.CheckpointInterval <= 0 {
+		return fmt.Errorf("--checkpoint-interval=%s must be positive", lo.CheckpointInterval)
+	}
 	sp, err := paradigm.Parse(*spec)
 	if err != nil {
-		return err
+		return fmt.Errorf("--paradigm: %w", err)
 	}
 	cfg, err := tf.job(sp)
 	if err != nil {
 		return err
 	}
+	undo, err := prepareOut(*out)
+	if err != nil {
+		return err
+	}
 	var r *runstats.Run
-	switch *mode {
-	case "virtual":
+	if *mode == "virtual" {
 		r, err = trainVirtual(cfg, stderr)
-	case "inproc", "tcp":
+	} else {
 		lo.Mode = *mode
 		if *verbose {
 			lo.Log = stderr
 		}
 		r, err = trainLive(cfg, lo, stderr)
-	default:
-		return fmt.Errorf("--mode=%q: valid modes are virtual, inproc, tcp", *mode)
 	}
 	if err != nil {
+		undo()
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: final test accuracy %.4f (best %.4f) after %.1f %s seconds\n",
@@ -115,21 +128,52 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	path, err := writeJSON(*out, "summary.json", r)
 	if err != nil {
+		undo()
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", path)
 	return nil
 }
 
+// liveOnlyFlags configure the live servers, which virtual mode does not run.
+var liveOnlyFlags = []string{"host", "token", "checkpoint-dir", "checkpoint-interval", "restore", "metrics-addr", "v"}
+
+// checkTrainModeFlags refuses a valid --mode's inapplicable flags given on
+// the command line (given): virtual time's cluster model in the live modes,
+// the live servers' settings in virtual mode. A flag that would be ignored
+// is an error, not a surprise in the results.
+func checkTrainModeFlags(mode string, given map[string]bool) error {
+	if given["fail"] {
+		return fmt.Errorf("--fail applies to pacer sim and pacer compare --mode sim only; pacer train simulates no worker failures (in the live modes, stop a worker process)")
+	}
+	switch mode {
+	case "virtual":
+		return refuseGiven(given, liveOnlyFlags, "configures the live servers; virtual mode runs none (use --mode inproc or tcp)")
+	case "inproc", "tcp":
+		if err := refuseGiven(given, virtualTimeFlags, "shapes virtual time; live modes run at this machine's real speed (use --mode virtual)"); err != nil {
+			return err
+		}
+		if mode == "inproc" {
+			return refuseGiven(given, []string{"host"}, "is the address tcp mode binds; inproc mode binds none (use --mode tcp)")
+		}
+		return nil
+	}
+	return fmt.Errorf("--mode=%q: valid modes are virtual, inproc, tcp", mode)
+}
+
 func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
+	ds, err := train.Data(cfg)
+	if err != nil {
+		return nil, err
+	}
 	pr := newProgress(stderr)
 	pr.every = 0 // every evaluation is worth a line
 	if pr.tty {
 		pr.every = 100 * time.Millisecond
 	}
-	r, err := train.Virtual(cfg, nil, func(p train.Progress) {
-		pr.printf("train %s: epoch %.2f/%g  test accuracy %.4f  virtual %s  wall %s", cfg.Spec, p.Epoch, cfg.Epochs,
-			p.Accuracy, p.Virtual.Round(time.Second), p.Wall.Round(time.Second))
+	r, err := train.Virtual(cfg, ds, func(p train.Progress) {
+		pr.printf("train %s: epoch %.2f/%g  test accuracy %.4f  %s  virtual %s  wall %s", cfg.Spec, p.Epoch, cfg.Epochs,
+			p.Accuracy, sampleRate(p, ds.Train.N), p.Virtual.Round(time.Second), p.Wall.Round(time.Second))
 	})
 	pr.done()
 	return r, err
