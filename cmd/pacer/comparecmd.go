@@ -139,7 +139,8 @@ func compareRuns(mode string, tf trainFlags, specs []paradigm.Spec, fails []sim.
 		for i, sp := range specs {
 			pr.printf("compare: [%d/%d] simulating %s", i+1, len(specs), sp)
 			r, err := sim.Run(sim.Config{Spec: sp, Workers: tf.cl.workers, Shards: tf.cl.shards, Timing: tf.cl.timing(),
-				ServerDelay: tf.cl.serverDelay, Iterations: iters, Duration: dur, Seed: tf.cl.seed, Failures: fails})
+				ServerDelay: tf.cl.serverDelay, Iterations: iters, Duration: dur, Seed: tf.cl.seed, Failures: fails,
+				Clock: time.Now})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", sp, err)
 			}

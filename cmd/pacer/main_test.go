@@ -122,3 +122,16 @@ func TestTrainVirtualWritesSummary(t *testing.T) {
 		t.Errorf("no progress on stderr: %q", errs)
 	}
 }
+
+// PARADIGMS.md: every run records the controller's time; pacer sim prints
+// it (summary.json, being deterministic, has only the call count).
+func TestSimPrintsControllerTime(t *testing.T) {
+	out, errs, code := pacer(t, "sim", "--paradigm", "elastic:r=4", "--workers", "4", "--speeds", "1,2", "--iterations", "50")
+	if code != 0 || !strings.Contains(out, "controller") || !strings.Contains(out, "µs per call") {
+		t.Fatalf("exit %d, %s %s: want the controller's calls and time", code, out, errs)
+	}
+	r := simJSON(t, "--paradigm", "elastic:r=4", "--workers", "4", "--speeds", "1,2", "--iterations", "50")
+	if r.ControllerCalls == 0 {
+		t.Fatal("summary has no controller calls")
+	}
+}
