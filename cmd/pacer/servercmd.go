@@ -18,6 +18,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/train"
+	"github.com/pacer-ps/pacer/wire"
 )
 
 func init() {
@@ -29,12 +30,30 @@ type roleFlags struct {
 	token    string
 	logLevel string
 	logJSON  bool
+	tls      tlsFlags
 }
 
 func (r *roleFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&r.token, "token", "", "shared secret of every connection (default $PACER_TOKEN; prefer the variable: flags show in ps)")
 	fs.StringVar(&r.logLevel, "log-level", "info", "log level: debug | info | warn | error")
 	fs.BoolVar(&r.logJSON, "log-json", false, "log JSON lines instead of text")
+	r.tls.bind(fs)
+}
+
+// connection resolves what every live process needs before it talks to
+// anyone: the token, the logger and the transport (TLS or not; a server
+// must have a certificate).
+func (r *roleFlags) connection(env live.Env, stderr io.Writer, server bool) (string, *slog.Logger, wire.TCP, error) {
+	token, err := r.resolveToken(env)
+	if err != nil {
+		return "", nil, wire.TCP{}, err
+	}
+	log, err := r.logger(stderr)
+	if err != nil {
+		return "", nil, wire.TCP{}, err
+	}
+	tr, err := r.tls.transport(env, server)
+	return token, log, tr, err
 }
 
 func (r *roleFlags) logger(w io.Writer) (*slog.Logger, error) {
@@ -73,8 +92,6 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	jf.Bind(fs)
 	var rf roleFlags
 	rf.bind(fs)
-	var tf tlsFlags
-	tf.bind(fs)
 	index := fs.Int("index", -1, "this shard's index (default $PACER_INDEX, TF_CONFIG's ps index, or a StatefulSet pod's ordinal)")
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:7070+index; TF_CONFIG: its ps entry's port on every interface)")
 	peers := fs.String("peers", "", "every shard's address as workers dial them, comma-separated, shard 0 first (default $PACER_PEERS or TF_CONFIG's ps list)")
@@ -123,15 +140,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if role.Listen == "" {
 		role.Listen = fmt.Sprintf("127.0.0.1:%d", 7070+role.Index)
 	}
-	token, err := rf.resolveToken(env)
-	if err != nil {
-		return err
-	}
-	log, err := rf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	tr, err := tf.transport(env, true)
+	token, log, tr, err := rf.connection(env, stderr, true)
 	if err != nil {
 		return err
 	}

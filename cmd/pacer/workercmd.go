@@ -21,8 +21,6 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("worker", stderr)
 	var rf roleFlags
 	rf.bind(fs)
-	var tf tlsFlags
-	tf.bind(fs)
 	coord := fs.String("coordinator", "", "shard 0's address (default $PACER_COORDINATOR, the first of $PACER_PEERS, or TF_CONFIG's ps[0])")
 	id := fs.Int("id", -1, "worker id to take (default $PACER_INDEX or TF_CONFIG's; -1: the coordinator assigns one)")
 	dataDir := fs.String("data-dir", "", "directory with the data set's files on this machine")
@@ -52,15 +50,7 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 	if addr == "" {
 		return errors.New("no coordinator: give --coordinator, $PACER_COORDINATOR, $PACER_PEERS or TF_CONFIG")
 	}
-	token, err := rf.resolveToken(env)
-	if err != nil {
-		return err
-	}
-	log, err := rf.logger(stderr)
-	if err != nil {
-		return err
-	}
-	tr, err := tf.transport(env, false)
+	token, log, tr, err := rf.connection(env, stderr, false)
 	if err != nil {
 		return err
 	}
