@@ -46,7 +46,7 @@ func (f *JobFlags) Params(countTrain func(job.Config) (int, error)) (*JobParams,
 	if err != nil {
 		return nil, fmt.Errorf("--paradigm: %w", err)
 	}
-	if err := checkLiveSpec(sp); err != nil {
+	if err := CheckSpec(sp); err != nil {
 		return nil, fmt.Errorf("--paradigm: %w", err)
 	}
 	j := job.Config{Spec: sp, Workers: f.workers, Shards: f.shards, Seed: f.seed, HeartbeatTimeout: f.heartbeat}
@@ -97,9 +97,9 @@ func JobArgs(p *JobParams) []string {
 	return args
 }
 
-// checkLiveSpec refuses the options whose decisions need every shard in one
+// CheckSpec refuses the options whose decisions need every shard in one
 // process: the simulator and virtual mode run them.
-func checkLiveSpec(sp paradigm.Spec) error {
+func CheckSpec(sp paradigm.Spec) error {
 	switch {
 	case sp.SharedSet:
 		return errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard (sim and virtual mode run set=shared)")

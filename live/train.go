@@ -123,7 +123,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
-	if err := checkLiveSpec(cfg.Spec); err != nil {
+	if err := CheckSpec(cfg.Spec); err != nil {
 		return nil, err
 	}
 	if opt.Mode == "" {

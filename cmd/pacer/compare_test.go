@@ -89,3 +89,46 @@ func TestShellJoinQuotes(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// compare runs the live server too: every paradigm for real (in process),
+// one report; flags that only shape virtual time are refused.
+func TestCompareLiveInproc(t *testing.T) {
+	dir := t.TempDir()
+	out, errs, code := pacer(t, "compare", "--mode", "inproc", "--paradigms", "bsp;asp", "--workers", "2",
+		"--dataset", "synthetic", "--epochs", "1", "--batch", "32", "--target", "0.5", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []runstats.Run
+	if err := json.Unmarshal(b, &runs); err != nil || len(runs) != 2 {
+		t.Fatalf("summary.json: %v, %d runs", err, len(runs))
+	}
+	for _, r := range runs {
+		if r.Mode != "inproc" || r.Pushes == 0 || len(r.Curve) == 0 {
+			t.Errorf("run %s: mode %s, %d pushes, curve %v", r.Paradigm, r.Mode, r.Pushes, r.Curve)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if !strings.Contains(string(md), "live server in inproc mode") || !strings.Contains(out, "wrote") {
+		t.Errorf("summary.md does not describe the live run:\n%s", md)
+	}
+	for _, c := range [][]string{
+		{"--speeds", "1,2"},
+		{"--fail", "1@1s"},
+		{"--iterations", "10"},
+		{"--paradigms", "elastic:r=4,apply=local"},
+	} {
+		args := append([]string{"compare", "--mode", "inproc", "--dataset", "synthetic", "--out", filepath.Join(dir, "no")}, c...)
+		_, errs, code := pacer(t, args...)
+		if code == 0 || !strings.Contains(errs, strings.TrimPrefix(c[0], "--")) && !strings.Contains(errs, "apply=local") {
+			t.Errorf("%v: exit %d, %q: want a refusal", c, code, errs)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {
+			t.Errorf("%v: the refused run created its output directory", c)
+		}
+	}
+}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"github.com/pacer-ps/pacer/live"
 	"io"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
@@ -27,7 +32,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	tf.bind(fs)
 	list := fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)")
 	scen := fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it")
-	mode := fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model)")
+	mode := fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)")
 	iters := fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)")
 	dur := fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)")
 	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md and summary.json")
@@ -66,6 +71,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		if _, err := tf.job(sp); err != nil {
 			return fmt.Errorf("%s: %w", sp, err)
 		}
+		if err := liveSpec(*mode, sp); err != nil {
+			return fmt.Errorf("%s: %w", sp, err)
+		}
+	}
+	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
+		fmt.Fprintf(stderr, "compare: the live %s mode runs at this machine's real speed; the scenario's simulated speeds and delays do not apply\n", *mode)
 	}
 	fails, err := parseFailures(tf.cl.failures, tf.cl.workers)
 	if err != nil {
@@ -113,8 +124,25 @@ func checkCompareModeFlags(mode string, given map[string]bool) error {
 			return fmt.Errorf("--iterations and --duration are alternatives: give one")
 		}
 		return refuseGiven(given, learningFlags(), "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
+	case "inproc", "tcp":
+		if given["fail"] {
+			return fmt.Errorf("--fail applies to compare --mode sim only; the live modes run real workers")
+		}
+		if err := refuseGiven(given, []string{"iterations", "duration"}, "applies to compare --mode sim only; the live modes train for --epochs"); err != nil {
+			return err
+		}
+		return refuseGiven(given, virtualTimeFlags, "shapes virtual time; the live modes run at this machine's real speed (use --mode virtual)")
 	}
-	return fmt.Errorf("--mode=%q: valid modes are virtual and sim", mode)
+	return fmt.Errorf("--mode=%q: valid modes are virtual, sim, inproc and tcp", mode)
+}
+
+// liveSpec refuses, before any run, a paradigm option the live modes
+// cannot carry out.
+func liveSpec(mode string, sp paradigm.Spec) error {
+	if mode != "inproc" && mode != "tcp" {
+		return nil
+	}
+	return live.CheckSpec(sp)
 }
 
 // learningFlags are the names of the flags that only training reads.
@@ -162,6 +190,23 @@ func compareRuns(mode string, tf trainFlags, specs []paradigm.Spec, fails []sim.
 				pr.printf("compare: [%d/%d] %-22s epoch %.2f/%g  test accuracy %.4f  %s  virtual %-8s  wall %s",
 					i+1, len(specs), sp, p.Epoch, cfg.Epochs, p.Accuracy, sampleRate(p, ds.Train.N),
 					p.Virtual.Round(time.Second), time.Since(start).Round(time.Second))
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", sp, err)
+			}
+			r.Scenario = name
+			runs = append(runs, *r)
+		}
+	case "inproc", "tcp":
+		// SIGINT/SIGTERM stop the run in progress cleanly.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		for i, sp := range specs {
+			cfg, _ := tf.job(sp)
+			r, err := live.Train(ctx, cfg, live.Options{Mode: mode}, func(p live.Progress) {
+				pr.printf("compare: [%d/%d] %-22s (%s) epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  wall %s",
+					i+1, len(specs), sp, mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction,
+					time.Since(start).Round(time.Second))
 			})
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", sp, err)
@@ -230,6 +275,11 @@ func deref(p *float64) float64 {
 func describe(tf trainFlags, mode string, iters int, dur time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d workers, %d shard(s)", tf.cl.workers, tf.cl.shards)
+	if mode == "inproc" || mode == "tcp" {
+		fmt.Fprintf(&b, ", the live server in %s mode on this machine (real wall time; no simulated speeds); %s on %s, %g epochs, batch %d per worker, lr %g.",
+			mode, tf.learn.Model, tf.learn.Dataset, tf.learn.Epochs, tf.learn.Batch, tf.learn.LR)
+		return b.String()
+	}
 	if len(tf.cl.speeds) > 0 {
 		fmt.Fprintf(&b, ", speeds %s", tf.cl.speeds.String())
 	}
