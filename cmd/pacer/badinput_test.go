@@ -93,7 +93,7 @@ func TestCompareRefusesFlagsItsModeIgnores(t *testing.T) {
 		{"--target", []string{"--mode", "sim", "--target", "0.8"}},
 		{"--lr-schedule", []string{"--mode", "sim", "--lr-schedule", "step:every=1,gamma=0.5"}},
 		{"--iterations", []string{"--mode", "sim", "--iterations", "5", "--duration", "1m"}},
-		{"--mode", []string{"--mode", "tcp"}},
+		{"--mode", []string{"--mode", "live"}},
 	} {
 		refused(t, c.want, append([]string{"compare", "--paradigms", "bsp;asp"}, c.args...)...)
 	}
