@@ -87,10 +87,12 @@ type Policy struct {
 	Aggs    []Aggregator
 	Pullers []*Puller
 
-	// ElasticBSP local-only: barriers the gate passed, and how many of
-	// them the shards have applied.
-	steps   *uint64
-	flushed uint64
+	// ElasticBSP: barriers the gate passed. Under local-only, supersteps
+	// holds every shard's aggregator and flushed counts the barriers they
+	// have applied.
+	steps      *uint64
+	supersteps []*superstepAgg
+	flushed    uint64
 }
 
 // ErrConfig is wrapped by errors about a spec that does not fit the job.
@@ -162,7 +164,9 @@ func New(spec Spec, cfg Config) (*Policy, error) {
 			a = newSoftsyncAgg(k, max(1, k/spec.N), spec.ConstLR)
 		case Elastic:
 			if spec.LocalOnly {
-				a = newSuperstepAgg(k)
+				sa := newSuperstepAgg(k)
+				pol.supersteps = append(pol.supersteps, sa)
+				a = sa
 			} else {
 				a = newAsyncAgg()
 			}
@@ -194,24 +198,18 @@ func (pol *Policy) Pushed(now time.Duration, p int, onApply func(int, Apply), ou
 // they are applied (weighted over the workers that contributed) rather than
 // lost. Elsewhere it does nothing. Drivers call it once, when they stop.
 func (pol *Policy) Finish(now time.Duration, onApply func(int, Apply)) {
-	if pol.steps == nil || !pol.Spec.LocalOnly {
-		return
-	}
-	for i, a := range pol.Aggs {
-		if sa := a.(*superstepAgg); len(sa.buf) > 0 {
+	for i, sa := range pol.supersteps {
+		if len(sa.buf) > 0 {
 			onApply(i, sa.flush())
 		}
 	}
 }
 
 func (pol *Policy) flush(onApply func(int, Apply)) {
-	if pol.steps == nil || !pol.Spec.LocalOnly {
-		return
-	}
-	for pol.flushed < *pol.steps {
+	for len(pol.supersteps) > 0 && pol.flushed < *pol.steps {
 		pol.flushed++
-		for i, a := range pol.Aggs {
-			onApply(i, a.(*superstepAgg).flush())
+		for i, sa := range pol.supersteps {
+			onApply(i, sa.flush())
 		}
 	}
 }

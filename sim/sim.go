@@ -313,14 +313,14 @@ func (e *engine) computeDone(p int) {
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
 	}
+	var calls int64
+	var t0 time.Time
 	if e.timed {
-		calls, t0 := g.Stats().ControllerCalls, e.cfg.Clock()
-		e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
-		if g.Stats().ControllerCalls > calls {
-			e.ctrl += e.cfg.Clock().Sub(t0)
-		}
-	} else {
-		e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
+		calls, t0 = g.Stats().ControllerCalls, e.cfg.Clock()
+	}
+	e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
+	if e.timed && g.Stats().ControllerCalls > calls {
+		e.ctrl += e.cfg.Clock().Sub(t0)
 	}
 	e.released()
 	if e.target > 0 && e.pushes >= e.target {

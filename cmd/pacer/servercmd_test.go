@@ -80,26 +80,7 @@ func TestServerAndWorkerRefuseExplicitBadValues(t *testing.T) {
 // id (chief first, so worker index 0 is id 1), and trains the job to its end.
 func TestWorkerFromTFConfig(t *testing.T) {
 	clearRoleEnv(t)
-	sp, _ := paradigm.Parse("asp")
-	j := job.Config{Spec: sp, Workers: 2, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 640, Epochs: 1,
-		Batch: 64, HeartbeatTimeout: 5 * time.Second}
-	if err := j.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := (wire.TCP{}).Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &live.JobParams{Job: j, Paradigm: "asp", TrainN: 640},
-		Listener: ln, Token: "tok", ShardAddrs: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sv.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	sv, addr := serveOneShard(t, "asp", 2, wire.TCP{})
 
 	t.Setenv("PACER_TOKEN", "tok")
 	t.Setenv("TF_CONFIG", fmt.Sprintf(`{"cluster":{"ps":[%q],"chief":["c:2222"],"worker":["w0:2222"]},"task":{"type":"worker","index":0}}`, addr))
@@ -113,4 +94,34 @@ func TestWorkerFromTFConfig(t *testing.T) {
 	if st := sv.Coordinator().Stats(); st.Pushes < 10 || st.WorkerPushes[1] != st.Pushes {
 		t.Errorf("coordinator counted %d pushes, worker 1 %v", st.Pushes, st.WorkerPushes)
 	}
+}
+
+// serveOneShard serves a one-shard job of spec for k workers on 640
+// synthetic samples (token "tok") over tr until the test ends.
+func serveOneShard(t *testing.T, spec string, k int, tr wire.TCP) (*live.Server, string) {
+	t.Helper()
+	sp, err := paradigm.Parse(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := job.Config{Spec: sp, Workers: k, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 640, Epochs: 1,
+		Batch: 64, HeartbeatTimeout: 5 * time.Second}
+	if err := j.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tr.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &live.JobParams{Job: j, Paradigm: spec, TrainN: 640},
+		Listener: ln, Transport: tr, Token: "tok", ShardAddrs: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sv.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return sv, addr
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,9 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/paradigm"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 that is its own CA, and
@@ -84,26 +81,7 @@ func TestWorkerOverTLS(t *testing.T) {
 	if err != nil || tr.TLS == nil || len(tr.TLS.Certificates) != 1 {
 		t.Fatalf("server transport %+v, %v", tr, err)
 	}
-	sp, _ := paradigm.Parse("bsp")
-	j := job.Config{Spec: sp, Workers: 1, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 640, Epochs: 1,
-		Batch: 64, HeartbeatTimeout: 5 * time.Second}
-	if err := j.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := tr.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &live.JobParams{Job: j, Paradigm: "bsp", TrainN: 640},
-		Listener: ln, Transport: tr, Token: "tok", ShardAddrs: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sv.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	sv, addr := serveOneShard(t, "bsp", 1, tr)
 
 	t.Setenv("PACER_TOKEN", "tok")
 	// Not trusted (the system's roots do not know a self-signed
