@@ -113,16 +113,37 @@ func (c *clocks) gap(p int) int64 { return c.t[p] - c.min }
 type holdQueue []holdItem
 
 type holdItem struct {
-	need int64 // release once min clock ≥ need
-	p    int32
+	need int64  // release once min clock ≥ need
+	p    int32  // the held worker
+	gen  uint32 // which of p's holds this entry is (see holdGens)
+}
+
+// holdGens numbers each worker's holds. An entry is live only while its
+// worker is held by that same hold: a worker that leaves while held keeps its
+// entry in the queue, and once it has rejoined and been held again, the old
+// entry (an earlier, lower need) must not release it.
+type holdGens []uint32
+
+// next starts p's next hold and returns its number.
+func (g *holdGens) next(p int) uint32 {
+	for len(*g) <= p {
+		*g = append(*g, 0)
+	}
+	(*g)[p]++
+	return (*g)[p]
+}
+
+// live reports whether the entry (p, gen) is p's current hold.
+func (g holdGens) live(held []bool, p int32, gen uint32) bool {
+	return held[p] && g[p] == gen
 }
 
 func (h holdItem) less(o holdItem) bool {
 	return h.need < o.need || (h.need == o.need && h.p < o.p)
 }
 
-func (h *holdQueue) push(need int64, p int) {
-	*h = append(*h, holdItem{need, int32(p)})
+func (h *holdQueue) push(need int64, p int, gen uint32) {
+	*h = append(*h, holdItem{need, int32(p), gen})
 	q := *h
 	for i := len(q) - 1; i > 0; {
 		j := (i - 1) / 2
@@ -159,11 +180,12 @@ func (h *holdQueue) pop() holdItem {
 }
 
 // releaseReady pops every worker whose need is met by min and is still held
-// (held[p] guards against entries of workers that left), appending to out.
-func (h *holdQueue) releaseReady(min int64, held []bool, out []int) []int {
+// by that entry's hold (entries of workers that left, or that have been held
+// again since, are dropped), appending to out.
+func (h *holdQueue) releaseReady(min int64, held []bool, gens holdGens, out []int) []int {
 	for len(*h) > 0 && (*h)[0].need <= min {
 		it := h.pop()
-		if held[it.p] {
+		if gens.live(held, it.p, it.gen) {
 			held[it.p] = false
 			out = append(out, int(it.p))
 		}

@@ -5,6 +5,7 @@ type gateBase struct {
 	c     *clocks
 	held  []bool
 	hq    holdQueue
+	gens  holdGens
 	stats GateStats
 }
 
@@ -34,7 +35,7 @@ func (g *gateBase) release(p int, out []int) []int {
 // releaseHeld releases every held worker whose need the minimum now meets.
 func (g *gateBase) releaseHeld(out []int) []int {
 	start := len(out)
-	out = g.hq.releaseReady(g.c.min, g.held, out)
+	out = g.hq.releaseReady(g.c.min, g.held, g.gens, out)
 	for _, p := range out[start:] {
 		g.stats.Releases++
 		if gap := g.c.gap(p); gap > g.stats.MaxGap {
@@ -46,9 +47,11 @@ func (g *gateBase) releaseHeld(out []int) []int {
 
 func (g *gateBase) hold(p int, need int64) {
 	g.held[p] = true
-	g.hq.push(need, p)
+	g.hq.push(need, p, g.gens.next(p))
 }
 
+// leave drops p from the clocks. A hold entry of p stays in the queue; its
+// number no longer matches once p is held again (holdGens).
 func (g *gateBase) leave(p int, out []int) []int {
 	if p < len(g.held) {
 		g.held[p] = false
