@@ -17,6 +17,7 @@ var ErrStalled = errors.New("simulation stalled: no worker can make progress")
 type worker struct {
 	clock       uint64   // iteration tag: pushes, or under PSP the version it jumped to
 	read        []uint64 // version held of each shard
+	used        []uint64 // versions the gradient in progress is computed from (read at its start)
 	pending     []bool   // a pull to the shard is outstanding
 	pulling     bool
 	computing   bool
@@ -85,7 +86,7 @@ func Run(cfg Config) (*runstats.Run, error) {
 		timed: cfg.Clock != nil && (cfg.Spec.Kind == paradigm.DSSP || cfg.Spec.Kind == paradigm.Elastic)}
 	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
 	for p := range e.ws {
-		e.ws[p] = worker{read: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
+		e.ws[p] = worker{read: make([]uint64, cfg.Shards), used: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
 	}
 	for _, f := range cfg.Failures {
 		e.q.push(event{at: f.At, key: mkKey(evFail, f.Worker, 0)})
@@ -250,6 +251,9 @@ func (e *engine) startCompute(p int) {
 	pl := e.pol.Pullers[p]
 	w.pulling, w.computing, w.readyQueued = false, true, false
 	w.clock = pl.NextClock(w.clock)
+	// A PSP answer that lands during the compute updates read for the next
+	// iteration; this gradient stays tagged with what it was computed from.
+	copy(w.used, w.read)
 	w.wait += e.now - w.waitFrom
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Compute, Worker: p, Fresh: countFresh(pl, len(e.ss)), Clock: int64(w.clock)})
@@ -292,7 +296,7 @@ func (e *engine) computeDone(p int) {
 	e.pushes++
 	w.waitFrom = e.now
 	for i := range e.ss {
-		g := paradigm.Grad{ID: w.grad, Worker: p, Read: w.read[i], Clock: w.clock}
+		g := paradigm.Grad{ID: w.grad, Worker: p, Read: w.used[i], Clock: w.clock}
 		ok, applied, a := e.pol.Aggs[i].Push(e.now, g)
 		if !ok {
 			e.dropped++
