@@ -4,6 +4,7 @@ go 1.24.0
 
 require (
 	github.com/prometheus/client_golang v1.20.5
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -27,6 +28,5 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.22.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 )

@@ -49,6 +49,10 @@ type Config struct {
 	// Virtual time only: the cluster's speeds and delays.
 	Timing      timing.WorkerSpec
 	ServerDelay string
+	// Horizon, when set, ends a virtual-time run at this virtual time
+	// instead of after Epochs, so that every paradigm of a comparison is
+	// judged over the same time budget (pacer compare's equal horizons).
+	Horizon time.Duration
 
 	// Live modes only.
 	HeartbeatTimeout time.Duration // default 5 s
@@ -111,6 +115,8 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
 	case c.Target < 0 || c.Target > 1:
 		return fmt.Errorf("target=%g must be an accuracy in [0, 1]", c.Target)
+	case c.Horizon < 0:
+		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
 	case c.TrainLimit < 0 || c.TestLimit < 0:
 		return fmt.Errorf("train/test limits must not be negative")
 	}

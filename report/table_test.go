@@ -13,13 +13,13 @@ func TestMarkdownVirtual(t *testing.T) {
 	md := Markdown(virtualScenario, runs)
 	for _, want := range []string{
 		"# Heterogeneous pair &lt;1 : 2>\n",
-		"**asp reached 85% test accuracy first, at 280 s",
+		"**asp reached 85% test accuracy first, at 275 s",
 		"```sh\npacer compare --paradigms 'bsp;asp;ssp:s=3' --target 0.85 --out out\n```",
 		"| paradigm | time to 85% | final acc | throughput (pushes/s) | wait share | max gap | staleness mean / max | dropped | updates | controller calls / time |\n",
 		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-		"| bsp | 540 s | 85.4% | 10.2 | 24.5% | 0 | 0.00 / 0 | 0 | 5,508 | — |\n",
-		"| **asp** | 280 s | 86.9% | 15.1 | 0% | 0 | 0.90 / 6 | 0 | 8,154 | 1 / not measured |\n",
-		"| dssp:sl=3,su=15 | 310 s | 86.8% | 14.9 | 1% | 14 | 0.88 / 7 | 0 | 8,046 | 4 / 2.5 ms |\n",
+		"| bsp | 535 s | 85.4% | 10.2 | 24.5% | 0 | 0.00 / 0 | 0 | 5,508 | — |\n",
+		"| **asp** | 275 s | 86.9% | 15.1 | 0% | 0 | 0.90 / 6 | 0 | 8,154 | 1 / not measured |\n",
+		"| dssp:sl=3,su=15 | 306 s | 86.8% | 14.9 | 1% | 14 | 0.88 / 7 | 0 | 8,046 | 4 / 2.5 ms |\n",
 		"| backup:b=1 | not reached | 64.1% | 9.00 | 25% | 1 | 0.00 / 0 | 120 | 4,860 | 5 / 31 µs |\n",
 	} {
 		if !strings.Contains(md, want) {

@@ -47,7 +47,9 @@ type Run struct {
 	BestAccuracy  float64      `json:"best_accuracy,omitempty"`
 	Curve         [][2]float64 `json:"curve,omitempty"` // [seconds, test accuracy]
 	Target        float64      `json:"target,omitempty"`
-	// TimeToTarget is the first curve time at or above Target; nil when never reached.
+	// TimeToTarget is when the curve first crossed Target, interpolated
+	// linearly between the two evaluations around the crossing (TimeTo);
+	// nil when never reached.
 	TimeToTarget *float64 `json:"time_to_target,omitempty"`
 }
 
@@ -87,12 +89,24 @@ func (r *Run) SetCurve(curve [][2]float64, target float64) {
 	}
 }
 
-// TimeTo returns the first time the curve reaches acc, and whether it did.
+// TimeTo returns when the curve first reaches acc, and whether it did.
+// Evaluations are minutes of virtual time apart, so the first evaluation at
+// or above acc overstates the time by up to one interval, differently for
+// each paradigm (grid noise): the crossing is interpolated linearly between
+// that evaluation and the one before it.
 func (r *Run) TimeTo(acc float64) (float64, bool) {
-	for _, p := range r.Curve {
-		if p[1] >= acc {
+	for k, p := range r.Curve {
+		if p[1] < acc {
+			continue
+		}
+		if k == 0 {
 			return p[0], true
 		}
+		q := r.Curve[k-1] // below acc, so p[1] > q[1]
+		return q[0] + (acc-q[1])/(p[1]-q[1])*(p[0]-q[0]), true
 	}
 	return 0, false
 }
+
+// TimeToMethod says in words how TimeTo reads a curve; reports quote it.
+const TimeToMethod = "interpolated linearly between the two evaluations around the first crossing"

@@ -36,7 +36,7 @@ func TestAccuracyFieldsPresentForTrainingRuns(t *testing.T) {
 	}
 	r.SetCurve([][2]float64{{0, 0.1}, {2, 0.7}}, 0.5)
 	b, _ = json.Marshal(r)
-	if !strings.Contains(string(b), `"final_accuracy":0.7`) || !strings.Contains(string(b), `"time_to_target":2`) {
+	if !strings.Contains(string(b), `"final_accuracy":0.7`) || !strings.Contains(string(b), `"time_to_target":1.333333333333333`) {
 		t.Errorf("%s", b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -44,6 +45,11 @@ type Scenario struct {
 	TestLimit   int      `json:"test_limit,omitempty"`
 	Iterations  int      `json:"iterations,omitempty"` // sim mode
 	Seed        uint64   `json:"seed,omitempty"`
+	// Seeds is how many times every paradigm runs (seeds Seed … Seed+Seeds−1).
+	Seeds int `json:"seeds,omitempty"`
+	// Horizon is the virtual-time budget of every run, e.g. "45m" (virtual
+	// mode; default: the time the slowest paradigm needs for Epochs).
+	Horizon string `json:"horizon,omitempty"`
 }
 
 // Specs parses the scenario's paradigms.
@@ -74,6 +80,14 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Momentum != nil && (*s.Momentum < 0 || *s.Momentum >= 1) {
 		return fmt.Errorf("scenario %q: momentum=%g must lie in [0, 1)", s.Name, *s.Momentum)
+	}
+	if s.Seeds < 0 {
+		return fmt.Errorf("scenario %q: seeds=%d must not be negative", s.Name, s.Seeds)
+	}
+	if s.Horizon != "" {
+		if d, err := time.ParseDuration(s.Horizon); err != nil || d <= 0 {
+			return fmt.Errorf("scenario %q: horizon=%q is not a positive duration such as 45m", s.Name, s.Horizon)
+		}
 	}
 	if s.Jitter < 0 || s.EvalEvery < 0 || s.Epochs < 0 || s.Batch < 0 || s.LR < 0 || s.Target < 0 || s.Target > 1 {
 		return fmt.Errorf("scenario %q: jitter, epochs, batch, lr must not be negative and target must lie in [0, 1]", s.Name)

@@ -23,6 +23,12 @@ type Progress struct {
 	Wall     time.Duration // wall time since the start
 }
 
+// Iterations is how many iterations per worker cfg.Epochs take on a
+// training set of n samples: what a run without a horizon does.
+func Iterations(cfg job.Config, n int) int {
+	return max(1, int(math.Ceil(cfg.Epochs*float64(n)/float64(cfg.Batch*cfg.Workers))))
+}
+
 // Data loads the job's data set, cut to its limits.
 func Data(cfg job.Config) (*data.Dataset, error) {
 	ds, err := data.Load(cfg.Dataset, cfg.DataDir)
@@ -39,7 +45,8 @@ func Data(cfg job.Config) (*data.Dataset, error) {
 }
 
 // Virtual trains cfg in virtual time on ds (nil: load it) and returns the
-// run's summary. progress may be nil.
+// run's summary: for cfg.Epochs, or until cfg.Horizon of virtual time when
+// that is set. progress may be nil. ds is only read, so runs may share it.
 func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runstats.Run, error) {
 	if err := cfg.Fill(); err != nil {
 		return nil, err
@@ -54,11 +61,13 @@ func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runsta
 	if err != nil {
 		return nil, err
 	}
-	perIter := cfg.Batch * cfg.Workers
-	iters := int(math.Ceil(cfg.Epochs * float64(ds.Train.N) / float64(perIter)))
+	iters := Iterations(cfg, ds.Train.N)
+	if cfg.Horizon > 0 {
+		iters = 0 // sim.Config: run until Duration
+	}
 	r, err := sim.Run(sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
-		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: max(1, iters), Seed: cfg.Seed, Learner: l,
-		Clock: time.Now})
+		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: iters, Duration: cfg.Horizon, Seed: cfg.Seed,
+		Learner: l, Clock: time.Now})
 	if err != nil {
 		return nil, err
 	}

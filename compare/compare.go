@@ -1,0 +1,343 @@
+// Package compare is pacer's comparison engine: it runs every paradigm of
+// a scenario once per seed — in the simulator, in virtual-time training or
+// on the live server — and returns one summary with the statistics over
+// seeds and the verdict (package runstats computes both). Runs of the
+// deterministic modes are spread over the machine's cores; the summary
+// does not depend on how many run at once.
+package compare
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/sim"
+	"github.com/pacer-ps/pacer/train"
+)
+
+// Modes a comparison runs in.
+const (
+	Virtual = "virtual" // real training in simulated cluster time (deterministic)
+	Sim     = "sim"     // timing only, no model (deterministic)
+	Inproc  = "inproc"  // the live server in this process, wall clock
+	TCP     = "tcp"     // the live server as processes on loopback, wall clock
+)
+
+// Config is one comparison. It is typed configuration: a scenario and the
+// command line's flags are merged into it before Run, never as strings.
+type Config struct {
+	Mode  string
+	Specs []paradigm.Spec
+	// Job is every run's job; Run sets Spec, Seed and (virtual) Horizon.
+	// Job.Seed is the base seed.
+	Job job.Config
+	// Seeds is how many times each paradigm runs, with seeds Job.Seed …
+	// Job.Seed+Seeds−1 (data order, initial weights and timing draws all
+	// differ between seeds).
+	Seeds int
+	// Horizon is the virtual-time budget every run gets (virtual mode);
+	// 0 takes DefaultHorizon.
+	Horizon time.Duration
+	// Sim mode: iterations per worker (default 100) or a virtual duration,
+	// and the workers that fail.
+	Iterations int
+	Duration   time.Duration
+	Failures   []sim.Failure
+	// Scenario names and describes the comparison (the rest of the
+	// summary's scenario is Effective); Flags are recorded as they are.
+	Scenario scenario.Scenario
+	Flags    map[string]string
+	// Parallel bounds the runs in flight in the deterministic modes (0:
+	// GOMAXPROCS). The live modes run one at a time: they use real time.
+	Parallel int
+	// Progress, when set, gets one line at a time (never concurrently).
+	Progress func(line string)
+}
+
+// Validate checks what Run would refuse, before any run.
+func (c *Config) Validate() error {
+	switch c.Mode {
+	case Virtual, Sim, Inproc, TCP:
+	default:
+		return fmt.Errorf("mode %q: valid modes are virtual, sim, inproc and tcp", c.Mode)
+	}
+	if len(c.Specs) == 0 {
+		return errors.New("no paradigm to compare")
+	}
+	if c.Seeds < 1 {
+		return fmt.Errorf("seeds=%d: need at least 1", c.Seeds)
+	}
+	if c.Job.Seed == 0 {
+		return errors.New("seed 0: seeds start at 1")
+	}
+	if c.Horizon < 0 || c.Duration < 0 || c.Iterations < 0 {
+		return errors.New("horizon, duration and iterations must not be negative")
+	}
+	if c.Horizon > 0 && c.Mode != Virtual {
+		return fmt.Errorf("a horizon applies to virtual mode (sim mode has --duration; the live modes run in real time)")
+	}
+	for _, sp := range c.Specs {
+		j := c.Job
+		j.Spec = sp
+		if err := j.Fill(); err != nil {
+			return fmt.Errorf("%s: %w", sp, err)
+		}
+		if c.Mode == Inproc || c.Mode == TCP {
+			if err := live.CheckSpec(sp); err != nil {
+				return fmt.Errorf("%s: %w", sp, err)
+			}
+		}
+	}
+	return nil
+}
+
+// SeedList is the seeds the runs use.
+func (c *Config) SeedList() []uint64 {
+	s := make([]uint64, c.Seeds)
+	for i := range s {
+		s[i] = c.Job.Seed + uint64(i)
+	}
+	return s
+}
+
+// Run runs the comparison and returns its summary. ctx stops the live
+// modes' run in progress; the deterministic modes check it between runs.
+func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	e := &engine{c: c, start: time.Now()}
+	var runs []runstats.Run
+	var err error
+	switch c.Mode {
+	case Sim:
+		runs, err = e.parallel(ctx, e.simRun)
+	case Virtual:
+		runs, err = e.virtual(ctx)
+	default:
+		runs, err = e.live(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(c.Specs))
+	for i, sp := range c.Specs {
+		names[i] = sp.String()
+	}
+	version, commit := Build()
+	if c.Mode == Virtual {
+		c.Horizon = e.horizon
+	}
+	s := &runstats.Summary{Version: version, Commit: commit, Mode: c.Mode, Scenario: Effective(&c), Flags: c.Flags,
+		Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs}
+	switch c.Mode {
+	case Virtual:
+		s.HorizonSeconds = e.horizon.Seconds()
+	case Sim:
+		s.HorizonSeconds = c.Duration.Seconds()
+	}
+	s.Paradigms, s.Verdict = runstats.Analyze(runs, names, s.Seeds, c.Job.Target)
+	if s.Verdict.Metric != runstats.MetricNone {
+		s.TestMethod = runstats.TestMethod
+		if c.Job.Target > 0 {
+			s.TimeToTargetMethod = runstats.TimeToMethod
+		}
+	}
+	return s, nil
+}
+
+type engine struct {
+	c       Config
+	start   time.Time
+	mu      sync.Mutex // serializes Progress
+	ds      *data.Dataset
+	horizon time.Duration
+	done    int
+}
+
+func (e *engine) say(format string, a ...any) {
+	if e.c.Progress == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.c.Progress(fmt.Sprintf(format, a...))
+}
+
+// runJob is the k-th run: paradigm k / Seeds, seed k % Seeds.
+func (e *engine) runJob(k int) (paradigm.Spec, uint64) {
+	return e.c.Specs[k/e.c.Seeds], e.c.Job.Seed + uint64(k%e.c.Seeds)
+}
+
+func (e *engine) total() int { return len(e.c.Specs) * e.c.Seeds }
+
+// parallel runs every (paradigm, seed) with one, storing each result in
+// its own slot, so the order of the runs (paradigm by paradigm, seeds in
+// order) never depends on which finished first.
+func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, error)) ([]runstats.Run, error) {
+	n := e.total()
+	out := make([]runstats.Run, n)
+	errs := make([]error, n)
+	workers := e.c.Parallel
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				r, err := one(k)
+				if err != nil {
+					sp, seed := e.runJob(k)
+					errs[k] = fmt.Errorf("%s (seed %d): %w", sp, seed, err)
+					continue
+				}
+				out[k] = *r
+				e.mu.Lock()
+				e.done++
+				done := e.done
+				e.mu.Unlock()
+				e.say("compare: %d/%d runs done (%s, seed %d)  wall %s", done, n, r.Paradigm, r.Seed,
+					time.Since(e.start).Round(time.Second))
+			}
+		}()
+	}
+	for k := 0; k < n; k++ {
+		if ctx.Err() != nil || firstErr(errs) != nil {
+			break
+		}
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	if err := firstErr(errs); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
+	j := e.c.Job
+	return sim.Config{Spec: sp, Workers: j.Workers, Shards: j.Shards, Timing: j.Timing, ServerDelay: j.ServerDelay,
+		Seed: seed, HeartbeatTimeout: 0}
+}
+
+func (e *engine) simRun(k int) (*runstats.Run, error) {
+	sp, seed := e.runJob(k)
+	cfg := e.simConfig(sp, seed)
+	cfg.Iterations, cfg.Duration, cfg.Failures = e.c.Iterations, e.c.Duration, e.c.Failures
+	cfg.Clock = time.Now // measures the controller only; summary.json leaves its time out
+	r, err := sim.Run(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Scenario = e.c.Scenario.Name
+	return r, nil
+}
+
+// virtual trains every paradigm and seed in virtual time, all to the same
+// horizon.
+func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
+	j := e.c.Job
+	if err := j.Fill(); err != nil {
+		return nil, err
+	}
+	ds, err := train.Data(j)
+	if err != nil {
+		return nil, err
+	}
+	e.ds = ds
+	e.say("compare: %s, %d training and %d test samples from %s; %d paradigms × %d seeds", ds.Train.Name, ds.Train.N,
+		ds.Test.N, ds.Source, len(e.c.Specs), e.c.Seeds)
+	e.horizon = e.c.Horizon
+	if e.horizon == 0 {
+		if e.horizon, err = DefaultHorizon(e.c, ds.Train.N); err != nil {
+			return nil, err
+		}
+	}
+	e.say("compare: every run trains for %s of virtual time", e.horizon.Round(time.Second))
+	return e.parallel(ctx, func(k int) (*runstats.Run, error) {
+		sp, seed := e.runJob(k)
+		cfg := e.c.Job
+		cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
+		r, err := train.Virtual(cfg, e.ds, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.Scenario = e.c.Scenario.Name
+		return r, nil
+	})
+}
+
+// DefaultHorizon is the virtual time the slowest paradigm (over all seeds)
+// takes for the job's epochs: every run gets at least its epochs, and the
+// faster paradigms turn their speed into more training within the same
+// time. It simulates timing only (no gradients), so it costs little.
+func DefaultHorizon(c Config, trainN int) (time.Duration, error) {
+	j := c.Job
+	if err := j.Fill(); err != nil {
+		return 0, err
+	}
+	iters := train.Iterations(j, trainN)
+	var h time.Duration
+	for _, sp := range c.Specs {
+		for _, seed := range c.SeedList() {
+			e := engine{c: c}
+			cfg := e.simConfig(sp, seed)
+			cfg.Iterations = iters
+			r, err := sim.Run(cfg)
+			if err != nil {
+				return 0, fmt.Errorf("%s (seed %d): %w", sp, seed, err)
+			}
+			h = max(h, time.Duration(r.VirtualSeconds*float64(time.Second)))
+		}
+	}
+	// Whole seconds: the horizon is printed and recorded, and a round
+	// figure reads as the budget it is.
+	return h.Truncate(time.Second) + time.Second, nil
+}
+
+// live runs every paradigm and seed on the live server, one at a time.
+func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
+	var runs []runstats.Run
+	for k := range e.total() {
+		sp, seed := e.runJob(k)
+		cfg := e.c.Job
+		cfg.Spec, cfg.Seed = sp, seed
+		r, err := live.Train(ctx, cfg, live.Options{Mode: e.c.Mode}, func(p live.Progress) {
+			e.say("compare: [%d/%d] %-22s seed %d (%s) epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  wall %s",
+				k+1, e.total(), sp, seed, e.c.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction,
+				time.Since(e.start).Round(time.Second))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s (seed %d): %w", sp, seed, err)
+		}
+		r.Scenario = e.c.Scenario.Name
+		runs = append(runs, *r)
+	}
+	return runs, nil
+}

@@ -1,0 +1,99 @@
+package compare
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/scenario"
+)
+
+func specs(t *testing.T, ss ...string) []paradigm.Spec {
+	t.Helper()
+	var out []paradigm.Spec
+	for _, s := range ss {
+		sp, err := paradigm.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// A scenario fills what the command line left unset, as typed values; what
+// was given wins.
+func TestApplyScenarioTyped(t *testing.T) {
+	sc, err := scenario.Get("softsync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Mode: Virtual, Job: job.Config{Workers: 3, LR: 0.01, Seed: 1}, Seeds: 1}
+	given := map[string]bool{"workers": true}
+	if err := ApplyScenario(&c, sc, func(f string) bool { return given[f] }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Job.Workers != 3 || c.Job.LR != sc.LR || c.Job.Momentum != -1 || c.Job.Timing.Jitter != sc.Jitter ||
+		c.Job.Target != sc.Target || len(c.Specs) != len(sc.Paradigms) || c.Scenario.Name != "softsync" {
+		t.Fatalf("applied: %+v", c.Job)
+	}
+	eff := Effective(&c)
+	if eff.Workers != 3 || eff.Momentum == nil || *eff.Momentum != 0 || len(eff.Paradigms) != len(sc.Paradigms) {
+		t.Errorf("effective scenario %+v", eff)
+	}
+	if err := eff.Validate(); err != nil {
+		t.Errorf("the effective scenario does not validate: %v", err)
+	}
+	bad := &scenario.Scenario{Name: "x", Paradigms: []string{"bsp"}, Workers: 2, Base: "fast"}
+	if err := ApplyScenario(&c, bad, func(string) bool { return false }); err == nil {
+		t.Error("a scenario with base \"fast\" was applied")
+	}
+}
+
+// The summary is the same whatever the parallelism (sim mode: cheap).
+func TestSimSummaryIndependentOfParallelism(t *testing.T) {
+	var out [2][]byte
+	for i, par := range []int{1, 3} {
+		c := Config{Mode: Sim, Specs: specs(t, "bsp", "asp", "ssp:s=2"), Seeds: 3, Iterations: 40, Parallel: par,
+			Job: job.Config{Workers: 4, Shards: 1, Seed: 7}}
+		c.Job.Timing.Jitter = 0.2
+		s, err := Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Runs) != 9 || s.Runs[3].Paradigm != "asp" || s.Runs[3].Seed != 7 || s.Runs[5].Seed != 9 {
+			t.Fatalf("runs out of order: %d runs", len(s.Runs))
+		}
+		if s.Verdict.Winner != nil || s.Verdict.Metric != "none" || s.Commit == "" {
+			t.Errorf("sim verdict %+v, commit %q", s.Verdict, s.Commit)
+		}
+		out[i], _ = json.Marshal(s)
+	}
+	if string(out[0]) != string(out[1]) {
+		t.Error("Parallel 1 and 3 gave different summaries")
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	good := Config{Mode: Sim, Specs: specs(t, "bsp"), Seeds: 1, Job: job.Config{Workers: 2, Seed: 1}}
+	for name, mut := range map[string]func(*Config){
+		"mode":    func(c *Config) { c.Mode = "fast" },
+		"seeds":   func(c *Config) { c.Seeds = 0 },
+		"seed":    func(c *Config) { c.Job.Seed = 0 },
+		"specs":   func(c *Config) { c.Specs = nil },
+		"horizon": func(c *Config) { c.Horizon = time.Minute }, // sim mode has --duration
+		"backup":  func(c *Config) { c.Specs = specs(t, "backup:b=2") },
+	} {
+		c := good
+		mut(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if err := good.Validate(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,130 @@
+package compare
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/scenario"
+)
+
+// ApplyScenario sets every field of c that sc gives and the command line
+// did not: given reports whether the flag of that name was set explicitly
+// (the flag names of pacer compare, e.g. "server-delay"). It works on typed
+// values; a scenario never becomes flag strings. Paradigms are set when c
+// has none.
+func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) bool) error {
+	if err := sc.Validate(); err != nil {
+		return err
+	}
+	use := func(flag string, has bool) bool { return has && !given(flag) }
+	j := &c.Job
+	if use("workers", sc.Workers > 0) {
+		j.Workers = sc.Workers
+	}
+	if use("shards", sc.Shards > 0) {
+		j.Shards = sc.Shards
+	}
+	if use("speeds", len(sc.Speeds) > 0) {
+		j.Timing.Speeds = append([]float64(nil), sc.Speeds...)
+	}
+	if use("jitter", sc.Jitter > 0) {
+		j.Timing.Jitter = sc.Jitter
+	}
+	if use("straggler", sc.Straggler != "") {
+		j.Timing.Straggler = sc.Straggler
+	}
+	if use("server-delay", sc.ServerDelay != "") {
+		j.ServerDelay = sc.ServerDelay
+	}
+	if use("base", sc.Base != "") {
+		d, err := time.ParseDuration(sc.Base)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("scenario %s: base=%q is not a positive duration such as 1s", sc.Name, sc.Base)
+		}
+		j.Timing.Base = d
+	}
+	if use("model", sc.Model != "") {
+		j.Model = sc.Model
+	}
+	if use("dataset", sc.Dataset != "") {
+		j.Dataset = sc.Dataset
+	}
+	if use("epochs", sc.Epochs > 0) {
+		j.Epochs = sc.Epochs
+	}
+	if use("batch", sc.Batch > 0) {
+		j.Batch = sc.Batch
+	}
+	if use("lr", sc.LR > 0) {
+		j.LR = sc.LR
+	}
+	if use("momentum", sc.Momentum != nil) {
+		j.Momentum = *sc.Momentum
+		if j.Momentum == 0 {
+			j.Momentum = -1 // job.Config: negative is plain SGD
+		}
+	}
+	if use("eval-every", sc.EvalEvery > 0) {
+		j.EvalEvery = sc.EvalEvery
+	}
+	if use("full-async-lr", sc.FullAsyncLR) {
+		j.FullAsyncLR = true
+	}
+	if use("target", sc.Target > 0) {
+		j.Target = sc.Target
+	}
+	if use("train-limit", sc.TrainLimit > 0) {
+		j.TrainLimit = sc.TrainLimit
+	}
+	if use("test-limit", sc.TestLimit > 0) {
+		j.TestLimit = sc.TestLimit
+	}
+	if use("iterations", sc.Iterations > 0) && !given("duration") {
+		c.Iterations = sc.Iterations
+	}
+	if use("seed", sc.Seed > 0) {
+		j.Seed = sc.Seed
+	}
+	if use("seeds", sc.Seeds > 0) {
+		c.Seeds = sc.Seeds
+	}
+	if use("horizon", sc.Horizon != "") && c.Mode == Virtual {
+		d, _ := time.ParseDuration(sc.Horizon) // Validate checked it
+		c.Horizon = d
+	}
+	if len(c.Specs) == 0 {
+		specs, err := sc.Specs()
+		if err != nil {
+			return err
+		}
+		c.Specs = specs
+	}
+	c.Scenario.Name, c.Scenario.Description = sc.Name, sc.Description
+	return nil
+}
+
+// Effective is the scenario c runs, with every default and flag applied:
+// what summary.json records, and a scenario file that reruns it.
+func Effective(c *Config) scenario.Scenario {
+	j := c.Job
+	s := scenario.Scenario{Name: c.Scenario.Name, Description: c.Scenario.Description,
+		Workers: j.Workers, Shards: j.Shards, Speeds: j.Timing.Speeds, Jitter: j.Timing.Jitter,
+		Straggler: j.Timing.Straggler, ServerDelay: j.ServerDelay, Seed: j.Seed, Seeds: c.Seeds}
+	if j.Timing.Base > 0 {
+		s.Base = j.Timing.Base.String()
+	}
+	for _, sp := range c.Specs {
+		s.Paradigms = append(s.Paradigms, sp.String())
+	}
+	if c.Mode == Sim {
+		s.Iterations = c.Iterations
+		return s
+	}
+	m := max(0, j.Momentum)
+	s.Model, s.Dataset, s.Epochs, s.Batch, s.LR, s.Momentum = j.Model, j.Dataset, j.Epochs, j.Batch, j.LR, &m
+	s.EvalEvery, s.FullAsyncLR, s.Target, s.TrainLimit, s.TestLimit = j.EvalEvery, j.FullAsyncLR, j.Target, j.TrainLimit, j.TestLimit
+	if c.Horizon > 0 {
+		s.Horizon = c.Horizon.String()
+	}
+	return s
+}
