@@ -250,6 +250,11 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 	// connections have been served. Only one sweep in a row defers, so a
 	// coordinator that is always late still removes dead workers, one
 	// period later.
+	if c.done {
+		// The job has ended: workers stop beating as they exit, which is
+		// not a failure (counted as one, a finished worker read as removed).
+		return nil
+	}
 	gap := now.Sub(c.swept)
 	late := !c.swept.IsZero() && gap > 2*c.every && !c.deferred
 	c.swept, c.deferred = now, late

@@ -104,3 +104,21 @@ func TestSweepAlwaysLate(t *testing.T) {
 		t.Fatalf("removed %d (worker 1 %d) at %v: want worker 1 removed by %v", c.nRem, c.members[1].state, removedAt, c.timeout+2*period)
 	}
 }
+
+// TestSweepAfterFinishRemovesNoOne: workers that stop beating because the
+// job has ended are not counted as removed (on a loaded machine the last
+// sweeps run while the workers exit).
+func TestSweepAfterFinishRemovesNoOne(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 3, 5, t0)
+	c.done = true
+	step(c, t0, t0.Add(5*c.timeout))
+	if c.nRem != 0 {
+		t.Fatalf("%d finished workers counted as removed", c.nRem)
+	}
+	for p, m := range c.members {
+		if m.state != live {
+			t.Fatalf("worker %d state %d after the job ended, want live", p, m.state)
+		}
+	}
+}
