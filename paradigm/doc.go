@@ -24,7 +24,9 @@
 // Implementation notes: clocks keeps per-clock counts so the minimum clock is
 // O(1) amortized (clocks.go); held workers wait in a heap keyed by the
 // minimum clock that releases them (so releases come in a deterministic
-// order); synchronous aggregators sort an apply's contributions by worker, so
+// order), or under DSSP's wait=next in a list per slowest worker, woken by
+// its next push; every hold is numbered, so an entry left behind by a worker
+// that left never releases it after it rejoins; synchronous aggregators sort an apply's contributions by worker, so
 // the floating-point sum does not depend on arrival order. Each paradigm has
 // its own file; docs/paradigms.md lists every decision taken where the papers
 // leave room.

@@ -2,6 +2,7 @@ package paradigm
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -47,42 +48,81 @@ func absDur(d time.Duration) time.Duration {
 // decisions of PARADIGMS.md §4.
 type dsspGate struct {
 	gateBase
-	sl, su int64
-	mode   DSSPMode
-	r      []int           // extra iterations still granted
-	a0, a1 []time.Duration // arrival times of the two latest pushes
-	seen   []uint8         // pushes seen, saturating at 2 (an interval needs two)
+	sl, su   int64
+	mode     DSSPMode
+	wait     DSSPWait
+	interval DSSPInterval
+	r        []int           // extra iterations still granted
+	a0       []time.Duration // arrival time of the latest push (A[p][0])
+	ival     []time.Duration // latest iteration interval, as the interval option measures it
+	relAt    []time.Duration // time of the latest release
+	seen     []uint8         // pushes seen, saturating at 2 (an interval needs two)
 
 	slow    int   // cached slowest worker
 	slowMin int64 // the min clock the cache was computed for (−1: none)
+
+	// wait=next: waiters[s] are the holds that end at worker s's next push
+	// (or when s leaves); spare is a reused list.
+	waiters [][]holdRef
+	spare   []holdRef
+}
+
+type holdRef struct {
+	p   int32
+	gen uint32 // the hold's number (holdGens): a stale ref is skipped
 }
 
 func newDSSPGate(k int, s Spec) *dsspGate {
-	return &dsspGate{gateBase: newGateBase(k), sl: int64(s.SL), su: int64(s.SU), mode: s.Mode,
-		r: make([]int, k), a0: make([]time.Duration, k), a1: make([]time.Duration, k),
-		seen: make([]uint8, k), slowMin: -1}
+	return &dsspGate{gateBase: newGateBase(k), sl: int64(s.SL), su: int64(s.SU),
+		mode: s.Mode, wait: s.Wait, interval: s.Interval,
+		r: make([]int, k), a0: make([]time.Duration, k), ival: make([]time.Duration, k),
+		relAt: make([]time.Duration, k), seen: make([]uint8, k), slowMin: -1,
+		waiters: make([][]holdRef, k)}
 }
 
 func (g *dsspGate) Pushed(now time.Duration, p int, out []int) []int {
-	// Step 1: A is updated on every push of every worker.
-	g.a1[p], g.a0[p] = g.a0[p], now
+	start := len(out)
+	// Step 1: A is updated on every push of every worker. The interval
+	// runs from the release that started this iteration (PARADIGMS.md's
+	// definition: steps ① to ④), or under interval=push from the previous
+	// push, so that it includes any time p was held.
+	if g.interval == DSSPIntervalPush {
+		g.ival[p] = now - g.a0[p]
+	} else {
+		g.ival[p] = now - g.relAt[p]
+	}
+	g.a0[p] = now
 	if g.seen[p] < 2 {
 		g.seen[p]++
 	}
-	if g.c.push(p) {
-		out = g.releaseHeld(out)
+	moved := g.c.push(p)
+	if g.wait == DSSPWaitSL {
+		if moved {
+			out = g.releaseHeld(out)
+		}
+	} else {
+		out = g.wake(now, p, out)
 	}
-	gap := g.c.gap(p)
-	bounded := g.mode == DSSPBounded
 	// Step 3: an earlier grant still runs.
 	if g.r[p] > 0 {
 		g.r[p]--
-		if bounded && gap > g.su {
-			g.hold(p, g.c.t[p]-g.su)
-			return out
+		if g.mode == DSSPBounded && g.c.gap(p) > g.su {
+			g.holdUntil(p, g.c.t[p]-g.su)
+		} else {
+			out = g.release(p, out)
 		}
-		return g.release(p, out)
+	} else {
+		out = g.decide(now, p, out)
 	}
+	g.stamp(now, out[start:])
+	return out
+}
+
+// decide is steps 4 to 6 for p with no grant left, p's iteration ending at
+// now: at its own push, or when a wait=next hold ends (p is then treated as
+// having just pushed, so the controller may grant again).
+func (g *dsspGate) decide(now time.Duration, p int, out []int) []int {
+	gap := g.c.gap(p)
 	// Step 4.
 	if gap <= g.sl {
 		return g.release(p, out)
@@ -90,7 +130,7 @@ func (g *dsspGate) Pushed(now time.Duration, p int, out []int) []int {
 	// Step 5: only a fastest worker may be granted extra iterations.
 	if g.c.t[p] == g.c.max {
 		rmax := int(g.su - g.sl)
-		if bounded {
+		if g.mode == DSSPBounded {
 			rmax = min(rmax, int(g.su-gap))
 		}
 		r := 0
@@ -98,7 +138,8 @@ func (g *dsspGate) Pushed(now time.Duration, p int, out []int) []int {
 			g.stats.ControllerCalls++
 			s := g.slowest()
 			if g.seen[s] >= 2 && g.seen[p] >= 2 {
-				r = Controller(g.a0[p], g.a1[p], g.a0[s], g.a1[s], rmax)
+				// Sim_p[0] is now: p's push, or the end of its hold.
+				r = Controller(now, now-g.ival[p], g.a0[s], g.a0[s]-g.ival[s], rmax)
 			}
 		}
 		if r > 0 {
@@ -110,8 +151,49 @@ func (g *dsspGate) Pushed(now time.Duration, p int, out []int) []int {
 		}
 	}
 	// Step 6.
-	g.hold(p, g.c.t[p]-g.sl)
+	g.holdUntil(p, g.c.t[p]-g.sl)
 	return out
+}
+
+// holdUntil holds p by the wait rule: under wait=sl until the minimum clock
+// reaches need, under wait=next until the slowest worker's next push.
+func (g *dsspGate) holdUntil(p int, need int64) {
+	if g.wait == DSSPWaitSL {
+		g.hold(p, need)
+		return
+	}
+	s := g.slowest()
+	g.held[p] = true
+	g.waiters[s] = append(g.waiters[s], holdRef{int32(p), g.gens.next(p)})
+}
+
+// wake ends the wait=next holds on s (it pushed or left), in worker order,
+// and decides again for each.
+func (g *dsspGate) wake(now time.Duration, s int, out []int) []int {
+	list := g.waiters[s]
+	if len(list) == 0 {
+		return out
+	}
+	g.waiters[s] = g.spare[:0] // a decision may hold a worker on s again
+	slices.SortFunc(list, func(a, b holdRef) int { return int(a.p) - int(b.p) })
+	for _, h := range list {
+		if !g.gens.live(g.held, h.p, h.gen) {
+			continue // p left (and maybe rejoined) since
+		}
+		p := int(h.p)
+		g.held[p], g.r[p] = false, 0
+		out = g.decide(now, p, out)
+	}
+	g.spare = list[:0]
+	return out
+}
+
+// stamp records the release time of the workers just released: the start
+// of their next iteration interval.
+func (g *dsspGate) stamp(now time.Duration, rel []int) {
+	for _, q := range rel {
+		g.relAt[q] = now
+	}
 }
 
 // slowest is argmin t, ties broken by the latest predicted next push
@@ -130,7 +212,7 @@ func (g *dsspGate) slowest() int {
 		}
 		at := time.Duration(math.MaxInt64)
 		if g.seen[q] >= 2 {
-			at = g.a0[q] + (g.a0[q] - g.a1[q])
+			at = g.a0[q] + g.ival[q]
 		}
 		if best < 0 || at > bestAt {
 			best, bestAt = q, at
@@ -140,19 +222,31 @@ func (g *dsspGate) slowest() int {
 	return best
 }
 
+// Leave removes p; the workers whose wait=next hold waited on p decide
+// again against the workers that remain (nobody waits for a dead worker).
 func (g *dsspGate) Leave(now time.Duration, p int, out []int) []int {
+	start := len(out)
 	if p < len(g.r) {
 		g.r[p] = 0
 	}
 	g.slowMin = -1
-	return g.leave(p, out)
+	out = g.leave(p, out)
+	if p < len(g.waiters) {
+		out = g.wake(now, p, out)
+	}
+	g.stamp(now, out[start:])
+	return out
 }
 
 func (g *dsspGate) Join(now time.Duration, p int, out []int) []int {
 	for len(g.r) <= p {
-		g.r, g.a0, g.a1, g.seen = append(g.r, 0), append(g.a0, 0), append(g.a1, 0), append(g.seen, 0)
+		g.r, g.a0, g.ival, g.relAt = append(g.r, 0), append(g.a0, 0), append(g.ival, 0), append(g.relAt, 0)
+		g.seen, g.waiters = append(g.seen, 0), append(g.waiters, nil)
 	}
 	g.r[p], g.seen[p] = 0, 0
 	g.slowMin = -1
-	return g.join(p, out)
+	start := len(out)
+	out = g.join(p, out)
+	g.stamp(now, out[start:])
+	return out
 }

@@ -15,7 +15,7 @@ import (
 // entry's need, not the new one: releasing worker 0 there would let it start
 // an iteration at gap 3 > s_L.
 func TestRejoinedWorkerIgnoresItsOldHold(t *testing.T) {
-	g := newDSSPGate(2, Spec{Kind: DSSP, SL: 1, SU: 13})
+	g := newDSSPGate(2, Spec{Kind: DSSP, SL: 1, SU: 13, Wait: DSSPWaitSL, Interval: DSSPIntervalPush})
 	ms := time.Millisecond
 	push := func(at, p int) []int { return g.Pushed(time.Duration(at)*ms, p, nil) }
 	for _, ev := range [][2]int{{10, 0}, {20, 0}, {30, 1}, {40, 0}, {60, 1}, {70, 0}, {80, 0}, {90, 0}} {

@@ -46,6 +46,26 @@ const (
 
 var dsspModeNames = []string{"literal", "bounded", "exact-figure"}
 
+// DSSPWait selects when a held DSSP worker is released (PARADIGMS.md §4 step 6).
+type DSSPWait uint8
+
+const (
+	DSSPWaitNext DSSPWait = iota // at the slowest worker's next push, then decide again (default; Figure 2's cost model)
+	DSSPWaitSL                   // once t_p − min t ≤ s_L (Algorithm 1 line 17 as printed)
+)
+
+var dsspWaitNames = []string{"next", "sl"}
+
+// DSSPInterval selects how DSSP measures a worker's iteration interval.
+type DSSPInterval uint8
+
+const (
+	DSSPIntervalRelease DSSPInterval = iota // from the release to the push (the paper's steps ① to ④; default)
+	DSSPIntervalPush                        // between consecutive push arrivals, time held included
+)
+
+var dsspIntervalNames = []string{"release", "push"}
+
 // Search selects the ElasticBSP barrier search.
 type Search uint8
 
@@ -67,8 +87,10 @@ type Spec struct {
 
 	S int // ssp: staleness bound s
 
-	SL, SU int      // dssp: s_L and s_U
-	Mode   DSSPMode // dssp
+	SL, SU   int          // dssp: s_L and s_U
+	Mode     DSSPMode     // dssp
+	Wait     DSSPWait     // dssp
+	Interval DSSPInterval // dssp
 
 	R         int    // elastic: predictions per worker
 	Search    Search // elastic
@@ -86,7 +108,7 @@ type Spec struct {
 }
 
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
-const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure], " +
+const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
 	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local], backup:b=4[,set=shard|shared], " +
 	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const]"
 
@@ -139,6 +161,8 @@ func Parse(spec string) (Spec, error) {
 		sp.SL = p.intv("sl", -1, 0)
 		sp.SU = p.intv("su", -1, 0)
 		sp.Mode = DSSPMode(p.choice("mode", dsspModeNames, 0))
+		sp.Wait = DSSPWait(p.choice("wait", dsspWaitNames, 0))
+		sp.Interval = DSSPInterval(p.choice("interval", dsspIntervalNames, 0))
 		if p.err == nil && sp.SU < sp.SL {
 			p.err = specErr(spec, "su=%d must be at least sl=%d", sp.SU, sp.SL)
 		}
@@ -166,7 +190,7 @@ func Parse(spec string) (Spec, error) {
 
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
-	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode", Elastic: "r,search,apply",
+	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply",
 	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr",
 }
 
@@ -284,6 +308,12 @@ func (s Spec) String() string {
 		out := fmt.Sprintf("dssp:sl=%d,su=%d", s.SL, s.SU)
 		if s.Mode != DSSPLiteral {
 			out += ",mode=" + dsspModeNames[s.Mode]
+		}
+		if s.Wait != DSSPWaitNext {
+			out += ",wait=" + dsspWaitNames[s.Wait]
+		}
+		if s.Interval != DSSPIntervalRelease {
+			out += ",interval=" + dsspIntervalNames[s.Interval]
 		}
 		return out
 	case Elastic:

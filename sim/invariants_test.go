@@ -61,15 +61,18 @@ func TestSSPInvariant(t *testing.T) {
 	}
 }
 
-// §4 bounded mode: never more than s_U ahead at a release.
+// §4 bounded mode: never more than s_U ahead at a release, whichever the
+// wait rule and interval measure.
 func TestBoundedDSSPInvariant(t *testing.T) {
+	opts := []string{"", ",wait=sl", ",interval=push", ",wait=sl,interval=push"}
 	for seed := uint64(1); seed <= seeds; seed++ {
 		sl := int64(seed % 3)
 		su := sl + int64(seed%7)
-		cfg := scenario(seed, fmt.Sprintf("dssp:sl=%d,su=%d,mode=bounded", sl, su))
+		opt := opts[seed%4]
+		cfg := scenario(seed, fmt.Sprintf("dssp:sl=%d,su=%d,mode=bounded%s", sl, su, opt))
 		runTraced(t, cfg, func(e Event) {
 			if e.Kind == Release && e.Clock-e.Min > su {
-				t.Fatalf("seed %d: bounded DSSP released at gap %d > s_U=%d", seed, e.Clock-e.Min, su)
+				t.Fatalf("seed %d: bounded DSSP%s released at gap %d > s_U=%d", seed, opt, e.Clock-e.Min, su)
 			}
 		})
 	}
@@ -186,7 +189,7 @@ func TestElasticLocalOnlyInvariant(t *testing.T) {
 
 // Common rules: no paradigm waits forever for a dead worker.
 func TestNoParadigmStallsOnAFailure(t *testing.T) {
-	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=6", "dssp:sl=1,su=6,mode=bounded",
+	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=6", "dssp:sl=1,su=6,mode=bounded", "dssp:sl=1,su=6,wait=sl",
 		"elastic:r=8", "elastic:r=8,apply=local", "backup:b=1", "backup:b=1,set=shared", "psp:c=3,b=0.5,t1=100ms", "softsync:n=2"}
 	for _, s := range specs {
 		for seed := uint64(1); seed <= 20; seed++ {
@@ -209,7 +212,7 @@ func TestNoParadigmStallsOnAFailure(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	for _, s := range []string{"dssp:sl=3,su=15", "elastic:r=15", "elastic:r=15,apply=local", "psp:c=3,b=0.5,t2=1s", "softsync:n=3"} {
+	for _, s := range []string{"dssp:sl=3,su=15", "dssp:sl=3,su=15,wait=sl,interval=push", "elastic:r=15", "elastic:r=15,apply=local", "psp:c=3,b=0.5,t2=1s", "softsync:n=3"} {
 		cfg := scenario(7, s)
 		a, err1 := Run(cfg)
 		b, err2 := Run(cfg)

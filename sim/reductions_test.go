@@ -69,15 +69,20 @@ func TestReductionsGiveTheSameTrace(t *testing.T) {
 }
 
 // DSSP with identical intervals never grants extra iterations, so it equals
-// SSP(s_L) release for release.
+// SSP(s_L) release for release, under both wait rules and both interval
+// measures: under wait=next a held worker waits for one slowest worker's
+// push after another, deciding again at each, and is released at the push
+// that brings the gap back to s_L, as SSP releases it.
 func TestDSSPHomogeneousEqualsSSP(t *testing.T) {
 	for _, sl := range []int{0, 1, 3} {
-		cfg := Config{Workers: 6, Shards: 2, Iterations: 60, Seed: 3}
-		all := []EventKind{Push, Compute, Update, Release}
-		a, _ := trace(t, withSpec(cfg, fmt.Sprintf("ssp:s=%d", sl)), all...)
-		b, _ := trace(t, withSpec(cfg, fmt.Sprintf("dssp:sl=%d,su=%d", sl, sl+12)), all...)
-		if !slices.Equal(a, b) {
-			t.Fatalf("s_L=%d: DSSP and SSP traces differ", sl)
+		for _, opt := range []string{"", ",wait=sl", ",interval=push", ",wait=sl,interval=push"} {
+			cfg := Config{Workers: 6, Shards: 2, Iterations: 60, Seed: 3}
+			all := []EventKind{Push, Compute, Update, Release}
+			a, _ := trace(t, withSpec(cfg, fmt.Sprintf("ssp:s=%d", sl)), all...)
+			b, _ := trace(t, withSpec(cfg, fmt.Sprintf("dssp:sl=%d,su=%d%s", sl, sl+12, opt)), all...)
+			if !slices.Equal(a, b) {
+				t.Fatalf("s_L=%d%s: DSSP and SSP traces differ", sl, opt)
+			}
 		}
 	}
 }
@@ -85,25 +90,27 @@ func TestDSSPHomogeneousEqualsSSP(t *testing.T) {
 // §4: literal DSSP lets the gap grow without limit on a persistently
 // heterogeneous pair; bounded mode keeps it within s_U.
 func TestDSSPLiteralGapIsUnbounded(t *testing.T) {
-	cfg := Config{Workers: 2, Timing: timing.WorkerSpec{Speeds: []float64{1, 2.2}}, Iterations: 400, Seed: 1}
-	lit, err := Run(withSpec(cfg, "dssp:sl=3,su=15"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bnd, err := Run(withSpec(cfg, "dssp:sl=3,su=15,mode=bounded"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lit.MaxGap <= 100 {
-		t.Errorf("literal DSSP max gap %d: expected it to grow far past s_U", lit.MaxGap)
-	}
-	if bnd.MaxGap > 15 {
-		t.Errorf("bounded DSSP max gap %d > s_U", bnd.MaxGap)
-	}
-	cfg.Iterations = 800
-	lit2, _ := Run(withSpec(cfg, "dssp:sl=3,su=15"))
-	if lit2.MaxGap < lit.MaxGap*3/2 {
-		t.Errorf("literal gap did not keep growing: %d after 400 iterations, %d after 800", lit.MaxGap, lit2.MaxGap)
+	for _, opt := range []string{"", ",wait=sl"} {
+		cfg := Config{Workers: 2, Timing: timing.WorkerSpec{Speeds: []float64{1, 2.2}}, Iterations: 400, Seed: 1}
+		lit, err := Run(withSpec(cfg, "dssp:sl=3,su=15"+opt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bnd, err := Run(withSpec(cfg, "dssp:sl=3,su=15,mode=bounded"+opt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lit.MaxGap <= 100 {
+			t.Errorf("literal DSSP%s max gap %d: expected it to grow far past s_U", opt, lit.MaxGap)
+		}
+		if bnd.MaxGap > 15 {
+			t.Errorf("bounded DSSP%s max gap %d > s_U", opt, bnd.MaxGap)
+		}
+		cfg.Iterations = 800
+		lit2, _ := Run(withSpec(cfg, "dssp:sl=3,su=15"+opt))
+		if lit2.MaxGap < lit.MaxGap*3/2 {
+			t.Errorf("literal%s gap did not keep growing: %d after 400 iterations, %d after 800", opt, lit.MaxGap, lit2.MaxGap)
+		}
 	}
 }
 
