@@ -78,6 +78,31 @@ func TestBoundedDSSPInvariant(t *testing.T) {
 	}
 }
 
+// §4 wait=sl (line 17 as printed): a held worker is released only once it
+// is back within s_L of the slowest; the pusher's own release may come from
+// a grant. Under wait=next a held worker waits for the slowest worker's next
+// push and then decides again, so that push may grant it further.
+func TestDSSPWaitSLInvariant(t *testing.T) {
+	for seed := uint64(1); seed <= seeds; seed++ {
+		sl := int64(seed % 4)
+		spec := fmt.Sprintf("dssp:sl=%d,su=%d,wait=sl", sl, sl+3+int64(seed%9))
+		cfg := scenario(seed, spec)
+		pusher := -1
+		runTraced(t, cfg, func(e Event) {
+			switch e.Kind {
+			case Push:
+				pusher = e.Worker
+			case Remove:
+				pusher = -1
+			case Release:
+				if e.Worker != pusher && e.Clock-e.Min > sl {
+					t.Fatalf("seed %d: %s released held worker %d at gap %d", seed, spec, e.Worker, e.Clock-e.Min)
+				}
+			}
+		})
+	}
+}
+
 // §1: BSP releases only when every live clock is equal, and every update
 // holds one gradient from each live worker.
 func TestBSPInvariant(t *testing.T) {
