@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -20,7 +21,68 @@ func curve(top, tau, end, step float64) [][2]float64 {
 	return c
 }
 
-func virtualRuns(target float64) []runstats.Run {
+// summarize is what pacer compare builds from runs: the statistics over
+// seeds and the verdict.
+func summarize(runs []runstats.Run, target, horizon float64) *runstats.Summary {
+	var names []string
+	var seeds []uint64
+	for _, r := range runs {
+		if !slices.Contains(names, r.Paradigm) {
+			names = append(names, r.Paradigm)
+		}
+		if !slices.Contains(seeds, r.Seed) {
+			seeds = append(seeds, r.Seed)
+		}
+	}
+	slices.Sort(seeds)
+	st, v := runstats.Analyze(runs, names, seeds, target)
+	mode := ""
+	if len(runs) > 0 {
+		mode = runs[0].Mode
+	}
+	s := &runstats.Summary{Version: "(devel)", Commit: "unknown", Mode: mode, Seeds: seeds, HorizonSeconds: horizon,
+		Target: target, IntervalMethod: runstats.IntervalMethod, Runs: runs, Paradigms: st, Verdict: v}
+	if v.Metric != runstats.MetricNone {
+		s.TestMethod = runstats.TestMethod
+		if target > 0 {
+			s.TimeToTargetMethod = runstats.TimeToMethod
+		}
+	}
+	return s
+}
+
+// virtualSummary is the pair's runs over seeds 1…n: each seed's curves are
+// a little faster or slower (a fixed wobble per seed and paradigm).
+func virtualSummary(target float64, n int) *runstats.Summary {
+	var runs []runstats.Run
+	base := virtualRuns(target)
+	for i := range base {
+		for s := 1; s <= n; s++ {
+			r := virtualRunsScaled(target, 1+0.06*math.Sin(float64(3*s+5*i)))[i]
+			r.Seed = uint64(s)
+			runs = append(runs, r)
+		}
+	}
+	return summarize(runs, target, 600)
+}
+
+func simSummary(n int) *runstats.Summary {
+	var runs []runstats.Run
+	base := simRuns()
+	for i := range base {
+		for s := 1; s <= n; s++ {
+			r := simRuns()[i]
+			r.Seed = uint64(s)
+			r.Throughput *= 1 + 0.02*math.Sin(float64(s+i))
+			runs = append(runs, r)
+		}
+	}
+	return summarize(runs, 0, 100)
+}
+
+func virtualRuns(target float64) []runstats.Run { return virtualRunsScaled(target, 1) }
+
+func virtualRunsScaled(target, scale float64) []runstats.Run {
 	specs := []struct {
 		name      string
 		tau, top  float64
@@ -42,7 +104,7 @@ func virtualRuns(target float64) []runstats.Run {
 	}
 	var runs []runstats.Run
 	for i, s := range specs {
-		c := curve(s.top, s.tau, 600, 10)
+		c := curve(s.top, s.tau*scale, 600, 10)
 		r := runstats.Run{
 			Paradigm: s.name, Mode: "virtual", Scenario: "hetero-pair", Model: "mlp",
 			Workers: 2, Shards: 1, Seed: 1,

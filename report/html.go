@@ -25,6 +25,7 @@ type pageData struct {
 	Winner      string
 	HasWinner   bool
 	Facts       []string
+	Methods     []string
 	Head        []string
 	Rows        []pageRow
 	Figures     []pageFigure
@@ -63,16 +64,17 @@ var glossary = []glossEntry{
 
 // htmlPage renders report.html. Plots are embedded as base64 data URIs and
 // the CSS is inline, so the one file opens offline and can be mailed around.
-func htmlPage(sc Scenario, runs []runstats.Run, figs []figure) ([]byte, error) {
-	name, sentence := Winner(sc, runs)
-	tb := summaryTable(sc, runs)
+func htmlPage(sc Scenario, s *runstats.Summary, figs []figure) ([]byte, error) {
+	sentence, won := Headline(s)
+	tb := summaryTable(s)
 	d := pageData{
 		Title:       title(sc),
 		Description: sc.Description,
 		Command:     sc.Command,
 		Winner:      sentence,
-		HasWinner:   name != "",
-		Facts:       facts(sc, runs),
+		HasWinner:   won,
+		Facts:       facts(s),
+		Methods:     methods(s),
 		Head:        tb.head,
 	}
 	for i, r := range tb.rows {
@@ -87,8 +89,8 @@ func htmlPage(sc Scenario, runs []runstats.Run, figs []figure) ([]byte, error) {
 		d.Figures = append(d.Figures, pageFigure{Title: f.title, Caption: f.caption, File: f.name, Src: src})
 	}
 	used := map[string]bool{}
-	for i := range runs {
-		fam, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(runs[i].Paradigm)), ":")
+	for _, st := range s.Paradigms {
+		fam, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(st.Paradigm)), ":")
 		used[fam] = true
 	}
 	for _, g := range glossary {
@@ -103,7 +105,8 @@ func htmlPage(sc Scenario, runs []runstats.Run, figs []figure) ([]byte, error) {
 }
 
 // facts are the short setup notes under the title: what every run shared.
-func facts(sc Scenario, runs []runstats.Run) []string {
+func facts(s *runstats.Summary) []string {
+	runs := s.Runs
 	var fs []string
 	add := func(label string, get func(*runstats.Run) string) {
 		v := get(&runs[0])
@@ -116,7 +119,7 @@ func facts(sc Scenario, runs []runstats.Run) []string {
 			fs = append(fs, label+" "+v)
 		}
 	}
-	fs = append(fs, fmt.Sprintf("%d paradigms", len(runs)))
+	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), seedWord(len(s.Seeds))+" each")
 	add("mode", func(r *runstats.Run) string { return r.Mode })
 	add("scenario", func(r *runstats.Run) string { return r.Scenario })
 	add("model", func(r *runstats.Run) string { return r.Model })
@@ -128,9 +131,14 @@ func facts(sc Scenario, runs []runstats.Run) []string {
 	}
 	add("workers", func(r *runstats.Run) string { return count(r.Workers) })
 	add("shards", func(r *runstats.Run) string { return count(r.Shards) })
-	add("seed", func(r *runstats.Run) string { return fmt.Sprint(r.Seed) })
-	if t := target(sc, runs); t > 0 && anyTrained(runs) {
-		fs = append(fs, "target "+pct(t)+" test accuracy")
+	if s.HorizonSeconds > 0 {
+		fs = append(fs, "horizon "+secs(s.HorizonSeconds)+" (virtual)")
+	}
+	if s.Target > 0 && trainedAny(s) {
+		fs = append(fs, "target "+pct(s.Target)+" test accuracy")
+	}
+	if s.Version != "" {
+		fs = append(fs, "pacer "+s.Version+", commit "+s.Commit)
 	}
 	return fs
 }

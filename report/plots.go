@@ -28,17 +28,23 @@ const (
 	plotWidth = 8 * vg.Inch
 )
 
-// palette is Tableau 10: distinguishable hues of similar weight. A paradigm
-// keeps its colour (by position in the run list) in every plot.
+// palette is Okabe and Ito's colour-blind-safe set of eight (black
+// last: it reads as a reference line). A paradigm keeps its colour (by its
+// position in the list) in every plot.
 var palette = []color.RGBA{
-	{0x4e, 0x79, 0xa7, 0xff}, {0xf2, 0x8e, 0x2b, 0xff}, {0xe1, 0x57, 0x59, 0xff},
-	{0x76, 0xb7, 0xb2, 0xff}, {0x59, 0xa1, 0x4f, 0xff}, {0xed, 0xc9, 0x48, 0xff},
-	{0xb0, 0x7a, 0xa1, 0xff}, {0xff, 0x9d, 0xa7, 0xff}, {0x9c, 0x75, 0x5f, 0xff},
-	{0xba, 0xb0, 0xac, 0xff},
+	{0x00, 0x72, 0xb2, 0xff}, // blue
+	{0xd5, 0x5e, 0x00, 0xff}, // vermillion
+	{0x00, 0x9e, 0x73, 0xff}, // bluish green
+	{0xcc, 0x79, 0xa7, 0xff}, // reddish purple
+	{0xe6, 0x9f, 0x00, 0xff}, // orange
+	{0x56, 0xb4, 0xe9, 0xff}, // sky blue
+	{0xc9, 0xb2, 0x00, 0xff}, // yellow, darkened to show on white
+	{0x00, 0x00, 0x00, 0xff}, // black
 }
 
-// dashes tell apart runs that share a colour once there are more runs than
-// colours (and help readers who cannot tell some hues apart).
+// dashes give every line a second cue besides its hue, so that lines stay
+// apart for readers who cannot tell some hues apart, in grey print, and
+// past eight paradigms (where colours repeat with another dash).
 var dashes = [][]vg.Length{
 	nil,
 	{vg.Points(7), vg.Points(3)},
@@ -54,7 +60,7 @@ var glyphs = []draw.GlyphDrawer{
 func runColor(i int) color.Color { return palette[i%len(palette)] }
 
 func runLine(i int) draw.LineStyle {
-	return draw.LineStyle{Color: runColor(i), Width: vg.Points(2), Dashes: dashes[(i/len(palette))%len(dashes)]}
+	return draw.LineStyle{Color: runColor(i), Width: vg.Points(2), Dashes: dashes[(i+i/len(palette))%len(dashes)]}
 }
 
 func runGlyph(i int) draw.GlyphStyle {

@@ -22,54 +22,126 @@ func timeAxis(runs []runstats.Run) string {
 	return "virtual time (s)"
 }
 
-// accuracyPlot draws test accuracy against time, one line per run with a
-// curve, a dashed line at the target and a marker where each run crosses it.
-func accuracyPlot(sc Scenario, runs []runstats.Run) (figure, error) {
-	p := newPlot("Test accuracy over time", timeAxis(runs), "test accuracy")
+// medianCurve is a paradigm's accuracy over seeds, evaluation by
+// evaluation: the median time and accuracy of the k-th evaluation, and the
+// interval of its accuracy (the band). Seeds evaluate after the same
+// numbers of samples, so their k-th evaluations belong together; the last
+// point is every seed's last evaluation (at the horizon).
+func medianCurve(g pgroup) (mid, lo, hi plotter.XYs) {
+	n := -1
+	for _, r := range g.runs {
+		if len(r.Curve) > 0 && (n < 0 || len(r.Curve) < n) {
+			n = len(r.Curve)
+		}
+	}
+	if n <= 0 {
+		return nil, nil, nil
+	}
+	point := func(pick func(c [][2]float64) [2]float64) {
+		var ts, as []float64
+		for _, r := range g.runs {
+			if len(r.Curve) > 0 {
+				p := pick(r.Curve)
+				ts, as = append(ts, p[0]), append(as, p[1])
+			}
+		}
+		t, a := runstats.MedianInterval(ts), runstats.MedianInterval(as)
+		mid = append(mid, plotter.XY{X: *t.Median, Y: *a.Median})
+		lo = append(lo, plotter.XY{X: *t.Median, Y: *a.Lo})
+		hi = append(hi, plotter.XY{X: *t.Median, Y: *a.Hi})
+	}
+	for k := 0; k < n-1; k++ {
+		point(func(c [][2]float64) [2]float64 { return c[k] })
+	}
+	point(func(c [][2]float64) [2]float64 { return c[len(c)-1] })
+	return mid, lo, hi
+}
+
+// accuracyPlot draws each paradigm's median test accuracy over seeds with
+// a band for its interval and a marker at every evaluation; the y axis is
+// zoomed to where the paradigms differ (past the first rise), a dashed
+// line marks the target and a large marker each median time to target.
+func accuracyPlot(s *runstats.Summary, gs []pgroup) (figure, error) {
+	p := newPlot("Test accuracy over time (median over seeds, band: interval)", timeAxis(s.Runs), "test accuracy")
 	p.Y.Tick.Marker = percentTicks{scale: 100}
 	p.Add(grid(true, true))
-	tgt := target(sc, runs)
-	xmax, ymin, ymax := 0.0, 1.0, 0.0
-	for i := range runs {
-		for _, pt := range runs[i].Curve {
-			xmax, ymin, ymax = max(xmax, pt[0]), min(ymin, pt[1]), max(ymax, pt[1])
+	tgt := s.Target
+	xmax := s.HorizonSeconds
+	type curve struct{ mid, lo, hi plotter.XYs }
+	cs := make([]curve, len(gs))
+	for i, g := range gs {
+		cs[i].mid, cs[i].lo, cs[i].hi = medianCurve(g)
+		for _, q := range cs[i].mid {
+			xmax = max(xmax, q.X)
+		}
+	}
+	// Zoom: the lowest median accuracy after the first fifth of the time
+	// (the early climb would flatten every difference that matters).
+	ymin, ymax := 1.0, 0.0
+	for _, c := range cs {
+		for k, q := range c.mid {
+			if q.X >= 0.2*xmax || k == len(c.mid)-1 {
+				ymin = min(ymin, q.Y)
+			}
+			ymax = max(ymax, c.hi[k].Y)
 		}
 	}
 	if tgt > 0 {
 		ymin, ymax = min(ymin, tgt), max(ymax, tgt)
 	}
+	if ymin > ymax {
+		ymin, ymax = 0, 1
+	}
 	var marks []plot.Plotter // drawn last, so no later line hides them
-	for i := range runs {
-		r := &runs[i]
-		if len(r.Curve) == 0 {
+	for i, g := range gs {
+		c := cs[i]
+		if len(c.mid) == 0 {
 			continue
 		}
-		xys := make(plotter.XYs, len(r.Curve))
-		for k, pt := range r.Curve {
-			xys[k] = plotter.XY{X: pt[0], Y: pt[1]}
+		if len(g.runs) > 1 {
+			band := make(plotter.XYs, 0, 2*len(c.lo))
+			band = append(band, c.lo...)
+			for k := len(c.hi) - 1; k >= 0; k-- {
+				band = append(band, c.hi[k])
+			}
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return figure{}, fmt.Errorf("report: accuracy band of %s: %w", g.name, err)
+			}
+			col := color.RGBAModel.Convert(runColor(i)).(color.RGBA)
+			poly.Color = color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x2c}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
 		}
-		l, err := plotter.NewLine(xys)
+		l, err := plotter.NewLine(c.mid)
 		if err != nil {
-			return figure{}, fmt.Errorf("report: accuracy curve of %s: %w", r.Paradigm, err)
+			return figure{}, fmt.Errorf("report: accuracy curve of %s: %w", g.name, err)
 		}
 		l.LineStyle = runLine(i)
 		p.Add(l)
-		label := r.Paradigm
-		if tgt > 0 {
-			if t, ok := r.TimeTo(tgt); ok {
-				s, err := plotter.NewScatter(plotter.XYs{{X: t, Y: tgt}})
+		dots, err := plotter.NewScatter(c.mid)
+		if err != nil {
+			return figure{}, err
+		}
+		dots.GlyphStyle = runGlyph(i)
+		dots.GlyphStyle.Radius = vg.Points(2.2)
+		p.Add(dots)
+		label := g.name
+		if tgt > 0 && g.st.TimeToTarget != nil {
+			if m := g.st.TimeToTarget.Median; m != nil {
+				sc, err := plotter.NewScatter(plotter.XYs{{X: *m, Y: tgt}})
 				if err != nil {
 					return figure{}, err
 				}
-				s.GlyphStyle = runGlyph(i)
-				s.GlyphStyle.Radius = vg.Points(4.5)
-				marks = append(marks, s)
-				label += " (" + secs(t) + ")"
+				sc.GlyphStyle = runGlyph(i)
+				sc.GlyphStyle.Radius = vg.Points(5)
+				marks = append(marks, sc)
+				label += " (" + secs(*m) + ")"
 			} else {
 				label += " (not reached)"
 			}
 		}
-		p.Legend.Add(label, l)
+		p.Legend.Add(label, l, dots)
 	}
 	if tgt > 0 {
 		tl, err := plotter.NewLine(plotter.XYs{{X: 0, Y: tgt}, {X: math.Max(xmax, 1), Y: tgt}})
@@ -83,15 +155,16 @@ func accuracyPlot(sc Scenario, runs []runstats.Run) (figure, error) {
 	}
 	p.Add(marks...)
 	p.X.Min, p.X.Max = 0, math.Max(xmax, 1)
-	pad := math.Max(0.02, (ymax-ymin)*0.05)
+	pad := math.Max(0.005, (ymax-ymin)*0.06)
 	p.Y.Min, p.Y.Max = math.Max(0, ymin-pad), math.Min(1, ymax+pad)
 	p.Legend.Top, p.Legend.Left = false, false
 	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(6), vg.Points(6)
-	png, err := renderPNG(p, 4.8*vg.Inch)
-	caption := "Each line is one paradigm's test accuracy as training goes on; further left is faster."
+	png, err := renderPNG(p, 5.2*vg.Inch)
+	caption := fmt.Sprintf("Each line is one paradigm's median test accuracy over %s, a dot at every evaluation; the "+
+		"shaded band is the interval over seeds. The accuracy axis starts at %s, past the first climb, where the "+
+		"paradigms differ.", seedWord(len(s.Seeds)), pct(p.Y.Min))
 	if tgt > 0 {
-		caption = fmt.Sprintf("Each line is one paradigm's test accuracy as training goes on; the marker is where it "+
-			"first reaches the dashed %s target (time in the legend) — further left is faster.", pct(tgt))
+		caption += fmt.Sprintf(" The large marker is the median time to the dashed %s target (in the legend) — further left is faster.", pct(tgt))
 	}
 	return figure{name: FileAccuracy, title: "Accuracy vs time", caption: caption, png: png}, err
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,16 +9,17 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/pacer-ps/pacer/runstats"
 )
 
 // Scenario says what was compared and how to rerun it; it heads every report.
 type Scenario struct {
-	Title       string  // page and summary.md heading; a default is used when empty
-	Description string  // the cluster and workload in a sentence or two
-	Command     string  // the exact command that reproduces the runs
-	Target      float64 // test accuracy in (0, 1] the winner must reach first; 0 = none
+	Title       string // page and summary.md heading; a default is used when empty
+	Description string // the cluster and workload in a sentence or two
+	Command     string // the exact command that reproduces the runs
 }
 
 // File names Write produces, in the order it returns them.
@@ -29,6 +31,7 @@ const (
 	FileThru     = "throughput.png"
 	FileMarkdown = "summary.md"
 	FileJSON     = "summary.json"
+	FileCSV      = "curves.csv"
 )
 
 // ErrInput is wrapped by every error about the runs or the scenario.
@@ -38,11 +41,11 @@ var ErrInput = errors.New("report: bad input")
 // returns the paths written. All files are rendered in memory first, so bad
 // input or a plotting failure leaves dir untouched; each file is then written
 // to a temporary name and renamed, so a reader never sees half a file.
-func Write(dir string, sc Scenario, runs []runstats.Run) ([]string, error) {
+func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty output directory", ErrInput)
 	}
-	files, err := render(sc, runs)
+	files, err := render(sc, s)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +62,11 @@ func Write(dir string, sc Scenario, runs []runstats.Run) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	if !hasFile(files, FileAccuracy) {
-		if err := os.Remove(filepath.Join(dir, FileAccuracy)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return paths, fmt.Errorf("report: remove the earlier %s: %w", FileAccuracy, err)
+	for _, name := range []string{FileAccuracy, FileCSV} {
+		if !hasFile(files, name) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
+			}
 		}
 	}
 	return paths, nil
@@ -82,30 +87,35 @@ type file struct {
 }
 
 // render produces every file's bytes; the HTML page embeds the plots.
-func render(sc Scenario, runs []runstats.Run) ([]file, error) {
-	if err := validate(sc, runs); err != nil {
+func render(sc Scenario, s *runstats.Summary) ([]file, error) {
+	if err := validate(s); err != nil {
 		return nil, err
 	}
+	gs := groupsOf(s)
 	var plots []figure
-	if anyCurve(runs) {
-		fig, err := accuracyPlot(sc, runs)
+	if trainedAny(s) {
+		fig, err := accuracyPlot(s, gs)
 		if err != nil {
 			return nil, err
 		}
 		plots = append(plots, fig)
+	}
+	typ := make([]runstats.Run, len(gs))
+	for i, g := range gs {
+		typ[i] = typical(g)
 	}
 	for _, mk := range []func([]runstats.Run) (figure, error){waitPlot, stalenessPlot, throughputPlot} {
-		fig, err := mk(runs)
+		fig, err := mk(typ)
 		if err != nil {
 			return nil, err
 		}
 		plots = append(plots, fig)
 	}
-	js, err := json.MarshalIndent(runs, "", "  ")
+	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("report: summary.json: %w", err)
 	}
-	page, err := htmlPage(sc, runs, plots)
+	page, err := htmlPage(sc, s, plots)
 	if err != nil {
 		return nil, err
 	}
@@ -114,9 +124,29 @@ func render(sc Scenario, runs []runstats.Run) ([]file, error) {
 		files = append(files, file{f.name, f.png})
 	}
 	files = append(files,
-		file{FileMarkdown, []byte(Markdown(sc, runs))},
+		file{FileMarkdown, []byte(Markdown(sc, s))},
 		file{FileJSON, append(js, '\n')})
+	if trainedAny(s) {
+		files = append(files, file{FileCSV, curvesCSV(s)})
+	}
 	return files, nil
+}
+
+// curvesCSV is every run's accuracy curve, one evaluation a line.
+func curvesCSV(s *runstats.Summary) []byte {
+	var b bytes.Buffer
+	b.WriteString("paradigm,seed,seconds,test_accuracy\n")
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range s.Runs {
+		name := r.Paradigm
+		if strings.ContainsAny(name, ",\"\n") {
+			name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		}
+		for _, p := range r.Curve {
+			fmt.Fprintf(&b, "%s,%d,%s,%s\n", name, r.Seed, g(p[0]), g(p[1]))
+		}
+	}
+	return b.Bytes()
 }
 
 func writeFile(path string, data []byte) error {
@@ -143,26 +173,55 @@ func writeFile(path string, data []byte) error {
 }
 
 // validate rejects what would make a misleading report or a NaN in a plot.
-func validate(sc Scenario, runs []runstats.Run) error {
-	if len(runs) == 0 {
+func validate(s *runstats.Summary) error {
+	if s == nil || len(s.Runs) == 0 {
 		return fmt.Errorf("%w: no runs to report", ErrInput)
 	}
-	if bad(sc.Target) || sc.Target < 0 || sc.Target > 1 {
-		return fmt.Errorf("%w: scenario target %v is not an accuracy in [0, 1]", ErrInput, sc.Target)
+	if bad(s.Target) || s.Target < 0 || s.Target > 1 {
+		return fmt.Errorf("%w: target %v is not an accuracy in [0, 1]", ErrInput, s.Target)
+	}
+	if bad(s.HorizonSeconds) || s.HorizonSeconds < 0 {
+		return fmt.Errorf("%w: horizon %v is not a time ≥ 0", ErrInput, s.HorizonSeconds)
+	}
+	known := map[string]bool{}
+	for _, st := range s.Paradigms {
+		if st.Paradigm == "" {
+			return fmt.Errorf("%w: a paradigm has no name", ErrInput)
+		}
+		if known[st.Paradigm] {
+			return fmt.Errorf("%w: paradigm %q is listed twice", ErrInput, st.Paradigm)
+		}
+		if st.Throughput.Median == nil || st.WaitFraction.Median == nil || st.StalenessMean.Median == nil {
+			return fmt.Errorf("%w: paradigm %q has no statistics", ErrInput, st.Paradigm)
+		}
+		known[st.Paradigm] = true
 	}
 	seen := map[string]int{}
-	for i := range runs {
-		r := &runs[i]
+	for i := range s.Runs {
+		r := &s.Runs[i]
 		if r.Paradigm == "" {
 			return fmt.Errorf("%w: run %d has no paradigm name", ErrInput, i)
 		}
-		if j, dup := seen[r.Paradigm]; dup {
-			return fmt.Errorf("%w: runs %d and %d both have paradigm %q; plots and table need one run per paradigm", ErrInput, j, i, r.Paradigm)
+		if !known[r.Paradigm] {
+			return fmt.Errorf("%w: run %d (%s) belongs to no paradigm of the summary", ErrInput, i, r.Paradigm)
 		}
-		seen[r.Paradigm] = i
+		key := fmt.Sprintf("%s\x00%d", r.Paradigm, r.Seed)
+		if j, dup := seen[key]; dup {
+			return fmt.Errorf("%w: runs %d and %d both have paradigm %q and seed %d", ErrInput, j, i, r.Paradigm, r.Seed)
+		}
+		seen[key] = i
 		if err := validateRun(r); err != nil {
-			return fmt.Errorf("%w: run %d (%s): %v", ErrInput, i, r.Paradigm, err)
+			return fmt.Errorf("%w: run %d (%s, seed %d): %v", ErrInput, i, r.Paradigm, r.Seed, err)
 		}
+	}
+	v := s.Verdict
+	for _, name := range append(append([]string{}, v.Tied...), v.Leader, v.RunnerUp) {
+		if name != "" && !known[name] {
+			return fmt.Errorf("%w: the verdict names %q, which did not run", ErrInput, name)
+		}
+	}
+	if v.Metric != runstats.MetricNone && len(s.Paradigms) > 1 && (v.Leader == "" || v.RunnerUp == "" || v.P == nil) {
+		return fmt.Errorf("%w: the verdict lacks its leader, runner-up or test", ErrInput)
 	}
 	return nil
 }
@@ -211,29 +270,3 @@ func validateRun(r *runstats.Run) error {
 }
 
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
-
-// anyCurve reports whether some run has accuracy points to plot.
-func anyCurve(runs []runstats.Run) bool {
-	for i := range runs {
-		if len(runs[i].Curve) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// trained reports whether a run trained a model, so that accuracy applies to
-// it; sim runs leave every accuracy field zero.
-func trained(r *runstats.Run) bool {
-	return len(r.Curve) > 0 || r.TimeToTarget != nil || r.FinalAccuracy > 0 || r.BestAccuracy > 0
-}
-
-// anyTrained reports whether the comparison is about accuracy at all.
-func anyTrained(runs []runstats.Run) bool {
-	for i := range runs {
-		if trained(&runs[i]) {
-			return true
-		}
-	}
-	return false
-}

@@ -23,7 +23,6 @@ var virtualScenario = Scenario{
 	Title:       "Heterogeneous pair <1 : 2>",
 	Description: "Two workers, one twice as fast as the other & an MLP on Fashion-MNIST.",
 	Command:     "pacer compare --paradigms 'bsp;asp;ssp:s=3' --target 0.85 --out out",
-	Target:      0.85,
 }
 
 func readAll(t *testing.T, paths []string) map[string][]byte {
@@ -51,10 +50,14 @@ func escaped(t *testing.T, s string) string {
 
 // checkPage checks the page's content: winner, table, embedded plots that
 // match the PNG files, and nothing fetched from elsewhere.
-func checkPage(t *testing.T, sc Scenario, runs []runstats.Run, files map[string][]byte, plots []string) {
+func checkPage(t *testing.T, sc Scenario, s *runstats.Summary, files map[string][]byte, plots []string) {
 	t.Helper()
 	page := string(files[FileHTML])
-	name, sentence := Winner(sc, runs)
+	sentence, won := Headline(s)
+	name := ""
+	if won {
+		name = *s.Verdict.Winner
+	}
 	box := `<div class="winner"><small>Winner</small>` + escaped(t, sentence) + "</div>"
 	if name == "" {
 		box = `<div class="winner none"><small>No winner</small>` + escaped(t, sentence) + "</div>"
@@ -66,7 +69,7 @@ func checkPage(t *testing.T, sc Scenario, runs []runstats.Run, files map[string]
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
-	tb := summaryTable(sc, runs)
+	tb := summaryTable(s)
 	for _, h := range tb.head {
 		if !strings.Contains(page, "<th>"+escaped(t, h)+"</th>") {
 			t.Errorf("report.html lacks column %q", h)
@@ -97,12 +100,12 @@ func checkPage(t *testing.T, sc Scenario, runs []runstats.Run, files map[string]
 
 func TestWriteWithCurves(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "new", "out") // Write creates it
-	runs := virtualRuns(0.85)
-	paths, err := Write(dir, virtualScenario, runs)
+	sum := virtualSummary(0.85, 5)
+	paths, err := Write(dir, virtualScenario, sum)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{FileHTML, FileAccuracy, FileWait, FileStale, FileThru, FileMarkdown, FileJSON}
+	want := []string{FileHTML, FileAccuracy, FileWait, FileStale, FileThru, FileMarkdown, FileJSON, FileCSV}
 	for i, w := range want {
 		want[i] = filepath.Join(dir, w)
 	}
@@ -110,7 +113,7 @@ func TestWriteWithCurves(t *testing.T) {
 		t.Fatalf("paths %v\nwant  %v", paths, want)
 	}
 	files := readAll(t, paths)
-	checkPage(t, virtualScenario, runs, files, []string{FileAccuracy, FileWait, FileStale, FileThru})
+	checkPage(t, virtualScenario, sum, files, []string{FileAccuracy, FileWait, FileStale, FileThru})
 	for _, name := range []string{FileAccuracy, FileWait, FileStale, FileThru} {
 		img, err := png.Decode(bytes.NewReader(files[name]))
 		if err != nil {
@@ -120,15 +123,18 @@ func TestWriteWithCurves(t *testing.T) {
 			t.Errorf("%s is %d px wide, want 1200", name, w)
 		}
 	}
-	var back []runstats.Run
+	var back runstats.Summary
 	if err := json.Unmarshal(files[FileJSON], &back); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back, runs) {
-		t.Error("summary.json does not read back as the runs given")
+	if !reflect.DeepEqual(&back, sum) {
+		t.Error("summary.json does not read back as the summary given")
+	}
+	if strings.Count(string(files[FileCSV]), "\n") != 1+len(sum.Runs)*len(sum.Runs[0].Curve) {
+		t.Errorf("curves.csv has %d lines", strings.Count(string(files[FileCSV]), "\n"))
 	}
 	md := string(files[FileMarkdown])
-	if md != Markdown(virtualScenario, runs) {
+	if md != Markdown(virtualScenario, sum) {
 		t.Error("summary.md differs from Markdown()")
 	}
 	page := string(files[FileHTML])
@@ -136,34 +142,38 @@ func TestWriteWithCurves(t *testing.T) {
 	if strings.Contains(page, "<1 : 2>") || !strings.Contains(page, "&lt;1 : 2&gt;") {
 		t.Error("scenario title was not HTML-escaped")
 	}
+	for _, w := range []string{"5 seeds each", "interval", "exact order-statistic", "interpolated linearly", "horizon 600 s"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("report.html does not say %q", w)
+		}
+	}
 }
 
 func TestWriteSimOnly(t *testing.T) {
 	dir := t.TempDir()
 	// An earlier training report in the same directory: its accuracy plot
-	// must not survive next to the sim report.
-	if _, err := Write(dir, virtualScenario, virtualRuns(0.85)); err != nil {
+	// and curves must not survive next to the sim report.
+	if _, err := Write(dir, virtualScenario, virtualSummary(0.85, 3)); err != nil {
 		t.Fatal(err)
 	}
-	runs := simRuns()
-	sc := Scenario{Title: "Mixed 32", Command: "pacer compare --mode sim", Target: 0.85}
-	paths, err := Write(dir, sc, runs)
+	sum := simSummary(3)
+	sc := Scenario{Title: "Mixed 32", Command: "pacer compare --mode sim"}
+	paths, err := Write(dir, sc, sum)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := readAll(t, paths)
-	if _, ok := files[FileAccuracy]; ok {
-		t.Error("sim-only runs have no accuracy, yet accuracy_vs_time.png was written")
-	}
-	if _, err := os.Stat(filepath.Join(dir, FileAccuracy)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("accuracy_vs_time.png exists: %v", err)
+	for _, f := range []string{FileAccuracy, FileCSV} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists beside a sim report: %v", f, err)
+		}
 	}
 	if len(paths) != 6 {
 		t.Errorf("wrote %d files, want 6", len(paths))
 	}
-	checkPage(t, sc, runs, files, []string{FileWait, FileStale, FileThru})
+	checkPage(t, sc, sum, files, []string{FileWait, FileStale, FileThru})
 	md := string(files[FileMarkdown])
-	if strings.Contains(md, "time to") || strings.Contains(md, "final acc") {
+	if strings.Contains(md, "time to") || strings.Contains(md, "accuracy at") {
 		t.Error("summary.md of sim runs has accuracy columns")
 	}
 	// 32 workers × 8 paradigms is too many bars: the spread is shown.
@@ -176,14 +186,14 @@ func TestWriteDeterministic(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		sc   Scenario
-		runs []runstats.Run
-	}{{"virtual", virtualScenario, virtualRuns(0.85)}, {"sim", Scenario{}, simRuns()}} {
+		sum  *runstats.Summary
+	}{{"virtual", virtualScenario, virtualSummary(0.85, 3)}, {"sim", Scenario{}, simSummary(2)}} {
 		t.Run(c.name, func(t *testing.T) {
-			a, err := Write(filepath.Join(t.TempDir(), "a"), c.sc, c.runs)
+			a, err := Write(filepath.Join(t.TempDir(), "a"), c.sc, c.sum)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := Write(filepath.Join(t.TempDir(), "b"), c.sc, c.runs)
+			b, err := Write(filepath.Join(t.TempDir(), "b"), c.sc, c.sum)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -201,15 +211,15 @@ func TestWriteDeterministic(t *testing.T) {
 // hold for a renderer that ignores its data.
 func TestPlotsFollowData(t *testing.T) {
 	runs := virtualRuns(0.85)
-	f1, err := render(virtualScenario, runs)
+	f1, err := render(virtualScenario, summarize(runs, 0.85, 600))
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs[2].Throughput *= 2
 	runs[2].WorkerWait = []float64{0.9, 0.1}
 	runs[2].StalenessHist = []int64{5, 5, 5, 5, 5}
-	runs[2].Curve[10][1] = 0.3
-	f2, err := render(virtualScenario, runs)
+	runs[2].Curve[40][1] = 0.3
+	f2, err := render(virtualScenario, summarize(runs, 0.85, 600))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,22 +231,23 @@ func TestPlotsFollowData(t *testing.T) {
 }
 
 func TestWriteBadInput(t *testing.T) {
-	good := virtualRuns(0.85)
-	mod := func(f func(r []runstats.Run)) []runstats.Run {
+	good := summarize(virtualRuns(0.85), 0.85, 600)
+	good.Target = 85
+	mod := func(f func(r []runstats.Run)) *runstats.Summary {
 		r := virtualRuns(0.85)
 		f(r)
-		return r
+		return summarize(r, 0.85, 600)
 	}
 	cases := []struct {
 		name string
 		sc   Scenario
-		runs []runstats.Run
+		runs *runstats.Summary
 		want string
 	}{
-		{"no runs", virtualScenario, nil, "no runs"},
-		{"target above 1", Scenario{Target: 85}, good, "target"},
-		{"unnamed run", virtualScenario, mod(func(r []runstats.Run) { r[1].Paradigm = "" }), "no paradigm name"},
-		{"duplicate paradigm", virtualScenario, mod(func(r []runstats.Run) { r[1].Paradigm = "bsp" }), "both have paradigm"},
+		{"no runs", virtualScenario, summarize(nil, 0.85, 600), "no runs"},
+		{"target above 1", Scenario{}, good, "target"},
+		{"unnamed run", virtualScenario, mod(func(r []runstats.Run) { r[1].Paradigm = "" }), "no name"},
+		{"duplicate paradigm", virtualScenario, mod(func(r []runstats.Run) { r[1].Paradigm = "bsp" }), "both have paradigm \"bsp\" and seed 1"},
 		{"NaN throughput", virtualScenario, mod(func(r []runstats.Run) { r[0].Throughput = math.NaN() }), "throughput"},
 		{"infinite accuracy", virtualScenario, mod(func(r []runstats.Run) { r[0].Curve[3][1] = math.Inf(1) }), "curve[3]"},
 		{"curve back in time", virtualScenario, mod(func(r []runstats.Run) { r[0].Curve[3][0] = 1 }), "goes back"},
@@ -268,10 +279,10 @@ func TestWriteUnwritableDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A path under a regular file cannot be created, even by root.
-	if _, err := Write(filepath.Join(blocker, "out"), virtualScenario, virtualRuns(0.85)); err == nil {
+	if _, err := Write(filepath.Join(blocker, "out"), virtualScenario, virtualSummary(0.85, 2)); err == nil {
 		t.Fatal("Write into a path under a file succeeded")
 	}
-	if _, err := Write("", virtualScenario, virtualRuns(0.85)); !errors.Is(err, ErrInput) {
+	if _, err := Write("", virtualScenario, virtualSummary(0.85, 2)); !errors.Is(err, ErrInput) {
 		t.Fatalf("Write to an empty dir name: %v", err)
 	}
 }
@@ -293,11 +304,13 @@ func TestWriteEdgeCases(t *testing.T) {
 	noTarget := virtualRuns(0)
 	for name, runs := range map[string][]runstats.Run{"one": one, "bare": bare, "point": point, "many": many, "fresh": allFresh, "no target": noTarget} {
 		t.Run(name, func(t *testing.T) {
-			sc := Scenario{Target: 0.85}
+			sc := Scenario{}
+			target := 0.85
 			if name == "no target" {
-				sc.Target = 0
+				target = 0
 			}
-			paths, err := Write(t.TempDir(), sc, runs)
+			sum := summarize(runs, target, 600)
+			paths, err := Write(t.TempDir(), sc, sum)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -308,7 +321,7 @@ func TestWriteEdgeCases(t *testing.T) {
 					plots = append(plots, filepath.Base(p))
 				}
 			}
-			checkPage(t, sc, runs, files, plots)
+			checkPage(t, sc, sum, files, plots)
 		})
 	}
 }
@@ -316,7 +329,7 @@ func TestWriteEdgeCases(t *testing.T) {
 func TestHTMLEscapesRunNames(t *testing.T) {
 	runs := simRuns()[:2]
 	runs[0].Paradigm = `<script>alert("x")</script>`
-	files, err := render(Scenario{Description: `<img src=x onerror=alert(1)>`}, runs)
+	files, err := render(Scenario{Description: `<img src=x onerror=alert(1)>`}, summarize(runs, 0, 100))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,82 +15,117 @@ type table struct {
 	winner int // row index of the winner, -1 when there is none
 }
 
-// column is one table column: its heading and how a run fills it.
+// column is one table column: its heading and how a paradigm fills it.
 type column struct {
 	head string
-	cell func(r *runstats.Run) string
+	cell func(g pgroup) string
 }
 
-// summaryTable builds the table in the order of runs (the order the user
-// listed the paradigms). Accuracy columns appear only when some run trained a
-// model; the time-to-target column only when a target is known.
-func summaryTable(sc Scenario, runs []runstats.Run) table {
+// summaryTable has one row per paradigm, in the order listed: medians over
+// seeds with their intervals in brackets. Accuracy columns appear only
+// when the runs trained a model, time to target only with a target. It
+// stays narrow enough for a 1,400-pixel window.
+func summaryTable(s *runstats.Summary) table {
+	gs := groupsOf(s)
+	n := len(s.Seeds)
 	var cols []column
-	cols = append(cols, column{"paradigm", func(r *runstats.Run) string { return r.Paradigm }})
-	if anyTrained(runs) {
-		if t := target(sc, runs); t > 0 {
-			cols = append(cols, column{"time to " + pct(t), func(r *runstats.Run) string {
-				if !trained(r) {
-					return "—"
-				}
-				if v, ok := timeTo(r, t); ok {
-					return secs(v)
-				}
-				return "not reached"
-			}})
+	cols = append(cols, column{"paradigm", func(g pgroup) string { return g.name }})
+	if trainedAny(s) {
+		if s.Target > 0 {
+			cols = append(cols,
+				column{"time to " + pct(s.Target), func(g pgroup) string { return ivCell(g.st.TimeToTarget, secs, "not reached") }},
+				column{"reached", func(g pgroup) string {
+					if g.st.Reached == nil {
+						return "—"
+					}
+					return fmt.Sprintf("%d/%d", *g.st.Reached, g.st.Runs)
+				}})
 		}
-		cols = append(cols, column{"final acc", func(r *runstats.Run) string {
-			if !trained(r) {
-				return "—"
-			}
-			return pct(finalAcc(r))
-		}})
+		acc := "accuracy at horizon"
+		if s.HorizonSeconds == 0 {
+			acc = "final accuracy"
+		}
+		cols = append(cols, column{acc, func(g pgroup) string { return ivCell(g.st.AccuracyAtHorizon, pct, "—") }})
+		if n > 1 {
+			cols = append(cols,
+				column{"wins", func(g pgroup) string { return fmt.Sprintf("%d/%d", g.st.Wins, n) }},
+				column{"p vs leader", func(g pgroup) string {
+					if g.st.PVsLeader == nil {
+						return "leader"
+					}
+					return strings.TrimPrefix(strings.TrimPrefix(pText(*g.st.PVsLeader), "= "), "")
+				}})
+		}
 	}
 	cols = append(cols,
-		column{"throughput (pushes/s)", func(r *runstats.Run) string { return rate(r.Throughput) }},
-		column{"wait share", func(r *runstats.Run) string { return pct(r.WaitFraction) }},
-		column{"max gap", func(r *runstats.Run) string { return group(r.MaxGap) }},
-		column{"staleness mean / max", func(r *runstats.Run) string {
-			return fmt.Sprintf("%.2f / %s", r.StalenessMean, group(r.StalenessMax))
+		column{"pushes/s", func(g pgroup) string { return rate(*g.st.Throughput.Median) }},
+		column{"wait share", func(g pgroup) string { return pct(*g.st.WaitFraction.Median) }},
+		column{"staleness mean / max", func(g pgroup) string {
+			t := typical(g)
+			return fmt.Sprintf("%.2f / %s", *g.st.StalenessMean.Median, group64(t.StalenessMax))
 		}},
-		column{"dropped", func(r *runstats.Run) string { return group(r.Dropped) }},
-		column{"updates", func(r *runstats.Run) string { return group(r.Updates) }},
+		column{"dropped", func(g pgroup) string { return group64(typical(g).Dropped) }},
 	)
-	if anyController(runs) {
-		cols = append(cols, column{"controller calls / time", func(r *runstats.Run) string {
-			if r.ControllerCalls == 0 {
+	if anyController(s.Runs) {
+		cols = append(cols, column{"controller calls / time", func(g pgroup) string {
+			t := typical(g)
+			if t.ControllerCalls == 0 {
 				return "—"
 			}
-			return group(r.ControllerCalls) + " / " + ctrlTime(r.ControllerSeconds)
+			return group64(t.ControllerCalls) + " / " + ctrlTime(t.ControllerSeconds)
 		}})
 	}
 	tb := table{winner: -1}
 	for _, c := range cols {
 		tb.head = append(tb.head, c.head)
 	}
-	win, _ := Winner(sc, runs)
-	for i := range runs {
+	for i, g := range gs {
 		row := make([]string, len(cols))
 		for k, c := range cols {
-			row[k] = c.cell(&runs[i])
+			row[k] = c.cell(g)
 		}
 		tb.rows = append(tb.rows, row)
-		if runs[i].Paradigm == win && win != "" {
+		if w := s.Verdict.Winner; w != nil && *w == g.name {
 			tb.winner = i
 		}
 	}
 	return tb
 }
 
-// Markdown returns summary.md: a heading, the winner sentence, the scenario
-// and the command to rerun it, and the summary table with one row per run in
-// the order given (the winner in bold). Columns: paradigm, time to target and
-// final accuracy (when runs trained a model), throughput, mean waiting share,
-// largest clock gap, staleness mean / max, dropped gradients, updates.
-func Markdown(sc Scenario, runs []runstats.Run) string {
+func group64(n int64) string { return group(n) }
+
+// methods are the report's notes on how its figures were obtained.
+func methods(s *runstats.Summary) []string {
+	var m []string
+	m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
+		seedWord(len(s.Seeds)), seedRange(s.Seeds)))
+	if s.HorizonSeconds > 0 && s.Mode == "virtual" {
+		m = append(m, fmt.Sprintf("Equal horizons: every run trained for the same %s of virtual time.", secs(s.HorizonSeconds)))
+	}
+	m = append(m, "Intervals: "+s.IntervalMethod+".")
+	if s.TimeToTargetMethod != "" {
+		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
+	}
+	if s.TestMethod != "" {
+		m = append(m, "Verdict: a winner is named only when the "+s.TestMethod+" separates the leader from every other paradigm; otherwise the paradigms it does not separate from the leader are tied. Wins: seeds on which a paradigm did best.")
+	}
+	return m
+}
+
+func seedRange(seeds []uint64) string {
+	if len(seeds) == 1 {
+		return fmt.Sprintf("seed %d", seeds[0])
+	}
+	return fmt.Sprintf("seeds %d–%d", seeds[0], seeds[len(seeds)-1])
+}
+
+// Markdown returns summary.md: a heading, the verdict, the scenario and the
+// command to rerun it, the summary table (the winner in bold) and how the
+// figures were obtained.
+func Markdown(sc Scenario, s *runstats.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", mdEscape(title(sc)))
-	_, sentence := Winner(sc, runs)
+	sentence, _ := Headline(s)
 	fmt.Fprintf(&b, "**%s**\n\n", mdEscape(sentence))
 	if sc.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", mdEscape(sc.Description))
@@ -102,10 +137,10 @@ func Markdown(sc Scenario, runs []runstats.Run) string {
 		}
 		fmt.Fprintf(&b, "Rerun with:\n\n%ssh\n%s\n%s\n\n", fence, sc.Command, fence)
 	}
-	if len(runs) == 0 {
+	if len(s.Runs) == 0 {
 		return b.String()
 	}
-	tb := summaryTable(sc, runs)
+	tb := summaryTable(s)
 	b.WriteString("|")
 	for _, h := range tb.head {
 		fmt.Fprintf(&b, " %s |", mdEscape(h))
@@ -129,6 +164,10 @@ func Markdown(sc Scenario, runs []runstats.Run) string {
 			fmt.Fprintf(&b, " %s |", c)
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for _, m := range methods(s) {
+		fmt.Fprintf(&b, "%s\n", mdEscape(m))
 	}
 	return b.String()
 }

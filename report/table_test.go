@@ -8,19 +8,26 @@ import (
 )
 
 func TestMarkdownVirtual(t *testing.T) {
-	runs := virtualRuns(0.85)
-	runs[4].ControllerSeconds, runs[5].ControllerSeconds = 0.0025, 31e-6
-	md := Markdown(virtualScenario, runs)
+	sum := virtualSummary(0.85, 5)
+	for i := range sum.Runs {
+		if sum.Runs[i].Paradigm == "dssp:sl=3,su=15" {
+			sum.Runs[i].ControllerSeconds = 0.0005 // 5 seeds: 2.5 ms
+		}
+	}
+	md := Markdown(virtualScenario, sum)
 	for _, want := range []string{
 		"# Heterogeneous pair &lt;1 : 2>\n",
-		"**asp reached 85% test accuracy first, at 275 s",
+		"**No clear winner: dssp:sl=3,su=15 and asp are tied on reaching 85% test accuracy first — medians over 5 seeds: " +
+			"dssp:sl=3,su=15 at 303 s (277–311 s, 93.8% interval); asp at 305 s (265–305 s, 93.8% interval); the paired " +
+			"test does not separate dssp:sl=3,su=15 from asp (p = 0.696); backup:b=1 never reached it.**",
 		"```sh\npacer compare --paradigms 'bsp;asp;ssp:s=3' --target 0.85 --out out\n```",
-		"| paradigm | time to 85% | final acc | throughput (pushes/s) | wait share | max gap | staleness mean / max | dropped | updates | controller calls / time |\n",
-		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-		"| bsp | 535 s | 85.4% | 10.2 | 24.5% | 0 | 0.00 / 0 | 0 | 5,508 | — |\n",
-		"| **asp** | 275 s | 86.9% | 15.1 | 0% | 0 | 0.90 / 6 | 0 | 8,154 | 1 / not measured |\n",
-		"| dssp:sl=3,su=15 | 306 s | 86.8% | 14.9 | 1% | 14 | 0.88 / 7 | 0 | 8,046 | 4 / 2.5 ms |\n",
-		"| backup:b=1 | not reached | 64.1% | 9.00 | 25% | 1 | 0.00 / 0 | 120 | 4,860 | 5 / 31 µs |\n",
+		"| paradigm | time to 85% | reached | accuracy at horizon | wins | p vs leader | pushes/s | wait share | staleness mean / max | dropped | controller calls / time |\n",
+		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+		"| bsp | 536 s [528–572] | 5/5 | 85.3% [85.1–85.6] | 0/5 | &lt; 0.001 | 10.2 | 24.5% | 0.00 / 0 | 0 | — |\n",
+		"| backup:b=1 | not reached | 0/5 | 63.7% [63–65] | 0/5 | &lt; 0.001 | 9.00 | 25% | 0.00 / 0 | 600 | 25 / not measured |\n",
+		"| dssp:sl=3,su=15 | 303 s [277–311] | 5/5 | 86.8% [86.8–86.8] | 3/5 | leader | 14.9 | 1% | 0.88 / 7 | 0 | 20 / 2.5 ms |\n",
+		"Intervals: exact order-statistic interval",
+		"Equal horizons: every run trained for the same 600 s of virtual time.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q\n%s", want, md)
@@ -29,6 +36,15 @@ func TestMarkdownVirtual(t *testing.T) {
 	if n := strings.Count(md, "\n| "); n != 1+1+6 {
 		t.Errorf("table has %d lines, want header, rule and 6 rows", n)
 	}
+	if strings.Contains(md, "**asp**") || strings.Contains(md, "**dssp") {
+		t.Errorf("a tie has a winner in bold:\n%s", md)
+	}
+	// Without the wobble between seeds, the faster paradigm wins clearly.
+	sum = virtualSummary(0.85, 1)
+	one := Markdown(virtualScenario, sum)
+	if !strings.Contains(one, "No winner can be named from one seed") {
+		t.Errorf("one seed:\n%s", one)
+	}
 }
 
 func TestMarkdownSimAndEscaping(t *testing.T) {
@@ -36,32 +52,21 @@ func TestMarkdownSimAndEscaping(t *testing.T) {
 		{Paradigm: "a|b", Mode: "sim", Throughput: 1234.4, WaitFraction: 0.1234, Updates: 1234567, StalenessMean: 1.234, StalenessMax: 9},
 		{Paradigm: "x_*y*", Mode: "sim", Throughput: 5},
 	}
-	md := Markdown(Scenario{Title: "t", Command: "echo ```"}, runs)
+	md := Markdown(Scenario{Title: "t", Command: "echo ```"}, summarize(runs, 0, 10))
 	for _, want := range []string{
-		"| paradigm | throughput (pushes/s) | wait share | max gap | staleness mean / max | dropped | updates |\n",
-		"| **a\\|b** | 1,234 | 12.3% | 0 | 1.23 / 9 | 0 | 1,234,567 |\n",
+		"| paradigm | pushes/s | wait share | staleness mean / max | dropped |\n",
+		"| a\\|b | 1,234 | 12.3% | 1.23 / 9 | 0 |\n",
 		"| x\\_\\*y\\* | 5.00 |",
 		"````sh\necho ```\n````",
+		"Sim mode measures timing only and names no winner: a\\|b had the highest throughput (1,234 pushes/s, waiting 12.3%, staleness 1.23; medians over 1 seed), x\\_\\*y\\* the least staleness",
+		"run --mode virtual",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "time to") {
-		t.Error("sim table has a time-to-target column")
-	}
-}
-
-// A mixed set (a sim run beside trained ones) shows dashes, not zeros, where
-// accuracy does not apply.
-func TestTableMixedModes(t *testing.T) {
-	runs := []runstats.Run{trainedRun("bsp", 100, 0.9), simRun("asp", 3)}
-	tb := summaryTable(Scenario{Target: 0.85}, runs)
-	if got := strings.Join(tb.rows[1][:3], ","); got != "asp,—,—" {
-		t.Errorf("sim row in a trained table = %q", got)
-	}
-	if tb.winner != 0 {
-		t.Errorf("winner row %d, want 0", tb.winner)
+	if strings.Contains(md, "time to") || strings.Contains(md, "**a") {
+		t.Error("sim table has a time-to-target column or a winner")
 	}
 }
 

@@ -197,18 +197,18 @@ func TestCompareSimModeRunsFailures(t *testing.T) {
 	pushes := func(extra ...string) ([]runstats.Run, string) {
 		dir := t.TempDir()
 		args := append([]string{"compare", "--mode", "sim", "--paradigms", "asp;bsp", "--workers", "3",
-			"--duration", "2m", "--out", dir}, extra...)
+			"--duration", "2m", "--seeds", "1", "--out", dir}, extra...)
 		_, errs, code := pacer(t, args...)
 		if code != 0 {
 			t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-		var runs []runstats.Run
-		if err := json.Unmarshal(b, &runs); err != nil || len(runs) != 2 {
-			t.Fatalf("summary.json: %v, %d runs", err, len(runs))
+		var sum runstats.Summary
+		if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 2 {
+			t.Fatalf("summary.json: %v, %d runs", err, len(sum.Runs))
 		}
 		html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
-		return runs, string(html)
+		return sum.Runs, string(html)
 	}
 	healthy, _ := pushes()
 	failed, html := pushes("--fail", "1@10s")
@@ -234,8 +234,8 @@ func TestCompareSimDurationOverridesScenarioIterations(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "out", "summary.json"))
-	var runs []runstats.Run
-	if err := json.Unmarshal(b, &runs); err != nil || len(runs) != 1 || runs[0].VirtualSeconds > 11 {
+	var sum runstats.Summary
+	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 5 || sum.Runs[0].VirtualSeconds > 11 || sum.HorizonSeconds != 10 {
 		t.Errorf("summary %s: %v", b, err)
 	}
 }

@@ -30,7 +30,9 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)")
 	iters := fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)")
 	dur := fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)")
-	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md and summary.json")
+	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv")
+	seeds := fs.Int("seeds", 0, "runs per paradigm, with seeds --seed … --seed+N−1 (default: the scenario's, else 5; 1 in the live modes)")
+	horizon := fs.Duration("horizon", 0, "virtual mode: the virtual time every run trains for (default: what the slowest paradigm needs for --epochs)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,13 +43,19 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *iters < 0 || *dur < 0 {
 		return fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur)
 	}
+	if given["seeds"] && *seeds < 1 {
+		return fmt.Errorf("--seeds=%d: need at least 1", *seeds)
+	}
+	if given["horizon"] && *horizon <= 0 {
+		return fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon)
+	}
 	// The flags as typed configuration; the scenario then fills what the
 	// command line left unset.
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
 	if err != nil {
 		return err
 	}
-	cc := compare.Config{Mode: *mode, Job: base, Seeds: 1, Iterations: *iters, Duration: *dur,
+	cc := compare.Config{Mode: *mode, Job: base, Seeds: *seeds, Horizon: *horizon, Iterations: *iters, Duration: *dur,
 		Scenario: scenario.Scenario{Name: "custom"}}
 	what := "--paradigms"
 	if *list != "" {
@@ -74,6 +82,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if cc.Seeds == 0 {
+		cc.Seeds = 5
+		if *mode == "inproc" || *mode == "tcp" {
+			cc.Seeds = 1 // real time: one run each unless asked
+		}
+	}
 	if err := cc.Job.Fill(); err != nil {
 		return err
 	}
@@ -95,10 +109,10 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	})
 	desc := cc.Scenario.Description
 	if desc == "" {
-		desc = describe(&cc)
+		desc = describe(&cc, tf.cl.failures)
 	}
 	rs := report.Scenario{Title: "pacer compare: " + cc.Scenario.Name, Description: desc,
-		Command: "pacer compare " + shellJoin(args), Target: cc.Job.Target}
+		Command: "pacer compare " + shellJoin(args)}
 	undo, err := prepareOut(*out)
 	if err != nil {
 		return err
@@ -114,14 +128,13 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		undo()
 		return err
 	}
-	runs := sum.Runs
-	paths, err := report.Write(*out, rs, runs)
+	paths, err := report.Write(*out, rs, sum)
 	if err != nil {
 		undo()
 		return err
 	}
-	fmt.Fprint(stdout, report.Markdown(rs, runs))
-	_, sentence := report.Winner(rs, runs)
+	fmt.Fprint(stdout, report.Markdown(rs, sum))
+	sentence, _ := report.Headline(sum)
 	fmt.Fprintf(stdout, "\n%s\n\nwrote %s\nopen %s in a browser\n", sentence, strings.Join(paths, ", "), paths[0])
 	return nil
 }
@@ -136,17 +149,20 @@ func checkCompareModeFlags(mode string, given map[string]bool) error {
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; virtual training simulates no worker failures")
 		}
-		return refuseGiven(given, []string{"iterations", "duration"}, "applies to compare --mode sim only; virtual mode trains for --epochs")
+		return refuseGiven(given, []string{"iterations", "duration"}, "applies to compare --mode sim only; virtual mode trains for --epochs (or --horizon)")
 	case "sim":
 		if given["iterations"] && given["duration"] {
 			return fmt.Errorf("--iterations and --duration are alternatives: give one")
+		}
+		if given["horizon"] {
+			return fmt.Errorf("--horizon applies to compare --mode virtual; sim mode's equal budget is --duration")
 		}
 		return refuseGiven(given, learningFlags(), "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
 	case "inproc", "tcp":
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; the live modes run real workers")
 		}
-		if err := refuseGiven(given, []string{"iterations", "duration"}, "applies to compare --mode sim only; the live modes train for --epochs"); err != nil {
+		if err := refuseGiven(given, []string{"iterations", "duration", "horizon"}, "applies to the simulated modes only; the live modes train for --epochs in real time"); err != nil {
 			return err
 		}
 		return refuseGiven(given, virtualTimeFlags, "shapes virtual time; the live modes run at this machine's real speed (use --mode virtual)")
@@ -167,7 +183,7 @@ func learningFlags() []string {
 // describe is the report's description of a comparison without one of its
 // own: the cluster, then the training job (virtual mode) or the simulated
 // run's length (sim mode, which trains nothing).
-func describe(c *compare.Config) string {
+func describe(c *compare.Config, failures string) string {
 	j := &c.Job
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d workers, %d shard(s)", j.Workers, j.Shards)
@@ -201,8 +217,8 @@ func describe(c *compare.Config) string {
 		default:
 			b.WriteString("; timing only (no model), 100 iterations per worker")
 		}
-		if len(c.Failures) > 0 {
-			fmt.Fprintf(&b, ", %d worker failure(s)", len(c.Failures))
+		if failures != "" {
+			fmt.Fprintf(&b, ", workers failing at %s", failures)
 		}
 		b.WriteString(".")
 		return b.String()

@@ -1,0 +1,101 @@
+package report
+
+import (
+	"slices"
+
+	"github.com/pacer-ps/pacer/runstats"
+)
+
+// pgroup is one paradigm of a comparison: its statistics and its runs, one
+// per seed in seed order.
+type pgroup struct {
+	name string
+	st   *runstats.ParadigmStats
+	runs []runstats.Run
+}
+
+// groupsOf splits the summary's runs by paradigm, in the order of its
+// statistics (the order the user listed the paradigms).
+func groupsOf(s *runstats.Summary) []pgroup {
+	gs := make([]pgroup, len(s.Paradigms))
+	for i := range s.Paradigms {
+		gs[i] = pgroup{name: s.Paradigms[i].Paradigm, st: &s.Paradigms[i]}
+		for _, r := range s.Runs {
+			if r.Paradigm == gs[i].name {
+				gs[i].runs = append(gs[i].runs, r)
+			}
+		}
+		slices.SortStableFunc(gs[i].runs, func(a, b runstats.Run) int { return compareU(a.Seed, b.Seed) })
+	}
+	return gs
+}
+
+func compareU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// typical is one run standing for a pgroup in the timing plots: per worker
+// the median waiting share over seeds, the staleness histogram summed over
+// seeds (shares are what the plot shows), and the median throughput.
+func typical(g pgroup) runstats.Run {
+	r := runstats.Run{Paradigm: g.name}
+	if len(g.runs) == 0 {
+		return r
+	}
+	r.Mode = g.runs[0].Mode
+	r.Throughput = med(g.runs, func(x *runstats.Run) float64 { return x.Throughput })
+	r.WaitFraction = med(g.runs, func(x *runstats.Run) float64 { return x.WaitFraction })
+	k := 0
+	for i := range g.runs {
+		k = max(k, len(g.runs[i].WorkerWait))
+	}
+	for w := range k {
+		r.WorkerWait = append(r.WorkerWait, med(g.runs, func(x *runstats.Run) float64 {
+			if w < len(x.WorkerWait) {
+				return x.WorkerWait[w]
+			}
+			return 0
+		}))
+	}
+	for i := range g.runs {
+		for s, n := range g.runs[i].StalenessHist {
+			for len(r.StalenessHist) <= s {
+				r.StalenessHist = append(r.StalenessHist, 0)
+			}
+			r.StalenessHist[s] += n
+		}
+		r.StalenessMax = max(r.StalenessMax, g.runs[i].StalenessMax)
+		r.MaxGap = max(r.MaxGap, g.runs[i].MaxGap)
+		r.ControllerCalls += g.runs[i].ControllerCalls
+		r.ControllerSeconds += g.runs[i].ControllerSeconds
+		r.Dropped += g.runs[i].Dropped
+	}
+	return r
+}
+
+func med(runs []runstats.Run, f func(*runstats.Run) float64) float64 {
+	xs := make([]float64, len(runs))
+	for i := range runs {
+		xs[i] = f(&runs[i])
+	}
+	if m := runstats.MedianInterval(xs).Median; m != nil {
+		return *m
+	}
+	return 0
+}
+
+// trainedAny reports whether the comparison is about accuracy at all.
+func trainedAny(s *runstats.Summary) bool {
+	for i := range s.Runs {
+		if len(s.Runs[i].Curve) > 0 {
+			return true
+		}
+	}
+	return false
+}
