@@ -156,10 +156,10 @@ func Parse(spec string) (Spec, error) {
 		sp.Sum = p.choice("agg", []string{"mean", "sum"}, 0) == 1
 	case ASP:
 	case SSP:
-		sp.S = p.intv("s", -1, 0)
+		sp.S = p.intv("s", -1, 0, MaxStaleness)
 	case DSSP:
-		sp.SL = p.intv("sl", -1, 0)
-		sp.SU = p.intv("su", -1, 0)
+		sp.SL = p.intv("sl", -1, 0, MaxStaleness)
+		sp.SU = p.intv("su", -1, 0, MaxStaleness)
 		sp.Mode = DSSPMode(p.choice("mode", dsspModeNames, 0))
 		sp.Wait = DSSPWait(p.choice("wait", dsspWaitNames, 0))
 		sp.Interval = DSSPInterval(p.choice("interval", dsspIntervalNames, 0))
@@ -167,19 +167,19 @@ func Parse(spec string) (Spec, error) {
 			p.err = specErr(spec, "su=%d must be at least sl=%d", sp.SU, sp.SL)
 		}
 	case Elastic:
-		sp.R = p.intv("r", -1, 1)
+		sp.R = p.intv("r", -1, 1, MaxElasticR)
 		sp.Search = Search(p.choice("search", searchNames, 0))
 		sp.LocalOnly = p.choice("apply", []string{"arrival", "local"}, 0) == 1
 	case Backup:
-		sp.B = p.intv("b", -1, 0)
+		sp.B = p.intv("b", -1, 0, maxWorkerCount)
 		sp.SharedSet = p.choice("set", []string{"shard", "shared"}, 0) == 1
 	case PSP:
-		sp.C = p.intv("c", 0, 0)
+		sp.C = p.intv("c", 0, 0, maxWorkerCount)
 		sp.BFrac = p.frac("b", 1)
 		sp.T1 = p.dur("t1")
 		sp.T2 = p.dur("t2")
 	case Softsync:
-		sp.N = p.intv("n", -1, 1)
+		sp.N = p.intv("n", -1, 1, maxWorkerCount)
 		sp.ConstLR = p.choice("lr", []string{"staleness", "const"}, 0) == 1
 	}
 	if p.err != nil {
@@ -214,8 +214,20 @@ func (p *optParser) take(k string) (string, bool) {
 	return v, ok && p.err == nil
 }
 
-// intv reads an integer option; def < 0 makes it required.
-func (p *optParser) intv(k string, def, min int) int {
+// The largest option values a spec may state (docs/paradigms.md, "Limits").
+// A staleness bound beyond MaxStaleness is ASP in all but name, and DSSP's
+// controller walks su − sl candidates on every call; ElasticBSP predicts r
+// pushes per worker at every barrier. b, c and n count workers, which the
+// job bounds (job.MaxWorkers); the parser caps them at the same figure so a
+// huge number is refused here, where the option is named.
+const (
+	MaxStaleness   = 10_000
+	MaxElasticR    = 10_000
+	maxWorkerCount = 100_000
+)
+
+// intv reads an integer option in [lo, hi]; def < 0 makes it required.
+func (p *optParser) intv(k string, def, lo, hi int) int {
 	v, ok := p.take(k)
 	if !ok {
 		if def < 0 && p.err == nil {
@@ -224,8 +236,8 @@ func (p *optParser) intv(k string, def, min int) int {
 		return max(def, 0)
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < min {
-		p.err = specErr(p.spec, "%s=%q must be an integer ≥ %d", k, v, min)
+	if err != nil || n < lo || n > hi {
+		p.err = specErr(p.spec, "%s=%q must be an integer ≥ %d and ≤ %d (docs/paradigms.md, Limits)", k, v, lo, hi)
 	}
 	return n
 }

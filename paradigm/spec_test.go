@@ -74,6 +74,15 @@ func TestParseBadSpecsListValidForms(t *testing.T) {
 		"softsync:n=0":                      "≥ 1",
 		"softsync:n=2,lr=fast":              "staleness|const",
 		"ssp:s":                             "not key=value",
+		// Issue 20: huge options are refused where they are named, not by
+		// running out of memory (elastic) or time (dssp's controller).
+		"elastic:r=1000000000":          "r=\"1000000000\" must be an integer ≥ 1 and ≤ 10000",
+		"ssp:s=10001":                   "≤ 10000",
+		"dssp:sl=3,su=2000000000":       "su=\"2000000000\"",
+		"backup:b=1000000000000":        "≤ 100000",
+		"softsync:n=99999999999999":     "≤ 100000",
+		"psp:c=100001":                  "≤ 100000",
+		"elastic:r=9223372036854775808": "r=",
 	}
 	for in, frag := range bad {
 		_, err := Parse(in)
