@@ -40,8 +40,8 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.DataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
 	intFlag(fs, &f.TrainLimit, "train-limit", 0, "use only the first N training samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
 	intFlag(fs, &f.TestLimit, "test-limit", 0, "use only the first N test samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
-	floatFlag(fs, &f.Epochs, "epochs", 1, "passes over the training set, all workers together (a `float` > 0)", positive)
-	intFlag(fs, &f.Batch, "batch", 64, "samples per worker per iteration (an `int` ≥ 1)", positiveInt)
+	floatFlag(fs, &f.Epochs, "epochs", 1, fmt.Sprintf("passes over the training set, all workers together (a `float` > 0, at most %d)", MaxEpochs), epochsRange)
+	intFlag(fs, &f.Batch, "batch", 64, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), batchRange)
 	floatFlag(fs, &f.LR, "lr", 0.05, "base learning rate α₀ (a `float` > 0)", positive)
 	floatFlag(fs, &f.Momentum, "momentum", 0.9, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
@@ -84,6 +84,23 @@ func positive(v float64) error {
 func nonNegative(v float64) error {
 	if !(v >= 0) || math.IsInf(v, 0) {
 		return errors.New("must be a finite number ≥ 0")
+	}
+	return nil
+}
+
+func epochsRange(v float64) error {
+	if err := positive(v); err != nil {
+		return err
+	}
+	if v > MaxEpochs {
+		return fmt.Errorf("must be at most %d (docs/paradigms.md, Limits)", MaxEpochs)
+	}
+	return nil
+}
+
+func batchRange(v int) error {
+	if v < 1 || v > MaxBatch {
+		return fmt.Errorf("must lie in [1, %d] (docs/paradigms.md, Limits)", MaxBatch)
 	}
 	return nil
 }

@@ -2,7 +2,9 @@ package job
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pacer-ps/pacer/paradigm"
 )
@@ -34,6 +36,9 @@ func TestFillRejectsBadJobs(t *testing.T) {
 		{Workers: -1}, {Shards: -2}, {Batch: -1}, {Epochs: -1}, {LR: -0.1}, {Momentum: 1}, {WeightDecay: -1},
 		{EvalEvery: -1}, {Target: 2}, {TrainLimit: -5},
 		{Spec: paradigm.Spec{Kind: paradigm.PSP, C: 9}, Workers: 4},
+		// Issue 20: the documented limits.
+		{Workers: MaxWorkers + 1}, {Shards: MaxShards + 1}, {Workers: 2000, Shards: 501}, {Batch: MaxBatch + 1},
+		{Epochs: MaxEpochs + 1}, {Spec: paradigm.Spec{Kind: paradigm.Elastic, R: 10_000}, Workers: 1001},
 	} {
 		if err := c.Fill(); err == nil {
 			t.Errorf("%+v accepted", c)
@@ -61,5 +66,32 @@ func TestRanges(t *testing.T) {
 	r := Ranges(10, 3)
 	if r[0] != [2]int{0, 3} || r[1] != [2]int{3, 6} || r[2] != [2]int{6, 10} {
 		t.Errorf("%v", r)
+	}
+}
+
+func TestSizeCheckNamesTheField(t *testing.T) {
+	for _, c := range []struct {
+		s    Size
+		want string
+	}{
+		{Size{Workers: 1e12}, "--workers=1000000000000"},
+		{Size{Workers: -3}, "--workers=-3"},
+		{Size{Shards: -1}, "--shards=-1"},
+		{Size{Workers: 2, Iterations: 1e12}, "--iterations=1000000000000"},
+		{Size{Workers: 1000, Iterations: 100_001}, "100001000 pushes exceeds 100000000"},
+		{Size{Workers: 1000, Duration: 1e6 * time.Second}, "--duration=277h46m40s"},
+		{Size{Workers: 1000, Duration: 1e5 * time.Second, Base: time.Second, FastestSpeed: 0.5}, "--duration"},
+		{Size{Epochs: 1e300}, "--epochs=1e+300"},
+		{Size{Workers: 100_000, Specs: []paradigm.Spec{{Kind: paradigm.Elastic, R: 101}}}, "elastic:r=101: r=101 for --workers=100000"},
+	} {
+		err := c.s.Check("--")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %q", c.s, err, c.want)
+		}
+	}
+	ok := Size{Workers: MaxWorkers, Shards: 10, Iterations: 1000, Duration: 1000 * time.Second, Epochs: MaxEpochs, Batch: MaxBatch,
+		Specs: []paradigm.Spec{{Kind: paradigm.Elastic, R: 100}}}
+	if err := ok.Check("--"); err != nil {
+		t.Errorf("at the limits: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
@@ -92,8 +93,25 @@ func (s *Scenario) Validate() error {
 	if s.Jitter < 0 || s.EvalEvery < 0 || s.Epochs < 0 || s.Batch < 0 || s.LR < 0 || s.Target < 0 || s.Target > 1 {
 		return fmt.Errorf("scenario %q: jitter, epochs, batch, lr must not be negative and target must lie in [0, 1]", s.Name)
 	}
-	_, err := s.Specs()
-	return err
+	// A zero means the default; a negative count is an error, never
+	// silently the default.
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"shards", s.Shards}, {"iterations", s.Iterations}, {"train_limit", s.TrainLimit}, {"test_limit", s.TestLimit}} {
+		if f.v < 0 {
+			return fmt.Errorf("scenario %q: %s=%d must not be negative (0: the default)", s.Name, f.key, f.v)
+		}
+	}
+	specs, err := s.Specs()
+	if err != nil {
+		return fmt.Errorf("scenario %q: paradigms: %w", s.Name, err)
+	}
+	size := job.Size{Workers: s.Workers, Shards: s.Shards, Iterations: s.Iterations, Epochs: s.Epochs, Batch: s.Batch, Specs: specs}
+	if err := size.Check(""); err != nil {
+		return fmt.Errorf("scenario %q: %w", s.Name, err)
+	}
+	return nil
 }
 
 // Load reads a scenario file (YAML or JSON); unknown keys are errors so a

@@ -59,3 +59,44 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		t.Errorf("unknown preset: %v", err)
 	}
 }
+
+// Issue 20, item 9: scenario numbers are bounded by documented limits, and
+// a negative count is an error naming its key, never silently the default.
+// Before, each of these loaded: workers: 1e12 then died "out of memory",
+// workers: 100000000 and elastic:r=1000000000 passed 3.5 GB in seconds,
+// iterations: 1e12 ran until killed, and the negative counts were ignored.
+func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
+	dir := t.TempDir()
+	for body, want := range map[string]string{
+		"paradigms: [bsp]\nworkers: 1e12\n":                     "workers=1000000000000",
+		"paradigms: [bsp]\nworkers: 100000000\n":                "workers=100000000",
+		"paradigms: [bsp]\nworkers: 100001\n":                   "workers=100001",
+		"paradigms: [\"elastic:r=1000000000\"]\nworkers: 2\n":   "r=\"1000000000\"",
+		"paradigms: [\"elastic:r=10000\"]\nworkers: 1001\n":     "r=10000 for workers=1001",
+		"paradigms: [bsp]\nworkers: 2\niterations: 1e12\n":      "iterations=1000000000000",
+		"paradigms: [bsp]\nworkers: 1000\niterations: 100001\n": "pushes",
+		"paradigms: [bsp]\nworkers: 2000\nshards: 501\n":        "worker·shard pairs",
+		"paradigms: [bsp]\nworkers: 2\nshards: 1001\n":          "shards=1001",
+		"paradigms: [bsp]\nworkers: 2\nshards: -1\n":            "shards=-1",
+		"paradigms: [bsp]\nworkers: 2\niterations: -5\n":        "iterations=-5",
+		"paradigms: [bsp]\nworkers: 2\ntrain_limit: -1\n":       "train_limit=-1",
+		"paradigms: [bsp]\nworkers: 2\ntest_limit: -1\n":        "test_limit=-1",
+		"paradigms: [bsp]\nworkers: 2\nepochs: 1e9\n":           "epochs=1e+09",
+		"paradigms: [bsp]\nworkers: 2\nbatch: 10000000\n":       "batch=10000000",
+	} {
+		p := filepath.Join(dir, "s.yaml")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Get(p)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %+v, %v; want an error naming %q", body, s, err, want)
+		}
+	}
+	// The limits themselves are accepted.
+	p := filepath.Join(dir, "edge.yaml")
+	os.WriteFile(p, []byte("paradigms: [bsp, \"elastic:r=100\"]\nworkers: 100000\nshards: 10\niterations: 1000\n"), 0o644)
+	if _, err := Get(p); err != nil {
+		t.Errorf("a scenario at the limits: %v", err)
+	}
+}

@@ -91,6 +91,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if err := cc.Job.Fill(); err != nil {
 		return err
 	}
+	if *mode == "sim" {
+		j := &cc.Job
+		if err := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...).Check("--"); err != nil {
+			return err
+		}
+	}
 	if cc.Failures, err = parseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
 		return err
 	}

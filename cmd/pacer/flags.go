@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/sim"
 	"github.com/pacer-ps/pacer/timing"
@@ -88,7 +89,25 @@ func (c *clusterFlags) validate() error {
 		// everywhere rather than let train and sim read it differently.
 		return fmt.Errorf("--seed=0: seeds start at 1")
 	}
-	return nil
+	return c.size(0, 0).Check("--")
+}
+
+// size is the cluster with a simulated run's length, for the limits.
+func (c *clusterFlags) size(iters int, dur time.Duration, specs ...paradigm.Spec) job.Size {
+	return simSize(c.workers, c.shards, c.timing(), iters, dur, specs...)
+}
+
+// simSize is a simulated run's size: the cluster, its length (iterations
+// per worker or virtual time) and the paradigms.
+func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Duration, specs ...paradigm.Spec) job.Size {
+	fastest := 0.0
+	for _, v := range t.Speeds {
+		if fastest == 0 || v < fastest {
+			fastest = v
+		}
+	}
+	return job.Size{Workers: workers, Shards: shards, Iterations: iters, Duration: dur, Base: t.Base,
+		FastestSpeed: fastest, Specs: specs}
 }
 
 // virtualTimeFlags shape the simulated cluster's time only: the live modes

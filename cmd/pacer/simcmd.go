@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/sim"
@@ -37,6 +38,10 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *cdf {
+		if err := cl.size(*cdfIters, 0).Check("--"); err != nil || *cdfIters < 1 {
+			return fmt.Errorf("--cdf-iterations=%d: need 1 to %d, and %d × --workers at most %d pushes (docs/paradigms.md, Limits)",
+				*cdfIters, job.MaxIterations, *cdfIters, job.MaxPushes)
+		}
 		return printArrivalCDF(stdout, cl, *cdfIters)
 	}
 	if *spec == "" {
@@ -51,6 +56,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	if given := setFlags(fs); given["iterations"] && given["duration"] {
 		return fmt.Errorf("--iterations and --duration are alternatives: give one")
+	}
+	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
+		return err
 	}
 	fails, err := parseFailures(cl.failures, cl.workers)
 	if err != nil {
