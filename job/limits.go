@@ -24,6 +24,7 @@ const (
 	MaxPushes       = 100_000_000 // a simulated run's pushes (iterations × workers): tens of seconds
 	MaxEpochs       = 1_000
 	MaxBatch        = 65_536
+	MaxSeeds        = 1_000 // runs per paradigm in one comparison
 )
 
 // Size is the part of a job that sets how much a run allocates and how long

@@ -82,8 +82,8 @@ func (s *Scenario) Validate() error {
 	if s.Momentum != nil && (*s.Momentum < 0 || *s.Momentum >= 1) {
 		return fmt.Errorf("scenario %q: momentum=%g must lie in [0, 1)", s.Name, *s.Momentum)
 	}
-	if s.Seeds < 0 {
-		return fmt.Errorf("scenario %q: seeds=%d must not be negative", s.Name, s.Seeds)
+	if s.Seeds < 0 || s.Seeds > job.MaxSeeds {
+		return fmt.Errorf("scenario %q: seeds=%d must lie in [1, %d] (0: the default)", s.Name, s.Seeds, job.MaxSeeds)
 	}
 	if s.Horizon != "" {
 		if d, err := time.ParseDuration(s.Horizon); err != nil || d <= 0 {

@@ -83,6 +83,7 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 		"paradigms: [bsp]\nworkers: 2\ntest_limit: -1\n":        "test_limit=-1",
 		"paradigms: [bsp]\nworkers: 2\nepochs: 1e9\n":           "epochs=1e+09",
 		"paradigms: [bsp]\nworkers: 2\nbatch: 10000000\n":       "batch=10000000",
+		"paradigms: [bsp]\nworkers: 2\nseeds: 1000000000\n":     "seeds=1000000000",
 	} {
 		p := filepath.Join(dir, "s.yaml")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

@@ -43,8 +43,8 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *iters < 0 || *dur < 0 {
 		return fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur)
 	}
-	if given["seeds"] && *seeds < 1 {
-		return fmt.Errorf("--seeds=%d: need at least 1", *seeds)
+	if given["seeds"] && (*seeds < 1 || *seeds > job.MaxSeeds) {
+		return fmt.Errorf("--seeds=%d: need 1 to %d (docs/paradigms.md, Limits)", *seeds, job.MaxSeeds)
 	}
 	if given["horizon"] && *horizon <= 0 {
 		return fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon)
