@@ -306,7 +306,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	// A shard killed before its first checkpoint still comes back: from
 	// w⁰, skipping forward to the versions the workers hold. Leaving it
 	// down would hold every synchronous paradigm until the timeout.
-	st, err := ckpt.Read(ckpt.Path(d.opt.CheckpointDir, f.Index))
+	st, err := ckpt.Read(ckpt.Path(d.opt.CheckpointDir, f.Index), ckptWant(d.params, f.Index, d.model.NumParams()))
 	switch {
 	case err == nil:
 		r.FromCheckpoint = true

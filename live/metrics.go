@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,8 @@ var (
 	mVersion   = prometheus.NewDesc("pacer_shard_version", "The shard's current version.", []string{"shard"}, nil)
 	mCoW       = prometheus.NewDesc("pacer_shard_copy_on_write_total", "Applies that copied the block because a pull was still sending it.", []string{"shard"}, nil)
 	mCkpt      = prometheus.NewDesc("pacer_shard_checkpoints_total", "Checkpoints written.", []string{"shard"}, nil)
+	mCkptFail  = prometheus.NewDesc("pacer_shard_checkpoint_failures_total", "Checkpoint writes that failed (full disk, unwritable directory); the last written checkpoint stays.", []string{"shard"}, nil)
+	mCkptVer   = prometheus.NewDesc("pacer_shard_checkpoint_version", "The version the last written checkpoint holds (0: none yet).", []string{"shard"}, nil)
 	mStale     = prometheus.NewDesc("pacer_shard_staleness", "Staleness of applied gradients (versions).", []string{"shard"}, nil)
 	mBytes     = prometheus.NewDesc("pacer_wire_bytes_total", "Bytes on the data plane, headers included.", []string{"shard", "direction"}, nil)
 	mFrames    = prometheus.NewDesc("pacer_wire_frames_total", "Frames on the data plane.", []string{"shard", "direction"}, nil)
@@ -43,7 +46,7 @@ var (
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mStale,
+	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
 		mBytes, mFrames, mAuth, mDecode, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes} {
 		ch <- d
 	}
@@ -66,6 +69,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mVersion, float64(st.Version), sh)
 	counter(mCoW, float64(st.CopyOnWrite), sh)
 	counter(mCkpt, float64(st.Checkpoints), sh)
+	counter(mCkptFail, float64(st.CheckpointFailures), sh)
+	gauge(mCkptVer, float64(st.CheckpointVersion), sh)
 	// Staleness is an integer: bucket s holds every gradient of staleness ≤ s.
 	buckets := map[float64]uint64{}
 	var n uint64
@@ -102,6 +107,66 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// metricsLimits bound what a client of the metrics server can hold: a
+// scraper needs one request every scrape interval, so a connection idle
+// for longer than IdleTimeout is closed, a slow request or reply is cut
+// off, and at most MaxConns connections are served at once (more wait in
+// the listen backlog). Tests shorten them.
+var metricsLimits = struct {
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes, MaxConns                                  int
+}{
+	ReadHeaderTimeout: 5 * time.Second,
+	ReadTimeout:       10 * time.Second,
+	WriteTimeout:      30 * time.Second,
+	IdleTimeout:       60 * time.Second,
+	MaxHeaderBytes:    16 << 10,
+	MaxConns:          32,
+}
+
+// limitListener lets at most cap(sem) accepted connections be open.
+type limitListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func newLimitListener(ln net.Listener, n int) *limitListener {
+	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
 // serveMetrics serves /metrics for sv on addr until the returned stop is
 // called. Each server has its own registry, so several shards in one
 // process (inproc mode) do not collide.
@@ -116,9 +181,13 @@ func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err e
 	if err != nil {
 		return nil, fmt.Errorf("live: metrics: listen %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	lim := metricsLimits
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
+		WriteTimeout: lim.WriteTimeout, IdleTimeout: lim.IdleTimeout, MaxHeaderBytes: lim.MaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		err := hs.Serve(newLimitListener(ln, lim.MaxConns))
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server failed", "err", err)
 		}
 	}()
@@ -129,7 +198,9 @@ func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err e
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
-		hs.Shutdown(ctx)
+		if hs.Shutdown(ctx) != nil {
+			hs.Close() // a scrape still running after a second is cut off
+		}
 	}, nil
 }
 

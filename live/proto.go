@@ -84,6 +84,12 @@ type ShardStats struct {
 	Skipped     uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
 	Staleness   []int64 `json:"staleness"`     // histogram, index = staleness
 	Checkpoints int64   `json:"checkpoints"`
+	// CheckpointFailures counts writes that failed (a full disk, an
+	// unwritable directory); CheckpointVersion is the version the last
+	// written checkpoint holds, so Version − CheckpointVersion is what a
+	// crash would lose now.
+	CheckpointFailures int64  `json:"checkpoint_failures"`
+	CheckpointVersion  uint64 `json:"checkpoint_version"`
 	// RestoredVersion and RestoredCRC describe the checkpoint this process
 	// started from (CRC-32C of the weights as restored); zero without one.
 	Restored        bool   `json:"restored"`

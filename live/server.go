@@ -91,10 +91,25 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return nil, err
+	}
 	sc := ShardConfig{Index: cfg.Index, Params: cfg.Params, Logger: log}
+	if cfg.CheckpointDir != "" {
+		// A kill mid-write leaves a temporary file that nothing renames;
+		// at start no write of this shard is in progress.
+		removed, err := ckpt.RemoveStale(cfg.CheckpointDir, cfg.Index)
+		for _, p := range removed {
+			log.Warn("removed a stale temporary checkpoint file", "path", p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("live: %w", err)
+		}
+	}
 	if cfg.Restore && cfg.CheckpointDir != "" {
 		path := ckpt.Path(cfg.CheckpointDir, cfg.Index)
-		st, err := ckpt.Read(path)
+		st, err := ckpt.Read(path, ckptWant(cfg.Params, cfg.Index, m.NumParams()))
 		switch {
 		case err == nil:
 			sc.Restore = st
@@ -102,15 +117,8 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		case errors.Is(err, os.ErrNotExist):
 			log.Warn("no checkpoint to restore; starting from w⁰", "path", path)
 		default:
-			return nil, err
+			return nil, fmt.Errorf("live: restore: %w", err)
 		}
-	}
-	m, err := nn.New(j.Model)
-	if err != nil {
-		return nil, err
-	}
-	if sc.Restore != nil && sc.Restore.NumParams != m.NumParams() {
-		return nil, fmt.Errorf("live: checkpoint has %d parameters, model %s has %d", sc.Restore.NumParams, j.Model, m.NumParams())
 	}
 	if sc.Restore == nil {
 		sc.Init = make([]float32, m.NumParams())
@@ -140,6 +148,13 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	}
 	sh.peersFn = sv.ws.Peers
 	return sv, nil
+}
+
+// ckptWant is the checkpoint shard index of job p must restore from: the
+// range the job's model and shard count give it.
+func ckptWant(p *JobParams, index, nparams int) ckpt.Want {
+	r := jobRanges(nparams, p.Job.Shards)[index]
+	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
 }
 
 // Shard returns the server's shard (tests, tools).
@@ -202,8 +217,7 @@ func (sv *Server) Run(ctx context.Context) error {
 	wg.Wait()
 	if sv.cfg.CheckpointDir != "" {
 		if cerr := sv.shard.checkpoint(sv.cfg.CheckpointDir, true); cerr != nil {
-			sv.log.Error("final checkpoint failed", "err", cerr)
-			err = errors.Join(err, cerr)
+			err = errors.Join(err, cerr) // logged and counted by checkpoint
 		}
 	}
 	return err
@@ -211,9 +225,7 @@ func (sv *Server) Run(ctx context.Context) error {
 
 func (sv *Server) checkpointLoop(ctx context.Context) {
 	every(ctx, sv.cfg.CheckpointInterval, func() {
-		if err := sv.shard.checkpoint(sv.cfg.CheckpointDir, false); err != nil {
-			sv.log.Error("checkpoint failed", "err", err)
-		}
+		sv.shard.checkpoint(sv.cfg.CheckpointDir, false) // a failure is logged and counted; the next tick retries
 	})
 }
 

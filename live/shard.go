@@ -126,6 +126,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		pol.ResetShard(cfg.Index, st.Version, nil)
 		s.stats.Restored, s.stats.RestoredVersion = true, st.Version
 		s.stats.RestoredCRC = WeightsCRC(s.cur.buf)
+		s.stats.CheckpointVersion = st.Version // what the file on disk holds
 	} else {
 		copy(s.cur.buf, cfg.Init[r[0]:r[1]])
 	}

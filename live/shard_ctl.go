@@ -95,21 +95,29 @@ func (s *Shard) state(force bool) (*ckpt.State, bool) {
 	return st, true
 }
 
-// checkpoint writes the shard's state to dir if it changed (or force).
+// checkpoint writes the shard's state to dir if it changed (or force),
+// counting and logging a failure: the previous checkpoint stays intact
+// (writes are atomic), but every update since it is at risk until a write
+// succeeds.
 func (s *Shard) checkpoint(dir string, force bool) error {
 	st, ok := s.state(force)
 	if !ok {
 		return nil
 	}
 	path, err := ckpt.Write(dir, st)
+	s.mu.Lock()
 	if err != nil {
-		s.mu.Lock()
 		s.dirty = true
+		s.stats.CheckpointFailures++
+		n, last := s.stats.CheckpointFailures, s.stats.CheckpointVersion
 		s.mu.Unlock()
+		// A write needs the old file and the new one side by side.
+		s.log.Error("checkpoint failed; the last one written stays", "dir", dir, "version", st.Version,
+			"last_checkpoint_version", last, "failures", n, "needs_bytes", 2*ckpt.Size(st), "err", err)
 		return err
 	}
-	s.mu.Lock()
 	s.stats.Checkpoints++
+	s.stats.CheckpointVersion = st.Version
 	s.mu.Unlock()
 	s.log.Info("checkpoint written", "path", path, "version", st.Version)
 	return nil

@@ -2,7 +2,10 @@
 // replaced atomically (write to a temporary file, fsync, rename, fsync the
 // directory) and guarded by a CRC-32C over every byte, so a crash at any
 // point leaves either the old checkpoint or the new one, and a torn or
-// corrupted file is refused rather than restored.
+// corrupted file is refused rather than restored. Read takes the shard the
+// caller expects and compares the header with it before the values are
+// read, so a file can never make the reader allocate more than that
+// shard's block; values must be finite and the version at most MaxVersion.
 //
 // File layout (little-endian):
 //
@@ -120,6 +123,35 @@ func Write(dir string, s *State) (path string, err error) {
 	return path, nil
 }
 
+// RemoveStale deletes the temporary files Write left in dir for shard
+// when a process was killed mid-write (they are never renamed, so only
+// their space is lost). Call it before the shard writes its first
+// checkpoint: it returns the paths it removed.
+func RemoveStale(dir string, shard int) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".shard-%d-*.tmp", shard)))
+	if err != nil {
+		return nil, fmt.Errorf("ckpt: %w", err)
+	}
+	var removed []string
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return removed, fmt.Errorf("ckpt: removing a stale temporary file: %w", err)
+		}
+		removed = append(removed, p)
+	}
+	return removed, nil
+}
+
+// Size is the number of bytes a checkpoint of s takes on disk. Write
+// needs twice that free while it runs: the new file is complete before
+// it replaces the old one.
+func Size(s *State) int64 {
+	m := s.Meta
+	m.Velocity = len(s.Velocity) > 0
+	hdr, _ := json.Marshal(m)
+	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity))
+}
+
 func nilIfEmpty(v []float32) []float32 {
 	if len(v) == 0 {
 		return nil
@@ -157,8 +189,39 @@ func writeFloats(w *bufio.Writer, v []float32) {
 	}
 }
 
-// Read loads and verifies the checkpoint at path.
-func Read(path string) (*State, error) {
+// Want is the shard a checkpoint must belong to, as the restoring process
+// derives it from its job (model, shards, index). Read compares the file's
+// header with it before reading the body, so a file cannot make the
+// process allocate more than the shard itself holds.
+type Want struct {
+	Shard, Shards int
+	Lo, Hi        int // the shard's key range
+	NumParams     int
+	Model         string
+}
+
+// MaxVersion bounds a restorable version. No job applies 2⁵³ updates
+// (285 years at a million a second), so a larger version is a damaged or
+// forged header; the bound also keeps every version exact where it is a
+// float (JSON readers, Prometheus) and far from wrapping when the shard
+// counts on from it.
+const MaxVersion = 1 << 53
+
+// ErrMismatch is wrapped by the errors about a well-formed checkpoint that
+// cannot be this shard's: another shard, range, model or parameter count,
+// or a version no job reaches.
+var ErrMismatch = errors.New("ckpt: checkpoint does not fit this shard")
+
+// ErrNonFinite is wrapped by the error about a checkpoint holding NaN or
+// ±Inf: restored, it would make every worker's first gradient diverge.
+var ErrNonFinite = errors.New("ckpt: checkpoint holds non-finite values")
+
+// Read loads and verifies the checkpoint at path, which must be want's
+// shard's: the header is checked against want before the body is read.
+func Read(path string, want Want) (*State, error) {
+	if err := want.validate(); err != nil {
+		return nil, fmt.Errorf("ckpt: read %s: %w", path, err)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
@@ -168,21 +231,67 @@ func Read(path string) (*State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
-	s, err := decode(f, st.Size())
+	return readFrom(f, st.Size(), path, want)
+}
+
+// readFrom decodes size bytes of r (the file at path), classifying errors.
+func readFrom(r io.Reader, size int64, path string, want Want) (*State, error) {
+	s, err := decode(r, size, want)
 	if err != nil {
+		if errors.Is(err, ErrMismatch) || errors.Is(err, ErrNonFinite) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
 	}
 	return s, nil
 }
 
-func decode(r io.Reader, size int64) (*State, error) {
+func (w Want) validate() error {
+	if w.Shards < 1 || w.Shard < 0 || w.Shard >= w.Shards || w.Lo < 0 || w.Hi < w.Lo || w.Hi > w.NumParams {
+		return fmt.Errorf("shard %d of %d with range [%d, %d) of %d parameters is not a shard", w.Shard, w.Shards, w.Lo, w.Hi, w.NumParams)
+	}
+	return nil
+}
+
+func (m *Meta) describe() string {
+	return fmt.Sprintf("shard %d of %d, range [%d, %d) of %d parameters, model %q", m.Shard, m.Shards, m.Lo, m.Hi, m.NumParams, m.Model)
+}
+
+// check compares the header with want, before anything is allocated.
+func (m *Meta) check(want Want) error {
+	w := Meta{Shard: want.Shard, Shards: want.Shards, Lo: want.Lo, Hi: want.Hi, NumParams: want.NumParams, Model: want.Model}
+	if m.Shard != w.Shard || m.Shards != w.Shards || m.Lo != w.Lo || m.Hi != w.Hi || m.NumParams != w.NumParams ||
+		(w.Model != "" && m.Model != w.Model) {
+		return fmt.Errorf("%w: the file is %s; this is %s", ErrMismatch, m.describe(), w.describe())
+	}
+	if m.Version > MaxVersion {
+		return fmt.Errorf("%w: version %d is beyond any job's (at most %d)", ErrMismatch, m.Version, uint64(MaxVersion))
+	}
+	return nil
+}
+
+// bodyFits reports whether the bytes after the header hold exactly the
+// header's range: per bytes a parameter, compared by division so that no
+// declared count can overflow the arithmetic.
+func bodyFits(body int64, m *Meta) bool {
+	if m.Lo < 0 || m.Hi < m.Lo || body < 0 {
+		return false
+	}
+	per := int64(4)
+	if m.Velocity {
+		per = 8
+	}
+	return body%per == 0 && body/per == int64(m.Hi-m.Lo)
+}
+
+func decode(r io.Reader, size int64, want Want) (*State, error) {
 	if size < 16 {
 		return nil, fmt.Errorf("file of %d bytes", size)
 	}
 	// Everything but the 4-byte trailer goes through the hash; the trailer
 	// is read from r afterwards, past the limit bufio can read ahead to.
 	h := crc32.New(castagnoli)
-	br := bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, size-4), h), 1<<20)
+	br := bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, size-4), h), 64<<10)
 	var m [8]byte
 	if _, err := io.ReadFull(br, m[:]); err != nil || m != magic {
 		return nil, errors.New("not a pacer checkpoint (bad magic)")
@@ -191,9 +300,9 @@ func decode(r io.Reader, size int64) (*State, error) {
 	if _, err := io.ReadFull(br, n[:]); err != nil {
 		return nil, err
 	}
-	hl := binary.LittleEndian.Uint32(n[:])
-	if hl > maxHeader {
-		return nil, fmt.Errorf("header of %d bytes", hl)
+	hl := int64(binary.LittleEndian.Uint32(n[:]))
+	if hl > maxHeader || 16+hl > size {
+		return nil, fmt.Errorf("header of %d bytes in a file of %d", hl, size)
 	}
 	hdr := make([]byte, hl)
 	if _, err := io.ReadFull(br, hdr); err != nil {
@@ -203,20 +312,22 @@ func decode(r io.Reader, size int64) (*State, error) {
 	if err := json.Unmarshal(hdr, &s.Meta); err != nil {
 		return nil, fmt.Errorf("header: %v", err)
 	}
-	cnt := int64(s.Hi - s.Lo)
-	want := int64(8+4+hl+4) + 4*cnt
-	if s.Meta.Velocity {
-		want += 4 * cnt
+	if !bodyFits(size-16-hl, &s.Meta) {
+		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v)",
+			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity)
 	}
-	if s.Lo < 0 || cnt < 0 || want != size {
-		return nil, fmt.Errorf("file of %d bytes, header says %d (range [%d, %d))", size, want, s.Lo, s.Hi)
+	if err := s.Meta.check(want); err != nil {
+		return nil, err
 	}
+	// The range is want's now: what the shard holds anyway bounds the
+	// allocation.
+	cnt := s.Hi - s.Lo
 	var err error
-	if s.Weights, err = readFloats(br, int(cnt)); err != nil {
+	if s.Weights, err = readFloats(br, cnt); err != nil {
 		return nil, err
 	}
 	if s.Meta.Velocity {
-		if s.Velocity, err = readFloats(br, int(cnt)); err != nil {
+		if s.Velocity, err = readFloats(br, cnt); err != nil {
 			return nil, err
 		}
 	}
@@ -233,7 +344,25 @@ func decode(r io.Reader, size int64) (*State, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
 	}
+	for _, v := range [...]struct {
+		name string
+		x    []float32
+	}{{"weight", s.Weights}, {"velocity", s.Velocity}} {
+		if i := firstNonFinite(v.x); i >= 0 {
+			return nil, fmt.Errorf("%w: %s of parameter %d is %v", ErrNonFinite, v.name, s.Lo+i, v.x[i])
+		}
+	}
 	return &s, nil
+}
+
+// firstNonFinite is the index of the first NaN or ±Inf in x, or -1.
+func firstNonFinite(x []float32) int {
+	for i, v := range x {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return i
+		}
+	}
+	return -1
 }
 
 func readFloats(r io.Reader, n int) ([]float32, error) {

@@ -1,9 +1,16 @@
 package ckpt
 
 import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"hash/crc32"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +21,26 @@ func sample(vel bool) *State {
 		s.Velocity = []float32{0.1, 0.2, 0.3, 0.4, 0.5}
 	}
 	return s
+}
+
+// sampleWant is the shard sample() belongs to.
+var sampleWant = Want{Shard: 1, Shards: 2, Lo: 3, Hi: 8, NumParams: 10, Model: "mlp"}
+
+// raw encodes a file with header m and the given value bytes, and a valid
+// CRC: what a forged or damaged-then-rechecksummed file looks like.
+func raw(m Meta, values []byte) []byte {
+	hdr, _ := json.Marshal(m)
+	var b bytes.Buffer
+	b.Write(magic[:])
+	binary.Write(&b, binary.LittleEndian, uint32(len(hdr)))
+	b.Write(hdr)
+	b.Write(values)
+	return withCRC(b.Bytes())
+}
+
+// withCRC appends the CRC-32C of b.
+func withCRC(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -27,7 +54,10 @@ func TestRoundTrip(t *testing.T) {
 		if path != Path(dir, 1) {
 			t.Errorf("path %s, want %s", path, Path(dir, 1))
 		}
-		got, err := Read(path)
+		if fi, _ := os.Stat(path); fi.Size() != Size(want) {
+			t.Errorf("file of %d bytes, Size says %d", fi.Size(), Size(want))
+		}
+		got, err := Read(path, sampleWant)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +81,8 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestCorruptionRefused flips every byte in turn, and truncates: each
-// damaged file is refused with ErrCorrupt, never restored.
+// damaged file is refused, never restored: as corrupt, or (a flipped
+// header key reads as a missing field) as another shard's.
 func TestCorruptionRefused(t *testing.T) {
 	dir := t.TempDir()
 	path, err := Write(dir, sample(true))
@@ -64,14 +95,139 @@ func TestCorruptionRefused(t *testing.T) {
 		b := append([]byte(nil), good...)
 		b[i] ^= 0x41
 		os.WriteFile(bad, b, 0o644)
-		if _, err := Read(bad); !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("byte %d flipped: err %v, want ErrCorrupt", i, err)
+		if _, err := Read(bad, sampleWant); !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrMismatch) {
+			t.Fatalf("byte %d flipped: err %v, want ErrCorrupt or ErrMismatch", i, err)
 		}
 	}
 	for _, n := range []int{0, 5, len(good) / 2, len(good) - 1} {
 		os.WriteFile(bad, good[:n], 0o644)
-		if _, err := Read(bad); !errors.Is(err, ErrCorrupt) {
+		if _, err := Read(bad, sampleWant); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("truncated to %d: err %v, want ErrCorrupt", n, err)
+		}
+	}
+}
+
+// TestOtherShardRefused: a valid checkpoint read as another shard's, or
+// another model's, is refused with both descriptions.
+func TestOtherShardRefused(t *testing.T) {
+	dir := t.TempDir()
+	path, err := Write(dir, sample(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []Want{
+		{Shard: 0, Shards: 2, Lo: 0, Hi: 3, NumParams: 10, Model: "mlp"},
+		{Shard: 1, Shards: 3, Lo: 3, Hi: 8, NumParams: 10, Model: "mlp"},
+		{Shard: 1, Shards: 2, Lo: 3, Hi: 9, NumParams: 10, Model: "mlp"},
+		{Shard: 1, Shards: 2, Lo: 3, Hi: 8, NumParams: 11, Model: "mlp"},
+		{Shard: 1, Shards: 2, Lo: 3, Hi: 8, NumParams: 10, Model: "cnn"},
+	} {
+		_, err := Read(path, w)
+		if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "range [3, 8)") {
+			t.Errorf("read as %+v: err %v, want ErrMismatch naming the file's range", w, err)
+		}
+	}
+	if _, err := Read(path, Want{Shard: 2, Shards: 2, Hi: 10, NumParams: 10}); err == nil || errors.Is(err, ErrMismatch) {
+		t.Errorf("a Want that is no shard: err %v", err)
+	}
+}
+
+// TestDeclaredRangeCheckedFirst (issue 20, finding 2): a header whose
+// 4·count wraps around int64 once passed the size check and then crashed
+// the process in makeslice; a file declaring a range far beyond the shard's
+// was read whole before anything compared it. Both are refused from the
+// header, before the values are allocated.
+func TestDeclaredRangeCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	// 4·(2⁶² + k) ≡ 4k (mod 2⁶⁴): the file's size matches the wrapped sum.
+	const k = 8
+	m := Meta{Shard: 0, Shards: 1, Lo: 0, Hi: 1<<62 + k, NumParams: 1<<62 + k, Version: 1, Model: "mlp"}
+	b := raw(m, make([]byte, 4*k))
+	wrap := filepath.Join(dir, "wrap.ckpt")
+	os.WriteFile(wrap, b, 0o600)
+	_, err := Read(wrap, Want{Shard: 0, Shards: 1, Lo: 0, Hi: 10, NumParams: 10, Model: "mlp"})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "do not hold") {
+		t.Errorf("%d-byte file with a wrapping range: err %v, want ErrCorrupt about the values' size", len(b), err)
+	}
+
+	// A sparse file of the size its header declares (1 GiB of values),
+	// with a valid CRC: read as the 10-parameter shard it is not.
+	const n = 1 << 28
+	m = Meta{Shard: 0, Shards: 1, Lo: 0, Hi: n, NumParams: n, Version: 1, Model: "mlp"}
+	hdr := raw(m, nil)
+	hdr = hdr[:len(hdr)-4]
+	h := crc32.New(castagnoli)
+	h.Write(hdr)
+	zeros := make([]byte, 1<<20)
+	for i := 0; i < 4*n/len(zeros); i++ {
+		h.Write(zeros)
+	}
+	big := filepath.Join(dir, "big.ckpt")
+	f, _ := os.Create(big)
+	f.Write(hdr)
+	f.Seek(4*n, 1)
+	binary.Write(f, binary.LittleEndian, h.Sum32())
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Read(big, Want{Shard: 0, Shards: 1, Lo: 0, Hi: 10, NumParams: 10, Model: "mlp"})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrMismatch) {
+		t.Errorf("1 GiB checkpoint for a 10-parameter shard: err %v, want ErrMismatch", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("refusing a checkpoint that declares 1 GiB allocated %d bytes, want under 1 MiB", got)
+	}
+}
+
+// TestNonFiniteRefused (issue 20, finding 7): a checkpoint with a valid
+// CRC and a NaN or an infinity restored, and every worker then diverged.
+func TestNonFiniteRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		vel  bool
+		at   int
+		bad  float32
+		name string
+	}{
+		{false, 2, float32(math.NaN()), "weight of parameter 5 is NaN"},
+		{false, 0, float32(math.Inf(1)), "weight of parameter 3 is +Inf"},
+		{true, 4, float32(math.Inf(-1)), "velocity of parameter 7 is -Inf"},
+	} {
+		s := sample(c.vel)
+		if c.vel {
+			s.Velocity[c.at] = c.bad
+		} else {
+			s.Weights[c.at] = c.bad
+		}
+		path, err := Write(dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Read(path, sampleWant)
+		if !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), c.name) {
+			t.Errorf("err %v, want ErrNonFinite naming %q", err, c.name)
+		}
+	}
+}
+
+// TestVersionBounded (issue 20, finding 7): version 2⁶⁴−1 restored and
+// wrapped to 0 at the next update.
+func TestVersionBounded(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		v  uint64
+		ok bool
+	}{{0, true}, {MaxVersion, true}, {MaxVersion + 1, false}, {math.MaxUint64, false}} {
+		s := sample(false)
+		s.Version = c.v
+		path, err := Write(dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(path, sampleWant)
+		if c.ok != (err == nil) || (!c.ok && !errors.Is(err, ErrMismatch)) || (c.ok && got.Version != c.v) {
+			t.Errorf("version %d: %v, %v; want ok=%v", c.v, got, err, c.ok)
 		}
 	}
 }
@@ -84,7 +240,7 @@ func TestOverwriteIsAtomicReplace(t *testing.T) {
 	if _, err := Write(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Read(Path(dir, 1))
+	got, err := Read(Path(dir, 1), sampleWant)
 	if err != nil || got.Version != 43 || got.Weights[0] != 9 {
 		t.Fatalf("after overwrite: %+v, %v", got, err)
 	}
@@ -98,14 +254,71 @@ func TestWriteRefusesInconsistentState(t *testing.T) {
 	}
 }
 
+// TestRemoveStale (issue 20, finding 11): the temporary files a kill
+// leaves mid-write are removed, only this shard's, and never a checkpoint.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, sample(false)); err != nil {
+		t.Fatal(err)
+	}
+	keep := []string{Path(dir, 1), filepath.Join(dir, ".shard-10-77.tmp"), filepath.Join(dir, ".shard-2-5.tmp"), filepath.Join(dir, "notes")}
+	stale := []string{filepath.Join(dir, ".shard-1-123.tmp"), filepath.Join(dir, ".shard-1-9.tmp")}
+	for _, p := range append(keep[1:], stale...) {
+		os.WriteFile(p, []byte("x"), 0o600)
+	}
+	removed, err := RemoveStale(dir, 1)
+	if err != nil || len(removed) != len(stale) {
+		t.Fatalf("removed %v, %v; want %v", removed, err, stale)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s still there", p)
+		}
+	}
+	for _, p := range keep {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+	if removed, err := RemoveStale(filepath.Join(dir, "none"), 1); err != nil || len(removed) != 0 {
+		t.Errorf("missing directory: %v, %v", removed, err)
+	}
+}
+
+// FuzzRead: no input makes Read panic or allocate beyond the shard, and
+// whatever it accepts is sampleWant's shard with finite values. The
+// checksum is recomputed over the mutated bytes, so mutations get past it
+// and exercise the checks behind it (sizes, ranges, values).
 func FuzzRead(f *testing.F) {
 	dir := f.TempDir()
-	path, _ := Write(dir, sample(true))
-	good, _ := os.ReadFile(path)
-	f.Add(good)
+	for _, vel := range []bool{false, true} {
+		s := sample(vel)
+		path, _ := Write(dir, s)
+		good, _ := os.ReadFile(path)
+		f.Add(good)
+	}
+	wrap := Meta{Shard: 1, Shards: 2, Lo: 3, Hi: 3 + 1<<62 + 5, NumParams: 10, Model: "mlp"}
+	f.Add(raw(wrap, make([]byte, 20)))
+	nan := sample(false)
+	nan.Weights[1] = float32(math.NaN())
+	path, _ := Write(dir, nan)
+	b, _ := os.ReadFile(path)
+	f.Add(b)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(t.TempDir(), "x.ckpt")
-		os.WriteFile(p, b, 0o644)
-		Read(p) // must not panic
+		if len(b) >= 4 {
+			b = withCRC(b[:len(b)-4])
+		}
+		// Read's own path but from memory: a file per input would make
+		// the file system, not Read, the fuzzer's bottleneck.
+		s, err := readFrom(bytes.NewReader(b), int64(len(b)), "x.ckpt", sampleWant)
+		if err != nil {
+			return
+		}
+		if s.Shard != 1 || s.Lo != 3 || s.Hi != 8 || len(s.Weights) != 5 || (s.Velocity != nil && len(s.Velocity) != 5) {
+			t.Fatalf("accepted %+v with %d weights", s.Meta, len(s.Weights))
+		}
+		if firstNonFinite(s.Weights) >= 0 || firstNonFinite(s.Velocity) >= 0 || s.Version > MaxVersion {
+			t.Fatalf("accepted non-finite values or version %d", s.Version)
+		}
 	})
 }
