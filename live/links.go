@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -44,6 +45,9 @@ func dialRetry(ctx context.Context, tr wire.Transport, addr string, cc wire.Clie
 		if errors.As(err, &re) && (re.Code == wire.CodeUnauthenticated || re.Code == wire.CodeBadRequest || re.Code == wire.CodeShuttingDown) {
 			return nil, err // retrying cannot help
 		}
+		if fatal := tlsSetupError(err); fatal != nil {
+			return nil, fatal // nor for a setting: say which, at once
+		}
 		if giveUp > 0 && time.Since(start) > giveUp {
 			return nil, err
 		}
@@ -51,6 +55,19 @@ func dialRetry(ctx context.Context, tr wire.Transport, addr string, cc wire.Clie
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// tlsSetupError returns err with a hint at the flags when it is a TLS
+// setting that differs between processes (TLS on one side only, a
+// certificate this side does not trust), and nil for any other error.
+func tlsSetupError(err error) error {
+	switch {
+	case errors.Is(err, wire.ErrTLSMismatch):
+		return fmt.Errorf("%w (every process of a job must agree: servers with --tls-cert/--tls-key, everything that dials with --tls or --tls-ca)", err)
+	case wire.IsCertificateError(err):
+		return fmt.Errorf("%w (the server's certificate is not trusted: give the CA that signed it with --tls-ca, and --tls-server-name if it names another host)", err)
+	}
+	return nil
 }
 
 // memberLink delivers the coordinator's latest membership view to one
@@ -88,6 +105,7 @@ func (l *memberLink) run(ctx context.Context) {
 	var sent uint64
 	var b backoff
 	var req, resp wire.Frame
+	var setupErr string
 	for {
 		l.mu.Lock()
 		gen, live, rem := l.gen, l.live, l.rem
@@ -111,6 +129,13 @@ func (l *memberLink) run(ctx context.Context) {
 			if err != nil {
 				if ctx.Err() != nil {
 					return
+				}
+				if fatal := tlsSetupError(err); fatal != nil && fatal.Error() != setupErr {
+					// A setting, not a fault: no retry fixes it, so it is
+					// said once at ERROR (retries go on, should the
+					// shard be restarted with the right one).
+					setupErr = fatal.Error()
+					l.sv.log.Error("membership link to shard cannot connect", "shard", l.shard, "err", fatal)
 				}
 				l.sv.log.Debug("membership link to shard failed; retrying", "shard", l.shard, "err", err)
 				if conn != nil {

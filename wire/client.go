@@ -83,6 +83,10 @@ func Dial(ctx context.Context, tr Transport, addr string, cfg ClientConfig) (*Co
 	req.Worker = hello.Worker
 	if err := c.Call(hctx, &req, &c.welcome); err != nil {
 		c.Close()
+		if t, ok := tr.(TCP); ok && t.TLS == nil && closedUnanswered(err) && t.speaksTLS(ctx, addr, cfg.HandshakeTimeout) {
+			return nil, fmt.Errorf("%w: %s serves TLS, while this side dials in plaintext (the server closed the connection at the Hello: %v)",
+				ErrTLSMismatch, addr, err)
+		}
 		return nil, fmt.Errorf("wire: hello to %s: %w", addr, err)
 	}
 	return c, nil

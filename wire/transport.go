@@ -41,7 +41,12 @@ func (t TCP) Dial(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	if t.TLS != nil {
 		td := tls.Dialer{NetDialer: &d, Config: t.TLS}
-		return td.DialContext(ctx, "tcp", addr)
+		c, err := td.DialContext(ctx, "tcp", addr)
+		if err != nil && plaintextReply(err) {
+			return nil, fmt.Errorf("%w: %s answered in plaintext, so it serves without TLS, while this side dials with TLS: %v",
+				ErrTLSMismatch, addr, err)
+		}
+		return c, err
 	}
 	return d.DialContext(ctx, "tcp", addr)
 }
