@@ -220,10 +220,15 @@ func (p *optParser) take(k string) (string, bool) {
 // pushes per worker at every barrier. b, c and n count workers, which the
 // job bounds (job.MaxWorkers); the parser caps them at the same figure so a
 // huge number is refused here, where the option is named.
+//
+// PSP's grace times t1, t2 are bounded by MaxGrace: a deadline is now plus
+// the grace, and near the int64 limit that sum wrapped negative, so a grace
+// meant as "wait for everyone" ended at once.
 const (
 	MaxStaleness   = 10_000
 	MaxElasticR    = 10_000
 	maxWorkerCount = 100_000
+	MaxGrace       = 24 * time.Hour
 )
 
 // intv reads an integer option in [lo, hi]; def < 0 makes it required.
@@ -257,6 +262,10 @@ func (p *optParser) frac(k string, def float64) float64 {
 	return f
 }
 
+// dur reads a grace time in [0, MaxGrace]. A bare number is seconds; it is
+// range-checked before the conversion, whose result Go leaves to the
+// platform for NaN, ±Inf and values past an int64 (amd64 happened to give
+// a negative duration, arm64 saturates, so "t1=NaN" read as 0 there).
 func (p *optParser) dur(k string) time.Duration {
 	v, ok := p.take(k)
 	if !ok || v == "0" {
@@ -265,10 +274,15 @@ func (p *optParser) dur(k string) time.Duration {
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		f, ferr := strconv.ParseFloat(v, 64) // bare numbers are seconds
-		d, err = time.Duration(f*float64(time.Second)), ferr
+		err = ferr
+		if !(f >= 0 && f <= MaxGrace.Seconds()) {
+			err = strconv.ErrRange
+		} else {
+			d = time.Duration(f * float64(time.Second))
+		}
 	}
-	if err != nil || d < 0 {
-		p.err = specErr(p.spec, "%s=%q must be a non-negative duration (e.g. 50ms, 0.5)", k, v)
+	if err != nil || d < 0 || d > MaxGrace {
+		p.err = specErr(p.spec, "%s=%q must be a non-negative duration (e.g. 50ms, 0.5) of at most %s (docs/paradigms.md, Limits)", k, v, MaxGrace)
 	}
 	return d
 }

@@ -30,6 +30,7 @@ func TestParseValidSpecs(t *testing.T) {
 		"psp:c=28,b=0.9,t1=0,t2=0":                   {Kind: PSP, C: 28, BFrac: 0.9},
 		"psp:c=20,b=75%,t1=50ms,t2=1.5":              {Kind: PSP, C: 20, BFrac: 0.75, T1: 50 * time.Millisecond, T2: 1500 * time.Millisecond},
 		"psp":                                        {Kind: PSP, BFrac: 1},
+		"psp:c=2,t1=24h,t2=86400":                    {Kind: PSP, C: 2, BFrac: 1, T1: 24 * time.Hour, T2: 24 * time.Hour},
 		"softsync:n=15":                              {Kind: Softsync, N: 15},
 		"softsync:n=1,lr=const":                      {Kind: Softsync, N: 1, ConstLR: true},
 	}
@@ -83,6 +84,17 @@ func TestParseBadSpecsListValidForms(t *testing.T) {
 		"softsync:n=99999999999999":     "≤ 100000",
 		"psp:c=100001":                  "≤ 100000",
 		"elastic:r=9223372036854775808": "r=",
+		// PSP's grace times: a deadline is now + t, so a t near the int64
+		// limit wrapped to the past; NaN, Inf and huge bare numbers were
+		// converted however the platform converts them.
+		"psp:c=2,t1=2562047h":  "at most 24h0m0s",
+		"psp:c=2,t2=24h0m0.1s": "t2=",
+		"psp:c=2,t1=9e9":       "t1=\"9e9\"",
+		"psp:c=2,t2=1e300":     "t2=",
+		"psp:c=2,t1=NaN":       "t1=\"NaN\"",
+		"psp:c=2,t2=+Inf":      "t2=",
+		"psp:c=2,t1=-0.5":      "non-negative duration",
+		"psp:c=2,t1=86400.001": "at most 24h",
 	}
 	for in, frag := range bad {
 		_, err := Parse(in)
