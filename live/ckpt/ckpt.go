@@ -28,6 +28,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 var magic = [8]byte{'P', 'A', 'C', 'E', 'R', 'C', 'K', '1'}
@@ -128,12 +129,22 @@ func Write(dir string, s *State) (path string, err error) {
 // their space is lost). Call it before the shard writes its first
 // checkpoint: it returns the paths it removed.
 func RemoveStale(dir string, shard int) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf(".shard-%d-*.tmp", shard)))
+	// Only the names are matched: dir is a path, and a '[' or '*' in it
+	// must neither fail the match nor reach into other directories.
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil // nothing written yet; a write will say what is wrong
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ckpt: %w", err)
 	}
+	pattern := fmt.Sprintf(".shard-%d-*.tmp", shard)
 	var removed []string
-	for _, p := range paths {
+	for _, e := range ents {
+		if ok, _ := filepath.Match(pattern, e.Name()); !ok || e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return removed, fmt.Errorf("ckpt: removing a stale temporary file: %w", err)
 		}

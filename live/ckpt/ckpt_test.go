@@ -285,6 +285,42 @@ func TestRemoveStale(t *testing.T) {
 	}
 }
 
+// A checkpoint directory is a path, not a pattern: a '[' in it made
+// RemoveStale fail (filepath.Glob: syntax error in pattern), so the shard
+// refused to start, and "ckpt[12]" matched the stale files of the
+// directories ckpt1 and ckpt2 instead of its own.
+func TestRemoveStaleDirIsNoPattern(t *testing.T) {
+	root := t.TempDir()
+	bad := filepath.Join(root, "a[b")
+	lit := filepath.Join(root, "ckpt[12]")
+	other := filepath.Join(root, "ckpt1")
+	for _, d := range []string{bad, lit, other} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, ".shard-0-1.tmp"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{bad, lit} {
+		removed, err := RemoveStale(d, 0)
+		want := filepath.Join(d, ".shard-0-1.tmp")
+		if err != nil || len(removed) != 1 || removed[0] != want {
+			t.Errorf("RemoveStale(%q): removed %v, %v; want [%s]", d, removed, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(other, ".shard-0-1.tmp")); err != nil {
+		t.Errorf("another directory's file removed: %v", err)
+	}
+	// A file where the directory should be holds no stale files; the
+	// first write says what is wrong (TestCheckpointFailureCounted).
+	file := filepath.Join(root, "file")
+	os.WriteFile(file, nil, 0o600)
+	if removed, err := RemoveStale(file, 0); err != nil || len(removed) != 0 {
+		t.Errorf("a file as the directory: %v, %v", removed, err)
+	}
+}
+
 // FuzzRead: no input makes Read panic or allocate beyond the shard, and
 // whatever it accepts is sampleWant's shard with finite values. The
 // checksum is recomputed over the mutated bytes, so mutations get past it
