@@ -120,7 +120,8 @@ func (c *Config) Fill() error {
 	case c.TrainLimit < 0 || c.TestLimit < 0:
 		return fmt.Errorf("train/test limits must not be negative")
 	}
-	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec}}).Check(""); err != nil {
+	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec},
+		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds)}).Check(""); err != nil {
 		return err
 	}
 	if err := c.Optim().Validate(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/timing"
 )
 
 func TestFillDefaultsAndIdempotence(t *testing.T) {
@@ -39,6 +40,9 @@ func TestFillRejectsBadJobs(t *testing.T) {
 		// Issue 20: the documented limits.
 		{Workers: MaxWorkers + 1}, {Shards: MaxShards + 1}, {Workers: 2000, Shards: 501}, {Batch: MaxBatch + 1},
 		{Epochs: MaxEpochs + 1}, {Spec: paradigm.Spec{Kind: paradigm.Elastic, R: 10_000}, Workers: 1001},
+		// A horizon is a virtual run's length: bounded by its pushes.
+		{Workers: 100, Horizon: 278 * time.Hour}, {Horizon: time.Hour, Timing: timing.WorkerSpec{Base: 10 * time.Nanosecond}},
+		{Horizon: time.Hour, Timing: timing.WorkerSpec{Speeds: []float64{1, 1e-6}}}, {Horizon: -time.Second},
 	} {
 		if err := c.Fill(); err == nil {
 			t.Errorf("%+v accepted", c)
@@ -82,6 +86,9 @@ func TestSizeCheckNamesTheField(t *testing.T) {
 		{Size{Workers: 1000, Duration: 1e6 * time.Second}, "--duration=277h46m40s"},
 		{Size{Workers: 1000, Duration: 1e5 * time.Second, Base: time.Second, FastestSpeed: 0.5}, "--duration"},
 		{Size{Epochs: 1e300}, "--epochs=1e+300"},
+		{Size{Workers: 1000, Horizon: 1e6 * time.Second}, "--horizon=277h46m40s"},
+		{Size{Horizon: -time.Second}, "--horizon=-1s must not be negative"},
+		{Size{Duration: -time.Second}, "--duration=-1s must not be negative"},
 		{Size{Workers: 100_000, Specs: []paradigm.Spec{{Kind: paradigm.Elastic, R: 101}}}, "elastic:r=101: r=101 for --workers=100000"},
 	} {
 		err := c.s.Check("--")

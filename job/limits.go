@@ -33,6 +33,7 @@ type Size struct {
 	Workers, Shards int
 	Iterations      int           // sim: iterations per worker
 	Duration        time.Duration // sim: virtual time, checked with Base as an estimate of the pushes
+	Horizon         time.Duration // virtual: the time budget of every run, checked as Duration is
 	Base            time.Duration // sim: iteration time of a speed-1 worker (0: 1 s)
 	FastestSpeed    float64       // sim: the smallest iteration-time multiplier (0: 1)
 	Epochs          float64
@@ -60,9 +61,6 @@ func (s Size) Check(prefix string) error {
 	if !(s.Epochs >= 0 && s.Epochs <= MaxEpochs) {
 		return fmt.Errorf("%sepochs=%g: must be positive and at most %d (docs/paradigms.md, Limits)", prefix, s.Epochs, MaxEpochs)
 	}
-	if s.Duration < 0 {
-		return fmt.Errorf("%sduration=%s must not be negative", prefix, s.Duration)
-	}
 	k := max(s.Workers, 1)
 	// The products cannot overflow: each factor is already bounded.
 	if sh := max(s.Shards, 1); k*sh > MaxWorkerShards {
@@ -73,7 +71,16 @@ func (s Size) Check(prefix string) error {
 		return fmt.Errorf("%siterations=%d × %sworkers=%d = %d pushes exceeds %d (docs/paradigms.md, Limits)",
 			prefix, s.Iterations, prefix, k, k*s.Iterations, MaxPushes)
 	}
-	if s.Duration > 0 {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"duration", s.Duration}, {"horizon", s.Horizon}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s%s=%s must not be negative", prefix, d.name, d.v)
+		}
+		if d.v == 0 {
+			continue
+		}
 		base := s.Base
 		if base <= 0 {
 			base = time.Second
@@ -84,10 +91,10 @@ func (s Size) Check(prefix string) error {
 		}
 		// The fastest worker's pace for everyone: an upper estimate, since
 		// jitter and stragglers only slow workers down on average.
-		pushes := float64(k) * s.Duration.Seconds() / (base.Seconds() * speed)
+		pushes := float64(k) * d.v.Seconds() / (base.Seconds() * speed)
 		if !(pushes <= MaxPushes) {
-			return fmt.Errorf("%sduration=%s at a %s iteration (%sbase × fastest speed %g) is about %.3g pushes for %d workers, more than %d (docs/paradigms.md, Limits)",
-				prefix, s.Duration, time.Duration(base.Seconds()*speed*float64(time.Second)), prefix, speed, pushes, k, MaxPushes)
+			return fmt.Errorf("%s%s=%s at a %s iteration (%sbase × fastest speed %g) is about %.3g pushes for %d workers, more than %d (docs/paradigms.md, Limits)",
+				prefix, d.name, d.v, time.Duration(base.Seconds()*speed*float64(time.Second)), prefix, speed, pushes, k, MaxPushes)
 		}
 	}
 	for _, sp := range s.Specs {
@@ -97,4 +104,16 @@ func (s Size) Check(prefix string) error {
 		}
 	}
 	return nil
+}
+
+// FastestSpeed is the smallest iteration-time multiplier of speeds (0 when
+// there is none: all workers run at speed 1), for Size.FastestSpeed.
+func FastestSpeed(speeds []float64) float64 {
+	fastest := 0.0
+	for _, v := range speeds {
+		if fastest == 0 || v < fastest {
+			fastest = v
+		}
+	}
+	return fastest
 }

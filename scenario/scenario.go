@@ -107,7 +107,12 @@ func (s *Scenario) Validate() error {
 	if err != nil {
 		return fmt.Errorf("scenario %q: paradigms: %w", s.Name, err)
 	}
-	size := job.Size{Workers: s.Workers, Shards: s.Shards, Iterations: s.Iterations, Epochs: s.Epochs, Batch: s.Batch, Specs: specs}
+	size := job.Size{Workers: s.Workers, Shards: s.Shards, Iterations: s.Iterations, Epochs: s.Epochs, Batch: s.Batch, Specs: specs,
+		FastestSpeed: job.FastestSpeed(s.Speeds)}
+	if s.Horizon != "" {
+		size.Horizon, _ = time.ParseDuration(s.Horizon) // checked above
+		size.Base, _ = time.ParseDuration(s.Base)       // a bad base is refused where it is applied
+	}
 	if err := size.Check(""); err != nil {
 		return fmt.Errorf("scenario %q: %w", s.Name, err)
 	}

@@ -84,6 +84,11 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 		"paradigms: [bsp]\nworkers: 2\nepochs: 1e9\n":           "epochs=1e+09",
 		"paradigms: [bsp]\nworkers: 2\nbatch: 10000000\n":       "batch=10000000",
 		"paradigms: [bsp]\nworkers: 2\nseeds: 1000000000\n":     "seeds=1000000000",
+		// Every run trains until the horizon: its pushes are bounded as
+		// a sim run's are (100 workers at 1 s: 1e6 seconds is 1e8).
+		"paradigms: [bsp]\nworkers: 100\nhorizon: 278h\n":             "horizon=278h0m0s",
+		"paradigms: [bsp]\nworkers: 1\nhorizon: 1h\nbase: 10ns\n":     "horizon=1h0m0s",
+		"paradigms: [bsp]\nworkers: 1\nhorizon: 1h\nspeeds: [1e-6]\n": "horizon=1h0m0s",
 	} {
 		p := filepath.Join(dir, "s.yaml")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

@@ -97,6 +97,16 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if cc.Horizon > 0 {
+		// Every run trains until the horizon: its pushes, like a sim
+		// run's --duration, are bounded before the first one starts.
+		j := &cc.Job
+		s := simSize(j.Workers, j.Shards, j.Timing, 0, 0)
+		s.Horizon = cc.Horizon
+		if err := s.Check("--"); err != nil {
+			return err
+		}
+	}
 	if cc.Failures, err = parseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
 		return err
 	}

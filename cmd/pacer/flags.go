@@ -100,14 +100,8 @@ func (c *clusterFlags) size(iters int, dur time.Duration, specs ...paradigm.Spec
 // simSize is a simulated run's size: the cluster, its length (iterations
 // per worker or virtual time) and the paradigms.
 func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Duration, specs ...paradigm.Spec) job.Size {
-	fastest := 0.0
-	for _, v := range t.Speeds {
-		if fastest == 0 || v < fastest {
-			fastest = v
-		}
-	}
 	return job.Size{Workers: workers, Shards: shards, Iterations: iters, Duration: dur, Base: t.Base,
-		FastestSpeed: fastest, Specs: specs}
+		FastestSpeed: job.FastestSpeed(t.Speeds), Specs: specs}
 }
 
 // virtualTimeFlags shape the simulated cluster's time only: the live modes
