@@ -90,8 +90,16 @@ func (s *Scenario) Validate() error {
 			return fmt.Errorf("scenario %q: horizon=%q is not a positive duration such as 45m", s.Name, s.Horizon)
 		}
 	}
-	if s.Jitter < 0 || s.EvalEvery < 0 || s.Epochs < 0 || s.Batch < 0 || s.LR < 0 || s.Target < 0 || s.Target > 1 {
-		return fmt.Errorf("scenario %q: jitter, epochs, batch, lr must not be negative and target must lie in [0, 1]", s.Name)
+	for _, f := range []struct {
+		key string
+		v   float64
+	}{{"jitter", s.Jitter}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
+		if f.v < 0 {
+			return fmt.Errorf("scenario %q: %s=%g must not be negative (0: the default)", s.Name, f.key, f.v)
+		}
+	}
+	if s.Target < 0 || s.Target > 1 {
+		return fmt.Errorf("scenario %q: target=%g must be an accuracy in [0, 1]", s.Name, s.Target)
 	}
 	// A zero means the default; a negative count is an error, never
 	// silently the default.

@@ -84,6 +84,13 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 		"paradigms: [bsp]\nworkers: 2\nepochs: 1e9\n":           "epochs=1e+09",
 		"paradigms: [bsp]\nworkers: 2\nbatch: 10000000\n":       "batch=10000000",
 		"paradigms: [bsp]\nworkers: 2\nseeds: 1000000000\n":     "seeds=1000000000",
+		// Each negative value is named (was one message for all five).
+		"paradigms: [bsp]\nworkers: 2\njitter: -0.1\n":   "jitter=-0.1",
+		"paradigms: [bsp]\nworkers: 2\nepochs: -1\n":     "epochs=-1",
+		"paradigms: [bsp]\nworkers: 2\nbatch: -4\n":      "batch=-4",
+		"paradigms: [bsp]\nworkers: 2\nlr: -0.5\n":       "lr=-0.5",
+		"paradigms: [bsp]\nworkers: 2\neval_every: -2\n": "eval_every=-2",
+		"paradigms: [bsp]\nworkers: 2\ntarget: 1.5\n":    "target=1.5",
 		// Every run trains until the horizon: its pushes are bounded as
 		// a sim run's are (100 workers at 1 s: 1e6 seconds is 1e8).
 		"paradigms: [bsp]\nworkers: 100\nhorizon: 278h\n":             "horizon=278h0m0s",
