@@ -117,8 +117,10 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("target=%g must be an accuracy in [0, 1]", c.Target)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
-	case c.TrainLimit < 0 || c.TestLimit < 0:
-		return fmt.Errorf("train/test limits must not be negative")
+	case c.TrainLimit < 0:
+		return fmt.Errorf("train-limit=%d must not be negative (0: all)", c.TrainLimit)
+	case c.TestLimit < 0:
+		return fmt.Errorf("test-limit=%d must not be negative (0: all)", c.TestLimit)
 	}
 	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec},
 		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds)}).Check(""); err != nil {

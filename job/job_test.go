@@ -50,6 +50,21 @@ func TestFillRejectsBadJobs(t *testing.T) {
 	}
 }
 
+// Each refusal names its field with the value given.
+func TestFillNamesTheField(t *testing.T) {
+	for _, c := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{TrainLimit: -5}, "train-limit=-5"}, {Config{TestLimit: -2}, "test-limit=-2"},
+		{Config{Workers: -1}, "workers=-1"}, {Config{Horizon: 30_000 * time.Hour}, "horizon=30000h0m0s"},
+	} {
+		if err := c.c.Fill(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error naming %q", c.c, err, c.want)
+		}
+	}
+}
+
 func TestStepScale(t *testing.T) {
 	c := Config{Spec: paradigm.Spec{Kind: paradigm.ASP}, Workers: 4}
 	a := paradigm.Apply{LRScale: 1}
