@@ -79,6 +79,11 @@ func (c *Config) Validate() error {
 	if c.Job.Seed == 0 {
 		return errors.New("seed 0: seeds start at 1")
 	}
+	if last := c.Job.Seed + uint64(c.Seeds-1); last < c.Job.Seed {
+		// The seeds would wrap to 0 (which a virtual run reads as 1, so
+		// two runs would be one sample twice) and on.
+		return fmt.Errorf("seed=%d with seeds=%d: the last seed would pass 2^64−1", c.Job.Seed, c.Seeds)
+	}
 	if c.Horizon < 0 || c.Duration < 0 || c.Iterations < 0 {
 		return errors.New("horizon, duration and iterations must not be negative")
 	}

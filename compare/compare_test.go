@@ -3,6 +3,7 @@ package compare
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 
@@ -83,6 +84,7 @@ func TestValidateRefuses(t *testing.T) {
 		"mode":    func(c *Config) { c.Mode = "fast" },
 		"seeds":   func(c *Config) { c.Seeds = 0 },
 		"seed":    func(c *Config) { c.Job.Seed = 0 },
+		"wrap":    func(c *Config) { c.Job.Seed, c.Seeds = math.MaxUint64, 2 }, // seeds MaxUint64, 0
 		"specs":   func(c *Config) { c.Specs = nil },
 		"horizon": func(c *Config) { c.Horizon = time.Minute }, // sim mode has --duration
 		"backup":  func(c *Config) { c.Specs = specs(t, "backup:b=2") },
