@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -198,6 +199,7 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var failed atomic.Bool // errs is read only after wg.Wait: the workers write it meanwhile
 	for range min(workers, n) {
 		wg.Add(1)
 		go func() {
@@ -207,6 +209,7 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 				if err != nil {
 					sp, seed := e.runJob(k)
 					errs[k] = fmt.Errorf("%s (seed %d): %w", sp, seed, err)
+					failed.Store(true)
 					continue
 				}
 				out[k] = *r
@@ -220,7 +223,7 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 		}()
 	}
 	for k := 0; k < n; k++ {
-		if ctx.Err() != nil || firstErr(errs) != nil {
+		if ctx.Err() != nil || failed.Load() {
 			break
 		}
 		next <- k
