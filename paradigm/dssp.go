@@ -9,7 +9,10 @@ import (
 // Controller is DSSP's controller(p) of PARADIGMS.md §4: how many extra
 // iterations r* ∈ [0, rmax] to grant the fastest worker p so that its next
 // push lands closest to one of the slowest worker's next pushes.
-// ap0, ap1 are p's two latest push arrivals, as0, as1 the slowest's.
+// ap0 is where p's simulated pushes start (its push, or the end of a
+// wait=next hold) and ap0 − ap1 is I_p; as0 is the slowest's latest push
+// and as0 − as1 is I_s. Each interval is as the interval option measures it
+// (release to push, or push to push), so ap1 and as1 need not be pushes.
 // Sim_p[r] = ap0 + r·I_p (r = 0..rmax), Sim_s[k] = as0 + (k+1)·I_s
 // (k = 0..rmax); r* = argmin_r min_k |Sim_s[k] − Sim_p[r]|, ties → smallest r.
 // Both sequences ascend, so one forward pointer into Sim_s gives the nearest
