@@ -12,6 +12,7 @@ import (
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/train"
 	"github.com/pacer-ps/pacer/wire"
@@ -162,6 +163,15 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		}
 	} else {
 		ds = limit(ds, cfg)
+	}
+	// Refused here, before any process starts, with the error each worker
+	// would give (in tcp mode a worker's error is only its exit status).
+	m, err := nn.New(cfg.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := nn.CheckData(m, ds.Train.Name, ds.Train.Dim, ds.Train.Classes); err != nil {
+		return nil, err
 	}
 	params := &JobParams{Job: cfg, Paradigm: cfg.Spec.String(), TrainN: ds.Train.N}
 	if opt.Timeout > 0 {

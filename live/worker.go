@@ -175,6 +175,11 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 			return nil, nil, err
 		}
 	}
+	// The same check as virtual time's and the server's: a model fed data of another
+	// shape would panic (fewer features) or train on misaligned inputs (more).
+	if err := nn.CheckData(m, ds.Train.Name, ds.Train.Dim, ds.Train.Classes); err != nil {
+		return nil, nil, fmt.Errorf("live: worker: %w", err)
+	}
 	// A worker beyond the initial K shares a data shard: ids past K wrap.
 	b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: w.id % in.Workers, Workers: in.Workers, Batch: in.Batch, Seed: in.Seed})
 	if err != nil {

@@ -116,8 +116,8 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 	if err != nil {
 		return nil, err
 	}
-	if ds.Train.Dim != m.InputSize() {
-		return nil, fmt.Errorf("model %s takes %d inputs, data set %s has %d", cfg.Model, m.InputSize(), ds.Train.Name, ds.Train.Dim)
+	if err := nn.CheckData(m, ds.Train.Name, ds.Train.Dim, ds.Train.Classes); err != nil {
+		return nil, err
 	}
 	n := m.NumParams()
 	if cfg.Shards > n {
