@@ -38,10 +38,18 @@
 // reaches the network. Debian recompresses the .gz files, so their MD5 differs from the
 // download sums; the tests check that the decompressed content matches upstream's instead.
 //
-// The IDX reader trusts no header: dimensions are bounded (1 GiB payload) before anything is
-// allocated, and the buffer grows with the bytes actually read. FuzzReadIDX exercises it:
+// The IDX reader trusts no header. Each file of a known set is bounded by the set's shape
+// (MNIST and Fashion-MNIST: 28×28 images, at most 60,000 training and 10,000 test samples),
+// checked on the header before any body is read; the four headers are read first and the
+// label counts cross-checked against the image counts, so a small gzip file declaring a million
+// images is refused after a few hundred kilobytes of buffers. The buffer then grows with the
+// bytes actually read. CIFAR-10 batch files are bounded by the real set's 10,000 records each,
+// checked on the file's size before it is read. Loader.Info reads only the headers (or sizes):
+// what a server shard, which needs only the counts, calls instead of Load. FuzzReadIDX
+// exercises the reader and the shape checks (the input gzipped in the target, so the checksum
+// is valid and mutations reach the checks); scripts/fuzz-budgets runs it by count:
 //
-//	go test ./data -run '^$' -fuzz FuzzReadIDX -fuzztime 30s
+//	go test ./data -run '^$' -fuzz FuzzReadIDX -fuzztime 40000x
 //
 // Sharding is strided (worker w owns samples w, w+n, w+2n, ...), which keeps shard sizes within
 // one and each shard's class mix close to the whole set's. A Batcher's order for an epoch is a

@@ -18,7 +18,7 @@ import (
 // fakeSpec is an MNIST-format spec whose MD5 sums are those of files, so the download path can
 // be exercised end to end against a loopback server.
 func fakeSpec(files map[string][]byte) idxSpec {
-	sp := idxSpec{name: "fake-mnist", classes: 10, baseURL: "http://192.0.2.1/never-used/"}
+	sp := idxSpec{name: "fake-mnist", classes: 10, baseURL: "http://192.0.2.1/never-used/", rows: 28, cols: 28, maxTrain: 60000, maxTest: 10000}
 	for i, f := range fashionMNIST.files {
 		sum := md5.Sum(files[f.base+".gz"])
 		sp.files[i] = remoteFile{f.base, hex.EncodeToString(sum[:])}

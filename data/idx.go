@@ -24,28 +24,115 @@ const maxIDXBytes = 1 << 30
 // I/O failures with errors.Is.
 var ErrIDX = errors.New("malformed IDX data")
 
-// ReadIDX parses an IDX stream, gzip-compressed or plain (told apart by the gzip magic bytes).
-// The data must be exactly as long as the header says: short data and trailing bytes are both
-// errors, since either means the file is not what its name claims.
+// IDXShape bounds an IDX file by the data set it belongs to, checked on the header before any
+// of the body is read or allocated: the first dimension (the sample count) between 1 and MaxN,
+// the others exactly Tail (28, 28 for MNIST images; none for labels).
+type IDXShape struct {
+	MaxN int
+	Tail []int
+}
+
+func (sh IDXShape) String() string {
+	out := fmt.Sprintf("N×%v with N ≤ %d", sh.Tail, sh.MaxN)
+	if len(sh.Tail) == 0 {
+		out = fmt.Sprintf("N with N ≤ %d", sh.MaxN)
+	}
+	return out
+}
+
+// check refuses dims that do not fit sh. The product it reports is overflow-safe: every
+// dimension is at most maxIDXBytes, and the first is compared before anything is multiplied.
+func (sh IDXShape) check(dims []int) error {
+	if len(dims) != 1+len(sh.Tail) {
+		return fmt.Errorf("%w: dims %v, want %s", ErrIDX, dims, sh)
+	}
+	for i, d := range sh.Tail {
+		if dims[1+i] != d {
+			return fmt.Errorf("%w: dims %v, want %s", ErrIDX, dims, sh)
+		}
+	}
+	if dims[0] > sh.MaxN {
+		per := 1
+		for _, d := range sh.Tail {
+			per *= d
+		}
+		return fmt.Errorf("%w: dims %v declare %d samples (%d bytes, %d as float32), more than the %d this data set has; refused before reading",
+			ErrIDX, dims, dims[0], uint64(dims[0])*uint64(per), 4*uint64(dims[0])*uint64(per), sh.MaxN)
+	}
+	return nil
+}
+
+// ReadIDX parses an IDX stream, gzip-compressed or plain (told apart by the gzip magic bytes),
+// of at most 1 GiB. The data must be exactly as long as the header says: short data and
+// trailing bytes are both errors, since either means the file is not what its name claims.
+// Readers of a known data set use ReadIDXShape, which bounds the file by the set's shape.
 func ReadIDX(r io.Reader) (*IDX, error) {
+	return readIDX(r, nil)
+}
+
+// ReadIDXShape is ReadIDX for a file whose header must fit shape; a header that does not is
+// refused before any of the body is read.
+func ReadIDXShape(r io.Reader, shape IDXShape) (*IDX, error) {
+	return readIDX(r, &shape)
+}
+
+// ReadIDXHeader reads only an IDX stream's header (gzip-compressed or plain) and returns its
+// dimensions: what a process that needs only the counts reads.
+func ReadIDXHeader(r io.Reader) ([]int, error) {
+	src, done, err := idxSource(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return parseIDXHeader(src)
+}
+
+func readIDX(r io.Reader, shape *IDXShape) (*IDX, error) {
+	src, done, err := idxSource(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	dims, err := parseIDXHeader(src)
+	if err != nil {
+		return nil, err
+	}
+	if shape != nil {
+		if err := shape.check(dims); err != nil {
+			return nil, err
+		}
+	}
+	total := 1
+	for _, d := range dims {
+		total *= d // parseIDXHeader bounded the product
+	}
+	data, err := readExactly(src, total)
+	if err != nil {
+		return nil, fmt.Errorf("%w: dims %v: %v", ErrIDX, dims, err)
+	}
+	return &IDX{Dims: dims, Data: data}, nil
+}
+
+// idxSource unwraps gzip when the stream starts with its magic bytes.
+func idxSource(r io.Reader) (io.Reader, func(), error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	magic, err := br.Peek(2)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading header: %v", ErrIDX, eofAsShort(err))
+		return nil, nil, fmt.Errorf("%w: reading header: %v", ErrIDX, eofAsShort(err))
 	}
-	var src io.Reader = br
-	if magic[0] == 0x1f && magic[1] == 0x8b {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrIDX, err)
-		}
-		defer zr.Close()
-		src = bufio.NewReaderSize(zr, 1<<16)
+	if magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, func() {}, nil
 	}
-	return parseIDX(src)
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: gzip: %v", ErrIDX, err)
+	}
+	return bufio.NewReaderSize(zr, 1<<16), func() { zr.Close() }, nil
 }
 
-func parseIDX(r io.Reader) (*IDX, error) {
+// parseIDXHeader reads the magic and the dimensions, each positive and their product at most
+// maxIDXBytes (checked by division, so it cannot overflow).
+func parseIDXHeader(r io.Reader) ([]int, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, fmt.Errorf("%w: reading magic: %v", ErrIDX, eofAsShort(err))
@@ -77,11 +164,7 @@ func parseIDX(r io.Reader) (*IDX, error) {
 		}
 		total *= dims[i]
 	}
-	data, err := readExactly(r, total)
-	if err != nil {
-		return nil, fmt.Errorf("%w: dims %v: %v", ErrIDX, dims, err)
-	}
-	return &IDX{Dims: dims, Data: data}, nil
+	return dims, nil
 }
 
 // readExactly reads n bytes and checks that nothing follows. The buffer grows with the data

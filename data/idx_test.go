@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -115,17 +116,43 @@ func TestPixelScaleInUnitInterval(t *testing.T) {
 	}
 }
 
-// FuzzReadIDX checks that arbitrary input never panics and that accepted input is consistent.
-// Run with: go test ./data -run '^$' -fuzz FuzzReadIDX -fuzztime 30s
+// FuzzReadIDX checks that arbitrary input never panics, that accepted input is consistent, and
+// that the shape bounds of ReadIDXShape (the size checks before any body is read) hold. With
+// compress set the input is gzipped here, so the gzip layer and its CRC are valid and every
+// mutation reaches the IDX header and the checks behind it. rank, maxN, rows and cols make the
+// shape: rank 0 a label file (N), otherwise images (N×rows×cols).
+// Run with: go test ./data -run '^$' -fuzz FuzzReadIDX -fuzztime 40000x (scripts/fuzz-budgets)
 func FuzzReadIDX(f *testing.F) {
-	f.Add(idxBytes([]int{2, 2, 2}, seq(8)))
-	f.Add(idxBytes([]int{3}, []byte{1, 2, 3}))
-	f.Add(gz(f, idxBytes([]int{2, 3}, seq(6))))
-	f.Add([]byte{0, 0, 8, 1, 0, 0, 0, 0})
-	f.Add([]byte{0x1f, 0x8b})
-	f.Fuzz(func(t *testing.T, in []byte) {
+	f.Add(idxBytes([]int{2, 2, 2}, seq(8)), false, uint8(1), uint16(4), uint8(2), uint8(2))
+	f.Add(idxBytes([]int{3}, []byte{1, 2, 3}), false, uint8(0), uint16(3), uint8(0), uint8(0))
+	f.Add(idxBytes([]int{3}, []byte{1, 2, 3}), true, uint8(0), uint16(2), uint8(0), uint8(0))
+	f.Add(idxBytes([]int{5, 2, 3}, seq(30)), true, uint8(1), uint16(4), uint8(2), uint8(3))
+	f.Add(idxBytes([]int{60000, 28, 28}, nil), true, uint8(1), uint16(60000), uint8(28), uint8(28))
+	f.Add(idxBytes([]int{60001, 28, 28}, nil), false, uint8(1), uint16(60000), uint8(28), uint8(28))
+	f.Add(gz(f, idxBytes([]int{2, 3}, seq(6))), false, uint8(0), uint16(2), uint8(0), uint8(0))
+	f.Add([]byte{0, 0, 8, 1, 0, 0, 0, 0}, false, uint8(0), uint16(1), uint8(0), uint8(0))
+	f.Add([]byte{0x1f, 0x8b}, false, uint8(0), uint16(1), uint8(0), uint8(0))
+	var zbuf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&zbuf, gzip.BestSpeed) // reused: a new writer per input would dominate the run
+	f.Fuzz(func(t *testing.T, in []byte, compress bool, rank uint8, maxN uint16, rows, cols uint8) {
+		if compress {
+			zbuf.Reset()
+			zw.Reset(&zbuf)
+			zw.Write(in)
+			zw.Close()
+			in = zbuf.Bytes()
+		}
+		shape := IDXShape{MaxN: int(maxN)}
+		if rank%2 == 1 {
+			shape.Tail = []int{int(rows), int(cols)}
+		}
 		m, err := ReadIDX(bytes.NewReader(in))
+		dims, herr := ReadIDXHeader(bytes.NewReader(in))
+		ms, serr := ReadIDXShape(bytes.NewReader(in), shape)
 		if err != nil {
+			if serr == nil {
+				t.Fatalf("ReadIDXShape accepted what ReadIDX refused (%v)", err)
+			}
 			return
 		}
 		total := 1
@@ -137,6 +164,20 @@ func FuzzReadIDX(f *testing.F) {
 		}
 		if total != len(m.Data) {
 			t.Fatalf("dims %v but %d data bytes", m.Dims, len(m.Data))
+		}
+		if herr != nil || fmt.Sprint(dims) != fmt.Sprint(m.Dims) {
+			t.Fatalf("header alone: %v, %v; the whole file has dims %v", dims, herr, m.Dims)
+		}
+		fits := len(m.Dims) == 1+len(shape.Tail) && m.Dims[0] <= shape.MaxN && fmt.Sprint(m.Dims[1:]) == fmt.Sprint(shape.Tail)
+		switch {
+		case fits && serr != nil:
+			t.Fatalf("dims %v fit %s but ReadIDXShape refused: %v", m.Dims, shape, serr)
+		case !fits && serr == nil:
+			t.Fatalf("dims %v exceed %s but ReadIDXShape accepted them", m.Dims, shape)
+		case !fits && !errors.Is(serr, ErrIDX):
+			t.Fatalf("refusal %v does not wrap ErrIDX", serr)
+		case fits && !bytes.Equal(ms.Data, m.Data):
+			t.Fatal("ReadIDXShape read other data than ReadIDX")
 		}
 	})
 }

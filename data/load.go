@@ -73,6 +73,36 @@ func (l *Loader) Load(ctx context.Context, name string) (*Dataset, error) {
 	return ds, nil
 }
 
+// Info is a data set's shape as its files declare it, read without loading the samples.
+type Info struct {
+	Name          string // the data set, e.g. "fashion-mnist"
+	TrainN, TestN int    // samples in each split
+	Dim, Classes  int    // features per sample, label classes
+	Source        string // where the files are, as Dataset.Source
+}
+
+// Info finds the named data set as Load does and reads only what its files declare: the four
+// IDX headers (checked against the set's shape and cross-checked, as Load checks them), the
+// sizes of the CIFAR-10 batch files, the synthetic set's configuration. A process that needs
+// only the counts (a server shard) calls it instead of Load, and allocates next to nothing.
+func (l *Loader) Info(ctx context.Context, name string) (*Info, error) {
+	switch strings.ToLower(name) {
+	case "fashion-mnist", "fashion_mnist", "fashionmnist":
+		return l.infoIDX(ctx, fashionMNIST)
+	case "mnist":
+		return l.infoIDX(ctx, mnist)
+	case "cifar10", "cifar-10":
+		return l.infoCIFAR10()
+	case "synthetic":
+		c := l.Synthetic.withDefaults()
+		if err := c.validate(); err != nil {
+			return nil, err
+		}
+		return &Info{Name: "synthetic", TrainN: c.Train, TestN: c.Test, Dim: c.Dim, Classes: c.Classes, Source: c.source()}, nil
+	}
+	return nil, fmt.Errorf("data: unknown data set %q; valid names: %s", name, strings.Join(Names, ", "))
+}
+
 // place is one step of the resolution order: a label for the error message and the directories
 // it stands for (a root may hold the files directly or in a subdirectory named after the set).
 type place struct {

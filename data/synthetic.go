@@ -104,7 +104,11 @@ func NewSynthetic(cfg SyntheticConfig) (*Dataset, error) {
 	}
 	train := gen(cfg.Train, "train")
 	test := gen(cfg.Test, "test")
-	src := fmt.Sprintf("synthetic(train=%d test=%d dim=%d classes=%d separation=%g noise=%g seed=%d)",
-		cfg.Train, cfg.Test, cfg.Dim, cfg.Classes, cfg.Separation, cfg.Noise, cfg.Seed)
-	return &Dataset{Train: train, Test: test, Source: src}, nil
+	return &Dataset{Train: train, Test: test, Source: cfg.source()}, nil
+}
+
+// source describes the generator, as Dataset.Source.
+func (c SyntheticConfig) source() string {
+	return fmt.Sprintf("synthetic(train=%d test=%d dim=%d classes=%d separation=%g noise=%g seed=%d)",
+		c.Train, c.Test, c.Dim, c.Classes, c.Separation, c.Noise, c.Seed)
 }

@@ -15,9 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/train"
+	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -198,14 +199,26 @@ func checkServerFlags(fs *flag.FlagSet, set map[string]bool, ckptEvery time.Dura
 	return nil
 }
 
-// countTrain loads the data set to count its training samples (shard 0
-// ends the job after epochs·N/batch pushes).
+// countTrain counts the data set's training samples (shard 0 ends the job
+// after epochs·N/batch pushes) from the files' headers alone, and checks
+// the data's shape against the model as every worker will.
 func countTrain(j job.Config) (int, error) {
-	ds, err := train.Data(j)
+	in, err := (&data.Loader{Dir: j.DataDir}).Info(context.Background(), j.Dataset)
 	if err != nil {
 		return 0, err
 	}
-	return ds.Train.N, nil
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return 0, err
+	}
+	if err := nn.CheckData(m, in.Name+"/train", in.Dim, in.Classes); err != nil {
+		return 0, err
+	}
+	n := in.TrainN
+	if j.TrainLimit > 0 && j.TrainLimit < n {
+		n = j.TrainLimit
+	}
+	return n, nil
 }
 
 func splitComma(s string) []string {
