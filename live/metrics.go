@@ -35,6 +35,7 @@ var (
 	mFrames    = prometheus.NewDesc("pacer_wire_frames_total", "Frames on the data plane.", []string{"shard", "direction"}, nil)
 	mAuth      = prometheus.NewDesc("pacer_wire_auth_failures_total", "Connections refused for a missing or wrong token.", []string{"shard"}, nil)
 	mDecode    = prometheus.NewDesc("pacer_wire_decode_errors_total", "Malformed frames by kind.", []string{"shard", "kind"}, nil)
+	mSlow      = prometheus.NewDesc("pacer_wire_slow_peers_total", "Connections cut off for not reading (notice queue full, or a write timed out).", []string{"shard"}, nil)
 	mJobPushes = prometheus.NewDesc("pacer_job_pushes_total", "Pushes counted by the coordinator.", nil, nil)
 	mReleases  = prometheus.NewDesc("pacer_job_releases_total", "Gate releases.", nil, nil)
 	mMaxGap    = prometheus.NewDesc("pacer_job_max_gap", "Largest clock gap at a release.", nil, nil)
@@ -47,7 +48,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
-		mBytes, mFrames, mAuth, mDecode, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes} {
+		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes} {
 		ch <- d
 	}
 }
@@ -90,6 +91,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for kind, v := range ws.DecodeErrors {
 		counter(mDecode, float64(v), sh, kind)
 	}
+	counter(mSlow, float64(ws.SlowPeers), sh)
 	if c.sv.coord == nil {
 		return
 	}

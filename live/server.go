@@ -59,7 +59,29 @@ type Server struct {
 
 	metricsMu sync.Mutex
 	metricsAt string
+
+	// conns holds the open connection of each (role, worker id), and
+	// observers counts observer connections: see admit.
+	connMu    sync.Mutex
+	conns     map[connKey]*wire.Peer
+	observers map[*wire.Peer]bool
 }
+
+// connKey names the one connection a role may hold per worker id (-1 for
+// the coordinator's link).
+type connKey struct {
+	role string
+	id   int32
+}
+
+// maxControlPayload bounds the frames of every connection but a worker's
+// data connection. The largest such frame is the coordinator's membership
+// view: two JSON lists of at most maxWorkers ids (under 400 KB).
+const maxControlPayload = 1 << 20
+
+// maxObservers bounds observer connections per server (pacer train holds
+// one per shard; tools a few more).
+const maxObservers = 64
 
 // NewServer prepares shard cfg.Index: the model's w⁰ cut to the shard's
 // range, or the checkpoint when restoring.
@@ -134,7 +156,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	sv := &Server{cfg: cfg, shard: sh, log: log}
+	sv := &Server{cfg: cfg, shard: sh, log: log, conns: map[connKey]*wire.Peer{}, observers: map[*wire.Peer]bool{}}
 	if cfg.Index == 0 {
 		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}); err != nil {
 			return nil, err
@@ -146,7 +168,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	if sv.ws, err = wire.NewServer(wc, sv.handle); err != nil {
 		return nil, err
 	}
-	sh.peersFn = sv.ws.Peers
+	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed})
 	return sv, nil
 }
 
@@ -325,16 +347,72 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 			return err
 		}
 		resp.Worker = int32(info.ID)
+		sv.admit(peer, role, resp.Worker)
 		release(notify)
 		return nil
 	default:
 		return remoteErr(wire.CodeBadRequest, "unknown role %q", role)
+	}
+	if err := sv.admit(peer, role, req.Worker); err != nil {
+		return err
 	}
 	if err := setJSON(resp, wire.MsgHelloOK, sv.shard.info()); err != nil {
 		return err
 	}
 	resp.Worker = req.Worker
 	return nil
+}
+
+// admit bounds a role's connections and the size of the frames they may
+// send. A worker id (data or control) and the coordinator's link hold one
+// connection each: a newer one replaces the older, which is closed (a
+// returning worker reconnects before its old connection times out, and a
+// thousand connections under one id pin nothing). Observers are capped at
+// maxObservers. Only a worker's data connection may send a whole block.
+func (sv *Server) admit(peer *wire.Peer, role string, id int32) error {
+	limit := maxControlPayload
+	key := connKey{role: role, id: id}
+	switch role {
+	case RoleObserver:
+		sv.connMu.Lock()
+		defer sv.connMu.Unlock()
+		if len(sv.observers) >= maxObservers {
+			return remoteErr(wire.CodeBadRequest, "%d observer connections open already (at most %d)", len(sv.observers), maxObservers)
+		}
+		sv.observers[peer] = true
+		peer.LimitPayload(limit)
+		return nil
+	case RoleWorker:
+		limit = max(limit, sv.shard.maxPush())
+	case RoleCoordinator:
+		key.id = -1
+	}
+	peer.LimitPayload(limit)
+	sv.connMu.Lock()
+	old := sv.conns[key]
+	sv.conns[key] = peer
+	sv.connMu.Unlock()
+	if old != nil && old != peer {
+		old.Close()
+	}
+	return nil
+}
+
+// closed is the wire server's hook when a connection ends.
+func (sv *Server) closed(peer *wire.Peer) {
+	sv.connMu.Lock()
+	delete(sv.observers, peer)
+	for _, role := range [...]string{RoleWorker, RoleControl, RoleCoordinator} {
+		key := connKey{role: role, id: peer.ID()}
+		if role == RoleCoordinator {
+			key.id = -1
+		}
+		if sv.conns[key] == peer {
+			delete(sv.conns, key)
+		}
+	}
+	sv.connMu.Unlock()
+	sv.shard.closed(peer)
 }
 
 // control serves a worker's control connection to the coordinator.

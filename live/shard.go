@@ -17,7 +17,9 @@ import (
 // snapshot is one version of the shard's block. Pull replies point into it
 // without copying (the wire server writes the reply after the handler
 // returns), so it is never written while refs > 0: an apply then writes a
-// fresh copy instead (copy on write).
+// fresh copy instead (copy on write). A reference lasts while its reply is
+// being written (Shard.replied, or Shard.closed if the connection ends
+// first), never longer: a peer that pulls and goes quiet pins nothing.
 type snapshot struct {
 	buf  []float32
 	refs int
@@ -59,7 +61,6 @@ type Shard struct {
 	tick     *time.Timer
 	tickAt   time.Duration
 	tickOn   bool
-	peersFn  func() []*wire.Peer
 	dirty    bool
 	stats    ShardStats
 	gs       [][]float32
@@ -158,6 +159,12 @@ func (s *Shard) info() ShardInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ShardInfo{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, Version: s.agg.Version(), Incarnation: s.inc}
+}
+
+// maxPush is the largest payload a push to this shard can carry: its whole
+// block as float32, in bytes (capped at what a frame can declare).
+func (s *Shard) maxPush() int {
+	return int(min(4*uint64(s.hi-s.lo), uint64(wire.MaxPayloadLimit)))
 }
 
 // refuse counts a bad request and returns the error sent back.

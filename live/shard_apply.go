@@ -9,8 +9,9 @@ import (
 // pull replies point into, gradient buffers, and skipping the version
 // forward after a restore.
 
-// release drops the snapshot reference of peer's last pull reply; an
-// unreferenced old snapshot becomes a spare for the next copy on write.
+// release drops the snapshot reference of peer's pull reply (the wire
+// server has written it, or the connection closed); an unreferenced old
+// snapshot becomes a spare for the next copy on write.
 func (s *Shard) release(peer *wire.Peer) {
 	sn := s.held[peer]
 	if sn == nil {
@@ -23,13 +24,31 @@ func (s *Shard) release(peer *wire.Peer) {
 	}
 }
 
-// writable returns the block to apply into: the current snapshot, or a
-// fresh copy of it when a pull reply still points into it.
-func (s *Shard) writable() []float32 {
-	if s.cur.refs == 0 {
-		return s.cur.buf
+// replied is the wire server's hook after a reply has been written: a
+// pull reply's snapshot is free again, and the connection's reply frame
+// lets go of it (it would otherwise keep the old block reachable).
+func (s *Shard) replied(peer *wire.Peer, resp *wire.Frame) {
+	if resp.Type != wire.MsgPullResp || cap(resp.Floats) == 0 {
+		return
 	}
-	s.sweep()
+	resp.Floats = nil
+	s.mu.Lock()
+	s.release(peer)
+	s.mu.Unlock()
+}
+
+// closed forgets a connection that has ended: its snapshot reference (a
+// reply whose write failed) and its pending pull.
+func (s *Shard) closed(peer *wire.Peer) {
+	s.mu.Lock()
+	s.release(peer)
+	delete(s.waiters, peer)
+	s.mu.Unlock()
+}
+
+// writable returns the block to apply into: the current snapshot, or a
+// fresh copy of it when a pull reply is being written from it.
+func (s *Shard) writable() []float32 {
 	if s.cur.refs == 0 {
 		return s.cur.buf
 	}
@@ -43,28 +62,6 @@ func (s *Shard) writable() []float32 {
 	copy(ns.buf, s.cur.buf)
 	s.cur = ns
 	return ns.buf
-}
-
-// sweep drops the references of connections that closed without
-// acknowledging their last pull.
-func (s *Shard) sweep() {
-	if s.peersFn == nil || len(s.held) == 0 {
-		return
-	}
-	open := map[*wire.Peer]bool{}
-	for _, p := range s.peersFn() {
-		open[p] = true
-	}
-	for p := range s.held {
-		if !open[p] {
-			s.release(p)
-		}
-	}
-	for p := range s.waiters {
-		if !open[p] {
-			delete(s.waiters, p)
-		}
-	}
 }
 
 func (s *Shard) takeBuf(n int) []float32 {

@@ -28,7 +28,6 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
 	}
 	s.mu.Lock()
-	s.release(peer)
 	s.fastForward(req.Extra)
 	now := s.now()
 	id := s.nextID
@@ -83,7 +82,6 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.release(peer)
 	s.fastForward(req.Tag)
 	v := s.agg.Version()
 	resp.Type, resp.Shard, resp.Worker, resp.Offset = wire.MsgPullResp, uint32(s.idx), req.Worker, off
@@ -97,6 +95,8 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	}
 	resp.Floats = s.cur.buf[off : off+cnt]
 	if peer != nil {
+		// Until the reply is written (Shard.replied).
+		s.release(peer)
 		s.cur.refs++
 		s.held[peer] = s.cur
 	} else {
@@ -106,9 +106,8 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	return nil
 }
 
-// done serves a worker's one-way Heartbeat: it releases the snapshot the
-// peer's last pull pointed into (the worker acknowledges each pull reply
-// once it has it all), and held is the version the worker now holds. A
+// done serves a worker's one-way Heartbeat: held is the version the
+// worker now holds (it acknowledges each pull reply once it has it all). A
 // worker also sends one after reconnecting to a restarted shard, so the
 // shard learns how far it had got even from workers that have nothing to
 // push or pull yet (held at a BSP gate by a worker that waits for this
@@ -116,7 +115,6 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 // gradients at an older version, and they wait for the gate).
 func (s *Shard) done(peer *wire.Peer, held uint64) {
 	s.mu.Lock()
-	s.release(peer)
 	s.fastForward(held)
 	notify := s.takeNotify()
 	s.mu.Unlock()
@@ -130,7 +128,8 @@ func (s *Shard) takeNotify() []waiter {
 }
 
 // sendReady tells waiting pulls that their version exists (outside the
-// lock: a slow peer must not stall the shard).
+// lock). Peer.Send only queues the notice, so a waiter that stopped
+// reading delays no one: not the shard, not the push that woke it.
 func (s *Shard) sendReady(ws []waiter) {
 	for _, w := range ws {
 		f := wire.Frame{Type: wire.MsgPullResp, Flags: flagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}

@@ -21,12 +21,17 @@ type Config struct {
 	// HandshakeTimeout bounds the time from accept (or dial) to an
 	// authenticated Hello, TLS handshake included. Zero: 10 s.
 	HandshakeTimeout time.Duration
-	// FrameTimeout bounds how long a frame's payload may take to arrive
-	// once its header has; idle time between frames is not limited (the
-	// coordinator's heartbeats judge liveness). Zero: 30 s.
+	// FrameTimeout bounds how long a frame may take to arrive once it has
+	// begun (a server counts from its first byte, a client from its
+	// header); idle time between frames is not limited (the coordinator's
+	// heartbeats judge liveness). Zero: 30 s.
 	FrameTimeout time.Duration
 	// WriteTimeout bounds each frame write and flush. Zero: 30 s.
 	WriteTimeout time.Duration
+	// IdleRelease is how long a server connection may go without a frame
+	// before it gives back its payload and I/O buffers (the next frame
+	// allocates them again); negative: never. Zero: 5 s.
+	IdleRelease time.Duration
 	// CallTimeout bounds a Call whose context has no deadline; a negative
 	// value disables it. Zero: 30 s.
 	CallTimeout time.Duration
@@ -44,6 +49,7 @@ func DefaultConfig() Config {
 		HandshakeTimeout: 10 * time.Second,
 		FrameTimeout:     30 * time.Second,
 		WriteTimeout:     30 * time.Second,
+		IdleRelease:      5 * time.Second,
 		CallTimeout:      30 * time.Second,
 	}
 }
@@ -85,6 +91,9 @@ func (c Config) withDefaults() Config {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = d.WriteTimeout
 	}
+	if c.IdleRelease == 0 {
+		c.IdleRelease = d.IdleRelease
+	}
 	if c.CallTimeout == 0 {
 		c.CallTimeout = d.CallTimeout
 	}
@@ -107,6 +116,7 @@ type Stats struct {
 	IOErrors            atomic.Uint64 // connections lost to read/write errors or timeouts
 	ProtocolErrors      atomic.Uint64 // well-formed frames the protocol does not allow here
 	Unroutable          atomic.Uint64 // notifications received with no OnNotify to take them
+	SlowPeers           atomic.Uint64 // connections cut off for not reading: a notice queue full, or a write timed out
 	// DecodeErrors counts malformed frames by kind, indexed like
 	// DecodeErrorKinds (bad_magic, version, bad_type, reserved, too_large,
 	// length, truncated).
@@ -117,7 +127,7 @@ type Stats struct {
 type StatsSnapshot struct {
 	FramesIn, FramesOut, BytesIn, BytesOut              uint64
 	Accepted, AuthFailures, HandlerErrors, RemoteErrors uint64
-	IOErrors, ProtocolErrors, Unroutable                uint64
+	IOErrors, ProtocolErrors, Unroutable, SlowPeers     uint64
 	DecodeErrors                                        map[string]uint64
 }
 
@@ -129,7 +139,7 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		Accepted: s.Accepted.Load(), AuthFailures: s.AuthFailures.Load(),
 		HandlerErrors: s.HandlerErrors.Load(), RemoteErrors: s.RemoteErrors.Load(),
 		IOErrors: s.IOErrors.Load(), ProtocolErrors: s.ProtocolErrors.Load(),
-		Unroutable:   s.Unroutable.Load(),
+		Unroutable: s.Unroutable.Load(), SlowPeers: s.SlowPeers.Load(),
 		DecodeErrors: make(map[string]uint64, len(decodeKinds)),
 	}
 	for i, name := range DecodeErrorKinds {

@@ -56,7 +56,15 @@
 //     one response Frame per connection; the client reads a reply's payload
 //     directly into the caller's resp Frame. Pooled call records and reused
 //     timers keep a Call to about one small allocation over TCP
-//     (BenchmarkCallSmall reports it).
+//     (BenchmarkCallSmall reports it). What a connection keeps is bounded
+//     all the same: a handler bounds each peer's frames when it accepts
+//     the Hello (Peer.LimitPayload), a refused frame's buffer is dropped,
+//     and a connection quiet for Config.IdleRelease gives back its payload
+//     and bufio buffers (it waits for its next byte unbuffered).
+//   - Notices never wait on a peer: Peer.Send queues the frame and the
+//     connection's sender goroutine writes it, so a peer that stops
+//     reading holds up only itself, and is cut off once MaxQueuedNotices
+//     pile up or a write times out.
 //   - One connection, many calls: Conn assigns request ids and a reader
 //     goroutine routes each reply to its caller (ReqID 0 frames go to
 //     OnNotify). The server handles a connection's requests in order, one

@@ -38,6 +38,9 @@ var (
 	ErrNonFinite = errors.New("wire: non-finite value")
 	// ErrClosed: the connection was closed (locally or by a previous error).
 	ErrClosed = errors.New("wire: connection closed")
+	// ErrSlowPeer: the peer let MaxQueuedNotices one-way frames pile up
+	// unread, so its connection was closed.
+	ErrSlowPeer = errors.New("wire: peer not reading its notices; connection closed")
 )
 
 // ErrorCode is the machine-readable code carried by an Error frame (in the

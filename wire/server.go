@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +20,9 @@ import (
 // reply; leaving resp.Type zero sends no reply. resp's payload is written
 // after the handler returns and before the connection's next request is
 // read, so resp.Floats may point into shared memory only if that memory
-// stays unchanged until then (else copy into resp.FloatBuf(n)).
+// stays unchanged until then (else copy into resp.FloatBuf(n)); the
+// Replied hook says when that is. A refused request's buffers are dropped,
+// not reused.
 //
 // A returned error is sent back as an Error frame (code from CodeOf) and
 // the connection stays open. Requests on one connection are served in
@@ -31,11 +34,32 @@ import (
 // refuse the peer, which closes the connection.
 type Handler func(ctx context.Context, req, resp *Frame) error
 
+// MaxQueuedNotices bounds the one-way frames (Peer.Send) waiting to be
+// written to one peer. Notices are a few per round (a release, a ready
+// notice), so a queue this long means the peer has stopped reading: it is
+// cut off rather than allowed to hold anyone up.
+const MaxQueuedNotices = 256
+
+// Hooks are optional callbacks around a Server's Handler; set them with
+// SetHooks before Serve.
+type Hooks struct {
+	// Replied runs on the connection's goroutine once a reply has been
+	// written (or its write failed), before the next request is read: any
+	// memory the reply pointed into is free again, and the hook should
+	// drop resp's references to shared memory (resp keeps its capacity
+	// for the next reply otherwise).
+	Replied func(p *Peer, resp *Frame)
+	// Closed runs once when an authenticated connection has ended (its
+	// handler has returned for the last time).
+	Closed func(p *Peer)
+}
+
 // Server accepts connections, authenticates them and runs a Handler per
 // request.
 type Server struct {
 	cfg       Config
 	h         Handler
+	hooks     Hooks
 	tokenHash [32]byte
 
 	mu    sync.Mutex
@@ -54,6 +78,9 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 	return &Server{cfg: cfg, h: h, tokenHash: sha256.Sum256([]byte(cfg.Token)),
 		peers: make(map[*Peer]struct{})}, nil
 }
+
+// SetHooks installs hooks; call it before Serve.
+func (s *Server) SetHooks(h Hooks) { s.hooks = h }
 
 // Stats returns the server's counters.
 func (s *Server) Stats() *Stats { return s.cfg.Stats }
@@ -122,7 +149,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	p := &Peer{nc: nc, cfg: &s.cfg, w: NewWriter(nc, s.cfg.BufferSize, s.cfg.MaxPayload), assigned: -1}
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
-	defer p.Close()
+	defer p.shut()
 	ctx = context.WithValue(ctx, peerKey{}, p)
 	r := NewReader(nc, s.cfg.BufferSize, s.cfg.MaxPayload)
 	var req, resp Frame
@@ -135,7 +162,6 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		s.readFailed(p, err)
 		return
 	}
-	r.maxPayload = s.cfg.MaxPayload
 	s.cfg.Stats.in(wireSize(&req))
 	if err := s.authenticate(p, &req); err != nil {
 		s.cfg.Stats.AuthFailures.Add(1)
@@ -152,18 +178,37 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		s.mu.Lock()
 		delete(s.peers, p)
 		s.mu.Unlock()
+		if s.hooks.Closed != nil {
+			p.shut() // the hook may count on the connection being gone
+			s.hooks.Closed(p)
+		}
 	}()
 	if !s.serveHello(ctx, p, &req, &resp) {
 		return
 	}
+	// From here on a frame may be as large as the handler allowed this
+	// peer when it served the Hello (Peer.LimitPayload).
+	r.maxPayload = s.cfg.MaxPayload
+	if p.maxIn > 0 {
+		r.maxPayload = min(r.maxPayload, p.maxIn)
+	}
+	req, resp = Frame{}, Frame{} // the Hello's buffers are not worth keeping
 
 	for {
-		h, err := r.readHeader()
+		err := r.awaitFrame(nc, s.cfg.IdleRelease, func() {
+			// Idle: give back the payload and I/O buffers; the next
+			// frame allocates what it needs.
+			req, resp = Frame{}, Frame{}
+			p.releaseWriter()
+		})
 		if err == nil {
-			// Idle time between frames is free; a payload must keep coming.
+			// Idle time between frames is free; once a frame has begun,
+			// the rest of it must keep coming.
 			nc.SetReadDeadline(time.Now().Add(s.cfg.FrameTimeout))
-			err = r.readPayload(&h, &req)
-			nc.SetReadDeadline(time.Time{})
+			var h header
+			if h, err = r.readHeader(); err == nil {
+				err = r.readPayload(&h, &req)
+			}
 		}
 		if err != nil {
 			if ctx.Err() == nil {
@@ -180,16 +225,24 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 			continue
 		}
 		resp.Reset()
+		id := req.ReqID
 		if err := s.h(ctx, &req, &resp); err != nil {
 			s.cfg.Stats.HandlerErrors.Add(1)
 			resp.SetError(CodeOf(err), err.Error())
+			// A refused frame keeps nothing: its buffer was sized by the
+			// peer, not by the work this connection does.
+			req = Frame{}
 		}
 		if resp.Type == 0 {
 			continue
 		}
-		resp.ReqID = req.ReqID
-		if err := p.write(&resp); err != nil {
-			if !isEncodeError(err) || p.sendError(req.ReqID, CodeInternal, "unencodable reply: "+err.Error()) != nil {
+		resp.ReqID = id
+		err = p.write(&resp)
+		if s.hooks.Replied != nil {
+			s.hooks.Replied(p, &resp)
+		}
+		if err != nil {
+			if !isEncodeError(err) || p.sendError(id, CodeInternal, "unencodable reply: "+err.Error()) != nil {
 				return
 			}
 		}
@@ -263,10 +316,19 @@ type Peer struct {
 	cfg      *Config
 	hello    Hello
 	assigned int32
+	maxIn    int // payload limit after the Hello (0: Config.MaxPayload)
 
 	wmu    sync.Mutex
 	w      *Writer
 	closed atomic.Bool
+
+	// One-way frames wait here for the sender goroutine, so Send never
+	// waits on this connection's write lock (held up to WriteTimeout by
+	// a peer that does not read).
+	qmu     sync.Mutex
+	queue   []Frame
+	sending bool
+	senders sync.WaitGroup
 }
 
 type peerKey struct{}
@@ -286,11 +348,71 @@ func (p *Peer) ID() int32 { return p.assigned }
 // RemoteAddr returns the peer's network address.
 func (p *Peer) RemoteAddr() net.Addr { return p.nc.RemoteAddr() }
 
-// Send writes f to the peer as a one-way notification (f.ReqID is set to
-// 0). Safe to call concurrently with the connection's handler.
+// LimitPayload bounds the payload of every frame the peer sends after its
+// Hello to n bytes (never above Config.MaxPayload): the largest frame its
+// role can need. A larger header is refused before anything is allocated
+// and closes the connection. Call it from the Handler serving the Hello.
+func (p *Peer) LimitPayload(n int) {
+	if n > 0 {
+		p.maxIn = n
+	}
+}
+
+// Send queues f for the peer as a one-way notification (f.ReqID is set to
+// 0; its payload is copied) and returns without waiting for the write, so
+// a peer that stopped reading holds up no one else. Safe to call from any
+// goroutine. A frame that cannot be encoded is refused at once; a peer
+// with MaxQueuedNotices frames already waiting is closed (ErrSlowPeer); a
+// write that fails later closes the connection, as a reply's would.
 func (p *Peer) Send(f *Frame) error {
 	f.ReqID = 0
-	return p.write(f)
+	if _, err := f.prepare(p.w.maxPayload); err != nil {
+		return err
+	}
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	if len(p.queue) >= MaxQueuedNotices {
+		p.cfg.Stats.SlowPeers.Add(1)
+		// Closed off this goroutine: closing a TLS connection may try to
+		// write an alert to the very peer that does not read.
+		if p.closed.CompareAndSwap(false, true) {
+			p.senders.Add(1)
+			go func() { defer p.senders.Done(); p.nc.Close() }()
+		}
+		return ErrSlowPeer
+	}
+	q := *f
+	q.Floats = append([]float32(nil), f.Floats...)
+	q.Bytes = append([]byte(nil), f.Bytes...)
+	p.queue = append(p.queue, q)
+	if !p.sending {
+		p.sending = true
+		p.senders.Add(1)
+		go p.drain()
+	}
+	return nil
+}
+
+// drain writes queued notices, a batch per flush, until the queue is
+// empty or the connection closes.
+func (p *Peer) drain() {
+	defer p.senders.Done()
+	var batch []Frame
+	for {
+		p.qmu.Lock()
+		if len(p.queue) == 0 || p.closed.Load() {
+			p.queue, p.sending = nil, false
+			p.qmu.Unlock()
+			return
+		}
+		batch, p.queue = p.queue, batch[:0]
+		p.qmu.Unlock()
+		p.writeBatch(batch)
+		clear(batch)
+	}
 }
 
 // Close closes the connection; its handler goroutine then ends.
@@ -299,6 +421,16 @@ func (p *Peer) Close() error {
 		return nil
 	}
 	return p.nc.Close()
+}
+
+// shut closes the connection and waits for its notice sender to stop.
+func (p *Peer) shut() {
+	p.Close()
+	// A Send that saw the connection open has started its sender by the
+	// time it lets go of qmu; later ones see it closed.
+	p.qmu.Lock()
+	p.qmu.Unlock()
+	p.senders.Wait()
 }
 
 // write encodes and flushes f under the write lock and the write timeout.
@@ -314,15 +446,57 @@ func (p *Peer) write(f *Frame) error {
 	if err == nil {
 		err = p.w.Flush()
 	}
+	return p.wrote(n, err)
+}
+
+// writeBatch writes fs with one flush (sender goroutine).
+func (p *Peer) writeBatch(fs []Frame) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.closed.Load() {
+		return
+	}
+	p.nc.SetWriteDeadline(time.Now().Add(p.cfg.WriteTimeout))
+	total := 0
+	for i := range fs {
+		n, err := p.w.WriteFrame(&fs[i])
+		if err != nil {
+			p.wrote(0, err)
+			return
+		}
+		total += n
+	}
+	if p.wrote(0, p.w.Flush()) == nil {
+		p.cfg.Stats.FramesOut.Add(uint64(len(fs)))
+		p.cfg.Stats.BytesOut.Add(uint64(total))
+	}
+}
+
+// wrote accounts for a write of n bytes that ended with err (lock held).
+func (p *Peer) wrote(n int, err error) error {
 	if err != nil {
 		if !isEncodeError(err) {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				p.cfg.Stats.SlowPeers.Add(1)
+			}
 			p.cfg.Stats.IOErrors.Add(1)
 			p.Close()
 		}
 		return err
 	}
-	p.cfg.Stats.out(n)
+	if n > 0 {
+		p.cfg.Stats.out(n)
+	}
 	return nil
+}
+
+// releaseWriter gives back the write buffer of an idle connection, unless
+// a notice is being written right now.
+func (p *Peer) releaseWriter() {
+	if p.wmu.TryLock() {
+		p.w.release()
+		p.wmu.Unlock()
+	}
 }
 
 // sendError writes an Error frame answering reqID.

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"os"
+	"time"
 )
 
 // DefaultBufferSize is the bufio size for each direction of a connection
@@ -16,6 +19,8 @@ const DefaultBufferSize = 256 << 10
 // use. After any error other than io.EOF the stream position is unknown:
 // the caller must close the underlying connection.
 type Reader struct {
+	src        io.Reader
+	size       int
 	br         *bufio.Reader
 	hdr        [HeaderSize]byte
 	maxPayload int
@@ -27,7 +32,51 @@ func NewReader(r io.Reader, bufSize, maxPayload int) *Reader {
 	if bufSize <= 0 {
 		bufSize = DefaultBufferSize
 	}
-	return &Reader{br: bufio.NewReaderSize(r, bufSize), maxPayload: limit(maxPayload)}
+	return &Reader{src: r, size: bufSize, br: bufio.NewReaderSize(r, bufSize), maxPayload: limit(maxPayload)}
+}
+
+// awaitFrame waits for the next frame to start arriving on nc (the
+// Reader's source), with no deadline on the wait itself. After idle (> 0)
+// without a byte it calls onIdle, drops its buffer and waits on for the
+// first byte unbuffered, so an idle server connection holds no buffers.
+// An error is one readHeader would have returned. nc's read deadline is
+// left unspecified: the caller sets the frame's own next.
+func (r *Reader) awaitFrame(nc net.Conn, idle time.Duration, onIdle func()) error {
+	if r.br.Buffered() > 0 {
+		return nil
+	}
+	if idle <= 0 {
+		nc.SetReadDeadline(time.Time{})
+		_, err := r.br.Peek(1)
+		return err
+	}
+	nc.SetReadDeadline(time.Now().Add(idle))
+	_, err := r.br.Peek(1)
+	if err == nil || !errors.Is(err, os.ErrDeadlineExceeded) {
+		return err
+	}
+	onIdle()
+	r.br = nil
+	nc.SetReadDeadline(time.Time{})
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(r.src, first); err != nil {
+		return err // io.EOF: a clean end between frames
+	}
+	r.br = bufio.NewReaderSize(io.MultiReader(&oneByte{b: first}, r.src), r.size)
+	return nil
+}
+
+// oneByte yields the byte awaitFrame read unbuffered, then EOF (so
+// io.MultiReader moves on to the connection).
+type oneByte struct{ b []byte }
+
+func (o *oneByte) Read(p []byte) (int, error) {
+	if len(o.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, o.b)
+	o.b = o.b[n:]
+	return n, nil
 }
 
 // ReadFrame reads the next frame into f, reusing f's payload capacity. It
@@ -82,7 +131,9 @@ func truncated(err error, part string) error {
 // the stream before Flush (or before the buffer fills). Not safe for
 // concurrent use.
 type Writer struct {
-	bw         *bufio.Writer
+	dst        io.Writer
+	size       int
+	bw         *bufio.Writer // nil after release, until the next frame
 	hdr        [HeaderSize]byte
 	maxPayload int
 }
@@ -93,7 +144,15 @@ func NewWriter(w io.Writer, bufSize, maxPayload int) *Writer {
 	if bufSize <= 0 {
 		bufSize = DefaultBufferSize
 	}
-	return &Writer{bw: bufio.NewWriterSize(w, bufSize), maxPayload: limit(maxPayload)}
+	return &Writer{dst: w, size: bufSize, bw: bufio.NewWriterSize(w, bufSize), maxPayload: limit(maxPayload)}
+}
+
+// release drops the buffer if it holds nothing unwritten; the next frame
+// allocates a new one.
+func (w *Writer) release() {
+	if w.bw != nil && w.bw.Buffered() == 0 {
+		w.bw = nil
+	}
 }
 
 // WriteFrame buffers f's encoding and returns the frame's size on the wire.
@@ -105,6 +164,9 @@ func (w *Writer) WriteFrame(f *Frame) (int, error) {
 		return 0, err
 	}
 	h.put(w.hdr[:])
+	if w.bw == nil {
+		w.bw = bufio.NewWriterSize(w.dst, w.size)
+	}
 	if _, err := w.bw.Write(w.hdr[:]); err != nil {
 		return 0, err
 	}
@@ -117,4 +179,9 @@ func (w *Writer) WriteFrame(f *Frame) (int, error) {
 }
 
 // Flush writes any buffered data to the stream.
-func (w *Writer) Flush() error { return w.bw.Flush() }
+func (w *Writer) Flush() error {
+	if w.bw == nil {
+		return nil
+	}
+	return w.bw.Flush()
+}

@@ -1,0 +1,331 @@
+package live
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// connServer runs shard 0 (with the coordinator) of a k-worker, 2-shard
+// job on an in-process transport, with the given data-plane settings.
+func connServer(t *testing.T, spec string, k int, wc wire.Config) (*Server, *wire.Inproc) {
+	t.Helper()
+	cfg := quickJob(t, spec, k, 2)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	tr := &wire.Inproc{}
+	ln, err := tr.Listen("s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv, err := NewServer(ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100_000}, Listener: ln,
+		Transport: tr, Token: "secret", ShardAddrs: []string{"s0", "s1"}, Wire: wc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sv.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return sv, tr
+}
+
+// smallClient dials as a worker with 4 KiB buffers, so the test's own
+// connections weigh little next to what the server keeps.
+func smallClient(t *testing.T, tr wire.Transport, worker int32) *wire.Conn {
+	t.Helper()
+	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: 30 * time.Second},
+		Hello: wire.Hello{Role: RoleWorker, Worker: worker}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := wire.Dial(ctx, tr, "s0", cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestPullsPinNoSnapshots (issue 20, finding 6): 300 connections of one
+// worker id each pull the block and never acknowledge, and an update
+// follows every pull. Each pull used to pin its snapshot until the
+// acknowledgement, so every update copied the block: 300 blocks kept
+// (about 140 MB here; 1.24 GB with 1,000 connections of a real job). Now a
+// snapshot is released once its reply is written, and a newer connection
+// of a worker id replaces the older one.
+func TestPullsPinNoSnapshots(t *testing.T) {
+	const conns = 300
+	sv, tr := connServer(t, "bsp", 1, wire.Config{IdleRelease: -1})
+	sh := sv.Shard()
+	w0, _ := sh.Weights()
+	block := uint64(4 * len(w0))
+	grad := make([]float32, len(w0))
+	before := liveHeap()
+	var pull, ack wire.Frame
+	ctx := context.Background()
+	for i := range conns {
+		c := smallClient(t, tr, 0)
+		if err := c.Call(ctx, &wire.Frame{Type: wire.MsgPull, Worker: 0}, &pull); err != nil || len(pull.Floats) != len(w0) {
+			t.Fatalf("pull %d: %v (%d floats)", i, err, len(pull.Floats))
+		}
+		if err := c.Call(ctx, &wire.Frame{Type: wire.MsgPush, Worker: 0, Extra: pull.Tag, Floats: grad}, &ack); err != nil {
+			t.Fatalf("push %d: %v", i, err)
+		}
+	}
+	st := sh.Stats()
+	if st.Updates != conns {
+		t.Fatalf("%d updates, want %d", st.Updates, conns)
+	}
+	grown := int64(liveHeap()) - int64(before)
+	t.Logf("%d connections of worker 0, %d updates, %d copies on write: live heap grew %.1f MB (block %.2f MB)",
+		conns, st.Updates, st.CopyOnWrite, float64(grown)/1e6, float64(block)/1e6)
+	if limit := int64(20 * block); grown > limit {
+		t.Errorf("live heap grew %.1f MB, over 20 blocks (%.1f MB): snapshots stay pinned", float64(grown)/1e6, float64(limit)/1e6)
+	}
+	n := 0
+	for _, p := range sv.ws.Peers() {
+		if p.Hello().Role == RoleWorker {
+			n++
+		}
+	}
+	// The replaced connections close asynchronously; give them a moment.
+	for i := 0; i < 100 && n > 1; i++ {
+		time.Sleep(20 * time.Millisecond)
+		n = 0
+		for _, p := range sv.ws.Peers() {
+			if p.Hello().Role == RoleWorker {
+				n++
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d worker connections open for one worker id, want 1", n)
+	}
+}
+
+// TestStuckPeerDelaysNoAck (issue 20, finding 5): worker 1 waits for a
+// version and stops reading; worker 0's push makes the version, so the
+// shard owes worker 1 a ready notice. The notice used to be written from
+// worker 0's connection goroutine under worker 1's write lock, so worker
+// 0's acknowledgement waited out the write timeout (28 s in the report;
+// 20 s here). Now notices are queued per connection and the ack comes at
+// once.
+func TestStuckPeerDelaysNoAck(t *testing.T) {
+	const writeTimeout = 20 * time.Second
+	sv, tr := connServer(t, "asp", 2, wire.Config{WriteTimeout: writeTimeout})
+	_, v := sv.Shard().Weights()
+	// Worker 1 by hand: an in-process pipe buffers nothing, so the notice
+	// blocks as soon as it is written to a peer that does not read.
+	nc, err := tr.Dial(context.Background(), "s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	w, r := wire.NewWriter(nc, 4096, 0), wire.NewReader(nc, 4096, 0)
+	var f wire.Frame
+	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: RoleWorker, Worker: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f.ReqID, f.Worker = 1, 1
+	send := func(f *wire.Frame) {
+		t.Helper()
+		if _, err := w.WriteFrame(f); err != nil || w.Flush() != nil {
+			t.Fatal("writing as worker 1:", err)
+		}
+	}
+	send(&f)
+	if err := r.ReadFrame(&f); err != nil || f.Type != wire.MsgHelloOK {
+		t.Fatalf("worker 1's hello: %s %v", f.Type, err)
+	}
+	send(&wire.Frame{Type: wire.MsgPull, ReqID: 2, Worker: 1, Extra: v + 1})
+	if err := r.ReadFrame(&f); err != nil || f.Flags&flagPending == 0 {
+		t.Fatalf("worker 1's pull: flags %d, %v (want pending)", f.Flags, err)
+	}
+	// Worker 1 reads nothing more.
+	c := smallClient(t, tr, 0)
+	var ack wire.Frame
+	grad := make([]float32, sv.Shard().hi-sv.Shard().lo)
+	for i := range 3 {
+		t0 := time.Now()
+		if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Worker: 0, Extra: v + uint64(i), Floats: grad}, &ack); err != nil {
+			t.Fatal(err)
+		}
+		d := time.Since(t0)
+		t.Logf("push %d acknowledged after %v (version %d)", i, d.Round(time.Millisecond), ack.Tag)
+		if d > writeTimeout/4 {
+			t.Fatalf("push %d acknowledged after %v: a peer that does not read held it up", i, d.Round(time.Millisecond))
+		}
+	}
+}
+
+// TestOversizedPushesKeepShardSmall (issue 20, finding 1) runs a real
+// `pacer server` and sends it three pushes far larger than its block, each
+// on its own connection, streaming the payload. They used to be read into
+// a buffer sized from the header (up to 1 GiB) and kept for the
+// connection's life: RSS 41 MB → 3.19 GB in the report. Now a header over
+// the largest frame the job can need is refused before anything is read
+// or allocated, and the shard stays under twice its idle RSS.
+func TestOversizedPushesKeepShardSmall(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	cfg := quickJob(t, "bsp", 3, 1)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	lf, err := ln.(*net.TCPListener).File()
+	ln.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	args := append([]string{"server", "--index", "0", "--listen-fd", "3", "--peers", addr, "--log-level", "error"},
+		JobArgs(&JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000})...)
+	cmd := exec.Command(pacerBin, args...)
+	cmd.Env = append(os.Environ(), "PACER_TOKEN=secret")
+	cmd.ExtraFiles = []*os.File{lf}
+	cmd.SysProcAttr = childAttr()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	ready := make(chan error, 1)
+	go func() {
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err == nil && !strings.Contains(line, "listening") {
+			err = fmt.Errorf("unexpected first line %q", line)
+		}
+		ready <- err
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("pacer server did not start")
+	}
+	rss := func() int64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb << 10
+			}
+		}
+		t.Fatal("no VmRSS in /proc status")
+		return 0
+	}
+	time.Sleep(500 * time.Millisecond)
+	idle := rss()
+	// Large enough that three of them kept would be over twice the idle
+	// RSS, below the old 1 GiB limit.
+	size := max(int64(256<<20), idle) &^ 3
+	for w := range 3 {
+		sent, reply := oversizedPush(t, addr, int32(w), size)
+		t.Logf("worker %d: %d of %d MB sent; reply: %s", w, sent>>20, size>>20, reply)
+	}
+	time.Sleep(500 * time.Millisecond)
+	after := rss()
+	t.Logf("shard RSS %.1f MB idle, %.1f MB after three refused pushes of %d MB", float64(idle)/1e6, float64(after)/1e6, size>>20)
+	if after >= 2*idle {
+		t.Fatalf("shard RSS %.1f MB after three refused pushes, over twice its idle %.1f MB", float64(after)/1e6, float64(idle)/1e6)
+	}
+}
+
+// oversizedPush authenticates as worker w and sends a push header
+// declaring size bytes, then streams zeros until the server stops reading
+// or all are sent. It returns the bytes sent and the server's answer.
+func oversizedPush(t *testing.T, addr string, w int32, size int64) (int64, string) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	nc.SetDeadline(time.Now().Add(60 * time.Second))
+	var f wire.Frame
+	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: RoleWorker, Worker: w}); err != nil {
+		t.Fatal(err)
+	}
+	f.ReqID, f.Worker = 1, w
+	b, err := wire.AppendFrame(nil, &f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	r := wire.NewReader(nc, 4096, 0)
+	if err := r.ReadFrame(&f); err != nil || f.Type != wire.MsgHelloOK {
+		t.Fatalf("worker %d's hello: %s %v", w, f.Type, err)
+	}
+	// A one-float push, its count and length then set to declare size.
+	hdr, err := wire.AppendFrame(nil, &wire.Frame{Type: wire.MsgPush, ReqID: 2, Worker: w, Floats: []float32{0}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hdr = hdr[:wire.HeaderSize]
+	binary.LittleEndian.PutUint32(hdr[48:], uint32(size/4))
+	binary.LittleEndian.PutUint32(hdr[52:], uint32(size))
+	if _, err := nc.Write(hdr); err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	var sent int64
+	for sent < size {
+		n, err := nc.Write(zeros[:min(int64(len(zeros)), size-sent)])
+		sent += int64(n)
+		if err != nil {
+			break // the server refused the header and hung up
+		}
+	}
+	reply := "none"
+	if err := r.ReadFrame(&f); err == nil {
+		reply = fmt.Sprintf("%s %q", f.Type, f.Bytes)
+	} else if !errors.Is(err, os.ErrDeadlineExceeded) {
+		reply = err.Error()
+	}
+	return sent, reply
+}
