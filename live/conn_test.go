@@ -184,6 +184,69 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 	}
 }
 
+// TestStuckPeerDelaysNoRelease (issue 20, finding 5, the coordinator's
+// side): worker 1 reports its clock on its control connection and reads
+// nothing more, so the coordinator's reply to it blocks that connection's
+// writes. Worker 0's clock completes the BSP round: the coordinator
+// releases both from worker 0's connection goroutine. The release to
+// worker 1 used to wait for worker 1's write lock (up to the write
+// timeout) before worker 0 got its reply; now it is queued.
+func TestStuckPeerDelaysNoRelease(t *testing.T) {
+	const writeTimeout = 20 * time.Second
+	_, tr := connServer(t, "bsp", 2, wire.Config{WriteTimeout: writeTimeout})
+	nc, err := tr.Dial(context.Background(), "s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	w, r := wire.NewWriter(nc, 4096, 0), wire.NewReader(nc, 4096, 0)
+	var f wire.Frame
+	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: RoleControl, Worker: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f.ReqID, f.Worker = 1, 1
+	for _, g := range []*wire.Frame{&f, {Type: wire.MsgClock, ReqID: 2, Worker: 1, Tag: 1}} {
+		if _, err := w.WriteFrame(g); err != nil || w.Flush() != nil {
+			t.Fatal("writing as worker 1:", err)
+		}
+		if g.Type == wire.MsgHello {
+			if err := r.ReadFrame(&f); err != nil || f.Type != wire.MsgHelloOK {
+				t.Fatalf("worker 1's hello: %s %v", f.Type, err)
+			}
+		}
+	}
+	// Worker 1 reads nothing more: its clock reply is stuck in the pipe.
+	released := make(chan struct{}, 4)
+	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: 60 * time.Second},
+		Hello: wire.Hello{Role: RoleControl, Worker: 0}, OnNotify: func(f *wire.Frame) {
+			if f.Type == wire.MsgRelease {
+				released <- struct{}{}
+			}
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := wire.Dial(ctx, tr, "s0", cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	t0 := time.Now()
+	var resp wire.Frame
+	if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgClock, Worker: 0, Tag: 1}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-released:
+	case <-time.After(writeTimeout + 10*time.Second):
+		t.Fatal("worker 0 was never released")
+	}
+	d := time.Since(t0)
+	t.Logf("worker 0's clock answered and released after %v", d.Round(time.Millisecond))
+	if d > writeTimeout/4 {
+		t.Fatalf("worker 0 waited %v: a control connection that does not read held up its release", d.Round(time.Millisecond))
+	}
+}
+
 // TestOversizedPushesKeepShardSmall (issue 20, finding 1) runs a real
 // `pacer server` and sends it three pushes far larger than its block, each
 // on its own connection, streaming the payload. They used to be read into
@@ -213,7 +276,7 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 	args := append([]string{"server", "--index", "0", "--listen-fd", "3", "--peers", addr, "--log-level", "error"},
 		JobArgs(&JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000})...)
 	cmd := exec.Command(pacerBin, args...)
-	cmd.Env = append(os.Environ(), "PACER_TOKEN=secret")
+	cmd.Env = append(os.Environ(), "PACER_TOKEN=secret", "PACER_CONTROL_TOKEN=secret-control")
 	cmd.ExtraFiles = []*os.File{lf}
 	cmd.SysProcAttr = childAttr()
 	out, err := cmd.StdoutPipe()
