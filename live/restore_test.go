@@ -145,8 +145,17 @@ func TestRestoreNonFiniteAndVersionRefused(t *testing.T) {
 			t.Errorf("%s: server %v, err %v; want a refusal naming %q", c.name, sv != nil, err, c.want)
 		}
 	}
+	// Written without momentum, restored into a job with it: the error
+	// says both.
 	if _, err := ckpt.Write(dir, good); err != nil {
 		t.Fatal(err)
+	}
+	withMomentum := *sc.Params
+	withMomentum.Job.Momentum = 0.9
+	mc := sc
+	mc.Params = &withMomentum
+	if _, err := NewServer(mc); err == nil || !strings.Contains(err.Error(), "0 velocity values, the job's momentum is 0.9") {
+		t.Errorf("checkpoint without velocity, job with momentum: err %v", err)
 	}
 	sv, err := NewServer(sc)
 	if err != nil {

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"hash/crc32"
 	"log/slog"
 	"math"
@@ -122,7 +123,8 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		}
 		copy(s.cur.buf, st.Weights)
 		if err := opt.SetVelocity(st.Velocity); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("live: restore: the checkpoint holds %d velocity values, the job's momentum is %g (restore with the momentum it was written with): %w",
+				len(st.Velocity), j.Optim().Momentum, err)
 		}
 		pol.ResetShard(cfg.Index, st.Version, nil)
 		s.stats.Restored, s.stats.RestoredVersion = true, st.Version
