@@ -110,10 +110,12 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // metricsLimits bound what a client of the metrics server can hold: a
-// scraper needs one request every scrape interval, so a connection idle
-// for longer than IdleTimeout is closed, a slow request or reply is cut
-// off, and at most MaxConns connections are served at once (more wait in
-// the listen backlog). Tests shorten them.
+// scraper needs one connection and one request every scrape interval, so
+// a connection idle for longer than IdleTimeout is closed (a scraper
+// redials at no cost), a slow request or reply is cut off, and at most
+// MaxConns connections are served at once (more wait in the listen
+// backlog until one closes): an idle connection costs a goroutine and its
+// buffers, so their number is bounded too. Tests shorten them.
 var metricsLimits = struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	MaxHeaderBytes, MaxConns                                  int
@@ -121,9 +123,9 @@ var metricsLimits = struct {
 	ReadHeaderTimeout: 5 * time.Second,
 	ReadTimeout:       10 * time.Second,
 	WriteTimeout:      30 * time.Second,
-	IdleTimeout:       60 * time.Second,
+	IdleTimeout:       30 * time.Second,
 	MaxHeaderBytes:    16 << 10,
-	MaxConns:          32,
+	MaxConns:          128,
 }
 
 // limitListener lets at most cap(sem) accepted connections be open.
