@@ -123,7 +123,8 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("test-limit=%d must not be negative (0: all)", c.TestLimit)
 	}
 	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec},
-		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds)}).Check(""); err != nil {
+		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds), Speeds: c.Timing.Speeds,
+		Jitter: c.Timing.Jitter}).Check(""); err != nil {
 		return err
 	}
 	if err := c.Optim().Validate(); err != nil {

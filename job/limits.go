@@ -25,6 +25,14 @@ const (
 	MaxEpochs       = 1_000
 	MaxBatch        = 65_536
 	MaxSeeds        = 1_000 // runs per paradigm in one comparison
+
+	// The simulated cluster's times: beyond these a worker's iteration
+	// time overflows the simulator's nanosecond clock or rounds to zero,
+	// and the run's figures are garbage (speeds of 1e300 gave a negative
+	// virtual time).
+	MinSpeed, MaxSpeed = 1e-3, 1e3
+	MaxJitter          = 10 // coefficient of variation
+	MaxBase            = time.Hour
 )
 
 // Size is the part of a job that sets how much a run allocates and how long
@@ -39,6 +47,8 @@ type Size struct {
 	Epochs          float64
 	Batch           int
 	Specs           []paradigm.Spec
+	Speeds          []float64 // sim and virtual time: iteration-time multipliers
+	Jitter          float64   // sim and virtual time: coefficient of variation
 }
 
 // Check returns an error naming the first field out of its range, spelled
@@ -60,6 +70,17 @@ func (s Size) Check(prefix string) error {
 	}
 	if !(s.Epochs >= 0 && s.Epochs <= MaxEpochs) {
 		return fmt.Errorf("%sepochs=%g: must be positive and at most %d (docs/paradigms.md, Limits)", prefix, s.Epochs, MaxEpochs)
+	}
+	for _, v := range s.Speeds {
+		if !(v >= MinSpeed && v <= MaxSpeed) {
+			return fmt.Errorf("%sspeeds: %g must lie in [%g, %g] (docs/paradigms.md, Limits)", prefix, v, MinSpeed, MaxSpeed)
+		}
+	}
+	if !(s.Jitter >= 0 && s.Jitter <= MaxJitter) {
+		return fmt.Errorf("%sjitter=%g must lie in [0, %d] (docs/paradigms.md, Limits)", prefix, s.Jitter, MaxJitter)
+	}
+	if s.Base < 0 || s.Base > MaxBase {
+		return fmt.Errorf("%sbase=%s must lie in [0, %s] (docs/paradigms.md, Limits)", prefix, s.Base, MaxBase)
 	}
 	k := max(s.Workers, 1)
 	// The products cannot overflow: each factor is already bounded.

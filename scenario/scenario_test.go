@@ -93,9 +93,11 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 		"paradigms: [bsp]\nworkers: 2\ntarget: 1.5\n":    "target=1.5",
 		// Every run trains until the horizon: its pushes are bounded as
 		// a sim run's are (100 workers at 1 s: 1e6 seconds is 1e8).
-		"paradigms: [bsp]\nworkers: 100\nhorizon: 278h\n":             "horizon=278h0m0s",
-		"paradigms: [bsp]\nworkers: 1\nhorizon: 1h\nbase: 10ns\n":     "horizon=1h0m0s",
-		"paradigms: [bsp]\nworkers: 1\nhorizon: 1h\nspeeds: [1e-6]\n": "horizon=1h0m0s",
+		"paradigms: [bsp]\nworkers: 100\nhorizon: 278h\n":                "horizon=278h0m0s",
+		"paradigms: [bsp]\nworkers: 1\nhorizon: 1h\nbase: 10ns\n":        "horizon=1h0m0s",
+		"paradigms: [bsp]\nworkers: 1\nhorizon: 100h\nspeeds: [0.001]\n": "horizon=100h0m0s",
+		"paradigms: [bsp]\nworkers: 1\nspeeds: [1e-6]\n":                 "speeds: 1e-06",
+		"paradigms: [bsp]\nworkers: 1\njitter: 1e300\n":                  "jitter=1e+300",
 	} {
 		p := filepath.Join(dir, "s.yaml")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

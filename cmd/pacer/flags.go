@@ -101,7 +101,7 @@ func (c *clusterFlags) size(iters int, dur time.Duration, specs ...paradigm.Spec
 // per worker or virtual time) and the paradigms.
 func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Duration, specs ...paradigm.Spec) job.Size {
 	return job.Size{Workers: workers, Shards: shards, Iterations: iters, Duration: dur, Base: t.Base,
-		FastestSpeed: job.FastestSpeed(t.Speeds), Specs: specs}
+		FastestSpeed: job.FastestSpeed(t.Speeds), Specs: specs, Speeds: t.Speeds, Jitter: t.Jitter}
 }
 
 // virtualTimeFlags shape the simulated cluster's time only: the live modes
