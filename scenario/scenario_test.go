@@ -115,3 +115,28 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 		t.Errorf("a scenario at the limits: %v", err)
 	}
 }
+
+// Issue 9: every preset runs each paradigm with at least 5 seeds.
+func TestPresetsUseSeeds(t *testing.T) {
+	for _, n := range Names() {
+		if s, _ := Get(n); s.Seeds < 5 {
+			t.Errorf("preset %s: %d seeds, want at least 5", n, s.Seeds)
+		}
+	}
+}
+
+func TestSeedsAndHorizonValidated(t *testing.T) {
+	for _, s := range []Scenario{
+		{Name: "a", Paradigms: []string{"bsp"}, Workers: 1, Seeds: -1},
+		{Name: "b", Paradigms: []string{"bsp"}, Workers: 1, Horizon: "soon"},
+		{Name: "c", Paradigms: []string{"bsp"}, Workers: 1, Horizon: "-5m"},
+	} {
+		if err := s.Validate(); err == nil {
+			t.Errorf("%+v validated", s)
+		}
+	}
+	ok := Scenario{Name: "d", Paradigms: []string{"bsp"}, Workers: 1, Seeds: 7, Horizon: "45m"}
+	if err := ok.Validate(); err != nil {
+		t.Error(err)
+	}
+}
