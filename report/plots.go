@@ -124,6 +124,33 @@ func renderPNG(p *plot.Plot, h vg.Length) (out []byte, err error) {
 	return buf.Bytes(), nil
 }
 
+// renderTiles draws a grid of plots (nil cells stay empty) at plotWidth
+// × h, aligned so their axes line up.
+func renderTiles(panels [][]*plot.Plot, h vg.Length, what string) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("report: drawing %s: %v", what, r)
+		}
+	}()
+	c := vgimg.NewWith(vgimg.UseWH(plotWidth, h), vgimg.UseDPI(dpi))
+	dc := draw.New(c)
+	t := draw.Tiles{Rows: len(panels), Cols: len(panels[0]), PadX: vg.Points(6), PadY: vg.Points(6),
+		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align(panels, t, dc)
+	for r := range panels {
+		for k, p := range panels[r] {
+			if p != nil {
+				p.Draw(canvases[r][k])
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("report: encoding %s: %w", what, err)
+	}
+	return buf.Bytes(), nil
+}
+
 // valueLabels writes texts at the end of horizontal bars (x = value,
 // y = category), in the plots' type.
 func valueLabels(xys plotter.XYs, texts []string) (*plotter.Labels, error) {

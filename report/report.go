@@ -26,6 +26,7 @@ type Scenario struct {
 const (
 	FileHTML     = "report.html"
 	FileAccuracy = "accuracy_vs_time.png"
+	FileBands    = "accuracy_bands.png" // one panel per paradigm, past maxBands paradigms
 	FileWait     = "wait_per_worker.png"
 	FileStale    = "staleness.png"
 	FileThru     = "throughput.png"
@@ -62,7 +63,7 @@ func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	for _, name := range []string{FileAccuracy, FileCSV} {
+	for _, name := range []string{FileAccuracy, FileBands, FileCSV} {
 		if !hasFile(files, name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
@@ -94,11 +95,18 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 	gs := groupsOf(s)
 	var plots []figure
 	if trainedAny(s) {
-		fig, err := accuracyPlot(s, gs)
+		fig, ref, err := accuracyPlot(s, gs)
 		if err != nil {
 			return nil, err
 		}
 		plots = append(plots, fig)
+		if len(gs) > maxBands && len(s.Seeds) > 1 {
+			fig, err := bandsPlot(s, gs, ref)
+			if err != nil {
+				return nil, err
+			}
+			plots = append(plots, fig)
+		}
 	}
 	typ := make([]runstats.Run, len(gs))
 	for i, g := range gs {

@@ -105,7 +105,7 @@ func TestWriteWithCurves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{FileHTML, FileAccuracy, FileWait, FileStale, FileThru, FileMarkdown, FileJSON, FileCSV}
+	want := []string{FileHTML, FileAccuracy, FileBands, FileWait, FileStale, FileThru, FileMarkdown, FileJSON, FileCSV}
 	for i, w := range want {
 		want[i] = filepath.Join(dir, w)
 	}
@@ -113,8 +113,8 @@ func TestWriteWithCurves(t *testing.T) {
 		t.Fatalf("paths %v\nwant  %v", paths, want)
 	}
 	files := readAll(t, paths)
-	checkPage(t, virtualScenario, sum, files, []string{FileAccuracy, FileWait, FileStale, FileThru})
-	for _, name := range []string{FileAccuracy, FileWait, FileStale, FileThru} {
+	checkPage(t, virtualScenario, sum, files, []string{FileAccuracy, FileBands, FileWait, FileStale, FileThru})
+	for _, name := range []string{FileAccuracy, FileBands, FileWait, FileStale, FileThru} {
 		img, err := png.Decode(bytes.NewReader(files[name]))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -163,7 +163,7 @@ func TestWriteSimOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := readAll(t, paths)
-	for _, f := range []string{FileAccuracy, FileCSV} {
+	for _, f := range []string{FileAccuracy, FileBands, FileCSV} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s exists beside a sim report: %v", f, err)
 		}
