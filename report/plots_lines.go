@@ -156,8 +156,10 @@ func accuracyPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) 
 	p.X.Min, p.X.Max = 0, math.Max(xmax, 1)
 	pad := math.Max(0.003, (ymax-ymin)*0.04)
 	p.Y.Min, p.Y.Max = math.Max(0, ymin), math.Min(1, ymax+pad)
-	p.Legend.Top, p.Legend.Left = false, false
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(6), vg.Points(6)
+	// Top left: the zoom cuts off the early climb, which leaves that
+	// corner empty, while the curves end high on the right.
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), -vg.Points(6)
 	png, err := renderPNG(p, 5.2*vg.Inch)
 	band := "the shaded band is the interval over seeds"
 	if len(gs) > maxBands {
