@@ -274,7 +274,7 @@ func TestCheckpointFailureCounted(t *testing.T) {
 	if v := metric(page, `pacer_shard_checkpoint_version{shard="1"}`); v != "0" {
 		t.Errorf("checkpoint_version %q with no checkpoint written", v)
 	}
-	if !strings.Contains(logBuf.String(), "checkpoint failed") || !strings.Contains(logBuf.String(), "needs_bytes") {
+	if l := logBuf.String(); !strings.Contains(l, "checkpoint failed") || !strings.Contains(l, "needs_bytes") || !strings.Contains(l, "kept_on_disk=none") {
 		t.Errorf("no log line says the checkpoint failed and what it needs:\n%s", logBuf.String())
 	}
 	// The disk has room again: the next tick writes.

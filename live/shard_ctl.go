@@ -1,6 +1,7 @@
 package live
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/pacer-ps/pacer/live/ckpt"
@@ -109,11 +110,14 @@ func (s *Shard) checkpoint(dir string, force bool) error {
 	if err != nil {
 		s.dirty = true
 		s.stats.CheckpointFailures++
-		n, last := s.stats.CheckpointFailures, s.stats.CheckpointVersion
+		n, kept := s.stats.CheckpointFailures, "none"
+		if s.stats.Checkpoints > 0 || s.stats.Restored {
+			kept = fmt.Sprintf("version %d", s.stats.CheckpointVersion)
+		}
 		s.mu.Unlock()
 		// A write needs the old file and the new one side by side.
-		s.log.Error("checkpoint failed; the last one written stays", "dir", dir, "version", st.Version,
-			"last_checkpoint_version", last, "failures", n, "needs_bytes", 2*ckpt.Size(st), "err", err)
+		s.log.Error("checkpoint failed", "dir", dir, "version", st.Version, "kept_on_disk", kept,
+			"failures", n, "needs_bytes", 2*ckpt.Size(st), "err", err)
 		return err
 	}
 	s.stats.Checkpoints++
