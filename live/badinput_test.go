@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"slices"
@@ -11,12 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/wire"
 )
 
 // testServer runs shard 0 (with the coordinator) of a 1-worker, 2-shard
 // BSP job on an in-process transport.
 func testServer(t *testing.T, metrics string) (*Server, *wire.Inproc) {
+	t.Helper()
+	return testServerWith(t, func(c *ServerConfig) { c.MetricsAddr = metrics })
+}
+
+// testServerWith is testServer with the config adjusted by edit.
+func testServerWith(t *testing.T, edit func(*ServerConfig)) (*Server, *wire.Inproc) {
 	t.Helper()
 	cfg := quickJob(t, "bsp", 1, 2)
 	if err := cfg.Fill(); err != nil {
@@ -27,8 +35,12 @@ func testServer(t *testing.T, metrics string) (*Server, *wire.Inproc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sv, err := NewServer(ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Listener: ln,
-		Transport: tr, Token: "secret", ShardAddrs: []string{"s0", "s1"}, MetricsAddr: metrics})
+	sc := ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Listener: ln,
+		Transport: tr, Token: "secret", ShardAddrs: []string{"s0", "s1"}}
+	if edit != nil {
+		edit(&sc)
+	}
+	sv, err := NewServer(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +151,43 @@ func TestRolesRefused(t *testing.T) {
 	}
 }
 
+// TestRefusalLogBounded (issue 20, finding 12): pulls for a shard that does
+// not exist, sent in a loop from one connection, are each refused and
+// counted, but the log gets at most the rate limit's lines.
+func TestRefusalLogBounded(t *testing.T) {
+	var buf syncBuffer
+	sv, tr := testServerWith(t, func(c *ServerConfig) { c.Logger = newLogger(&buf, slog.LevelInfo) })
+	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const n = 20000
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		var resp wire.Frame
+		err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgPull, Shard: 9, Worker: 0}, &resp)
+		if wire.CodeOf(err) != wire.CodeBadRequest {
+			t.Fatalf("pull %d: %v, want a bad_request refusal", i, err)
+		}
+	}
+	elapsed := time.Since(start)
+	if st := sv.Shard().Stats(); st.Refused != n {
+		t.Errorf("refused %d, want %d", st.Refused, n)
+	}
+	warns := strings.Count(buf.String(), "msg=\"refused request\"")
+	bound := ratelog.DefaultBurst + int(elapsed/ratelog.DefaultEvery) + 1
+	if warns == 0 || warns > bound {
+		t.Errorf("%d refusal lines for %d refusals in %s, want 1..%d", warns, n, elapsed.Round(time.Millisecond), bound)
+	}
+	if !strings.Contains(buf.String(), "peer=") {
+		t.Error("refusal lines do not name the peer")
+	}
+	if got := sv.plog.Suppressed(); got < uint64(n-bound) {
+		t.Errorf("suppressed %d lines, want ≥ %d", got, n-bound)
+	}
+}
+
 func TestMetricsServed(t *testing.T) {
 	sv, tr := testServer(t, "127.0.0.1:0")
 	_ = tr
@@ -158,7 +207,7 @@ func TestMetricsServed(t *testing.T) {
 	resp.Body.Close()
 	for _, m := range []string{"pacer_shard_pushes_total", "pacer_shard_updates_total", "pacer_shard_dropped_total",
 		"pacer_shard_staleness_bucket", "pacer_wire_bytes_total", "pacer_job_releases_total", "pacer_worker_wait_seconds_total",
-		"pacer_shard_refused_total", "pacer_wire_slow_peers_total"} {
+		"pacer_shard_refused_total", "pacer_wire_slow_peers_total", "pacer_log_suppressed_total"} {
 		if !strings.Contains(string(b), m) {
 			t.Errorf("/metrics lacks %s", m)
 		}

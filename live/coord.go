@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -57,6 +58,7 @@ type Coordinator struct {
 	info     JobInfo
 	rel      []int
 	log      *slog.Logger
+	plog     *ratelog.Logger // lines a worker's frames trigger (rate-limited; nil: none)
 	// members changes are pushed to the shards through this (the shard
 	// links deliver the latest view, retrying until it lands).
 	onMembers func(live, removed []int)
@@ -135,7 +137,7 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer,
 		c.nJoin++
 		info.Rejoined = true
 		notify = c.peersOf(c.rel)
-		c.log.Info("worker joined", "worker", id)
+		c.plog.Info("worker joined", "worker", id, "peer", peerAddr(peer))
 		c.publish()
 	} else if m.state == live && !c.gate.Held(id) && m.peer != nil {
 		// A reconnection: a release sent to the old connection may be lost.
@@ -198,7 +200,7 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame)
 		resp.Flags = flagRejoined
 		resp.Tag = uint64(c.gate.Clock(p))
 		m.seq = seq
-		c.log.Info("worker rejoined", "worker", p)
+		c.plog.Info("worker rejoined", "worker", p, "peer", peerAddr(m.peer))
 		return c.peersOf(c.rel), false, nil
 	}
 	if seq <= m.seq {

@@ -44,11 +44,12 @@ var (
 	mWait      = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
 	mBusy      = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
 	mWPushes   = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
+	mLogDrop   = prometheus.NewDesc("pacer_log_suppressed_total", "Log lines triggered by peers' frames and dropped by the rate limit.", []string{"shard"}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
-		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes} {
+		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop} {
 		ch <- d
 	}
 }
@@ -72,6 +73,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(mCkpt, float64(st.Checkpoints), sh)
 	counter(mCkptFail, float64(st.CheckpointFailures), sh)
 	gauge(mCkptVer, float64(st.CheckpointVersion), sh)
+	counter(mLogDrop, float64(c.sv.plog.Suppressed()), sh)
 	// Staleness is an integer: bucket s holds every gradient of staleness ≤ s.
 	buckets := map[float64]uint64{}
 	var n uint64

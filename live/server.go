@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
@@ -56,6 +57,9 @@ type Server struct {
 	ws    *wire.Server
 	links []*memberLink
 	log   *slog.Logger
+	// plog logs what peers' frames trigger (refusals, skips, joins) at a
+	// bounded rate: one connection must not be able to flood the log.
+	plog *ratelog.Logger
 
 	metricsMu sync.Mutex
 	metricsAt string
@@ -156,12 +160,15 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	if err != nil {
 		return nil, err
 	}
-	sv := &Server{cfg: cfg, shard: sh, log: log, conns: map[connKey]*wire.Peer{}, observers: map[*wire.Peer]bool{}}
+	sv := &Server{cfg: cfg, shard: sh, log: log, conns: map[connKey]*wire.Peer{}, observers: map[*wire.Peer]bool{},
+		plog: ratelog.New(log, ratelog.Limits{})}
+	sh.plog = sv.plog
 	if cfg.Index == 0 {
 		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}); err != nil {
 			return nil, err
 		}
 		sv.coord.onMembers = sv.publishMembers
+		sv.coord.plog = sv.plog.With("role", "coordinator")
 	}
 	wc := cfg.Wire
 	wc.Token = cfg.Token
@@ -279,9 +286,38 @@ func (sv *Server) publishMembers(live, rem []int) {
 	}
 }
 
-// handle dispatches a request by the connection's role.
+// handle serves a request and logs a refusal (rate-limited) with the
+// peer's address and role.
 func (sv *Server) handle(ctx context.Context, req, resp *wire.Frame) error {
 	peer, _ := wire.PeerFrom(ctx)
+	err := sv.dispatch(peer, req, resp)
+	if err != nil {
+		sv.logRefusal(peer, req, err)
+	}
+	return err
+}
+
+// logRefusal logs a refused frame; the end of the job is not a refusal.
+func (sv *Server) logRefusal(peer *wire.Peer, req *wire.Frame, err error) {
+	if wire.CodeOf(err) == wire.CodeShuttingDown {
+		return
+	}
+	msg := "refused request"
+	if req.Type == wire.MsgHello {
+		msg = "refused hello"
+	}
+	sv.plog.Warn(msg, "peer", peerAddr(peer), "role", peer.Hello().Role, "worker", peer.ID(), "type", req.Type.String(), "err", err)
+}
+
+func peerAddr(p *wire.Peer) string {
+	if p == nil || p.RemoteAddr() == nil {
+		return "?"
+	}
+	return p.RemoteAddr().String()
+}
+
+// dispatch serves a request by the connection's role.
+func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 	role := peer.Hello().Role
 	if req.Type == wire.MsgHello {
 		return sv.hello(peer, role, req, resp)

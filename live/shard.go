@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/optim"
@@ -47,6 +48,7 @@ type Shard struct {
 	agg     paradigm.Aggregator
 	opt     *optim.Optimizer
 	log     *slog.Logger
+	plog    *ratelog.Logger // peer-driven lines (nil: none)
 	start   time.Time
 	inc     uint64
 
@@ -169,7 +171,8 @@ func (s *Shard) maxPush() int {
 	return int(min(4*uint64(s.hi-s.lo), uint64(wire.MaxPayloadLimit)))
 }
 
-// refuse counts a bad request and returns the error sent back.
+// refuse counts a bad request and returns the error sent back; the server
+// logs it (rate-limited, with the peer's address) when it answers.
 func (s *Shard) refuse(code wire.ErrorCode, format string, a ...any) error {
 	s.mu.Lock()
 	s.stats.Refused++
@@ -177,7 +180,5 @@ func (s *Shard) refuse(code wire.ErrorCode, format string, a ...any) error {
 		s.stats.NonFinite++
 	}
 	s.mu.Unlock()
-	err := remoteErr(code, format, a...)
-	s.log.Warn("refused request", "err", err)
-	return err
+	return remoteErr(code, format, a...)
 }

@@ -138,7 +138,7 @@ func (s *Shard) fastForward(read uint64) {
 	}
 	s.stats.Dropped += int64(len(s.dropIDs))
 	s.stats.Skipped += read - v
-	s.log.Warn("version skipped forward after a restart", "from", v, "to", read)
+	s.plog.Warn("version skipped forward after a restart", "shard", s.idx, "from", v, "to", read)
 	for p, m := range s.waiters {
 		if m <= read {
 			s.notifyCh = append(s.notifyCh, waiter{p, read})
