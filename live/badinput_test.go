@@ -36,7 +36,7 @@ func testServerWith(t *testing.T, edit func(*ServerConfig)) (*Server, *wire.Inpr
 		t.Fatal(err)
 	}
 	sc := ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Listener: ln,
-		Transport: tr, Token: "secret", ShardAddrs: []string{"s0", "s1"}}
+		Transport: tr, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0", "s1"}}
 	if edit != nil {
 		edit(&sc)
 	}
@@ -57,11 +57,20 @@ func testServerWith(t *testing.T, edit func(*ServerConfig)) (*Server, *wire.Inpr
 }
 
 func dialAs(t *testing.T, tr wire.Transport, token, role string, worker int32) (*wire.Conn, error) {
-	cc := wire.ClientConfig{Hello: wire.Hello{Role: role, Worker: worker}}
+	return dialHello(tr, "s0", token, wire.Hello{Role: role, Worker: worker})
+}
+
+// dialControl dials s0 in a control role with the job and control tokens.
+func dialControlRole(t *testing.T, tr wire.Transport, role string) (*wire.Conn, error) {
+	return dialHello(tr, "s0", "secret", controlHello(role, "control-secret"))
+}
+
+func dialHello(tr wire.Transport, addr, token string, h wire.Hello) (*wire.Conn, error) {
+	cc := wire.ClientConfig{Hello: h}
 	cc.Token = token
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return wire.Dial(ctx, tr, "s0", cc)
+	return wire.Dial(ctx, tr, addr, cc)
 }
 
 // TestBadInputRefused: a connection without the token, a push of the wrong
@@ -139,7 +148,10 @@ func TestRolesRefused(t *testing.T) {
 	if _, err := dialAs(t, tr, "secret", RoleWorker, -1); err == nil {
 		t.Error("worker data connection without an id accepted")
 	}
-	c, err := dialAs(t, tr, "secret", RoleObserver, -1)
+	if _, err := dialAs(t, tr, "secret", RoleObserver, -1); wire.CodeOf(err) != wire.CodeUnauthenticated {
+		t.Errorf("an observer with the job token only: %v, want unauthenticated", err)
+	}
+	c, err := dialControlRole(t, tr, RoleObserver)
 	if err != nil {
 		t.Fatal(err)
 	}

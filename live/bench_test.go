@@ -30,7 +30,7 @@ func benchShard(b *testing.B) (*Server, string, func()) {
 	}
 	addr := ln.Addr().String()
 	sc := ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, Init: make([]float32, benchN)}
-	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Token: "t", ShardAddrs: []string{addr}},
+	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Token: "t", ControlToken: "c", ShardAddrs: []string{addr}},
 		sc, slog.New(slog.DiscardHandler))
 	if err != nil {
 		b.Fatal(err)

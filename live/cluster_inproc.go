@@ -78,7 +78,7 @@ func (c *inproc) startShard(i int, restore bool) error {
 			return err
 		}
 	}
-	sv, err := NewServer(ServerConfig{Index: i, Params: c.params, Listener: ln, Transport: c.tr, Token: c.opt.Token,
+	sv, err := NewServer(ServerConfig{Index: i, Params: c.params, Listener: ln, Transport: c.tr, Token: c.opt.Token, ControlToken: c.opt.ControlToken,
 		ShardAddrs: c.names, CheckpointDir: c.opt.CheckpointDir, CheckpointInterval: c.opt.CheckpointInterval,
 		Restore: restore, MetricsAddr: metrics, Logger: c.log.With("proc", c.names[i])})
 	if err != nil {

@@ -20,8 +20,9 @@ import (
 
 // tcpCluster runs every shard and worker as its own `pacer server` /
 // `pacer worker` process on loopback, as they would run across machines.
-// The token travels in the environment ($PACER_TOKEN), never on a
-// command line another user could read.
+// The tokens travel in the environment ($PACER_TOKEN, and for the shards
+// $PACER_CONTROL_TOKEN), never on a command line another user could read;
+// workers never get the control token.
 type tcpCluster struct {
 	params *JobParams
 	opt    *Options
@@ -102,11 +103,26 @@ func (c *tcpCluster) start(ctx context.Context) error {
 
 func (c *tcpCluster) command(name string, args []string) *exec.Cmd {
 	cmd := exec.Command(c.bin, args...)
-	cmd.Env = append(os.Environ(), "PACER_TOKEN="+c.opt.Token)
+	cmd.Env = append(childEnv(os.Environ()), "PACER_TOKEN="+c.opt.Token)
+	if args[0] == "server" {
+		cmd.Env = append(cmd.Env, "PACER_CONTROL_TOKEN="+c.opt.ControlToken)
+	}
 	cmd.SysProcAttr = childAttr()
 	w := c.logWriter(name)
 	cmd.Stdout, cmd.Stderr = w, w
 	return cmd
+}
+
+// childEnv is env without the tokens: a child gets exactly the ones its
+// role needs.
+func childEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PACER_TOKEN=") && !strings.HasPrefix(kv, "PACER_CONTROL_TOKEN=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // logWriter prefixes a child's output lines with its name into Options.Log.

@@ -32,7 +32,7 @@ func connServer(t *testing.T, spec string, k int, wc wire.Config) (*Server, *wir
 		t.Fatal(err)
 	}
 	sv, err := NewServer(ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100_000}, Listener: ln,
-		Transport: tr, Token: "secret", ShardAddrs: []string{"s0", "s1"}, Wire: wc})
+		Transport: tr, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0", "s1"}, Wire: wc})
 	if err != nil {
 		t.Fatal(err)
 	}

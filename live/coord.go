@@ -55,6 +55,8 @@ type Coordinator struct {
 	done     bool
 	nRem     int64
 	nJoin    int64
+	refused  int64 // control frames refused
+	idCap    int
 	info     JobInfo
 	rel      []int
 	log      *slog.Logger
@@ -92,7 +94,7 @@ func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Coordinator{gate: pol.Gate, members: make([]member, j.Workers), k: j.Workers,
-		timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.target(),
+		idCap: cfg.Params.idCap(), timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.target(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}),
 		info: JobInfo{Paradigm: cfg.Params.Paradigm, Workers: j.Workers, Shards: j.Shards, ShardAddrs: cfg.ShardAddrs,
 			Model: j.Model, Dataset: j.Dataset, TrainLimit: j.TrainLimit, TestLimit: j.TestLimit,
@@ -105,6 +107,10 @@ func (c *Coordinator) now() time.Duration { return time.Since(c.start) }
 // hello admits a worker's control connection: id < 0 takes the first id
 // never seen (then a new id: a worker joining a running job); a known id
 // reconnects, or rejoins if it had been removed.
+//
+// Only ids the coordinator admits are accepted: the job's workers 0..K−1
+// and ids it assigned before; a join takes a new id up to the job's bound
+// (idCap). (The server closes an older connection of the id.)
 func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -112,7 +118,10 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer,
 		return JobInfo{}, nil, remoteErr(wire.CodeShuttingDown, "the job has finished")
 	}
 	id := int(want)
-	if id < 0 {
+	switch {
+	case id < -1:
+		return JobInfo{}, nil, c.refuseLocked(wire.CodeBadRequest, "worker id %d: give an id of the job, or −1 to join", id)
+	case id == -1:
 		id = len(c.members)
 		for p := range c.members {
 			if c.members[p].state == unseen && c.members[p].peer == nil {
@@ -120,11 +129,13 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer,
 				break
 			}
 		}
+		if id >= c.idCap {
+			return JobInfo{}, nil, c.refuseLocked(wire.CodeUnavailable, "the job has admitted its maximum of %d worker ids", c.idCap)
+		}
+	case id >= len(c.members):
+		return JobInfo{}, nil, c.refuseLocked(wire.CodeBadRequest, "worker id %d was never admitted: this job's ids are 0..%d (--id −1 joins as a new one)", id, len(c.members)-1)
 	}
-	if id >= maxWorkers {
-		return JobInfo{}, nil, remoteErr(wire.CodeBadRequest, "worker id %d exceeds %d", id, maxWorkers-1)
-	}
-	for len(c.members) <= id {
+	if id == len(c.members) {
 		c.members = append(c.members, member{state: removed}) // a new id joins below
 	}
 	m := &c.members[id]
@@ -154,6 +165,18 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer,
 	return info, notify, nil
 }
 
+// refuse counts a refused control frame and returns its error.
+func (c *Coordinator) refuse(code wire.ErrorCode, format string, a ...any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.refuseLocked(code, format, a...)
+}
+
+func (c *Coordinator) refuseLocked(code wire.ErrorCode, format string, a ...any) error {
+	c.refused++
+	return remoteErr(code, format, a...)
+}
+
 // peersOf maps released ids to their connections.
 func (c *Coordinator) peersOf(ids []int) []*wire.Peer {
 	var out []*wire.Peer
@@ -172,10 +195,21 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p < 0 || p >= len(c.members) {
-		return nil, false, remoteErr(wire.CodeBadRequest, "clock from unknown worker %d", p)
+		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock from unknown worker %d", p)
+	}
+	m := &c.members[p]
+	// A worker counts its pushes one by one and repeats a report until it
+	// is answered, so a report is the last one counted or the next.
+	if seq == 0 || seq > m.seq+1 {
+		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report %d of worker %d: the last one counted is %d", seq, p, m.seq)
+	}
+	// Times are cumulative since the worker joined, which was after this
+	// coordinator started (1 s for rounding and clock rates).
+	if lim := uint64(time.Since(c.start).Microseconds()) + 1e6; waitUS > lim || busyUS > lim || waitUS+busyUS > lim {
+		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %d µs held and %d µs computing exceed the job's %d µs",
+			p, waitUS, busyUS, lim)
 	}
 	resp.Type, resp.Worker = wire.MsgClock, int32(p)
-	m := &c.members[p]
 	if c.done {
 		// A push that raced the end: its gradient reached the shards and
 		// was applied, so it is counted (pushes then match the shards'
@@ -344,7 +378,7 @@ func (c *Coordinator) Stats() CoordStats {
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: gs.Releases, MaxGap: gs.MaxGap,
-		ControllerCalls: gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, Joined: c.nJoin}
+		ControllerCalls: gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, Joined: c.nJoin, Refused: c.refused}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {

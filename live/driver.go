@@ -83,7 +83,7 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 func (d *driver) call(ctx context.Context, i int, req, resp *wire.Frame) error {
 	for {
 		if d.obs[i] == nil {
-			cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleObserver, Worker: -1}}
+			cc := wire.ClientConfig{Hello: controlHello(RoleObserver, d.opt.ControlToken)}
 			cc.Token = d.opt.Token
 			c, err := dialRetry(ctx, d.cl.transport(), d.cl.addrs()[i], cc, 0)
 			if err != nil {
@@ -129,7 +129,7 @@ func (d *driver) evaluate(ctx context.Context, seconds float64) (float64, error)
 			return 0, fmt.Errorf("live: shard %d sent %d floats for a block of %d", i, len(resp.Floats), r[1]-r[0])
 		}
 		copy(d.w[r[0]:r[1]], resp.Floats)
-		ack := wire.Frame{Type: wire.MsgHeartbeat}
+		ack := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(i), Worker: -1}
 		d.obs[i].Send(ctx, &ack)
 	}
 	acc := nn.Accuracy(d.model, d.w, d.ds.Test.X, d.ds.Test.Y, 500)
@@ -319,7 +319,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	}
 	r.Restarted = true
 	// A separate connection: the watch loop owns the observer ones.
-	cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleObserver, Worker: -1}}
+	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, d.opt.ControlToken)}
 	cc.Token = d.opt.Token
 	c, err := dialRetry(ctx, d.cl.transport(), d.cl.addrs()[f.Index], cc, time.Minute)
 	if err != nil {

@@ -113,10 +113,10 @@ func (l *memberLink) run(ctx context.Context) {
 		if gen != sent {
 			var err error
 			if l.shard == 0 {
-				l.sv.shard.setMembers(live, rem)
+				l.sv.shard.setMembers(live, rem, "coordinator@local")
 			} else {
 				if conn == nil {
-					cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: wire.Hello{Role: RoleCoordinator, Worker: -1}}
+					cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: controlHello(RoleCoordinator, l.sv.cfg.ControlToken)}
 					cc.Token = l.sv.cfg.Token
 					conn, err = wire.Dial(ctx, l.sv.cfg.Transport, l.addr, cc)
 				}

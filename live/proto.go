@@ -78,7 +78,7 @@ type ShardStats struct {
 	Pushes      int64   `json:"pushes"`
 	Updates     int64   `json:"updates"`
 	Dropped     int64   `json:"dropped"`
-	Refused     int64   `json:"refused"` // bad requests: unknown shard, wrong length, NaN, bad worker
+	Refused     int64   `json:"refused"` // refused frames: unknown shard or worker, wrong length, NaN, implausible version, bad role
 	NonFinite   int64   `json:"non_finite"`
 	CopyOnWrite int64   `json:"copy_on_write"` // applies that found a pull still sending the version
 	Skipped     uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
@@ -111,6 +111,7 @@ type CoordStats struct {
 	Live            int       `json:"live"`
 	Removed         int64     `json:"removed"`
 	Joined          int64     `json:"joined"`
+	Refused         int64     `json:"refused"` // control frames refused (unknown id, implausible clock report)
 	WorkerPushes    []int64   `json:"worker_pushes"`
 	WorkerWait      []float64 `json:"worker_wait"` // seconds held (push, gate, pull)
 	WorkerBusy      []float64 `json:"worker_busy"` // seconds computing

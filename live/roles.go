@@ -92,6 +92,9 @@ func (e Env) Get(k string) string { return e.get(k) }
 // Token is $PACER_TOKEN.
 func (e Env) Token() string { return e.get("PACER_TOKEN") }
 
+// ControlToken is $PACER_CONTROL_TOKEN (servers only).
+func (e Env) ControlToken() string { return e.get("PACER_CONTROL_TOKEN") }
+
 // Role resolves a process's role from the environment: PACER_INDEX
 // (shard index or worker id), PACER_PEERS (comma-separated shard
 // addresses), PACER_LISTEN, PACER_WORKERS; whatever they leave open comes

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,7 +30,12 @@ type ServerConfig struct {
 	// coordinator's links to the other shards (wire.TCP{}, with TLS when
 	// set); the in-process mode passes its wire.Inproc.
 	Transport wire.Transport
-	Token     string
+	// Token is the job token every connection presents; ControlToken is
+	// the second secret the control roles (the coordinator's membership
+	// links, observers such as pacer train) must also present. Both
+	// required, and different: workers hold only the job token.
+	Token        string
+	ControlToken string
 	// ShardAddrs are every shard's address as workers dial them; shard 0
 	// (the coordinator) needs them all, other shards ignore them.
 	ShardAddrs []string
@@ -59,7 +65,8 @@ type Server struct {
 	log   *slog.Logger
 	// plog logs what peers' frames trigger (refusals, skips, joins) at a
 	// bounded rate: one connection must not be able to flood the log.
-	plog *ratelog.Logger
+	plog        *ratelog.Logger
+	controlHash [32]byte
 
 	metricsMu sync.Mutex
 	metricsAt string
@@ -104,6 +111,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("live: a token is required (--token or $PACER_TOKEN)")
 	}
+	if cfg.ControlToken == "" {
+		return nil, errors.New("live: a control token is required ($PACER_CONTROL_TOKEN or --control-token): the coordinator's links and observers prove their role with it")
+	}
+	if cfg.ControlToken == cfg.Token {
+		return nil, errors.New("live: the control token must differ from the job token: workers hold the job token and must not be able to remove workers or stop the job")
+	}
 	if cfg.Index == 0 && len(cfg.ShardAddrs) != j.Shards {
 		return nil, fmt.Errorf("live: shard 0 hosts the coordinator and needs all %d shard addresses, got %d", j.Shards, len(cfg.ShardAddrs))
 	}
@@ -121,7 +134,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sc := ShardConfig{Index: cfg.Index, Params: cfg.Params, Logger: log}
+	sc := ShardConfig{Index: cfg.Index, Params: cfg.Params, Logger: log, Restarted: cfg.Restore}
 	if cfg.CheckpointDir != "" {
 		// A kill mid-write leaves a temporary file that nothing renames;
 		// at start no write of this shard is in progress.
@@ -161,7 +174,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		return nil, err
 	}
 	sv := &Server{cfg: cfg, shard: sh, log: log, conns: map[connKey]*wire.Peer{}, observers: map[*wire.Peer]bool{},
-		plog: ratelog.New(log, ratelog.Limits{})}
+		plog: ratelog.New(log, ratelog.Limits{}), controlHash: sha256.Sum256([]byte(cfg.ControlToken))}
 	sh.plog = sv.plog
 	if cfg.Index == 0 {
 		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}); err != nil {
@@ -322,6 +335,10 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 	if req.Type == wire.MsgHello {
 		return sv.hello(peer, role, req, resp)
 	}
+	if req.Flags != 0 {
+		// No request of this protocol sets a flag; only replies do.
+		return sv.shard.refuse(wire.CodeProtocol, "%s with flags %#x: requests carry no flags", req.Type, req.Flags)
+	}
 	switch role {
 	case RoleWorker, RoleObserver:
 		switch req.Type {
@@ -339,41 +356,69 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 			if role == RoleObserver {
 				req.Tag = 0 // as for pulls: an observer never moves a shard forward
 			}
-			sv.shard.done(peer, req.Tag)
-			return nil
+			return sv.shard.done(peer, req)
 		case wire.MsgControl:
 			if role == RoleObserver {
-				return sv.observe(req, resp)
+				return sv.observe(peer, req, resp)
 			}
 		}
 	case RoleControl:
 		return sv.control(peer, req, resp)
 	case RoleCoordinator:
 		if req.Type == wire.MsgControl {
-			var c control
-			if err := decodeJSON(req.Bytes, &c); err != nil {
+			c, err := sv.decodeControl(req)
+			if err != nil {
 				return err
 			}
 			if c.Op == "members" {
-				sv.shard.setMembers(c.Live, c.Removed)
+				if err := checkView(c.Live, c.Removed, sv.cfg.Params.idCap()); err != nil {
+					return sv.shard.refuseErr(err)
+				}
+				sv.shard.setMembers(c.Live, c.Removed, who(peer))
 				resp.Type = wire.MsgControl
 				return nil
 			}
+			return sv.shard.refuse(wire.CodeBadRequest, "control op %q not expected on a %s connection", c.Op, role)
 		}
 	}
 	return sv.shard.refuse(wire.CodeProtocol, "%s frame not expected on a %s connection", req.Type, role)
 }
 
+// decodeControl decodes a Control frame's JSON, refusing one larger than
+// any view of this job before decoding it.
+func (sv *Server) decodeControl(req *wire.Frame) (control, error) {
+	var c control
+	if n, lim := len(req.Bytes), sv.cfg.Params.maxControlBytes(); n > lim {
+		return c, sv.shard.refuse(wire.CodeBadRequest, "control payload of %d bytes exceeds this job's %d", n, lim)
+	}
+	if err := decodeJSON(req.Bytes, &c); err != nil {
+		return c, sv.shard.refuseErr(err)
+	}
+	return c, nil
+}
+
+// who names the peer behind a request, for the log.
+func who(p *wire.Peer) string {
+	if p == nil {
+		return "local"
+	}
+	return p.Hello().Role + "@" + peerAddr(p)
+}
+
 func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) error {
 	switch role {
 	case RoleWorker:
-		if req.Worker < 0 || req.Worker >= maxWorkers {
-			return remoteErr(wire.CodeBadRequest, "a worker's data connection must name its id, got %d", req.Worker)
+		if err := sv.shard.admit(req.Worker); err != nil {
+			return err
 		}
 	case RoleObserver, RoleCoordinator:
+		if err := sv.checkControl(peer.Hello()); err != nil {
+			return sv.shard.refuseErr(err)
+		}
+		req.Worker = -1 // a control role is no worker
 	case RoleControl:
 		if sv.coord == nil {
-			return remoteErr(wire.CodeBadRequest, "shard %d does not host the coordinator (shard 0 does)", sv.cfg.Index)
+			return sv.shard.refuse(wire.CodeBadRequest, "shard %d does not host the coordinator (shard 0 does)", sv.cfg.Index)
 		}
 		info, notify, err := sv.coord.hello(peer, req.Worker)
 		if err != nil {
@@ -387,7 +432,7 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 		release(notify)
 		return nil
 	default:
-		return remoteErr(wire.CodeBadRequest, "unknown role %q", role)
+		return sv.shard.refuse(wire.CodeBadRequest, "unknown role %q", role)
 	}
 	if err := sv.admit(peer, role, req.Worker); err != nil {
 		return err
@@ -454,6 +499,9 @@ func (sv *Server) closed(peer *wire.Peer) {
 // control serves a worker's control connection to the coordinator.
 func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 	p := int(peer.ID())
+	if (req.Type == wire.MsgClock || req.Type == wire.MsgHeartbeat) && req.Worker != peer.ID() {
+		return sv.coord.refuse(wire.CodeBadRequest, "%s names worker %d on the control connection of worker %d", req.Type, req.Worker, p)
+	}
 	switch req.Type {
 	case wire.MsgClock:
 		notify, finished, err := sv.coord.clock(p, req.Tag, req.Extra, req.Offset, resp)
@@ -469,14 +517,17 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 		sv.coord.heartbeat(p)
 		return nil
 	}
-	return remoteErr(wire.CodeProtocol, "%s frame not expected on a control connection", req.Type)
+	return sv.coord.refuse(wire.CodeProtocol, "%s frame not expected on a control connection", req.Type)
 }
 
 // observe answers an observer's control request: stats, or stop.
-func (sv *Server) observe(req, resp *wire.Frame) error {
-	var c control
-	if err := decodeJSON(req.Bytes, &c); err != nil {
+func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
+	c, err := sv.decodeControl(req)
+	if err != nil {
 		return err
+	}
+	if len(c.Live) > 0 || len(c.Removed) > 0 {
+		return sv.shard.refuse(wire.CodeBadRequest, "an observer's %q request carries a membership view", c.Op)
 	}
 	switch c.Op {
 	case "stats":
@@ -489,11 +540,12 @@ func (sv *Server) observe(req, resp *wire.Frame) error {
 		return setJSON(resp, wire.MsgControl, st)
 	case "stop":
 		if sv.coord == nil {
-			return remoteErr(wire.CodeBadRequest, "stop goes to shard 0")
+			return sv.shard.refuse(wire.CodeBadRequest, "stop goes to shard 0")
 		}
+		sv.plog.Warn("job stopped on request", "by", who(peer))
 		shutdown(sv.coord.finish())
 		resp.Type = wire.MsgControl
 		return nil
 	}
-	return remoteErr(wire.CodeBadRequest, "unknown control op %q", c.Op)
+	return sv.shard.refuse(wire.CodeBadRequest, "unknown control op %q", c.Op)
 }

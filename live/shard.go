@@ -59,7 +59,10 @@ type Shard struct {
 	grads   map[uint64][]float32
 	free    [][]float32
 	nextID  uint64
-	members map[int]bool // this shard's view of membership (true: live)
+	members map[int]bool // this shard's view of membership (true: live); its keys are the admitted ids
+	// restarted: started with --restore, so workers may hold versions this
+	// incarnation has not reached (see checkHeld).
+	restarted bool
 
 	tick     *time.Timer
 	tickAt   time.Duration
@@ -82,8 +85,11 @@ type ShardConfig struct {
 	// seeded w⁰.
 	Restore *ckpt.State
 	// Init is the full initial parameter vector (w⁰); required without Restore.
-	Init   []float32
-	Logger *slog.Logger
+	Init []float32
+	// Restarted says the shard runs with --restore (with or without a
+	// checkpoint): it may have lost versions that workers hold.
+	Restarted bool
+	Logger    *slog.Logger
 }
 
 func newShard(cfg ShardConfig) (*Shard, error) {
@@ -113,7 +119,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		agg: pol.Aggs[cfg.Index], opt: opt, log: log.With("shard", cfg.Index), start: time.Now(),
 		inc:  uint64(time.Now().UnixNano()) | 1,
 		held: map[*wire.Peer]*snapshot{}, waiters: map[*wire.Peer]uint64{}, grads: map[uint64][]float32{},
-		members: map[int]bool{}}
+		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil}
 	for q := 0; q < j.Workers; q++ {
 		s.members[q] = true
 	}
@@ -181,4 +187,41 @@ func (s *Shard) refuse(code wire.ErrorCode, format string, a ...any) error {
 	}
 	s.mu.Unlock()
 	return remoteErr(code, format, a...)
+}
+
+// admit checks a worker's data connection: its id must be one the
+// coordinator admitted (the job's workers, and ids it assigned to joins,
+// as its membership view says). The server then replaces an older
+// connection of the id (Server.admit).
+func (s *Shard) admit(id int32) error {
+	if id < 0 || int(id) >= s.params.idCap() {
+		return s.refuse(wire.CodeBadRequest, "a worker's data connection must name its id in [0, %d), got %d", s.params.idCap(), id)
+	}
+	s.mu.Lock()
+	if _, ok := s.members[int(id)]; !ok {
+		// Unavailable, not bad_request: a join's id reaches this shard
+		// with the coordinator's next membership view, and the worker
+		// retries until then.
+		return s.refuseLocked(remoteErr(wire.CodeUnavailable, "worker %d has not been admitted by the coordinator (shard %d knows ids %s)",
+			id, s.idx, idRanges(s.members)))
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// refuseErr counts a refusal whose error is already made.
+func (s *Shard) refuseErr(err error) error {
+	s.mu.Lock()
+	return s.refuseLocked(err)
+}
+
+// refuseLocked counts a refusal found with the lock held, releases the
+// lock and returns err.
+func (s *Shard) refuseLocked(err error) error {
+	s.stats.Refused++
+	if wire.CodeOf(err) == wire.CodeNonFinite {
+		s.stats.NonFinite++
+	}
+	s.mu.Unlock()
+	return err
 }

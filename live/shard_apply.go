@@ -84,11 +84,14 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 			s.gs = append(s.gs, s.grads[c.ID])
 		}
 		s.ws = append(s.ws, float32(c.Weight))
-		for int64(len(s.stats.Staleness)) <= c.Staleness {
-			s.stats.Staleness = append(s.stats.Staleness, 0)
-		}
 		if c.Staleness >= 0 {
-			s.stats.Staleness[c.Staleness]++
+			// The histogram grows with the staleness seen, never past
+			// maxStaleness, whatever version a gradient names.
+			st := min(c.Staleness, maxStaleness)
+			for int64(len(s.stats.Staleness)) <= st {
+				s.stats.Staleness = append(s.stats.Staleness, 0)
+			}
+			s.stats.Staleness[st]++
 		}
 	}
 	j := &s.params.Job

@@ -41,31 +41,41 @@ func (s *Shard) onTick() {
 	s.sendReady(notify)
 }
 
-// setMembers applies the coordinator's view of membership: removed workers
-// leave the aggregator (which may complete a round), new ones join.
-func (s *Shard) setMembers(live, removed []int) {
+// setMembers applies the coordinator's view of membership (checked by
+// checkView): removed workers leave the aggregator (which may complete a
+// round), new ones join. Every change is logged with who sent the view.
+func (s *Shard) setMembers(live, removed []int, who string) {
 	s.mu.Lock()
 	now := s.now()
+	var left, joined []int
 	for _, p := range removed {
-		if p < 0 || p >= maxWorkers || !s.members[p] {
+		if was, ok := s.members[p]; ok && !was {
 			continue
 		}
 		s.members[p] = false
+		left = append(left, p)
 		if ok, a := s.agg.Leave(now, p); ok {
 			s.apply(a, 0, nil)
 		}
 	}
 	for _, p := range live {
-		if p < 0 || p >= maxWorkers || s.members[p] {
+		if s.members[p] {
 			continue
 		}
 		s.members[p] = true
+		joined = append(joined, p)
 		s.agg.Join(now, p)
 	}
 	s.armTick()
 	notify := s.takeNotify()
 	s.mu.Unlock()
 	s.sendReady(notify)
+	if len(left) > 0 {
+		s.plog.Warn("workers removed from the shard", "shard", s.idx, "workers", left, "by", who)
+	}
+	if len(joined) > 0 {
+		s.plog.Info("workers joined the shard", "shard", s.idx, "workers", joined, "by", who)
+	}
 }
 
 // Stats returns a copy of the shard's counters.

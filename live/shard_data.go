@@ -28,6 +28,12 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
 	}
 	s.mu.Lock()
+	if err := s.checkHeld("read version", req.Extra); err != nil {
+		return s.refuseLocked(err)
+	}
+	if err := s.checkAhead("clock", req.Tag); err != nil {
+		return s.refuseLocked(err)
+	}
 	s.fastForward(req.Extra)
 	now := s.now()
 	id := s.nextID
@@ -80,7 +86,16 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	if off > n || cnt > n-off {
 		return s.refuse(wire.CodeBadRequest, "pull of [%d, %d) outside shard %d's block of %d", off, off+cnt, s.idx, n)
 	}
+	if peer != nil && req.Worker != peer.ID() {
+		return s.refuse(wire.CodeBadRequest, "pull names worker %d on a connection of worker %d", req.Worker, peer.ID())
+	}
 	s.mu.Lock()
+	if err := s.checkHeld("held version", req.Tag); err != nil {
+		return s.refuseLocked(err)
+	}
+	if err := s.checkAhead("minimum version", req.Extra); err != nil {
+		return s.refuseLocked(err)
+	}
 	defer s.mu.Unlock()
 	s.fastForward(req.Tag)
 	v := s.agg.Version()
@@ -113,12 +128,22 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 // push or pull yet (held at a BSP gate by a worker that waits for this
 // very shard: without it the restored shard waits for their lost
 // gradients at an older version, and they wait for the gate).
-func (s *Shard) done(peer *wire.Peer, held uint64) {
+func (s *Shard) done(peer *wire.Peer, req *wire.Frame) error {
+	if int(req.Shard) != s.idx {
+		return s.refuse(wire.CodeBadRequest, "heartbeat for shard %d (this server holds shard %d of %d)", req.Shard, s.idx, s.shards)
+	}
+	if peer != nil && req.Worker != peer.ID() {
+		return s.refuse(wire.CodeBadRequest, "heartbeat names worker %d on a connection of worker %d", req.Worker, peer.ID())
+	}
 	s.mu.Lock()
-	s.fastForward(held)
+	if err := s.checkHeld("held version", req.Tag); err != nil {
+		return s.refuseLocked(err)
+	}
+	s.fastForward(req.Tag)
 	notify := s.takeNotify()
 	s.mu.Unlock()
 	s.sendReady(notify)
+	return nil
 }
 
 func (s *Shard) takeNotify() []waiter {

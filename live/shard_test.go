@@ -16,7 +16,7 @@ func TestShardLearnsHeldVersion(t *testing.T) {
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Init: make([]float32, 8)})
+	s, err := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Init: make([]float32, 8), Restarted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,13 +26,15 @@ func TestShardLearnsHeldVersion(t *testing.T) {
 	if err := s.push(nil, &wire.Frame{Type: wire.MsgPush, Worker: 1, Floats: make([]float32, 8)}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	s.done(nil, 5)
+	if err := s.done(nil, &wire.Frame{Type: wire.MsgHeartbeat, Tag: 5}); err != nil {
+		t.Fatal(err)
+	}
 	st := s.Stats()
 	if st.Version != 5 || st.Skipped != 5 || st.Dropped != 1 {
 		t.Fatalf("version %d skipped %d dropped %d: want 5, 5, 1", st.Version, st.Skipped, st.Dropped)
 	}
-	s.done(nil, 3) // an older version held: nothing moves
-	s.done(nil, 0) // a plain acknowledgement
+	s.done(nil, &wire.Frame{Type: wire.MsgHeartbeat, Tag: 3}) // an older version held: nothing moves
+	s.done(nil, &wire.Frame{Type: wire.MsgHeartbeat})         // a plain acknowledgement
 	if st := s.Stats(); st.Version != 5 || st.Skipped != 5 {
 		t.Fatalf("version %d skipped %d after older announcements: want 5, 5", st.Version, st.Skipped)
 	}

@@ -28,6 +28,10 @@ type Options struct {
 	Host string
 	// Token is the shared secret of every connection; "" makes a random one.
 	Token string
+	// ControlToken is the second secret of the control roles (the
+	// coordinator's links, Train's own observer connections); only the
+	// servers get it, never the workers. "" makes a random one.
+	ControlToken string
 	// CheckpointDir turns on shard checkpoints every CheckpointInterval
 	// (30 s) and at shutdown; Restore starts the shards from it.
 	CheckpointDir      string
@@ -133,10 +137,15 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if opt.Mode != "inproc" && opt.Mode != "tcp" {
 		return nil, fmt.Errorf("live: mode %q: want inproc or tcp", opt.Mode)
 	}
-	if opt.Token == "" {
-		var b [16]byte
-		rand.Read(b[:])
-		opt.Token = hex.EncodeToString(b[:])
+	for _, t := range []*string{&opt.Token, &opt.ControlToken} {
+		if *t == "" {
+			var b [16]byte
+			rand.Read(b[:])
+			*t = hex.EncodeToString(b[:])
+		}
+	}
+	if opt.Token == opt.ControlToken {
+		return nil, errors.New("live: the control token must differ from the job token")
 	}
 	if opt.Poll == 0 {
 		opt.Poll = 100 * time.Millisecond

@@ -101,6 +101,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
+	controlToken := fs.String("control-token", "", "second secret of the control roles (coordinator links, observers), different from the token; every shard needs it, workers never get it (default $PACER_CONTROL_TOKEN; prefer the variable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -152,6 +153,16 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if role.Index == 0 && len(role.Shards) != params.Job.Shards {
 		return fmt.Errorf("shard 0 hosts the coordinator and needs all %d shard addresses (--peers), got %d", params.Job.Shards, len(role.Shards))
 	}
+	ctl := *controlToken
+	if ctl == "" {
+		ctl = env.ControlToken()
+	}
+	if ctl == "" {
+		return errors.New("no control token: set $PACER_CONTROL_TOKEN (or --control-token) to the job's control secret, the same on every shard and different from $PACER_TOKEN (workers never get it)")
+	}
+	if ctl == token {
+		return errors.New("the control token must differ from the job token: workers hold the job token, and the control token lets its holder remove workers and stop the job")
+	}
 	var ln net.Listener
 	if *listenFD >= 0 {
 		// The supervisor holds the port across this process's restarts, so
@@ -169,16 +180,49 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 			ln = tls.NewListener(ln, tr.TLS)
 		}
 	}
-	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token,
+	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore,
 		MetricsAddr: *metrics, Logger: log,
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return sv.Run(ctx)
+	return runUntilSignal(sv.Run, log, stopGrace)
+}
+
+// stopGrace is how long a server may take to stop (its final checkpoint
+// included) after SIGINT/SIGTERM before the process exits without it.
+const stopGrace = 10 * time.Second
+
+// runUntilSignal runs run until it returns or a signal stops it. After the
+// first SIGINT/SIGTERM run gets grace to finish (a server writes its final
+// checkpoint); a second signal, or the end of the grace, returns at once,
+// so a stop never hangs whatever state the server is in.
+func runUntilSignal(run func(context.Context) error, log *slog.Logger, grace time.Duration) error {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case s := <-sig:
+		log.Info("stopping", "signal", s.String(), "grace", grace)
+		cancel()
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case s := <-sig:
+		return fmt.Errorf("second signal (%s): stopped without waiting for the shutdown", s)
+	case <-t.C:
+		return fmt.Errorf("the server did not stop within %s of the signal; exiting without waiting", grace)
+	}
 }
 
 // checkServerFlags refuses the values job.Config would silently replace by

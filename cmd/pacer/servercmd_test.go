@@ -14,7 +14,7 @@ import (
 )
 
 func clearRoleEnv(t *testing.T) {
-	for _, k := range []string{"PACER_TOKEN", "PACER_INDEX", "PACER_PEERS", "PACER_LISTEN", "PACER_WORKERS", "PACER_COORDINATOR", "TF_CONFIG", "HOSTNAME"} {
+	for _, k := range []string{"PACER_TOKEN", "PACER_CONTROL_TOKEN", "PACER_INDEX", "PACER_PEERS", "PACER_LISTEN", "PACER_WORKERS", "PACER_COORDINATOR", "TF_CONFIG", "HOSTNAME"} {
 		t.Setenv(k, "")
 	}
 }
@@ -34,6 +34,8 @@ func TestServerAndWorkerFlagErrors(t *testing.T) {
 		{[]string{"worker"}, map[string]string{"PACER_TOKEN": "x"}, "no coordinator"},
 		{[]string{"worker", "--coordinator", "a:1"}, nil, "PACER_TOKEN"},
 		{[]string{"server", "--index", "0", "--peers", "a:1", "--log-level", "loud"}, map[string]string{"PACER_TOKEN": "x"}, "--log-level"},
+		{[]string{"server", "--index", "0", "--peers", "a:1", "--dataset", "synthetic", "--train-n", "100"}, map[string]string{"PACER_TOKEN": "x"}, "PACER_CONTROL_TOKEN"},
+		{[]string{"server", "--index", "0", "--peers", "a:1", "--dataset", "synthetic", "--train-n", "100"}, map[string]string{"PACER_TOKEN": "x", "PACER_CONTROL_TOKEN": "x"}, "must differ"},
 	} {
 		for k, v := range c.env {
 			t.Setenv(k, v)
@@ -115,7 +117,7 @@ func serveOneShard(t *testing.T, spec string, k int, tr wire.TCP) (*live.Server,
 	}
 	addr := ln.Addr().String()
 	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &live.JobParams{Job: j, Paradigm: spec, TrainN: 640},
-		Listener: ln, Transport: tr, Token: "tok", ShardAddrs: []string{addr}})
+		Listener: ln, Transport: tr, Token: "tok", ControlToken: "ctl", ShardAddrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
