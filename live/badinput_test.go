@@ -219,7 +219,7 @@ func TestMetricsServed(t *testing.T) {
 	resp.Body.Close()
 	for _, m := range []string{"pacer_shard_pushes_total", "pacer_shard_updates_total", "pacer_shard_dropped_total",
 		"pacer_shard_staleness_bucket", "pacer_wire_bytes_total", "pacer_job_releases_total", "pacer_worker_wait_seconds_total",
-		"pacer_shard_refused_total", "pacer_wire_slow_peers_total", "pacer_log_suppressed_total"} {
+		"pacer_shard_refused_total", "pacer_wire_slow_peers_total", "pacer_log_suppressed_total", "pacer_job_refused_total"} {
 		if !strings.Contains(string(b), m) {
 			t.Errorf("/metrics lacks %s", m)
 		}

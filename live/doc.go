@@ -19,7 +19,12 @@
 // pulls), one control connection to the coordinator (RoleControl: clock
 // reports, heartbeats; releases and shutdown arrive as notifications); the
 // coordinator holds a membership link to every shard (RoleCoordinator); Train
-// and tools connect as RoleObserver (stats, weight pulls, stop).
+// and tools connect as RoleObserver (stats, weight pulls, stop). The job
+// token makes a worker; the control roles (coordinator, observer) must also
+// present the control token in the Hello's meta, which only servers and the
+// launcher hold (auth.go). A shard admits the worker ids in the
+// coordinator's membership view; a newer connection of an id replaces the
+// older one.
 //
 // # Application protocol (on top of docs/protocol.md's frames)
 //
@@ -67,10 +72,15 @@
 // (gate clocks, membership) is not checkpointed: shard 0 is not restartable
 // mid-job.
 //
-// Every frame is checked before it can touch the weights: shard index,
+// Every frame is checked before it can touch any state: shard index,
 // whole-block length, the sending worker's id and finite values (checkFinite
-// screens 10M floats at memory speed); a refusal is an error reply with a
-// wire.ErrorCode, counted in ShardStats.Refused and the metrics.
+// screens 10M floats at memory speed), and every version, clock and count
+// against what the server knows of the job (bounds.go: the admitted ids,
+// the versions a shard can have published, the job's in-flight bound); a
+// refusal is an error reply with a wire.ErrorCode, counted in
+// ShardStats.Refused (CoordStats.Refused) and the metrics, and logged with
+// the peer's address through internal/ratelog, so a flood of bad frames
+// cannot flood the log. docs/protocol.md lists the checks per frame type.
 //
 // # Concurrency
 //

@@ -21,35 +21,36 @@ import (
 type collector struct{ sv *Server }
 
 var (
-	mPushes    = prometheus.NewDesc("pacer_shard_pushes_total", "Gradient blocks pushed to the shard.", []string{"shard"}, nil)
-	mUpdates   = prometheus.NewDesc("pacer_shard_updates_total", "Applies (versions) of the shard.", []string{"shard"}, nil)
-	mDropped   = prometheus.NewDesc("pacer_shard_dropped_total", "Gradients the aggregator refused as stale or surplus.", []string{"shard"}, nil)
-	mRefused   = prometheus.NewDesc("pacer_shard_refused_total", "Bad requests answered with an error (unknown shard, wrong length, NaN, bad worker).", []string{"shard", "reason"}, nil)
-	mVersion   = prometheus.NewDesc("pacer_shard_version", "The shard's current version.", []string{"shard"}, nil)
-	mCoW       = prometheus.NewDesc("pacer_shard_copy_on_write_total", "Applies that copied the block because a pull was still sending it.", []string{"shard"}, nil)
-	mCkpt      = prometheus.NewDesc("pacer_shard_checkpoints_total", "Checkpoints written.", []string{"shard"}, nil)
-	mCkptFail  = prometheus.NewDesc("pacer_shard_checkpoint_failures_total", "Checkpoint writes that failed (full disk, unwritable directory); the last written checkpoint stays.", []string{"shard"}, nil)
-	mCkptVer   = prometheus.NewDesc("pacer_shard_checkpoint_version", "The version the last written checkpoint holds (0: none yet).", []string{"shard"}, nil)
-	mStale     = prometheus.NewDesc("pacer_shard_staleness", "Staleness of applied gradients (versions).", []string{"shard"}, nil)
-	mBytes     = prometheus.NewDesc("pacer_wire_bytes_total", "Bytes on the data plane, headers included.", []string{"shard", "direction"}, nil)
-	mFrames    = prometheus.NewDesc("pacer_wire_frames_total", "Frames on the data plane.", []string{"shard", "direction"}, nil)
-	mAuth      = prometheus.NewDesc("pacer_wire_auth_failures_total", "Connections refused for a missing or wrong token.", []string{"shard"}, nil)
-	mDecode    = prometheus.NewDesc("pacer_wire_decode_errors_total", "Malformed frames by kind.", []string{"shard", "kind"}, nil)
-	mSlow      = prometheus.NewDesc("pacer_wire_slow_peers_total", "Connections cut off for not reading (notice queue full, or a write timed out).", []string{"shard"}, nil)
-	mJobPushes = prometheus.NewDesc("pacer_job_pushes_total", "Pushes counted by the coordinator.", nil, nil)
-	mReleases  = prometheus.NewDesc("pacer_job_releases_total", "Gate releases.", nil, nil)
-	mMaxGap    = prometheus.NewDesc("pacer_job_max_gap", "Largest clock gap at a release.", nil, nil)
-	mLive      = prometheus.NewDesc("pacer_job_live_workers", "Workers the coordinator counts as live.", nil, nil)
-	mRemoved   = prometheus.NewDesc("pacer_job_removed_total", "Workers removed after missed heartbeats.", nil, nil)
-	mWait      = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
-	mBusy      = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
-	mWPushes   = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
-	mLogDrop   = prometheus.NewDesc("pacer_log_suppressed_total", "Log lines triggered by peers' frames and dropped by the rate limit.", []string{"shard"}, nil)
+	mPushes     = prometheus.NewDesc("pacer_shard_pushes_total", "Gradient blocks pushed to the shard.", []string{"shard"}, nil)
+	mUpdates    = prometheus.NewDesc("pacer_shard_updates_total", "Applies (versions) of the shard.", []string{"shard"}, nil)
+	mDropped    = prometheus.NewDesc("pacer_shard_dropped_total", "Gradients the aggregator refused as stale or surplus.", []string{"shard"}, nil)
+	mRefused    = prometheus.NewDesc("pacer_shard_refused_total", "Frames refused with an error (unknown shard or worker, wrong length, NaN, implausible version, missing control token).", []string{"shard", "reason"}, nil)
+	mJobRefused = prometheus.NewDesc("pacer_job_refused_total", "Control frames the coordinator refused (unknown worker id, implausible clock report).", nil, nil)
+	mVersion    = prometheus.NewDesc("pacer_shard_version", "The shard's current version.", []string{"shard"}, nil)
+	mCoW        = prometheus.NewDesc("pacer_shard_copy_on_write_total", "Applies that copied the block because a pull was still sending it.", []string{"shard"}, nil)
+	mCkpt       = prometheus.NewDesc("pacer_shard_checkpoints_total", "Checkpoints written.", []string{"shard"}, nil)
+	mCkptFail   = prometheus.NewDesc("pacer_shard_checkpoint_failures_total", "Checkpoint writes that failed (full disk, unwritable directory); the last written checkpoint stays.", []string{"shard"}, nil)
+	mCkptVer    = prometheus.NewDesc("pacer_shard_checkpoint_version", "The version the last written checkpoint holds (0: none yet).", []string{"shard"}, nil)
+	mStale      = prometheus.NewDesc("pacer_shard_staleness", "Staleness of applied gradients (versions).", []string{"shard"}, nil)
+	mBytes      = prometheus.NewDesc("pacer_wire_bytes_total", "Bytes on the data plane, headers included.", []string{"shard", "direction"}, nil)
+	mFrames     = prometheus.NewDesc("pacer_wire_frames_total", "Frames on the data plane.", []string{"shard", "direction"}, nil)
+	mAuth       = prometheus.NewDesc("pacer_wire_auth_failures_total", "Connections refused for a missing or wrong token.", []string{"shard"}, nil)
+	mDecode     = prometheus.NewDesc("pacer_wire_decode_errors_total", "Malformed frames by kind.", []string{"shard", "kind"}, nil)
+	mSlow       = prometheus.NewDesc("pacer_wire_slow_peers_total", "Connections cut off for not reading (notice queue full, or a write timed out).", []string{"shard"}, nil)
+	mJobPushes  = prometheus.NewDesc("pacer_job_pushes_total", "Pushes counted by the coordinator.", nil, nil)
+	mReleases   = prometheus.NewDesc("pacer_job_releases_total", "Gate releases.", nil, nil)
+	mMaxGap     = prometheus.NewDesc("pacer_job_max_gap", "Largest clock gap at a release.", nil, nil)
+	mLive       = prometheus.NewDesc("pacer_job_live_workers", "Workers the coordinator counts as live.", nil, nil)
+	mRemoved    = prometheus.NewDesc("pacer_job_removed_total", "Workers removed after missed heartbeats.", nil, nil)
+	mWait       = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
+	mBusy       = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
+	mWPushes    = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
+	mLogDrop    = prometheus.NewDesc("pacer_log_suppressed_total", "Log lines triggered by peers' frames and dropped by the rate limit.", []string{"shard"}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
-		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop} {
+		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused} {
 		ch <- d
 	}
 }
@@ -103,6 +104,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mMaxGap, float64(cs.MaxGap))
 	gauge(mLive, float64(cs.Live))
 	counter(mRemoved, float64(cs.Removed))
+	counter(mJobRefused, float64(cs.Refused))
 	for p := range cs.WorkerPushes {
 		w := strconv.Itoa(p)
 		counter(mWait, cs.WorkerWait[p], w)
