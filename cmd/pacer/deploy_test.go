@@ -68,16 +68,17 @@ func TestManifestsSafeByDefault(t *testing.T) {
 		for _, c := range cs {
 			line := strings.Join(append(append([]string(nil), c.Command...), c.Args...), " ")
 			env := map[string]string{}
-			token := false
+			secret := map[string]bool{} // variables set from a Secret, and only from it
 			for _, e := range c.Env {
 				env[e.Name] = e.Value
-				if e.Name == "PACER_TOKEN" {
-					_, fromSecret := e.ValueFrom["secretKeyRef"]
-					token = fromSecret && e.Value == ""
-				}
+				_, fromSecret := e.ValueFrom["secretKeyRef"]
+				secret[e.Name] = fromSecret && e.Value == ""
 			}
-			if !token || strings.Contains(line, "--token") {
+			if !secret["PACER_TOKEN"] || strings.Contains(line, "--token") {
 				t.Errorf("%s: %q: the token must come from a Secret (PACER_TOKEN secretKeyRef), never a flag", f, line)
+			}
+			if strings.Contains(line, "--control-token") {
+				t.Errorf("%s: %q: the control token on a command line", f, line)
 			}
 			flag := func(name string) string {
 				for _, a := range append(append([]string(nil), c.Command...), c.Args...) {
@@ -90,6 +91,9 @@ func TestManifestsSafeByDefault(t *testing.T) {
 			switch {
 			case strings.Contains(line, "pacer server"):
 				servers++
+				if !secret["PACER_CONTROL_TOKEN"] {
+					t.Errorf("%s: server %q: want PACER_CONTROL_TOKEN from a Secret", f, line)
+				}
 				if flag("tls-cert") == "" || flag("tls-key") == "" || flag("tls-ca") == "" {
 					t.Errorf("%s: server %q: want --tls-cert, --tls-key and --tls-ca", f, line)
 				}
@@ -108,6 +112,9 @@ func TestManifestsSafeByDefault(t *testing.T) {
 				}
 			case strings.Contains(line, "pacer worker"):
 				workers++
+				if _, ok := env["PACER_CONTROL_TOKEN"]; ok {
+					t.Errorf("%s: worker %q is given the control token", f, line)
+				}
 				if flag("tls-ca") == "" && env["PACER_TLS_CA"] == "" {
 					t.Errorf("%s: worker %q: want --tls-ca (TLS on, the servers' certificate verified)", f, line)
 				}
