@@ -74,8 +74,8 @@ func (c *Config) Validate() error {
 	if len(c.Specs) == 0 {
 		return errors.New("no paradigm to compare")
 	}
-	if c.Seeds < 1 {
-		return fmt.Errorf("seeds=%d: need at least 1", c.Seeds)
+	if c.Seeds < 1 || c.Seeds > job.MaxSeeds {
+		return fmt.Errorf("seeds=%d: need 1 to %d", c.Seeds, job.MaxSeeds)
 	}
 	if c.Job.Seed == 0 {
 		return errors.New("seed 0: seeds start at 1")

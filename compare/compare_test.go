@@ -83,6 +83,7 @@ func TestValidateRefuses(t *testing.T) {
 	for name, mut := range map[string]func(*Config){
 		"mode":    func(c *Config) { c.Mode = "fast" },
 		"seeds":   func(c *Config) { c.Seeds = 0 },
+		"many":    func(c *Config) { c.Seeds = job.MaxSeeds + 1 },
 		"seed":    func(c *Config) { c.Job.Seed = 0 },
 		"wrap":    func(c *Config) { c.Job.Seed, c.Seeds = math.MaxUint64, 2 }, // seeds MaxUint64, 0
 		"specs":   func(c *Config) { c.Specs = nil },
