@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,12 +29,21 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 			grace = time.Minute
 		}
 		done := make(chan error, 1)
-		go func() { done <- runUntilSignal(stuck, slog.New(slog.DiscardHandler), grace) }()
+		stopping := make(chan struct{})
+		log := slog.New(&notifyHandler{msg: "stopping", seen: stopping})
+		go func() { done <- runUntilSignal(stuck, log, grace) }()
 		<-started
 		t0 := time.Now()
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		if second {
-			time.Sleep(100 * time.Millisecond)
+			// The second signal only after the first was taken: the kernel
+			// merges two SIGTERMs still pending together (a loaded machine
+			// may not run the process between them).
+			select {
+			case <-stopping:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the first signal was not taken within 20 s")
+			}
 			syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		}
 		select {
@@ -70,3 +80,20 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 		t.Fatal("a clean stop did not return")
 	}
 }
+
+// notifyHandler closes seen when a record with message msg is logged.
+type notifyHandler struct {
+	msg  string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (h *notifyHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *notifyHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.seen) })
+	}
+	return nil
+}
+func (h *notifyHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *notifyHandler) WithGroup(string) slog.Handler      { return h }
