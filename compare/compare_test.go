@@ -100,3 +100,26 @@ func TestValidateRefuses(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Virtual-time runs share the data set across goroutines: the summary is
+// the same with one run at a time and with several (run with -race too).
+func TestVirtualSummaryIndependentOfParallelism(t *testing.T) {
+	var out [2][]byte
+	for i, par := range []int{1, 3} {
+		c := Config{Mode: Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 2, Parallel: par,
+			Job: job.Config{Workers: 2, Seed: 3, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Epochs: 1,
+				Batch: 16, EvalEvery: 0.5, Target: 0.3}}
+		c.Job.Timing.Speeds = []float64{1, 2}
+		s, err := Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Runs) != 4 || len(s.Runs[0].Curve) < 2 || s.HorizonSeconds == 0 {
+			t.Fatalf("runs %d, curve %v, horizon %v", len(s.Runs), s.Runs[0].Curve, s.HorizonSeconds)
+		}
+		out[i], _ = json.Marshal(s)
+	}
+	if string(out[0]) != string(out[1]) {
+		t.Error("Parallel 1 and 3 gave different summaries")
+	}
+}
