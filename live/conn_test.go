@@ -148,6 +148,56 @@ func TestPullsPinNoSnapshots(t *testing.T) {
 	}
 }
 
+// TestFrameLimitsPerRole (issue 20, finding 1): after the Hello a worker's
+// data connection may send its shard's block and no more, every other
+// role the job's largest control frame; one float or byte over is refused
+// from the header and closes the connection (it used to be read into a
+// buffer of up to 1 GiB).
+func TestFrameLimitsPerRole(t *testing.T) {
+	sv, tr := connServer(t, "asp", 2, wire.Config{})
+	n := sv.Shard().hi - sv.Shard().lo
+	ctx := context.Background()
+	tooLarge := func() uint64 { return sv.ws.Stats().Snapshot().DecodeErrors["too_large"] }
+
+	w := smallClient(t, tr, 0)
+	var resp wire.Frame
+	if err := w.Call(ctx, &wire.Frame{Type: wire.MsgPush, Worker: 0, Floats: make([]float32, n)}, &resp); err != nil {
+		t.Fatalf("a push of the whole block: %v", err)
+	}
+	err := w.Call(ctx, &wire.Frame{Type: wire.MsgPush, Worker: 0, Floats: make([]float32, n+1)}, &resp)
+	if !errors.Is(err, wire.ErrClosed) || tooLarge() != 1 {
+		t.Fatalf("a push one float over the block: %v (too_large %d), want the connection closed from the header", err, tooLarge())
+	}
+
+	limit := sv.cfg.Params.controlPayload()
+	ob, err := dialHello(tr, "s0", "secret", controlHello(RoleObserver, "control-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Close()
+	pad := func(k int) []byte {
+		b := append([]byte(`{"op":"stats","pad":"`), make([]byte, k)...)
+		for i := 21; i < len(b); i++ {
+			b[i] = 'x'
+		}
+		return append(b, `"}`...)
+	}
+	req := wire.Frame{Type: wire.MsgControl, Bytes: pad(limit - 23)}
+	if len(req.Bytes) != limit {
+		t.Fatalf("padded to %d bytes, want %d", len(req.Bytes), limit)
+	}
+	if err := ob.Call(ctx, &req, &resp); wire.CodeOf(err) == wire.CodeUnknown && err != nil {
+		t.Fatalf("a control frame of %d bytes: %v", limit, err)
+	}
+	if tooLarge() != 1 {
+		t.Fatalf("a control frame at the limit was refused from its header")
+	}
+	req.Bytes = pad(limit - 22)
+	if err := ob.Call(ctx, &req, &resp); !errors.Is(err, wire.ErrClosed) || tooLarge() != 2 {
+		t.Fatalf("a control frame of %d bytes: %v (too_large %d), want the connection closed from the header", limit+1, err, tooLarge())
+	}
+}
+
 // TestStuckPeerDelaysNoAck (issue 20, finding 5): worker 1 waits for a
 // version and stops reading; worker 0's push makes the version, so the
 // shard owes worker 1 a ready notice. The notice used to be written from

@@ -231,7 +231,11 @@ func TestExtremeFieldsRefused(t *testing.T) {
 		bad   = wire.CodeBadRequest
 		proto = wire.CodeProtocol
 	)
-	big := []byte(`{"op":"stats","live":[` + strings.Repeat("1,", 200000) + `1]}`)
+	// Over the job's control bound, under the frame limit of a control
+	// connection (64 KiB here): the handler refuses it and the connection
+	// stays open. A frame over the limit is refused from its header and
+	// closes the connection (TestFrameLimitsPerRole).
+	big := []byte(`{"op":"stats","live":[` + strings.Repeat("1,", 16000) + `1]}`)
 	var cases []refusalCase
 	add := func(conn, name string, f wire.Frame, code wire.ErrorCode) {
 		cases = append(cases, refusalCase{name, conn, f, code})
@@ -282,7 +286,10 @@ func TestExtremeFieldsRefused(t *testing.T) {
 	add("worker", "pull worker -1", wire.Frame{Type: wire.MsgPull, Shard: 1, Worker: -1}, bad)
 	add("worker", "push short", wire.Frame{Type: wire.MsgPush, Shard: 1, Floats: g[:n-1]}, bad)
 	add("worker", "push NaN", wire.Frame{Type: wire.MsgPush, Shard: 1, Floats: append(g[:n-1:n-1], float32(math.NaN()))}, wire.CodeNonFinite)
-	add("observer", "observer push", wire.Frame{Type: wire.MsgPush, Shard: 1, Worker: -1, Floats: g}, bad)
+	// A small one: an observer's frames are bounded by the job's largest
+	// control frame, so a whole block is refused from its header and
+	// closes the connection (TestFrameLimitsPerRole).
+	add("observer", "observer push", wire.Frame{Type: wire.MsgPush, Shard: 1, Worker: -1, Floats: g[:16]}, bad)
 	add("observer", "observer pull as worker 0", wire.Frame{Type: wire.MsgPull, Shard: 1, Worker: 0}, bad)
 	for _, ty := range []wire.MsgType{wire.MsgHelloOK, wire.MsgPushAck, wire.MsgClock, wire.MsgRelease, wire.MsgJoin,
 		wire.MsgLeave, wire.MsgError, wire.MsgShutdown, wire.MsgControl} {
@@ -306,7 +313,7 @@ func TestExtremeFieldsRefused(t *testing.T) {
 	} {
 		add("observer", "observer "+c.name, wire.Frame{Type: wire.MsgControl, Bytes: []byte(c.body)}, c.code)
 	}
-	add("observer", "observer control of 1 MB", wire.Frame{Type: wire.MsgControl, Bytes: big}, bad)
+	add("observer", "observer control of 32 KB", wire.Frame{Type: wire.MsgControl, Bytes: big}, bad)
 	add("observer", "observer clock", wire.Frame{Type: wire.MsgClock, Tag: math.MaxUint64}, proto)
 	for _, c := range []struct{ name, body string }{
 		{"id max", `{"op":"members","live":[0,1,2147483647]}`},
@@ -318,8 +325,8 @@ func TestExtremeFieldsRefused(t *testing.T) {
 	} {
 		add("coordinator", "members "+c.name, wire.Frame{Type: wire.MsgControl, Bytes: []byte(c.body)}, bad)
 	}
-	add("coordinator", "coordinator members of 1 MB", wire.Frame{Type: wire.MsgControl, Bytes: big}, bad)
-	add("coordinator", "coordinator push", wire.Frame{Type: wire.MsgPush, Shard: 1, Floats: g}, proto)
+	add("coordinator", "coordinator members of 32 KB", wire.Frame{Type: wire.MsgControl, Bytes: big}, bad)
+	add("coordinator", "coordinator push", wire.Frame{Type: wire.MsgPush, Shard: 1, Floats: g[:16]}, proto)
 	add("coordinator", "coordinator heartbeat", wire.Frame{Type: wire.MsgHeartbeat, Shard: 1, Tag: math.MaxUint64}, proto)
 
 	for i, tc := range cases {

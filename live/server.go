@@ -85,10 +85,11 @@ type connKey struct {
 	id   int32
 }
 
-// maxControlPayload bounds the frames of every connection but a worker's
-// data connection. The largest such frame is the coordinator's membership
-// view: two JSON lists of at most maxWorkers ids (under 400 KB).
-const maxControlPayload = 1 << 20
+// controlPayload bounds the frames of every connection but a worker's
+// data connection: the largest is a control frame of this job
+// (maxControlBytes: the coordinator's membership view), never below what
+// a Hello may be.
+func (p *JobParams) controlPayload() int { return max(wire.MaxHelloPayload, p.maxControlBytes()) }
 
 // maxObservers bounds observer connections per server (pacer train holds
 // one per shard; tools a few more).
@@ -451,7 +452,7 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 // thousand connections under one id pin nothing). Observers are capped at
 // maxObservers. Only a worker's data connection may send a whole block.
 func (sv *Server) admit(peer *wire.Peer, role string, id int32) error {
-	limit := maxControlPayload
+	limit := sv.cfg.Params.controlPayload()
 	key := connKey{role: role, id: id}
 	switch role {
 	case RoleObserver:
