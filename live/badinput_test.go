@@ -40,6 +40,13 @@ func testServerWith(t *testing.T, edit func(*ServerConfig)) (*Server, *wire.Inpr
 	if edit != nil {
 		edit(&sc)
 	}
+	return runServer(t, sc), tr
+}
+
+// runServer starts a server with sc; the test's cleanup stops it and
+// reports the error it ended with.
+func runServer(t *testing.T, sc ServerConfig) *Server {
+	t.Helper()
 	sv, err := NewServer(sc)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +60,7 @@ func testServerWith(t *testing.T, edit func(*ServerConfig)) (*Server, *wire.Inpr
 			t.Error(err)
 		}
 	})
-	return sv, tr
+	return sv
 }
 
 func dialAs(t *testing.T, tr wire.Transport, token, role string, worker int32) (*wire.Conn, error) {

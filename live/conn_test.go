@@ -31,21 +31,8 @@ func connServer(t *testing.T, spec string, k int, wc wire.Config) (*Server, *wir
 	if err != nil {
 		t.Fatal(err)
 	}
-	sv, err := NewServer(ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100_000}, Listener: ln,
-		Transport: tr, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0", "s1"}, Wire: wc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return sv, tr
+	return runServer(t, ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100_000}, Listener: ln,
+		Transport: tr, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0", "s1"}, Wire: wc}), tr
 }
 
 // smallClient dials as a worker with 4 KiB buffers, so the test's own

@@ -40,20 +40,7 @@ func ctrlShard(t *testing.T, spec string, k, s, idx int, restore bool, edit func
 	if edit != nil {
 		edit(&sc)
 	}
-	sv, err := NewServer(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sv.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return sv, tr
+	return runServer(t, sc), tr
 }
 
 func dialWorker(t *testing.T, tr wire.Transport, id int32) *wire.Conn {
