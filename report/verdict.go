@@ -81,8 +81,18 @@ func Headline(s *runstats.Summary) (sentence string, won bool) {
 		if !timeMetric {
 			verb = ""
 		}
+		// Name the tied paradigm the test separates least from the leader:
+		// the runner-up by median may itself be separated while a noisier
+		// one is not.
+		close, closeP := v.RunnerUp, v.P
+		var best *float64
+		for _, name := range tied {
+			if p := byName[name].st.PVsLeader; name != v.Leader && p != nil && (best == nil || *p > *best) {
+				close, closeP, best = name, p, p
+			}
+		}
 		fmt.Fprintf(&b, "no clear winner: %s are tied on %s%s — medians over %s: %s; the paired test does not "+
-			"separate %s from %s (p %s).", andList(tied), verb, on, over, strings.Join(parts, "; "), v.Leader, v.RunnerUp, pText(*v.P))
+			"separate %s from %s (p %s).", andList(tied), verb, on, over, strings.Join(parts, "; "), v.Leader, close, pText(*closeP))
 	}
 	if v.Target > 0 {
 		var never []string

@@ -44,6 +44,13 @@ func TestHeadline(t *testing.T) {
 		}, []string{"bsp", "asp"}, 0.5), false, []string{
 			"No clear winner: asp and bsp are tied on reaching 50% test accuracy first — medians over 5 seeds: asp at 31.2 s (25–50 s, 93.8% interval); bsp at 33.3 s (25–50 s, 93.8% interval); the paired test does not separate asp from bsp (p = ",
 		}},
+		{"runner-up separated, a noisier one not", race(map[string][]float64{
+			"asp": {0.020, 0.021, 0.019, 0.022, 0.020},
+			"bsp": {0.015, 0.0155, 0.0145, 0.016, 0.015},
+			"ssp": {0.030, 0.008, 0.030, 0.009, 0.012},
+		}, []string{"asp", "bsp", "ssp"}, 0.5), false, []string{
+			"asp and ssp are tied", "the paired test does not separate asp from ssp (p = ",
+		}},
 		{"identical", race(map[string][]float64{
 			"bsp":        {0.020, 0.010, 0.020},
 			"backup:b=0": {0.020, 0.010, 0.020},

@@ -14,6 +14,10 @@ import (
 // level (1 − Level) of every paired test.
 const Level = 0.95
 
+// Alpha is the significance level of the paired tests: 1 − Level, written
+// out (1 − 0.95 in floating point is 0.05000000000000004).
+const Alpha = 0.05
+
 // IntervalMethod names how Interval bounds a median, for reports.
 const IntervalMethod = "exact order-statistic interval for the median (distribution-free): the narrowest " +
 	"[x(k), x(n+1−k)] with binomial coverage ≥ 95%; with 5 or fewer seeds no such pair exists and the " +

@@ -172,7 +172,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 		if k == 0 {
 			v.RunnerUp, v.P = names[p], &pv
 		}
-		if !(pv < 1-Level && mean(d) > 0) {
+		if !(pv < Alpha && mean(d) > 0) {
 			v.Tied = append(v.Tied, names[p])
 		}
 	}
