@@ -85,8 +85,23 @@ func (c *Config) Validate() error {
 		// two runs would be one sample twice) and on.
 		return fmt.Errorf("seed=%d with seeds=%d: the last seed would pass 2^64−1", c.Job.Seed, c.Seeds)
 	}
-	if c.Horizon < 0 || c.Duration < 0 || c.Iterations < 0 {
-		return errors.New("horizon, duration and iterations must not be negative")
+	switch {
+	case c.Horizon < 0:
+		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
+	case c.Duration < 0:
+		return fmt.Errorf("duration=%s must not be negative", c.Duration)
+	case c.Iterations < 0:
+		return fmt.Errorf("iterations=%d must not be negative", c.Iterations)
+	}
+	seen := map[string]bool{}
+	for _, sp := range c.Specs {
+		// Runs are grouped by the spec's name: two equal ones would be
+		// one paradigm's seeds counted twice.
+		name := sp.String()
+		if seen[name] {
+			return fmt.Errorf("paradigm %s is listed twice", name)
+		}
+		seen[name] = true
 	}
 	if c.Horizon > 0 && c.Mode != Virtual {
 		return fmt.Errorf("a horizon applies to virtual mode (sim mode has --duration; the live modes run in real time)")

@@ -48,6 +48,17 @@ func TestApplyScenarioTyped(t *testing.T) {
 	if err := eff.Validate(); err != nil {
 		t.Errorf("the effective scenario does not validate: %v", err)
 	}
+	// A preset's seeds apply in the deterministic modes, not in the live
+	// ones (real time: one run each unless --seeds is given).
+	for mode, want := range map[string]int{Virtual: sc.Seeds, Sim: sc.Seeds, Inproc: 1, TCP: 1} {
+		lc := Config{Mode: mode, Job: job.Config{Seed: 1}, Seeds: 1}
+		if err := ApplyScenario(&lc, sc, func(string) bool { return false }); err != nil {
+			t.Fatal(err)
+		}
+		if lc.Seeds != want {
+			t.Errorf("%s mode: the scenario's seeds gave %d runs each, want %d", mode, lc.Seeds, want)
+		}
+	}
 	bad := &scenario.Scenario{Name: "x", Paradigms: []string{"bsp"}, Workers: 2, Base: "fast"}
 	if err := ApplyScenario(&c, bad, func(string) bool { return false }); err == nil {
 		t.Error("a scenario with base \"fast\" was applied")
@@ -89,6 +100,8 @@ func TestValidateRefuses(t *testing.T) {
 		"specs":   func(c *Config) { c.Specs = nil },
 		"horizon": func(c *Config) { c.Horizon = time.Minute }, // sim mode has --duration
 		"backup":  func(c *Config) { c.Specs = specs(t, "backup:b=2") },
+		"twice":   func(c *Config) { c.Specs = specs(t, "bsp", "ssp:s=1", "bsp") },
+		"minus":   func(c *Config) { c.Iterations = -1 },
 	} {
 		c := good
 		mut(&c)

@@ -85,7 +85,9 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("seed", sc.Seed > 0) {
 		j.Seed = sc.Seed
 	}
-	if use("seeds", sc.Seeds > 0) {
+	// The live modes run in real time: one run each unless --seeds asks
+	// for more (a preset's five seeds would be 40 real-time runs).
+	if use("seeds", sc.Seeds > 0) && (c.Mode == Virtual || c.Mode == Sim) {
 		c.Seeds = sc.Seeds
 	}
 	if use("horizon", sc.Horizon != "") && c.Mode == Virtual {
