@@ -185,6 +185,36 @@ func TestFrameLimitsPerRole(t *testing.T) {
 	}
 }
 
+// rawHello dials s0 by hand as worker `worker` in role, with no client
+// reading behind it (a peer that may stop reading), and says hello. send
+// writes a frame on it; the connection closes at the test's end.
+func rawHello(t *testing.T, tr wire.Transport, role string, worker int32) (send func(*wire.Frame), r *wire.Reader) {
+	t.Helper()
+	nc, err := tr.Dial(context.Background(), "s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	w := wire.NewWriter(nc, 4096, 0)
+	r = wire.NewReader(nc, 4096, 0)
+	send = func(f *wire.Frame) {
+		t.Helper()
+		if _, err := w.WriteFrame(f); err != nil || w.Flush() != nil {
+			t.Fatalf("writing as worker %d: %v", worker, err)
+		}
+	}
+	var f wire.Frame
+	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: role, Worker: worker}); err != nil {
+		t.Fatal(err)
+	}
+	f.ReqID, f.Worker = 1, worker
+	send(&f)
+	if err := r.ReadFrame(&f); err != nil || f.Type != wire.MsgHelloOK {
+		t.Fatalf("worker %d's hello: %s %v", worker, f.Type, err)
+	}
+	return send, r
+}
+
 // TestStuckPeerDelaysNoAck (issue 20, finding 5): worker 1 waits for a
 // version and stops reading; worker 0's push makes the version, so the
 // shard owes worker 1 a ready notice. The notice used to be written from
@@ -198,27 +228,8 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 	_, v := sv.Shard().Weights()
 	// Worker 1 by hand: an in-process pipe buffers nothing, so the notice
 	// blocks as soon as it is written to a peer that does not read.
-	nc, err := tr.Dial(context.Background(), "s0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	w, r := wire.NewWriter(nc, 4096, 0), wire.NewReader(nc, 4096, 0)
+	send, r := rawHello(t, tr, RoleWorker, 1)
 	var f wire.Frame
-	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: RoleWorker, Worker: 1}); err != nil {
-		t.Fatal(err)
-	}
-	f.ReqID, f.Worker = 1, 1
-	send := func(f *wire.Frame) {
-		t.Helper()
-		if _, err := w.WriteFrame(f); err != nil || w.Flush() != nil {
-			t.Fatal("writing as worker 1:", err)
-		}
-	}
-	send(&f)
-	if err := r.ReadFrame(&f); err != nil || f.Type != wire.MsgHelloOK {
-		t.Fatalf("worker 1's hello: %s %v", f.Type, err)
-	}
 	send(&wire.Frame{Type: wire.MsgPull, ReqID: 2, Worker: 1, Extra: v + 1})
 	if err := r.ReadFrame(&f); err != nil || f.Flags&flagPending == 0 {
 		t.Fatalf("worker 1's pull: flags %d, %v (want pending)", f.Flags, err)
@@ -250,27 +261,8 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 func TestStuckPeerDelaysNoRelease(t *testing.T) {
 	const writeTimeout = 20 * time.Second
 	_, tr := connServer(t, "bsp", 2, wire.Config{WriteTimeout: writeTimeout})
-	nc, err := tr.Dial(context.Background(), "s0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	w, r := wire.NewWriter(nc, 4096, 0), wire.NewReader(nc, 4096, 0)
-	var f wire.Frame
-	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: RoleControl, Worker: 1}); err != nil {
-		t.Fatal(err)
-	}
-	f.ReqID, f.Worker = 1, 1
-	for _, g := range []*wire.Frame{&f, {Type: wire.MsgClock, ReqID: 2, Worker: 1, Tag: 1}} {
-		if _, err := w.WriteFrame(g); err != nil || w.Flush() != nil {
-			t.Fatal("writing as worker 1:", err)
-		}
-		if g.Type == wire.MsgHello {
-			if err := r.ReadFrame(&f); err != nil || f.Type != wire.MsgHelloOK {
-				t.Fatalf("worker 1's hello: %s %v", f.Type, err)
-			}
-		}
-	}
+	send, _ := rawHello(t, tr, RoleControl, 1)
+	send(&wire.Frame{Type: wire.MsgClock, ReqID: 2, Worker: 1, Tag: 1})
 	// Worker 1 reads nothing more: its clock reply is stuck in the pipe.
 	released := make(chan struct{}, 4)
 	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: 60 * time.Second},

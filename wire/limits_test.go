@@ -45,26 +45,7 @@ func sinkServer(t *testing.T, tr Transport, cfg Config) *env {
 		}
 		return nil
 	}
-	srv, err := NewServer(cfg, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.srv = srv
-	ln, err := tr.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.addr = ln.Addr().String()
-	ctx, cancel := context.WithCancel(context.Background())
-	e.cancel = cancel
-	go func() { e.served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		close(e.shard.block)
-		if err := e.stop(); err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return e
+	return e.serve(t, cfg, h)
 }
 
 // TestRefusedFrameKeepsNoBuffer: 16 connections each send an 8 MB push the

@@ -108,12 +108,19 @@ type env struct {
 func start(t *testing.T, tr Transport, clientCfg Config, srvCfg Config) *env {
 	t.Helper()
 	e := &env{tr: tr, shard: newTestShard(1000), cfg: clientCfg, served: make(chan error, 1)}
-	srv, err := NewServer(srvCfg, e.shard.handle)
+	return e.serve(t, srvCfg, e.shard.handle)
+}
+
+// serve starts a server with h on a fresh listener of e.tr; the test's
+// cleanup stops it and reports how Serve ended.
+func (e *env) serve(t *testing.T, cfg Config, h Handler) *env {
+	t.Helper()
+	srv, err := NewServer(cfg, h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.srv = srv
-	ln, err := tr.Listen("127.0.0.1:0")
+	ln, err := e.tr.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
