@@ -39,6 +39,17 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.heartbeat, "heartbeat-timeout", 5*time.Second, "remove a worker silent for this long")
 }
 
+// SetShape sets the job's number of workers and shards as the cluster's
+// shape (TF_CONFIG, the environment) gives them; a zero keeps the flag's value.
+func (f *JobFlags) SetShape(workers, shards int) {
+	if workers > 0 {
+		f.workers = workers
+	}
+	if shards > 0 {
+		f.shards = shards
+	}
+}
+
 // Params validates the flags into the job's parameters. countTrain
 // returns the number of training samples when --train-n is not given.
 func (f *JobFlags) Params(countTrain func(job.Config) (int, error)) (*JobParams, error) {

@@ -113,7 +113,7 @@ func (e Env) Role(kind string) (Role, error) {
 		r = t
 	}
 	if v := e.get("PACER_PEERS"); v != "" {
-		r.Shards = splitList(v)
+		r.Shards = SplitList(v)
 	}
 	if v := e.get("PACER_LISTEN"); v != "" {
 		r.Listen = v
@@ -142,7 +142,8 @@ func (e Env) Role(kind string) (Role, error) {
 	return r, nil
 }
 
-func splitList(s string) []string {
+// SplitList splits a comma-separated list of addresses, dropping blanks.
+func SplitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/report"
 	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/sim"
 )
 
 func init() {
@@ -107,8 +108,8 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if cc.Failures, err = parseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
-		return err
+	if cc.Failures, err = sim.ParseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
+		return fmt.Errorf("--fail: %w", err)
 	}
 	// Validate every run's job before spending minutes on the first one.
 	if err := cc.Validate(); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
-	"github.com/pacer-ps/pacer/sim"
 	"github.com/pacer-ps/pacer/timing"
 )
 
@@ -190,24 +189,6 @@ func parseParadigms(list, what string) ([]paradigm.Spec, error) {
 		}
 		seen[key] = strings.TrimSpace(p)
 		out = append(out, sp)
-	}
-	return out, nil
-}
-
-// parseFailures parses --fail "2@30s,5@1m".
-func parseFailures(s string, workers int) ([]sim.Failure, error) {
-	var out []sim.Failure
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
-	for _, f := range strings.Split(s, ",") {
-		w, at, ok := strings.Cut(strings.TrimSpace(f), "@")
-		p, err1 := strconv.Atoi(w)
-		d, err2 := time.ParseDuration(at)
-		if !ok || err1 != nil || err2 != nil || p < 0 || p >= workers || d < 0 {
-			return nil, fmt.Errorf("--fail: %q is not WORKER@DURATION with 0 ≤ WORKER < %d", f, workers)
-		}
-		out = append(out, sim.Failure{Worker: p, At: d})
 	}
 	return out, nil
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -118,24 +117,20 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 		role.Index = *index
 	}
 	if set["peers"] {
-		role.Shards = splitComma(*peers)
+		role.Shards = live.SplitList(*peers)
 	}
 	if set["listen"] {
 		role.Listen = *listen
 	}
 	// The cluster's shape fills the job's size when the flags leave it open.
-	var extra []string
-	if !set["shards"] && len(role.Shards) > 0 {
-		extra = append(extra, fmt.Sprintf("--shards=%d", len(role.Shards)))
+	var workers, shards int
+	if !set["workers"] {
+		workers = role.Workers
 	}
-	if !set["workers"] && role.Workers > 0 {
-		extra = append(extra, fmt.Sprintf("--workers=%d", role.Workers))
+	if !set["shards"] {
+		shards = len(role.Shards)
 	}
-	if len(extra) > 0 {
-		if err := fs.Parse(extra); err != nil {
-			return err
-		}
-	}
+	jf.SetShape(workers, shards)
 	if role.Index < 0 {
 		return errors.New("no shard index: give --index, $PACER_INDEX or TF_CONFIG")
 	}
@@ -263,14 +258,4 @@ func countTrain(j job.Config) (int, error) {
 		n = j.TrainLimit
 	}
 	return n, nil
-}
-
-func splitComma(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -60,9 +60,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
 		return err
 	}
-	fails, err := parseFailures(cl.failures, cl.workers)
+	fails, err := sim.ParseFailures(cl.failures, cl.workers)
 	if err != nil {
-		return err
+		return fmt.Errorf("--fail: %w", err)
 	}
 	pr := newProgress(stderr)
 	cfg := sim.Config{Spec: sp, Workers: cl.workers, Shards: cl.shards, Timing: cl.timing(),

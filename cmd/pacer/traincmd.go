@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -56,9 +54,9 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 	if !(t.target >= 0 && t.target <= 1) {
 		return job.Config{}, fmt.Errorf("--target=%g must be an accuracy in [0, 1] (0: none)", t.target)
 	}
-	sched, err := parseSchedule(t.schedule)
+	sched, err := optim.ParseSchedule(t.schedule)
 	if err != nil {
-		return job.Config{}, err
+		return job.Config{}, fmt.Errorf("--lr-schedule: %w", err)
 	}
 	c := job.Config{Schedule: sched, Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Seed: t.cl.seed,
 		EvalEvery: t.evalEvery, Target: t.target, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
@@ -213,36 +211,4 @@ func writeJSON(dir, name string, v any) (string, error) {
 		return "", err
 	}
 	return path, os.Rename(tmp, path)
-}
-
-// parseSchedule reads --lr-schedule: "step:every=8,gamma=0.1+warmup:steps=500,div=10".
-func parseSchedule(s string) (optim.Schedule, error) {
-	var sc optim.Schedule
-	bad := func(f string) error {
-		return fmt.Errorf("--lr-schedule: %q is not step:every=EPOCHS,gamma=G or warmup:steps=N,div=K", f)
-	}
-	for _, term := range strings.Split(s, "+") {
-		if strings.TrimSpace(term) == "" {
-			continue
-		}
-		name, opts, _ := strings.Cut(strings.TrimSpace(term), ":")
-		kv := map[string]float64{}
-		for _, o := range strings.Split(opts, ",") {
-			k, v, ok := strings.Cut(o, "=")
-			f, err := strconv.ParseFloat(v, 64)
-			if !ok || err != nil {
-				return sc, bad(term)
-			}
-			kv[k] = f
-		}
-		switch {
-		case name == "step" && len(kv) == 2 && kv["every"] >= 1 && kv["gamma"] > 0:
-			sc.Kind, sc.Unit, sc.Every, sc.Gamma = optim.StepDecay, optim.Epochs, int64(kv["every"]), kv["gamma"]
-		case name == "warmup" && len(kv) == 2 && kv["steps"] >= 1 && kv["div"] >= 1:
-			sc.Warmup, sc.WarmupDiv = int64(kv["steps"]), kv["div"]
-		default:
-			return sc, bad(term)
-		}
-	}
-	return sc, nil
 }
