@@ -54,7 +54,8 @@ type Config struct {
 	Duration   time.Duration
 	Failures   []sim.Failure
 	// Scenario names and describes the comparison (the rest of the
-	// summary's scenario is Effective); Flags are recorded as they are.
+	// summary's scenario is Effective); Flags are the command line's flags
+	// that were given, recorded as they are.
 	Scenario scenario.Scenario
 	Flags    map[string]string
 	// Parallel bounds the runs in flight in the deterministic modes (0:

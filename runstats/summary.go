@@ -8,7 +8,7 @@ import (
 )
 
 // Summary is a comparison's summary.json: one object with what ran (the
-// scenario as applied, every flag, the seeds), every run, the statistics
+// scenario as applied, the flags given, the seeds), every run, the statistics
 // over seeds per paradigm and the verdict. Apart from Version and Commit
 // the same flags give the same bytes, whatever the parallelism.
 type Summary struct {
@@ -16,8 +16,10 @@ type Summary struct {
 	Commit   string            `json:"commit"` // "unknown" when the build did not record it
 	Mode     string            `json:"mode"`
 	Scenario scenario.Scenario `json:"scenario"` // with the command line's flags applied
-	Flags    map[string]string `json:"flags"`    // every flag of the command and its value
-	Seeds    []uint64          `json:"seeds"`
+	// Flags are the flags given on the command line and their values
+	// (not --out); Scenario has every value the runs used.
+	Flags map[string]string `json:"flags"`
+	Seeds []uint64          `json:"seeds"`
 	// HorizonSeconds is the virtual-time budget every run of a virtual or
 	// sim comparison had (equal horizons); 0 for the live modes.
 	HorizonSeconds float64 `json:"horizon_seconds"`

@@ -56,6 +56,16 @@ func TestCompareEndToEnd(t *testing.T) {
 			t.Errorf("summary fields: version %q commit %q seeds %v flags %v scenario %+v verdict %+v",
 				sum.Version, sum.Commit, sum.Seeds, sum.Flags, sum.Scenario, sum.Verdict)
 		}
+		// flags: what the command line gave, not every default (the
+		// scenario holds those) and not where the files went.
+		for _, f := range []string{"lr", "batch", "mode", "scenario", "out"} {
+			if v, ok := sum.Flags[f]; ok {
+				t.Errorf("flags records --%s=%s, which was not given (or is --out)", f, v)
+			}
+		}
+		if sum.Flags["speeds"] != "1,2" || sum.Flags["target"] != "0.6" || len(sum.Flags) != len(args)/2-1 {
+			t.Errorf("flags %v, want the %d given besides --out", sum.Flags, len(args)/2-1)
+		}
 		if runs[0].WaitFraction <= runs[2].WaitFraction {
 			t.Errorf("bsp waited %.3f, asp %.3f: a 1:2 cluster should make BSP wait", runs[0].WaitFraction, runs[2].WaitFraction)
 		}

@@ -118,8 +118,11 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
 		fmt.Fprintf(stderr, "compare: the live %s mode runs at this machine's real speed; the scenario's simulated speeds and delays do not apply\n", *mode)
 	}
+	// The flags given on the command line, as given: summary.json's
+	// scenario holds every value the runs used, defaults included, so
+	// listing unset flags' defaults here would only blur what the user chose.
 	cc.Flags = map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) {
+	fs.Visit(func(f *flag.Flag) {
 		if f.Name != "out" { // where the files go does not shape them
 			cc.Flags[f.Name] = f.Value.String()
 		}
