@@ -80,7 +80,7 @@ type CoordConfig struct {
 
 func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
 	j := &cfg.Params.Job
-	pol, err := paradigm.New(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
+	gate, err := paradigm.NewGate(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Coordinator{gate: pol.Gate, members: make([]member, j.Workers), k: j.Workers,
+	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
 		idCap: cfg.Params.idCap(), timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.target(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}),
 		info: JobInfo{Paradigm: cfg.Params.Paradigm, Workers: j.Workers, Shards: j.Shards, ShardAddrs: cfg.ShardAddrs,

@@ -44,7 +44,6 @@ type Shard struct {
 	lo, hi  int
 	nparams int
 	params  *JobParams
-	pol     *paradigm.Policy
 	agg     paradigm.Aggregator
 	opt     *optim.Optimizer
 	log     *slog.Logger
@@ -95,12 +94,12 @@ type ShardConfig struct {
 func newShard(cfg ShardConfig) (*Shard, error) {
 	p := cfg.Params
 	j := &p.Job
-	pol, err := paradigm.New(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Index < 0 || cfg.Index >= j.Shards {
 		return nil, remoteErr(wire.CodeBadRequest, "shard index %d outside [0, %d)", cfg.Index, j.Shards)
+	}
+	agg, err := paradigm.NewAggregator(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards}, cfg.Index)
+	if err != nil {
+		return nil, err
 	}
 	n := len(cfg.Init)
 	if cfg.Restore != nil {
@@ -115,8 +114,8 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Shard{idx: cfg.Index, shards: j.Shards, lo: r[0], hi: r[1], nparams: n, params: p, pol: pol,
-		agg: pol.Aggs[cfg.Index], opt: opt, log: log.With("shard", cfg.Index), start: time.Now(),
+	s := &Shard{idx: cfg.Index, shards: j.Shards, lo: r[0], hi: r[1], nparams: n, params: p,
+		agg: agg, opt: opt, log: log.With("shard", cfg.Index), start: time.Now(),
 		inc:  uint64(time.Now().UnixNano()) | 1,
 		held: map[*wire.Peer]*snapshot{}, waiters: map[*wire.Peer]uint64{}, grads: map[uint64][]float32{},
 		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil}
@@ -134,7 +133,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 			return nil, fmt.Errorf("live: restore: the checkpoint holds %d velocity values, the job's momentum is %g (restore with the momentum it was written with): %w",
 				len(st.Velocity), j.Optim().Momentum, err)
 		}
-		pol.ResetShard(cfg.Index, st.Version, nil)
+		agg.Reset(st.Version, nil)
 		s.stats.Restored, s.stats.RestoredVersion = true, st.Version
 		s.stats.RestoredCRC = WeightsCRC(s.cur.buf)
 		s.stats.CheckpointVersion = st.Version // what the file on disk holds

@@ -132,7 +132,7 @@ func (s *Shard) fastForward(read uint64) {
 	if read <= v {
 		return
 	}
-	s.dropIDs = s.pol.ResetShard(s.idx, read, s.dropIDs[:0])
+	s.dropIDs = s.agg.Reset(read, s.dropIDs[:0])
 	for _, id := range s.dropIDs {
 		if b, ok := s.grads[id]; ok {
 			delete(s.grads, id)

@@ -132,7 +132,6 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 
 // state is the main loop's view of the iteration.
 type state struct {
-	pol      *paradigm.Policy
 	pl       *paradigm.Puller
 	model    nn.Model
 	params   []float32
@@ -160,7 +159,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	if len(in.ShardAddrs) != in.Shards || in.Shards < 1 {
 		return nil, nil, fmt.Errorf("live: coordinator sent %d shard addresses for %d shards", len(in.ShardAddrs), in.Shards)
 	}
-	pol, err := paradigm.New(sp, paradigm.Config{Workers: max(in.Workers, 1), Shards: in.Shards})
+	pl, err := paradigm.NewPuller(sp, paradigm.Config{Workers: max(in.Workers, 1), Shards: in.Shards})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -186,7 +185,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 		return nil, nil, err
 	}
 	n := m.NumParams()
-	st := &state{pol: pol, pl: pol.Pullers[0], model: m, params: make([]float32, n), grad: make([]float32, n),
+	st := &state{pl: pl, model: m, params: make([]float32, n), grad: make([]float32, n),
 		ranges: job.Ranges(n, in.Shards), read: make([]uint64, in.Shards), pulling: make([]bool, in.Shards),
 		pushing: make([]bool, in.Shards), pushRead: make([]uint64, in.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
 	st.waitFrom = st.start

@@ -70,6 +70,11 @@ type Aggregator interface {
 	Join(now time.Duration, p int)
 	Version() uint64
 	Dropped() int64
+	// Reset makes the aggregator continue at version v with an empty
+	// buffer, keeping its membership. The IDs of buffered gradients it
+	// discards are appended to dropped and returned (the driver frees their
+	// data; they count as dropped). It is not an apply: no weights change.
+	Reset(v uint64, dropped []uint64) []uint64
 }
 
 // Config sizes a job.
@@ -123,55 +128,33 @@ func (s Spec) Validate(cfg Config) error {
 	return nil
 }
 
-// New builds the policy for spec on a job of cfg's size.
+// New builds the whole policy for spec on a job of cfg's size: the gate,
+// every shard's aggregator and every worker's puller in one value, for a
+// driver that hosts them all (the simulator, virtual-time training). A
+// process that owns one piece builds it with NewGate, NewAggregator or
+// NewPuller instead.
 func New(spec Spec, cfg Config) (*Policy, error) {
 	if err := spec.Validate(cfg); err != nil {
 		return nil, err
 	}
 	k := cfg.Workers
 	pol := &Policy{Spec: spec, Config: cfg}
-	switch spec.Kind {
-	case BSP:
-		pol.Gate = newSSPGate(k, 0)
-	case SSP:
-		pol.Gate = newSSPGate(k, int64(spec.S))
-	case DSSP:
-		pol.Gate = newDSSPGate(k, spec)
-	case Elastic:
+	if spec.Kind == Elastic {
 		pol.steps = new(uint64)
-		pol.Gate = newElasticGate(k, spec, pol.steps)
-	default: // ASP, backup, PSP, softsync: no clock gate; pulls do the waiting
-		pol.Gate = newFreeGate(k)
 	}
+	pol.Gate = newGate(spec, k, pol.steps)
 	var set *sharedSet
 	if spec.Kind == Backup && spec.SharedSet {
 		set = &sharedSet{n: k - spec.B}
 	}
 	for i := 0; i < cfg.Shards; i++ {
 		var a Aggregator
-		switch spec.Kind {
-		case BSP:
-			a = newSyncAgg(k, spec.Sum)
-		case Backup:
-			a = newBackupAgg(k, k-spec.B, set)
-		case PSP:
-			c := spec.C
-			if c == 0 {
-				c = k
-			}
-			a = newPSPAgg(k, c, spec.T1)
-		case Softsync:
-			a = newSoftsyncAgg(k, max(1, k/spec.N), spec.ConstLR)
-		case Elastic:
-			if spec.LocalOnly {
-				sa := newSuperstepAgg(k)
-				pol.supersteps = append(pol.supersteps, sa)
-				a = sa
-			} else {
-				a = newAsyncAgg()
-			}
-		default:
-			a = newAsyncAgg()
+		if spec.Kind == Elastic && spec.LocalOnly {
+			sa := newSuperstepAgg(k)
+			pol.supersteps = append(pol.supersteps, sa)
+			a = sa
+		} else {
+			a = newAggregator(spec, k, set)
 		}
 		pol.Aggs = append(pol.Aggs, a)
 	}

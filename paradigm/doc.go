@@ -17,6 +17,12 @@
 //   - Pullers, one per worker: the version each shard must reach before it
 //     answers a pull, how many fresh blocks are needed, PSP's τ2 grace.
 //
+// A process that owns one piece builds only that piece, from the same spec
+// and job size: NewGate (the coordinator), NewAggregator(spec, cfg, i)
+// (shard i), NewPuller (a worker). Aggregator.Reset restarts a shard at a
+// known version (after a restore). The options that tie pieces together
+// (backup set=shared, elastic apply=local) exist only in a whole Policy.
+//
 // Timers (PSP's τ1 and τ2) are exposed as Deadline and driven by Tick. A dead
 // worker is removed with Policy.Leave, a new one added with Policy.Join.
 // None of the types is safe for concurrent use: the driver serializes calls.

@@ -1,27 +1,11 @@
 package paradigm
 
-// This file lets a live driver restart a shard's aggregator at a known
-// version: after a restore from a checkpoint, or when a restored shard learns
-// from the workers that it had reached a later version before it died.
+// This file: Aggregator.Reset for every aggregator. A live shard restarts
+// its aggregator at a known version after a restore from a checkpoint, or
+// when a restored shard learns from the workers that it had reached a later
+// version before it died.
 
-// resetter is implemented by every aggregator of this package.
-type resetter interface {
-	reset(v uint64, dropped []uint64) []uint64
-}
-
-// ResetShard makes shard i's aggregator continue at version v with an empty
-// buffer, keeping its membership. The IDs of buffered gradients it discards
-// are appended to dropped and returned (the driver frees their data; they
-// count as dropped). It is not an apply: no weights change.
-func (pol *Policy) ResetShard(i int, v uint64, dropped []uint64) []uint64 {
-	r, ok := pol.Aggs[i].(resetter)
-	if !ok {
-		panic("paradigm: ResetShard on an aggregator without reset")
-	}
-	return r.reset(v, dropped)
-}
-
-func (r *round) reset(v uint64, dropped []uint64) []uint64 {
+func (r *round) Reset(v uint64, dropped []uint64) []uint64 {
 	for _, c := range r.buf {
 		dropped = append(dropped, c.ID)
 	}
@@ -35,12 +19,12 @@ func (r *round) reset(v uint64, dropped []uint64) []uint64 {
 	return dropped
 }
 
-func (a *pspAgg) reset(v uint64, dropped []uint64) []uint64 {
+func (a *pspAgg) Reset(v uint64, dropped []uint64) []uint64 {
 	a.armed = false
-	return a.round.reset(v, dropped)
+	return a.round.Reset(v, dropped)
 }
 
-func (a *softsyncAgg) reset(v uint64, dropped []uint64) []uint64 {
+func (a *softsyncAgg) Reset(v uint64, dropped []uint64) []uint64 {
 	for _, c := range a.buf {
 		dropped = append(dropped, c.ID)
 	}
@@ -49,12 +33,12 @@ func (a *softsyncAgg) reset(v uint64, dropped []uint64) []uint64 {
 	return dropped
 }
 
-func (a *asyncAgg) reset(v uint64, dropped []uint64) []uint64 {
+func (a *asyncAgg) Reset(v uint64, dropped []uint64) []uint64 {
 	a.v = v
 	return dropped
 }
 
-func (a *superstepAgg) reset(v uint64, dropped []uint64) []uint64 {
+func (a *superstepAgg) Reset(v uint64, dropped []uint64) []uint64 {
 	for _, c := range a.buf {
 		dropped = append(dropped, c.ID)
 	}

@@ -18,7 +18,7 @@ func TestResetShard(t *testing.T) {
 		a := pol.Aggs[1]
 		a.Push(0, Grad{ID: 7, Worker: 0})
 		buffered := a.Version() == 0 // nothing applied yet: the gradient sits in the buffer
-		got := pol.ResetShard(1, 10, nil)
+		got := a.Reset(10, nil)
 		if a.Version() != 10 {
 			t.Errorf("%s: version %d after reset to 10", s, a.Version())
 		}
