@@ -202,7 +202,11 @@ func TestElasticLocalOnlyAppliesAtBarriers(t *testing.T) {
 				t.Fatalf("push %d: ok %v applied %v: want buffered", id, ok, applied)
 			}
 		}
-		return pol.Pushed(now, p, onApply, nil)
+		rd := pol.Pushed(now, p)
+		for _, a := range rd.Applies {
+			onApply(a.Shard, a.Apply)
+		}
+		return rd.Released
 	}
 	start := func(p int, first bool) *Puller {
 		pl := pol.Pullers[p]

@@ -98,6 +98,8 @@ type Policy struct {
 	steps      *uint64
 	supersteps []*superstepAgg
 	flushed    uint64
+
+	rd Ready // the decisions of the latest call, reused
 }
 
 // ErrConfig is wrapped by errors about a spec that does not fit the job.
@@ -164,50 +166,69 @@ func New(spec Spec, cfg Config) (*Policy, error) {
 	return pol, nil
 }
 
+// Ready is what one Policy call decided, as values for the driver to carry
+// out in order (as etcd raft's Ready): first the applies, so that the workers
+// released next pull the new weights, then the releases. Its slices are the
+// Policy's own and are reused: they are valid until the next call on it.
+type Ready struct {
+	Applies  []ShardApply
+	Released []int
+}
+
+// ShardApply is an Apply due on one shard.
+type ShardApply struct {
+	Shard int
+	Apply
+}
+
 // Pushed records worker p's completed push (every shard has been offered
-// its gradient) with the gate and returns the workers it releases. Under
-// ElasticBSP local-only a barrier first has every shard apply its superstep,
-// reported through onApply(shard, a), so the released workers pull the
-// averaged model. Drivers that hold every aggregator (sim, virtual mode)
-// call this rather than Gate.Pushed.
-func (pol *Policy) Pushed(now time.Duration, p int, onApply func(int, Apply), out []int) []int {
-	out = pol.Gate.Pushed(now, p, out)
-	pol.flush(onApply)
-	return out
+// its gradient) with the gate. Under ElasticBSP local-only a barrier has
+// every shard apply its superstep (Ready.Applies), so the released workers
+// pull the averaged model. Drivers that hold every aggregator (sim,
+// virtual mode) call this rather than Gate.Pushed.
+func (pol *Policy) Pushed(now time.Duration, p int) Ready {
+	pol.rd.Applies = pol.rd.Applies[:0]
+	pol.rd.Released = pol.Gate.Pushed(now, p, pol.rd.Released[:0])
+	pol.flush()
+	return pol.rd
 }
 
 // Finish ends the job: under ElasticBSP local-only the superstep still
 // open holds gradients the workers have already stepped their copies with;
-// they are applied (weighted over the workers that contributed) rather than
-// lost. Elsewhere it does nothing. Drivers call it once, when they stop.
-func (pol *Policy) Finish(now time.Duration, onApply func(int, Apply)) {
+// they are returned as applies (weighted over the workers that contributed)
+// rather than lost. Elsewhere there are none. Drivers call it once, when
+// they stop.
+func (pol *Policy) Finish(now time.Duration) []ShardApply {
+	pol.rd.Applies = pol.rd.Applies[:0]
 	for i, sa := range pol.supersteps {
 		if len(sa.buf) > 0 {
-			onApply(i, sa.flush())
+			pol.rd.Applies = append(pol.rd.Applies, ShardApply{i, sa.flush()})
 		}
 	}
+	return pol.rd.Applies
 }
 
-func (pol *Policy) flush(onApply func(int, Apply)) {
+func (pol *Policy) flush() {
 	for len(pol.supersteps) > 0 && pol.flushed < *pol.steps {
 		pol.flushed++
 		for i, sa := range pol.supersteps {
-			onApply(i, sa.flush())
+			pol.rd.Applies = append(pol.rd.Applies, ShardApply{i, sa.flush()})
 		}
 	}
 }
 
-// Leave removes worker p from the gate and every aggregator. Applies that
-// become due are reported through onApply(shard, a) before the gate releases.
-func (pol *Policy) Leave(now time.Duration, p int, onApply func(int, Apply), out []int) []int {
+// Leave removes worker p from the gate and every aggregator: the applies
+// that become due (in shard order), then the workers the gate releases.
+func (pol *Policy) Leave(now time.Duration, p int) Ready {
+	pol.rd.Applies = pol.rd.Applies[:0]
 	for i, a := range pol.Aggs {
 		if ok, ap := a.Leave(now, p); ok {
-			onApply(i, ap)
+			pol.rd.Applies = append(pol.rd.Applies, ShardApply{i, ap})
 		}
 	}
-	out = pol.Gate.Leave(now, p, out)
-	pol.flush(onApply)
-	return out
+	pol.rd.Released = pol.Gate.Leave(now, p, pol.rd.Released[:0])
+	pol.flush()
+	return pol.rd
 }
 
 // Join adds worker p (a new id, or one that left) to the job; it is released

@@ -11,7 +11,9 @@
 //
 // Use: Parse a spec string, then New(spec, Config{Workers, Shards}) gives a
 // Policy with
-//   - Gate, one per job: Pushed(now, p) returns the workers it releases;
+//   - Gate, one per job: Pushed(now, p) returns the workers it releases
+//     (Policy.Pushed and Policy.Leave return a Ready: the applies due on
+//     every shard, then the releases);
 //   - Aggs, one per shard: Push(now, Grad) accepts or drops a gradient and
 //     says when to apply which gradients with which weights (Apply);
 //   - Pullers, one per worker: the version each shard must reach before it

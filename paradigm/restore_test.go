@@ -32,7 +32,7 @@ func TestResetShard(t *testing.T) {
 			t.Errorf("%s: a τ1 deadline survived the reset", s)
 		}
 		// A full round at the new version applies, from exactly the live workers.
-		pol.Leave(0, 2, func(int, Apply) {}, nil)
+		pol.Leave(0, 2)
 		var applied bool
 		for p := 0; p < 2; p++ {
 			_, ap, _ := a.Push(0, Grad{ID: uint64(p + 1), Worker: p, Read: 10, Clock: 10})

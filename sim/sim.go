@@ -49,7 +49,6 @@ type engine struct {
 	q       queue
 	ws      []worker
 	ss      []shard
-	rel     []int
 	ask     []int
 	now     time.Duration
 	pushes  int64
@@ -99,7 +98,9 @@ func Run(cfg Config) (*runstats.Run, error) {
 	}
 	// Work done before the stop is not lost (ElasticBSP local-only's open
 	// superstep).
-	e.pol.Finish(e.now, e.apply)
+	for _, a := range e.pol.Finish(e.now) {
+		e.apply(a.Shard, a.Apply)
+	}
 	return e.summary(), nil
 }
 
@@ -322,11 +323,11 @@ func (e *engine) computeDone(p int) {
 	if e.timed {
 		calls, t0 = g.Stats().ControllerCalls, e.cfg.Clock()
 	}
-	e.rel = e.pol.Pushed(e.now, p, e.apply, e.rel[:0])
+	rd := e.pol.Pushed(e.now, p)
 	if e.timed && g.Stats().ControllerCalls > calls {
 		e.ctrl += e.cfg.Clock().Sub(t0)
 	}
-	e.released()
+	e.carryOut(rd)
 	if e.target > 0 && e.pushes >= e.target {
 		e.stopped = true
 	}
@@ -335,9 +336,13 @@ func (e *engine) computeDone(p int) {
 	}
 }
 
-// released starts the pulls of the workers the gate just released.
-func (e *engine) released() {
-	for _, q := range e.rel {
+// carryOut does what the policy decided: the applies, then the pulls of
+// the workers it released.
+func (e *engine) carryOut(rd paradigm.Ready) {
+	for _, a := range rd.Applies {
+		e.apply(a.Shard, a.Apply)
+	}
+	for _, q := range rd.Released {
 		if e.cfg.Trace != nil {
 			e.trace(Event{Kind: Release, Worker: q, Clock: e.pol.Gate.Clock(q), Min: e.pol.Gate.Min(), Live: e.live()})
 		}
@@ -418,8 +423,7 @@ func (e *engine) remove(p int) {
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Remove, Worker: p})
 	}
-	e.rel = e.pol.Leave(e.now, p, e.apply, e.rel[:0])
-	e.released()
+	e.carryOut(e.pol.Leave(e.now, p))
 	for i := range e.ss {
 		e.armAggTick(i)
 	}
