@@ -17,6 +17,7 @@ import (
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
@@ -290,7 +291,7 @@ func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
 	if err := j.Fill(); err != nil {
 		return nil, err
 	}
-	ds, err := train.Data(j)
+	ds, err := job.Data(j)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +353,7 @@ func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
 		sp, seed := e.runJob(k)
 		cfg := e.c.Job
 		cfg.Spec, cfg.Seed = sp, seed
-		r, err := live.Train(ctx, cfg, live.Options{Mode: e.c.Mode}, func(p live.Progress) {
+		r, err := launch.Train(ctx, cfg, launch.Options{Mode: e.c.Mode}, func(p launch.Progress) {
 			e.say("compare: [%d/%d] %-22s seed %d (%s) epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  wall %s",
 				k+1, e.total(), sp, seed, e.c.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction,
 				time.Since(e.start).Round(time.Second))

@@ -175,7 +175,7 @@ func TestRolesRefused(t *testing.T) {
 // counted, but the log gets at most the rate limit's lines.
 func TestRefusalLogBounded(t *testing.T) {
 	var buf syncBuffer
-	sv, tr := testServerWith(t, func(c *ServerConfig) { c.Logger = newLogger(&buf, slog.LevelInfo) })
+	sv, tr := testServerWith(t, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
 	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"runtime"
 	"slices"
@@ -90,7 +91,7 @@ func waitRefused(t *testing.T, sh *Shard, n int64) {
 // serves the real worker 0.
 func TestIssue14Attack(t *testing.T) {
 	var buf syncBuffer
-	sv, tr := ctrlShard(t, "asp", 3, 2, 1, false, func(c *ServerConfig) { c.Logger = newLogger(&buf, 0) })
+	sv, tr := ctrlShard(t, "asp", 3, 2, 1, false, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
 	sh := sv.Shard()
 	w0, v0 := sh.Weights()
 	h0 := heap()
@@ -470,7 +471,7 @@ func TestNewerConnectionReplaces(t *testing.T) {
 // a stop and a removal are logged with who asked.
 func TestControlRolesNeedControlToken(t *testing.T) {
 	var buf syncBuffer
-	sv, tr := ctrlShard(t, "asp", 3, 1, 0, false, func(c *ServerConfig) { c.Logger = newLogger(&buf, 0) })
+	sv, tr := ctrlShard(t, "asp", 3, 1, 0, false, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
 	for _, role := range []string{RoleCoordinator, RoleObserver} {
 		for _, h := range []wire.Hello{{Role: role, Worker: -1}, controlHello(role, "secret"), controlHello(role, "control-secreT"),
 			{Role: role, Worker: -1, Meta: []byte(`"not an object"`)}} {

@@ -5,12 +5,13 @@
 //
 // # Use
 //
-// One machine: Train runs a whole job, in process (Options.Mode "inproc")
-// or as separate `pacer server` and `pacer worker` processes on loopback
-// ("tcp"), and returns its runstats summary. Several machines: run
-// NewServer(...).Run on every shard (shard 0 also hosts the coordinator) and
-// RunWorker on every worker; roles come from flags, PACER_* variables or
-// Kubeflow's TF_CONFIG (Env, ParseTFConfig). docs/deploy.md has the recipes.
+// Several machines: run NewServer(...).Run on every shard (shard 0 also
+// hosts the coordinator) and RunWorker on every worker; roles come from
+// flags, PACER_* variables or Kubeflow's TF_CONFIG (Env, ParseTFConfig).
+// docs/deploy.md has the recipes. An Observer (client.go) reads a running job's counters, fetches its weights and stops
+// it. One machine: package launch starts the shards and workers (goroutines
+// or processes), watches them through Observers and writes the summary;
+// this package never imports it.
 //
 // # Roles and connections
 //
@@ -18,8 +19,8 @@
 // role: a worker holds one data connection per shard (RoleWorker: pushes and
 // pulls), one control connection to the coordinator (RoleControl: clock
 // reports, heartbeats; releases and shutdown arrive as notifications); the
-// coordinator holds a membership link to every shard (RoleCoordinator); Train
-// and tools connect as RoleObserver (stats, weight pulls, stop). The job
+// coordinator holds a membership link to every shard (RoleCoordinator); the
+// launcher and tools connect as RoleObserver (stats, weight pulls, stop). The job
 // token makes a worker; the control roles (coordinator, observer) must also
 // present the control token in the Hello's meta, which only servers and the
 // launcher hold (auth.go). A shard admits the worker ids in the
@@ -67,8 +68,8 @@
 // skips its version forward (the lost updates are gone, the weights are the
 // checkpoint's), while a worker whose pushed gradient was lost with the old
 // incarnation pushes it again. A shard killed before its first checkpoint
-// restarts from w⁰ the same way. Train aborts, rather than waits, when a
-// restart fails or a shard exits on its own. The coordinator's own state
+// restarts from w⁰ the same way. The launcher aborts, rather than waits,
+// when a restart fails or a shard exits on its own. The coordinator's own state
 // (gate clocks, membership) is not checkpointed: shard 0 is not restartable
 // mid-job.
 //

@@ -14,7 +14,7 @@ import (
 )
 
 // JobFlags are the job's flags on `pacer server`: every shard of a job
-// must be given the same values (Train's tcp mode generates them with
+// must be given the same values (the launcher's tcp mode generates them with
 // JobArgs, so the two cannot drift apart).
 type JobFlags struct {
 	learn     job.LearnFlags

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"log/slog"
 	"math"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func runFuzzShard(t *testing.T, data []byte) {
 	}
 	sc := ShardConfig{Index: idx, Params: params, Init: w0, Restarted: restore}
 	sv, err := newServer(ServerConfig{Index: idx, Params: params, Listener: ln, Transport: tr, Token: "secret",
-		ControlToken: "control-secret", ShardAddrs: addrs, Restore: restore}, sc, newLogger(nil, 0))
+		ControlToken: "control-secret", ShardAddrs: addrs, Restore: restore}, sc, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -149,7 +149,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.Restore && cfg.CheckpointDir != "" {
 		path := ckpt.Path(cfg.CheckpointDir, cfg.Index)
-		st, err := ckpt.Read(path, ckptWant(cfg.Params, cfg.Index, m.NumParams()))
+		st, err := ckpt.Read(path, CheckpointWant(cfg.Params, cfg.Index, m.NumParams()))
 		switch {
 		case err == nil:
 			sc.Restore = st
@@ -191,13 +191,6 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	}
 	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed})
 	return sv, nil
-}
-
-// ckptWant is the checkpoint shard index of job p must restore from: the
-// range the job's model and shard count give it.
-func ckptWant(p *JobParams, index, nparams int) ckpt.Want {
-	r := jobRanges(nparams, p.Job.Shards)[index]
-	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
 }
 
 // Shard returns the server's shard (tests, tools).

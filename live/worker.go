@@ -12,7 +12,6 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/paradigm"
-	"github.com/pacer-ps/pacer/train"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -170,7 +169,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	ds := w.cfg.Data
 	if ds == nil {
 		dir := w.cfg.DataDir
-		if ds, err = train.Data(job.Config{Dataset: in.Dataset, DataDir: dir, TrainLimit: in.TrainLimit, TestLimit: 1}); err != nil {
+		if ds, err = job.Data(job.Config{Dataset: in.Dataset, DataDir: dir, TrainLimit: in.TrainLimit, TestLimit: 1}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -29,21 +29,6 @@ func Iterations(cfg job.Config, n int) int {
 	return max(1, int(math.Ceil(cfg.Epochs*float64(n)/float64(cfg.Batch*cfg.Workers))))
 }
 
-// Data loads the job's data set, cut to its limits.
-func Data(cfg job.Config) (*data.Dataset, error) {
-	ds, err := data.Load(cfg.Dataset, cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.TrainLimit > 0 && cfg.TrainLimit < ds.Train.N {
-		ds.Train = ds.Train.Subset(cfg.TrainLimit)
-	}
-	if cfg.TestLimit > 0 && cfg.TestLimit < ds.Test.N {
-		ds.Test = ds.Test.Subset(cfg.TestLimit)
-	}
-	return ds, nil
-}
-
 // Virtual trains cfg in virtual time on ds (nil: load it) and returns the
 // run's summary: for cfg.Epochs, or until cfg.Horizon of virtual time when
 // that is set. progress may be nil. ds is only read, so runs may share it.
@@ -53,7 +38,7 @@ func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runsta
 	}
 	if ds == nil {
 		var err error
-		if ds, err = Data(cfg); err != nil {
+		if ds, err = job.Data(cfg); err != nil {
 			return nil, err
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // absent (CI installs them; see scripts/setup).
 func fashion(t *testing.T, train, test int) *data.Dataset {
 	t.Helper()
-	ds, err := Data(job.Config{Dataset: "fashion-mnist", TrainLimit: train, TestLimit: test})
+	ds, err := job.Data(job.Config{Dataset: "fashion-mnist", TrainLimit: train, TestLimit: test})
 	if err != nil {
 		t.Skipf("Fashion-MNIST not available: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -74,7 +74,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	spec := fs.String("paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
 	mode := fs.String("mode", "virtual", "virtual (simulated cluster time, deterministic) | inproc (live server, goroutines) | tcp (live server, processes on loopback)")
 	out := fs.String("out", "out/train", "directory for summary.json")
-	var lo live.Options
+	var lo launch.Options
 	fs.StringVar(&lo.Host, "host", "127.0.0.1", "tcp mode: address the shard servers bind")
 	fs.StringVar(&lo.Token, "token", "", "live modes: shared secret every connection presents (default: random per job)")
 	fs.StringVar(&lo.CheckpointDir, "checkpoint-dir", "", "live modes: checkpoint the shards here (atomically) every --checkpoint-interval and at shutdown")
@@ -160,7 +160,7 @@ func checkTrainModeFlags(mode string, given map[string]bool) error {
 }
 
 func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
-	ds, err := train.Data(cfg)
+	ds, err := job.Data(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +177,7 @@ func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
 	return r, err
 }
 
-func trainLive(cfg job.Config, lo live.Options, stderr io.Writer) (*runstats.Run, error) {
+func trainLive(cfg job.Config, lo launch.Options, stderr io.Writer) (*runstats.Run, error) {
 	// SIGINT/SIGTERM cancel the job: the shards checkpoint (with
 	// --checkpoint-dir) and the processes shut down cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -187,7 +187,7 @@ func trainLive(cfg job.Config, lo live.Options, stderr io.Writer) (*runstats.Run
 	if pr.tty {
 		pr.every = 100 * time.Millisecond
 	}
-	r, err := live.Train(ctx, cfg, lo, func(p live.Progress) {
+	r, err := launch.Train(ctx, cfg, lo, func(p launch.Progress) {
 		pr.printf("train %s (%s): epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  live workers %d  %s",
 			cfg.Spec, lo.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction, p.Live,
 			(time.Duration(p.Seconds * float64(time.Second))).Round(time.Second))

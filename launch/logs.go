@@ -1,4 +1,4 @@
-package live
+package launch
 
 import (
 	"fmt"
@@ -20,11 +20,11 @@ func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 func portPlus(addr string, k int) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("live: metrics address %q: %w", addr, err)
+		return "", fmt.Errorf("launch: metrics address %q: %w", addr, err)
 	}
 	n, err := strconv.Atoi(port)
 	if err != nil {
-		return "", fmt.Errorf("live: metrics address %q: port is not a number", addr)
+		return "", fmt.Errorf("launch: metrics address %q: port is not a number", addr)
 	}
 	if n == 0 {
 		return addr, nil

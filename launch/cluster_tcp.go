@@ -1,4 +1,4 @@
-package live
+package launch
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -24,7 +25,7 @@ import (
 // $PACER_CONTROL_TOKEN), never on a command line another user could read;
 // workers never get the control token.
 type tcpCluster struct {
-	params *JobParams
+	params *live.JobParams
 	opt    *Options
 	bin    string
 	hosts  []string
@@ -50,7 +51,7 @@ type shardProc struct {
 	err    error
 }
 
-func newTCP(p *JobParams, opt *Options) *tcpCluster {
+func newTCP(p *live.JobParams, opt *Options) *tcpCluster {
 	return &tcpCluster{params: p, opt: opt, done: make(chan struct{}), fail: make(chan error, 1), killed: map[*exec.Cmd]bool{},
 		shards: make([]*shardProc, p.Job.Shards), workers: make([]*exec.Cmd, p.Job.Workers)}
 }
@@ -63,7 +64,7 @@ func (c *tcpCluster) start(ctx context.Context) error {
 	if c.bin == "" {
 		var err error
 		if c.bin, err = os.Executable(); err != nil {
-			return fmt.Errorf("live: tcp mode needs the pacer binary: %w", err)
+			return fmt.Errorf("launch: tcp mode needs the pacer binary: %w", err)
 		}
 	}
 	host := c.opt.Host
@@ -79,7 +80,7 @@ func (c *tcpCluster) start(ctx context.Context) error {
 	for range c.params.Job.Shards {
 		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
-			return fmt.Errorf("live: listening for a shard: %w", err)
+			return fmt.Errorf("launch: listening for a shard: %w", err)
 		}
 		c.lns = append(c.lns, ln.(*net.TCPListener))
 		c.hosts = append(c.hosts, ln.Addr().String())
@@ -147,7 +148,7 @@ func (c *tcpCluster) logWriter(name string) io.Writer {
 func (c *tcpCluster) startShard(i int, restore bool) error {
 	args := []string{"server", "--index", strconv.Itoa(i), "--listen-fd", "3", "--peers", strings.Join(c.hosts, ","),
 		"--log-level", c.opt.LogLevel.String()}
-	args = append(args, JobArgs(c.params)...)
+	args = append(args, live.JobArgs(c.params)...)
 	if d := c.opt.CheckpointDir; d != "" {
 		args = append(args, "--checkpoint-dir", d)
 		if c.opt.CheckpointInterval > 0 {
@@ -169,12 +170,12 @@ func (c *tcpCluster) startShard(i int, restore bool) error {
 	cmd.Stderr = io.MultiWriter(cmd.Stderr, last) // its last words, for the error
 	lf, err := c.lns[i].File()                    // a duplicate: the child's fd 3
 	if err != nil {
-		return fmt.Errorf("live: shard %d's socket: %w", i, err)
+		return fmt.Errorf("launch: shard %d's socket: %w", i, err)
 	}
 	defer lf.Close()
 	cmd.ExtraFiles = []*os.File{lf}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("live: starting shard %d: %w", i, err)
+		return fmt.Errorf("launch: starting shard %d: %w", i, err)
 	}
 	sp := &shardProc{cmd: cmd, exited: make(chan struct{})}
 	c.mu.Lock()
@@ -190,7 +191,7 @@ func (c *tcpCluster) startShard(i int, restore bool) error {
 		c.mu.Unlock()
 		if !expected {
 			select {
-			case c.fail <- fmt.Errorf("live: shard %d exited: %v: %s", i, sp.err, last.lastLine()):
+			case c.fail <- fmt.Errorf("launch: shard %d exited: %v: %s", i, sp.err, last.lastLine()):
 			default:
 			}
 		}
@@ -205,7 +206,7 @@ func (c *tcpCluster) startWorker(p int) error {
 	}
 	cmd := c.command(fmt.Sprintf("worker-%d", p), args)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("live: starting worker %d: %w", p, err)
+		return fmt.Errorf("launch: starting worker %d: %w", p, err)
 	}
 	c.mu.Lock()
 	c.workers[p] = cmd

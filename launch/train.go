@@ -1,4 +1,4 @@
-package live
+package launch
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
-	"github.com/pacer-ps/pacer/train"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -109,8 +109,8 @@ type Progress struct {
 type Result struct {
 	Run    *runstats.Run
 	Faults []FaultRecord
-	Shards []ShardStats
-	Coord  CoordStats
+	Shards []live.ShardStats
+	Coord  live.CoordStats
 }
 
 // Train runs cfg as a live job on this machine and returns its summary.
@@ -128,14 +128,14 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
-	if err := CheckSpec(cfg.Spec); err != nil {
+	if err := live.CheckSpec(cfg.Spec); err != nil {
 		return nil, err
 	}
 	if opt.Mode == "" {
 		opt.Mode = "inproc"
 	}
 	if opt.Mode != "inproc" && opt.Mode != "tcp" {
-		return nil, fmt.Errorf("live: mode %q: want inproc or tcp", opt.Mode)
+		return nil, fmt.Errorf("launch: mode %q: want inproc or tcp", opt.Mode)
 	}
 	for _, t := range []*string{&opt.Token, &opt.ControlToken} {
 		if *t == "" {
@@ -145,33 +145,33 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		}
 	}
 	if opt.Token == opt.ControlToken {
-		return nil, errors.New("live: the control token must differ from the job token")
+		return nil, errors.New("launch: the control token must differ from the job token")
 	}
 	if opt.Poll == 0 {
 		opt.Poll = 100 * time.Millisecond
 	}
 	for _, f := range opt.Faults {
 		if f.Role != "worker" && f.Role != "shard" {
-			return nil, fmt.Errorf("live: fault role %q: want worker or shard", f.Role)
+			return nil, fmt.Errorf("launch: fault role %q: want worker or shard", f.Role)
 		}
 		if f.Role == "shard" && f.Restart && opt.CheckpointDir == "" {
-			return nil, errors.New("live: restarting a shard needs a checkpoint directory")
+			return nil, errors.New("launch: restarting a shard needs a checkpoint directory")
 		}
 		if f.Role == "shard" && f.Index == 0 {
-			return nil, errors.New("live: shard 0 hosts the coordinator, whose state is not checkpointed; fault another shard")
+			return nil, errors.New("launch: shard 0 hosts the coordinator, whose state is not checkpointed; fault another shard")
 		}
 		if (f.Role == "shard" && (f.Index < 0 || f.Index >= cfg.Shards)) || (f.Role == "worker" && (f.Index < 0 || f.Index >= cfg.Workers)) {
-			return nil, fmt.Errorf("live: fault on %s %d: outside the job", f.Role, f.Index)
+			return nil, fmt.Errorf("launch: fault on %s %d: outside the job", f.Role, f.Index)
 		}
 	}
 	ds := opt.Data
 	if ds == nil {
 		var err error
-		if ds, err = train.Data(cfg); err != nil {
+		if ds, err = job.Data(cfg); err != nil {
 			return nil, err
 		}
 	} else {
-		ds = limit(ds, cfg)
+		ds = job.Limit(ds, cfg)
 	}
 	// Refused here, before any process starts, with the error each worker
 	// would give (in tcp mode a worker's error is only its exit status).
@@ -182,7 +182,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if err := nn.CheckData(m, ds.Train.Name, ds.Train.Dim, ds.Train.Classes); err != nil {
 		return nil, err
 	}
-	params := &JobParams{Job: cfg, Paradigm: cfg.Spec.String(), TrainN: ds.Train.N}
+	params := &live.JobParams{Job: cfg, Paradigm: cfg.Spec.String(), TrainN: ds.Train.N}
 	if opt.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
@@ -196,18 +196,6 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	}
 	d := &driver{params: params, opt: &opt, ds: ds, cl: cl, progress: progress}
 	return d.run(ctx)
-}
-
-// limit cuts a preloaded data set to the job's limits.
-func limit(ds *data.Dataset, cfg job.Config) *data.Dataset {
-	out := *ds
-	if cfg.TrainLimit > 0 && cfg.TrainLimit < ds.Train.N {
-		out.Train = ds.Train.Subset(cfg.TrainLimit)
-	}
-	if cfg.TestLimit > 0 && cfg.TestLimit < ds.Test.N {
-		out.Test = ds.Test.Subset(cfg.TestLimit)
-	}
-	return &out
 }
 
 // cluster is the set of processes (or goroutines) of one job.

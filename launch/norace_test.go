@@ -1,5 +1,5 @@
 //go:build !race
 
-package live
+package launch
 
 const raceEnabled = false

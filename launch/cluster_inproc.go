@@ -1,4 +1,4 @@
-package live
+package launch
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 // checks, in one process. A killed worker or shard has its context
 // cancelled, which closes its connections as a crash would.
 type inproc struct {
-	params *JobParams
+	params *live.JobParams
 	opt    *Options
 	ds     *data.Dataset
 	tr     *wire.Inproc
@@ -35,7 +36,7 @@ type inproc struct {
 	fail     chan error
 }
 
-func newInproc(p *JobParams, opt *Options, ds *data.Dataset) *inproc {
+func newInproc(p *live.JobParams, opt *Options, ds *data.Dataset) *inproc {
 	c := &inproc{params: p, opt: opt, ds: ds, tr: &wire.Inproc{}, done: make(chan struct{}), fail: make(chan error, 1), log: newLogger(opt.Log, opt.LogLevel)}
 	for i := 0; i < p.Job.Shards; i++ {
 		c.names = append(c.names, fmt.Sprintf("shard-%d", i))
@@ -78,7 +79,7 @@ func (c *inproc) startShard(i int, restore bool) error {
 			return err
 		}
 	}
-	sv, err := NewServer(ServerConfig{Index: i, Params: c.params, Listener: ln, Transport: c.tr, Token: c.opt.Token, ControlToken: c.opt.ControlToken,
+	sv, err := live.NewServer(live.ServerConfig{Index: i, Params: c.params, Listener: ln, Transport: c.tr, Token: c.opt.Token, ControlToken: c.opt.ControlToken,
 		ShardAddrs: c.names, CheckpointDir: c.opt.CheckpointDir, CheckpointInterval: c.opt.CheckpointInterval,
 		Restore: restore, MetricsAddr: metrics, Logger: c.log.With("proc", c.names[i])})
 	if err != nil {
@@ -95,7 +96,7 @@ func (c *inproc) startShard(i int, restore bool) error {
 		if ctx.Err() == nil {
 			// Stopped on its own: the job would wait for it forever.
 			select {
-			case c.fail <- fmt.Errorf("live: shard %d stopped: %v", i, err):
+			case c.fail <- fmt.Errorf("launch: shard %d stopped: %v", i, err):
 			default:
 			}
 		}
@@ -112,7 +113,7 @@ func (c *inproc) startWorker(p int) {
 	c.wkWG.Add(1)
 	go func() {
 		defer c.wkWG.Done()
-		_, err := RunWorker(ctx, WorkerConfig{Coordinator: c.names[0], Transport: c.tr, Token: c.opt.Token, ID: p,
+		_, err := live.RunWorker(ctx, live.WorkerConfig{Coordinator: c.names[0], Transport: c.tr, Token: c.opt.Token, ID: p,
 			Data: c.ds, Logger: c.log.With("proc", fmt.Sprintf("worker-%d", p))})
 		if err != nil && ctx.Err() == nil {
 			c.mu.Lock()

@@ -1,6 +1,6 @@
 //go:build race
 
-package live
+package launch
 
 // raceEnabled skips the longest training test under the race detector: its
 // servers and workers are separate, uninstrumented processes, so it would

@@ -1,4 +1,4 @@
-package live
+package launch
 
 import (
 	"context"
@@ -9,23 +9,24 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
-	"github.com/pacer-ps/pacer/wire"
 )
 
 // driver is Train's observer: it watches the coordinator's counters,
 // evaluates the shards' weights on the test set, fires the faults and
 // writes the summary. It connects like any tool would, as an observer.
 type driver struct {
-	params   *JobParams
+	params   *live.JobParams
 	opt      *Options
 	ds       *data.Dataset
 	cl       cluster
 	progress func(Progress)
 
-	obs   []*wire.Conn
+	obs   []*live.Observer
 	model nn.Model
 	w     []float32
 	curve [][2]float64
@@ -36,7 +37,7 @@ type driver struct {
 	// failed carries a restart that went wrong: the watch loop aborts the
 	// job rather than wait for a shard that will not come back.
 	failed chan error
-	last   CoordStats // the coordinator's latest counters (for errors)
+	last   live.CoordStats // the coordinator's latest counters (for errors)
 }
 
 func (d *driver) run(ctx context.Context) (*Result, error) {
@@ -60,7 +61,7 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 		} else {
 			cause = err
 		}
-		err = fmt.Errorf("live: job stopped after %d of %d pushes (%d workers live, %d removed; faults %+v): %w",
+		err = fmt.Errorf("launch: job stopped after %d of %d pushes (%d workers live, %d removed; faults %+v): %w",
 			cs.Pushes, cs.Target, cs.Live, cs.Removed, d.faults, cause)
 	}
 	for _, c := range d.obs {
@@ -78,66 +79,32 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// call runs a request on shard i's observer connection, redialling while
-// the shard is away (it may be restarting).
-func (d *driver) call(ctx context.Context, i int, req, resp *wire.Frame) error {
-	for {
-		if d.obs[i] == nil {
-			cc := wire.ClientConfig{Hello: controlHello(RoleObserver, d.opt.ControlToken)}
-			cc.Token = d.opt.Token
-			c, err := dialRetry(ctx, d.cl.transport(), d.cl.addrs()[i], cc, 0)
-			if err != nil {
-				return err
-			}
-			d.obs[i] = c
-		}
-		err := d.obs[i].Call(ctx, req, resp)
-		var re *wire.RemoteError
-		if err == nil || errors.As(err, &re) || ctx.Err() != nil {
-			return err
-		}
-		d.obs[i].Close()
-		d.obs[i] = nil
-		if !sleep(ctx, 20*time.Millisecond) {
-			return ctx.Err()
-		}
+// observer is shard i's observer connection (made on first use; it
+// redials while the shard is away, which it may be while restarting).
+func (d *driver) observer(i int) *live.Observer {
+	if d.obs[i] == nil {
+		d.obs[i] = live.NewObserver(d.cl.transport(), d.cl.addrs()[i], i, d.opt.Token, d.opt.ControlToken)
 	}
+	return d.obs[i]
 }
 
-func (d *driver) stats(ctx context.Context, i int) (Stats, error) {
-	var req, resp wire.Frame
-	var st Stats
-	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
-		return st, err
-	}
-	if err := d.call(ctx, i, &req, &resp); err != nil {
-		return st, err
-	}
-	return st, resp.JSON(&st)
+func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
+	return d.observer(i).Stats(ctx)
 }
 
 // evaluate pulls every shard's block and measures test accuracy.
 func (d *driver) evaluate(ctx context.Context, seconds float64) (float64, error) {
-	var req, resp wire.Frame
 	for i, r := range d.ranges() {
-		req.Reset()
-		req.Type, req.Shard, req.Worker = wire.MsgPull, uint32(i), -1
-		if err := d.call(ctx, i, &req, &resp); err != nil {
+		if err := d.observer(i).Weights(ctx, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
-		if len(resp.Floats) != r[1]-r[0] {
-			return 0, fmt.Errorf("live: shard %d sent %d floats for a block of %d", i, len(resp.Floats), r[1]-r[0])
-		}
-		copy(d.w[r[0]:r[1]], resp.Floats)
-		ack := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(i), Worker: -1}
-		d.obs[i].Send(ctx, &ack)
 	}
 	acc := nn.Accuracy(d.model, d.w, d.ds.Test.X, d.ds.Test.Y, 500)
 	d.curve = append(d.curve, [2]float64{seconds, acc})
 	return acc, nil
 }
 
-func (d *driver) ranges() [][2]int { return jobRanges(d.model.NumParams(), d.params.Job.Shards) }
+func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }
 
 func (d *driver) watch(ctx context.Context) (*Result, error) {
 	j := &d.params.Job
@@ -146,13 +113,13 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	d.w = make([]float32, d.model.NumParams())
-	d.obs = make([]*wire.Conn, j.Shards)
+	d.obs = make([]*live.Observer, j.Shards)
 	evalStep := max(1, int64(j.EvalEvery*float64(d.params.TrainN)/float64(j.Batch)))
 	nextEval := evalStep
 	fired := make([]bool, len(d.opt.Faults))
 	tick := time.NewTicker(d.opt.Poll)
 	defer tick.Stop()
-	var cs CoordStats
+	var cs live.CoordStats
 	for {
 		st, err := d.stats(ctx, 0)
 		if err != nil {
@@ -185,7 +152,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 				return nil, err
 			}
 			if !st.Coord.Done {
-				return nil, d.abort(ctx, fmt.Errorf("live: every worker exited after %d of %d pushes", st.Coord.Pushes, st.Coord.Target))
+				return nil, d.abort(ctx, fmt.Errorf("launch: every worker exited after %d of %d pushes", st.Coord.Pushes, st.Coord.Target))
 			}
 			return d.finish(ctx, *st.Coord)
 		case err := <-d.failed:
@@ -201,16 +168,15 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 
 // abort stops the job's workers (best effort) and returns err.
 func (d *driver) abort(ctx context.Context, err error) error {
-	var req, resp wire.Frame
-	if req.SetJSON(wire.MsgControl, control{Op: "stop"}) == nil && d.obs[0] != nil {
+	if len(d.obs) > 0 && d.obs[0] != nil && d.obs[0].Connected() {
 		c, cancel := context.WithTimeout(ctx, time.Second)
-		d.obs[0].Call(c, &req, &resp)
+		d.obs[0].Stop(c)
 		cancel()
 	}
 	return err
 }
 
-func (d *driver) report(cs CoordStats, acc float64) {
+func (d *driver) report(cs live.CoordStats, acc float64) {
 	if d.progress == nil {
 		return
 	}
@@ -224,7 +190,7 @@ func (d *driver) report(cs CoordStats, acc float64) {
 	d.progress(p)
 }
 
-func waitFractions(cs CoordStats) (mean float64, per []float64) {
+func waitFractions(cs live.CoordStats) (mean float64, per []float64) {
 	n := 0
 	for p := range cs.WorkerWait {
 		tot := cs.WorkerWait[p] + cs.WorkerBusy[p]
@@ -265,12 +231,15 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 	d.fwg.Add(1)
 	go func() {
 		defer d.fwg.Done()
-		sleep(ctx, f.RestartAfter)
+		select {
+		case <-time.After(f.RestartAfter):
+		case <-ctx.Done():
+		}
 		r, err := d.restart(ctx, f)
 		if err != nil {
 			r.Restarted = false
 			if ctx.Err() == nil {
-				d.failed <- fmt.Errorf("live: restarting %s %d: %w", f.Role, f.Index, err)
+				d.failed <- fmt.Errorf("launch: restarting %s %d: %w", f.Role, f.Index, err)
 			}
 		}
 		d.mu.Lock()
@@ -285,7 +254,7 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 // armed reports whether fault f may fire: a worker fault once its victim
 // has pushed (it is mid-run, not still loading its data), a shard fault
 // that waits for a checkpoint once the shard has written one.
-func (d *driver) armed(f Fault, cs CoordStats) bool {
+func (d *driver) armed(f Fault, cs live.CoordStats) bool {
 	if f.Role == "worker" {
 		return f.Index < len(cs.WorkerPushes) && cs.WorkerPushes[f.Index] > 0
 	}
@@ -306,11 +275,11 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	// A shard killed before its first checkpoint still comes back: from
 	// w⁰, skipping forward to the versions the workers hold. Leaving it
 	// down would hold every synchronous paradigm until the timeout.
-	st, err := ckpt.Read(ckpt.Path(d.opt.CheckpointDir, f.Index), ckptWant(d.params, f.Index, d.model.NumParams()))
+	st, err := ckpt.Read(ckpt.Path(d.opt.CheckpointDir, f.Index), live.CheckpointWant(d.params, f.Index, d.model.NumParams()))
 	switch {
 	case err == nil:
 		r.FromCheckpoint = true
-		r.CheckpointVersion, r.CheckpointCRC = st.Version, WeightsCRC(st.Weights)
+		r.CheckpointVersion, r.CheckpointCRC = st.Version, live.WeightsCRC(st.Weights)
 	case !errors.Is(err, os.ErrNotExist):
 		return r, err // a corrupt file: the server would refuse it too
 	}
@@ -319,22 +288,11 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	}
 	r.Restarted = true
 	// A separate connection: the watch loop owns the observer ones.
-	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, d.opt.ControlToken)}
-	cc.Token = d.opt.Token
-	c, err := dialRetry(ctx, d.cl.transport(), d.cl.addrs()[f.Index], cc, time.Minute)
+	o := live.NewObserver(d.cl.transport(), d.cl.addrs()[f.Index], f.Index, d.opt.Token, d.opt.ControlToken)
+	o.GiveUp = time.Minute
+	defer o.Close()
+	s, err := o.Stats(ctx)
 	if err != nil {
-		return r, err
-	}
-	defer c.Close()
-	var req, resp wire.Frame
-	var s Stats
-	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
-		return r, err
-	}
-	if err := c.Call(ctx, &req, &resp); err != nil {
-		return r, err
-	}
-	if err := resp.JSON(&s); err != nil {
 		return r, err
 	}
 	r.RestoredVersion, r.RestoredCRC = s.Shard.RestoredVersion, s.Shard.RestoredCRC
@@ -343,7 +301,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 
 // finish collects every shard's counters, evaluates the final weights and
 // builds the summary.
-func (d *driver) finish(ctx context.Context, cs CoordStats) (*Result, error) {
+func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error) {
 	j := &d.params.Job
 	acc, err := d.evaluate(ctx, cs.Seconds)
 	if err != nil {

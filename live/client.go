@@ -1,0 +1,122 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// Observer is the client side of a running job for launchers and tools:
+// one observer connection to one shard, over which it reads the shard's
+// (and on shard 0 the coordinator's) counters, fetches the shard's
+// weights and stops the job. It holds the control token, so only those who
+// hold it (the launcher, an operator) can build one. It dials lazily and,
+// when the connection breaks (the shard restarting), dials again; it is
+// not safe for concurrent use.
+type Observer struct {
+	tr    wire.Transport
+	addr  string
+	shard int
+	cc    wire.ClientConfig
+	// GiveUp bounds how long a dial keeps retrying before the call fails
+	// (0: for as long as the call's context lives).
+	GiveUp time.Duration
+	conn   *wire.Conn
+}
+
+// NewObserver returns an observer of shard index at addr.
+func NewObserver(tr wire.Transport, addr string, shard int, token, controlToken string) *Observer {
+	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, controlToken)}
+	cc.Token = token
+	return &Observer{tr: tr, addr: addr, shard: shard, cc: cc}
+}
+
+// Connected reports whether the observer holds an open connection.
+func (o *Observer) Connected() bool { return o.conn != nil }
+
+// Close closes the connection, if any.
+func (o *Observer) Close() error {
+	if o.conn == nil {
+		return nil
+	}
+	err := o.conn.Close()
+	o.conn = nil
+	return err
+}
+
+// call runs a request, redialling while the shard is away (it may be
+// restarting). A refusal by the shard (a RemoteError) is returned as is.
+func (o *Observer) call(ctx context.Context, req, resp *wire.Frame) error {
+	for {
+		if o.conn == nil {
+			c, err := dialRetry(ctx, o.tr, o.addr, o.cc, o.GiveUp)
+			if err != nil {
+				return err
+			}
+			o.conn = c
+		}
+		err := o.conn.Call(ctx, req, resp)
+		var re *wire.RemoteError
+		if err == nil || errors.As(err, &re) || ctx.Err() != nil {
+			return err
+		}
+		o.Close()
+		if !sleep(ctx, 20*time.Millisecond) {
+			return ctx.Err()
+		}
+	}
+}
+
+// Stats returns the shard's counters, with the coordinator's on shard 0.
+func (o *Observer) Stats(ctx context.Context) (Stats, error) {
+	var req, resp wire.Frame
+	var st Stats
+	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
+		return st, err
+	}
+	if err := o.call(ctx, &req, &resp); err != nil {
+		return st, err
+	}
+	return st, resp.JSON(&st)
+}
+
+// Weights copies the shard's current block into w, which must have the
+// block's length (job.Ranges gives it).
+func (o *Observer) Weights(ctx context.Context, w []float32) error {
+	var req, resp wire.Frame
+	req.Type, req.Shard, req.Worker = wire.MsgPull, uint32(o.shard), -1
+	if err := o.call(ctx, &req, &resp); err != nil {
+		return err
+	}
+	if len(resp.Floats) != len(w) {
+		return fmt.Errorf("live: shard %d sent %d floats for a block of %d", o.shard, len(resp.Floats), len(w))
+	}
+	copy(w, resp.Floats)
+	// The reply pointed into the shard's snapshot; the acknowledgement
+	// releases it (doc.go, Pull).
+	ack := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(o.shard), Worker: -1}
+	o.conn.Send(ctx, &ack)
+	return nil
+}
+
+// Stop asks the job to stop (shard 0: the coordinator tells every worker
+// to shut down).
+func (o *Observer) Stop(ctx context.Context) error {
+	var req, resp wire.Frame
+	if err := req.SetJSON(wire.MsgControl, control{Op: "stop"}); err != nil {
+		return err
+	}
+	return o.call(ctx, &req, &resp)
+}
+
+// CheckpointWant is what shard index of job p must find in its checkpoint:
+// the range the job's model and shard count give it.
+func CheckpointWant(p *JobParams, index, nparams int) ckpt.Want {
+	r := job.Ranges(nparams, p.Job.Shards)[index]
+	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
+}
