@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
@@ -16,14 +17,37 @@ import (
 	"github.com/pacer-ps/pacer/report"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/sim"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func init() {
-	register(command{name: "compare", short: "run several paradigms on one scenario and write a report", run: runCompare})
-}
+func init() { register(newCompareCmd) }
 
-func runCompare(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("compare", stderr)
+func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "compare",
+		Short: "run several paradigms on one scenario and write a report",
+		Long: `Run several paradigms on one scenario, several seeds each, and write report.html, plots,
+summary.md, summary.json and curves.csv to --out.
+
+A scenario is a preset or a YAML/JSON file; flags given explicitly override it.
+--mode virtual (the default) trains real models in simulated cluster time; --mode sim
+simulates timing only (no model); --mode inproc and tcp run the live server on this
+machine in real time.
+
+The summary goes to stdout: an aligned table on a terminal, Markdown when stdout is a
+file or a pipe. Progress over all runs goes to stderr: a bar with an ETA on a terminal,
+plain lines otherwise.`,
+		Example: `  # the README's first command: a fast and a slow worker, five paradigms, 5 seeds
+  pacer compare --scenario pair --out out/pair
+
+  # timing only, on 32 mixed workers, two seeds
+  pacer compare --mode sim --scenario mixed32 --iterations 300 --seeds 2
+
+  # your own list of paradigms on your own cluster
+  pacer compare --paradigms 'bsp;ssp:s=3;asp' --workers 4 --speeds 1,1,1,3 --epochs 2`,
+	}
+	fs := cmd.Flags()
 	var tf trainFlags
 	tf.bind(fs)
 	list := fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)")
@@ -34,53 +58,67 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv")
 	seeds := fs.Int("seeds", 0, "runs per paradigm, with seeds --seed … --seed+N−1 (default: the scenario's, else 5; 1 in the live modes)")
 	horizon := fs.Duration("horizon", 0, "virtual mode: the virtual time every run trains for (default: what the slowest paradigm needs for --epochs)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return runCompare(fs, commandArgs(cmd), compareFlags{tf: &tf, list: list, scen: scen, mode: mode, iters: iters, dur: dur,
+			out: out, seeds: seeds, horizon: horizon}, stdout, stderr)
 	}
+	return cmd
+}
+
+// compareFlags are compare's flags, bound by newCompareCmd.
+type compareFlags struct {
+	tf                    *trainFlags
+	list, scen, mode, out *string
+	iters, seeds          *int
+	dur, horizon          *time.Duration
+}
+
+func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr io.Writer) error {
+	tf, list, scen, mode, iters, dur, out, seeds, horizon := f.tf, f.list, f.scen, f.mode, f.iters, f.dur, f.out, f.seeds, f.horizon
 	given := setFlags(fs) // before the scenario sets its own
 	if err := checkCompareModeFlags(*mode, given); err != nil {
-		return err
+		return usage(err)
 	}
 	if *iters < 0 || *dur < 0 {
-		return fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur)
+		return usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
 	}
 	if given["seeds"] && (*seeds < 1 || *seeds > job.MaxSeeds) {
-		return fmt.Errorf("--seeds=%d: need 1 to %d (docs/paradigms.md, Limits)", *seeds, job.MaxSeeds)
+		return usage(fmt.Errorf("--seeds=%d: need 1 to %d (docs/paradigms.md, Limits)", *seeds, job.MaxSeeds))
 	}
 	if given["horizon"] && *horizon <= 0 {
-		return fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon)
+		return usage(fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon))
 	}
 	// The flags as typed configuration; the scenario then fills what the
 	// command line left unset.
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	cc := compare.Config{Mode: *mode, Job: base, Seeds: *seeds, Horizon: *horizon, Iterations: *iters, Duration: *dur,
 		Scenario: scenario.Scenario{Name: "custom"}}
 	what := "--paradigms"
 	if *list != "" {
 		if cc.Specs, err = parseParadigms(*list, what); err != nil {
-			return err
+			return usage(err)
 		}
 	}
 	if *scen != "" {
 		sc, err := scenario.Get(*scen)
 		if err != nil {
-			return err
+			return usage(err)
 		}
 		if *list == "" {
 			// Checked here for the same messages as --paradigms.
 			if _, err := parseParadigms(strings.Join(sc.Paradigms, ";"), "scenario "+sc.Name+": paradigms"); err != nil {
-				return err
+				return usage(err)
 			}
 		}
 		if err := compare.ApplyScenario(&cc, sc, func(f string) bool { return given[f] }); err != nil {
-			return err
+			return usage(err)
 		}
 	} else if *list == "" {
 		if _, err := parseParadigms("", what); err != nil {
-			return err
+			return usage(err)
 		}
 	}
 	if cc.Seeds == 0 {
@@ -90,12 +128,12 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if err := cc.Job.Fill(); err != nil {
-		return err
+		return usage(err)
 	}
 	if *mode == "sim" {
 		j := &cc.Job
 		if err := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...).Check("--"); err != nil {
-			return err
+			return usage(err)
 		}
 	}
 	if cc.Horizon > 0 {
@@ -105,15 +143,15 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		s := simSize(j.Workers, j.Shards, j.Timing, 0, 0)
 		s.Horizon = cc.Horizon
 		if err := s.Check("--"); err != nil {
-			return err
+			return usage(err)
 		}
 	}
 	if cc.Failures, err = sim.ParseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
-		return fmt.Errorf("--fail: %w", err)
+		return usage(fmt.Errorf("--fail: %w", err))
 	}
 	// Validate every run's job before spending minutes on the first one.
 	if err := cc.Validate(); err != nil {
-		return err
+		return usage(err)
 	}
 	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
 		fmt.Fprintf(stderr, "compare: the live %s mode runs at this machine's real speed; the scenario's simulated speeds and delays do not apply\n", *mode)
@@ -122,7 +160,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 	// scenario holds every value the runs used, defaults included, so
 	// listing unset flags' defaults here would only blur what the user chose.
 	cc.Flags = map[string]string{}
-	fs.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *pflag.Flag) {
 		if f.Name != "out" { // where the files go does not shape them
 			cc.Flags[f.Name] = f.Value.String()
 		}
@@ -135,7 +173,7 @@ func runCompare(args []string, stdout, stderr io.Writer) error {
 		Command: "pacer compare " + shellJoin(args)}
 	undo, err := prepareOut(*out)
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	pr := newProgress(stderr)
 	cc.Progress = func(line string) { pr.printf("%s", line) }

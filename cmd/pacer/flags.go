@@ -14,6 +14,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/timing"
+	"github.com/spf13/pflag"
 )
 
 func paradigmForms() string { return paradigm.Forms }
@@ -28,6 +29,8 @@ func (f *floatList) String() string {
 	}
 	return strings.Join(parts, ",")
 }
+
+func (f *floatList) Type() string { return "floats" }
 
 func (f *floatList) Set(s string) error {
 	*f = (*f)[:0]
@@ -54,7 +57,7 @@ type clusterFlags struct {
 	failures    string
 }
 
-func (c *clusterFlags) bind(fs *flag.FlagSet, defWorkers int) {
+func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
 	fs.IntVar(&c.workers, "workers", defWorkers, "number of workers K")
 	fs.IntVar(&c.shards, "shards", 1, "number of server shards S")
 	fs.Var(&c.speeds, "speeds", "per-worker iteration-time multipliers, cycled over the workers (e.g. 1,2.2)")
@@ -101,6 +104,22 @@ func (c *clusterFlags) size(iters int, dur time.Duration, specs ...paradigm.Spec
 func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Duration, specs ...paradigm.Spec) job.Size {
 	return job.Size{Workers: workers, Shards: shards, Iterations: iters, Duration: dur, Base: t.Base,
 		FastestSpeed: job.FastestSpeed(t.Speeds), Specs: specs, Speeds: t.Speeds, Jitter: t.Jitter}
+}
+
+// bindGo adds the flags a library package binds on a standard FlagSet
+// (job.LearnFlags, live.JobFlags) to fs.
+func bindGo(fs *pflag.FlagSet, bind func(*flag.FlagSet)) {
+	g := flag.NewFlagSet("", flag.ContinueOnError)
+	bind(g)
+	fs.AddGoFlagSet(g)
+}
+
+// setFlags is the set of flags given on the command line: those win over
+// a scenario, the environment and TF_CONFIG.
+func setFlags(fs *pflag.FlagSet) map[string]bool {
+	m := map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { m[f.Name] = true })
+	return m
 }
 
 // virtualTimeFlags shape the simulated cluster's time only: the live modes

@@ -1,94 +1,136 @@
 // Command pacer is the parameter server, simulator and paradigm comparison
-// tool. Each subcommand lives in its own file and registers itself in the
-// command table; see `pacer help`.
+// tool. Each subcommand lives in its own file and registers its
+// constructor; see `pacer --help`. The command line follows kubectl's
+// conventions (spf13/cobra): GNU --flags, `pacer help CMD`, suggestions for
+// a mistyped command, exit 0 on success, 1 on failure, 2 on a usage error.
 package main
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
-// command is one subcommand: run parses args with its own FlagSet and writes
-// to the injected writers, so tests read its output from buffers.
-type command struct {
-	name  string
-	short string
-	run   func(args []string, stdout, stderr io.Writer) error
-}
+// newCommand builds one subcommand writing to stdout and stderr, so tests
+// read its output from buffers.
+type newCommand func(stdout, stderr io.Writer) *cobra.Command
 
-var commands = map[string]command{}
+var commands []newCommand
 
-func register(c command) { commands[c.name] = c }
-
-// errUsage marks errors whose message is the whole story (flag errors
-// already printed their usage).
-var errUsage = errors.New("usage")
+func register(c newCommand) { commands = append(commands, c) }
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks an error in what the user typed (a flag, its value, a
+// command or an argument): it exits 2 and points at the command's help.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usage marks err as a usage error (nil stays nil).
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usageError{err}
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(context.WithValue(context.Background(), argsKey{}, args))
+	if err == nil {
+		return exitOK
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "pacer: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
+	if cmd == nil {
+		cmd = root
 	}
-	if err := c.run(args[1:], stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "pacer %s: %v\n", c.name, err)
-		}
-		return 1
+	// cobra's own errors before a command runs (an unknown command, with
+	// its suggestions) are usage errors too.
+	var ue usageError
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), strings.TrimRight(err.Error(), "\n"))
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+		return exitUsage
 	}
-	return 0
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), err)
+	return exitFailure
 }
 
-func usage(w io.Writer) {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+// newRoot builds the whole command tree.
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "pacer",
+		Short: "a parameter server with pluggable synchronization paradigms",
+		Long: "pacer: a parameter server with pluggable synchronization paradigms.\n\n" +
+			"It simulates a paradigm on a cluster you describe (sim), trains a model with one in\n" +
+			"virtual time or on a live server (train), compares several on one scenario (compare),\n" +
+			"and runs the live server's processes on a real cluster (server, worker).\n\n" +
+			"Paradigm specs:\n  " + strings.ReplaceAll(paradigmForms(), ", ", "\n  "),
+		Example: `  pacer compare --scenario pair --out out/pair
+  pacer sim --paradigm ssp:s=3 --workers 8 --speeds 1,2 --iterations 500
+  pacer train --paradigm bsp --workers 4 --epochs 2
+  pacer help train`,
+		SilenceErrors:     true, // run prints them, short
+		SilenceUsage:      true, // no usage dump on an error
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
 	}
-	sort.Strings(names)
-	fmt.Fprintln(w, "pacer: a parameter server with pluggable synchronization paradigms\n\nUsage: pacer COMMAND [flags]   (pacer COMMAND -h for its flags)\n\nCommands:")
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, commands[n].short)
-	}
-	fmt.Fprintln(w, "\nParadigm specs:\n  "+strings.ReplaceAll(paradigmForms(), ", ", "\n  "))
-}
-
-// newFlags makes a FlagSet that reports errors instead of exiting.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("pacer "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parseFlags parses and rejects stray positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usage(err) })
+	root.SetUsageTemplate(usageTemplate)
+	for _, c := range commands {
+		sub := c(stdout, stderr)
+		if sub.Args == nil {
+			sub.Args = noArgs
 		}
-		return errUsage
+		groupFlags(sub)
+		root.AddCommand(sub)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags go before nothing else)", fs.Arg(0))
+	root.InitDefaultHelpCmd() // now, to describe it like the others
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			c.Short = "print the help of a command"
+			c.Long = "Print the help of a command: what it does, examples and its flags."
+			c.Example = "  pacer help train"
+		}
+	}
+	return root
+}
+
+// noArgs refuses positional arguments: every command takes flags only.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usage(fmt.Errorf("unexpected argument %q: %s takes flags only", args[0], cmd.CommandPath()))
+	}
+	return nil
+}
+
+type argsKey struct{}
+
+// commandArgs is what followed cmd's name on the command line, as typed
+// (a report records the command that reproduces it).
+func commandArgs(cmd *cobra.Command) []string {
+	args, _ := cmd.Context().Value(argsKey{}).([]string)
+	for i, a := range args {
+		if a == cmd.Name() {
+			return args[i+1:]
+		}
 	}
 	return nil
 }

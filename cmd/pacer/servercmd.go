@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,11 +18,11 @@ import (
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func init() {
-	register(command{name: "server", short: "run one shard server of a live job (shard 0 also hosts the coordinator)", run: runServer})
-}
+func init() { register(newServerCmd) }
 
 // roleFlags are the flags every live process shares.
 type roleFlags struct {
@@ -33,7 +32,7 @@ type roleFlags struct {
 	tls      tlsFlags
 }
 
-func (r *roleFlags) bind(fs *flag.FlagSet) {
+func (r *roleFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&r.token, "token", "", "shared secret of every connection (default $PACER_TOKEN; prefer the variable: flags show in ps)")
 	fs.StringVar(&r.logLevel, "log-level", "info", "log level: debug | info | warn | error")
 	fs.BoolVar(&r.logJSON, "log-json", false, "log JSON lines instead of text")
@@ -78,18 +77,29 @@ func (r *roleFlags) resolveToken(env live.Env) (string, error) {
 	return "", errors.New("no token: set $PACER_TOKEN (or --token) to the job's shared secret")
 }
 
-// setFlags is the set of flags given on the command line: those win over
-// the environment and TF_CONFIG.
-func setFlags(fs *flag.FlagSet) map[string]bool {
-	m := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { m[f.Name] = true })
-	return m
-}
+func newServerCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "run one shard server of a live job (shard 0 also hosts the coordinator)",
+		Long: `Run one shard server of a live job on a real cluster. Shard 0 also hosts the
+coordinator, which admits workers and ends the job; every shard must be given the same
+job flags (paradigm, workers, shards, learning flags).
 
-func runServer(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("server", stderr)
+The secrets come from the environment ($PACER_TOKEN for every connection,
+$PACER_CONTROL_TOKEN for the control roles): flags show in ps. The shard's index, its
+address and its peers come from the flags, $PACER_INDEX / $PACER_LISTEN / $PACER_PEERS,
+TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
+		Example: `  # two shards and four workers on one machine
+  export PACER_TOKEN=$(openssl rand -hex 16) PACER_CONTROL_TOKEN=$(openssl rand -hex 16)
+  pacer server --index 0 --peers 127.0.0.1:7070,127.0.0.1:7071 --shards 2 --workers 4 --paradigm ssp:s=3 &
+  pacer server --index 1 --peers 127.0.0.1:7070,127.0.0.1:7071 --shards 2 --workers 4 --paradigm ssp:s=3 &
+
+  # with TLS and checkpoints
+  pacer server --index 0 --peers a:7070 --tls-cert shard.crt --tls-key shard.key --checkpoint-dir /ckpt`,
+	}
+	fs := cmd.Flags()
 	var jf live.JobFlags
-	jf.Bind(fs)
+	bindGo(fs, jf.Bind)
 	var rf roleFlags
 	rf.bind(fs)
 	index := fs.Int("index", -1, "this shard's index (default $PACER_INDEX, TF_CONFIG's ps index, or a StatefulSet pod's ordinal)")
@@ -101,17 +111,34 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	controlToken := fs.String("control-token", "", "second secret of the control roles (coordinator links, observers), different from the token; every shard needs it, workers never get it (default $PACER_CONTROL_TOKEN; prefer the variable)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	cmd.RunE = func(*cobra.Command, []string) error {
+		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, metrics, listenFD, controlToken}, stdout, stderr)
 	}
+	return cmd
+}
+
+// serverFlags are server's own flags, bound by newServerCmd.
+type serverFlags struct {
+	index                  *int
+	listen, peers, ckptDir *string
+	ckptEvery              *time.Duration
+	restore                *bool
+	metrics                *string
+	listenFD               *int
+	controlToken           *string
+}
+
+func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlags, stdout, stderr io.Writer) error {
+	index, listen, peers, ckptDir, ckptEvery, restore, metrics, listenFD, controlToken :=
+		f.index, f.listen, f.peers, f.ckptDir, f.ckptEvery, f.restore, f.metrics, f.listenFD, f.controlToken
 	set := setFlags(fs)
 	if err := checkServerFlags(fs, set, *ckptEvery); err != nil {
-		return err
+		return usage(err)
 	}
 	env := live.Env{}
 	role, err := env.Role("server")
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	if set["index"] {
 		role.Index = *index
@@ -132,31 +159,31 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	}
 	jf.SetShape(workers, shards)
 	if role.Index < 0 {
-		return errors.New("no shard index: give --index, $PACER_INDEX or TF_CONFIG")
+		return usage(errors.New("no shard index: give --index, $PACER_INDEX or TF_CONFIG"))
 	}
 	if role.Listen == "" {
 		role.Listen = fmt.Sprintf("127.0.0.1:%d", 7070+role.Index)
 	}
 	token, log, tr, err := rf.connection(env, stderr, true)
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	params, err := jf.Params(countTrain)
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	if role.Index == 0 && len(role.Shards) != params.Job.Shards {
-		return fmt.Errorf("shard 0 hosts the coordinator and needs all %d shard addresses (--peers), got %d", params.Job.Shards, len(role.Shards))
+		return usage(fmt.Errorf("shard 0 hosts the coordinator and needs all %d shard addresses (--peers), got %d", params.Job.Shards, len(role.Shards)))
 	}
 	ctl := *controlToken
 	if ctl == "" {
 		ctl = env.ControlToken()
 	}
 	if ctl == "" {
-		return errors.New("no control token: set $PACER_CONTROL_TOKEN (or --control-token) to the job's control secret, the same on every shard and different from $PACER_TOKEN (workers never get it)")
+		return usage(errors.New("no control token: set $PACER_CONTROL_TOKEN (or --control-token) to the job's control secret, the same on every shard and different from $PACER_TOKEN (workers never get it)"))
 	}
 	if ctl == token {
-		return errors.New("the control token must differ from the job token: workers hold the job token, and the control token lets its holder remove workers and stop the job")
+		return usage(errors.New("the control token must differ from the job token: workers hold the job token, and the control token lets its holder remove workers and stop the job"))
 	}
 	var ln net.Listener
 	if *listenFD >= 0 {
@@ -223,13 +250,13 @@ func runUntilSignal(run func(context.Context) error, log *slog.Logger, grace tim
 // checkServerFlags refuses the values job.Config would silently replace by
 // its defaults (an explicit --workers, --shards or --seed of 0) and a
 // checkpoint interval that is not positive.
-func checkServerFlags(fs *flag.FlagSet, set map[string]bool, ckptEvery time.Duration) error {
+func checkServerFlags(fs *pflag.FlagSet, set map[string]bool, ckptEvery time.Duration) error {
 	for _, name := range []string{"workers", "shards"} {
-		if v := fs.Lookup(name).Value.(flag.Getter).Get().(int); set[name] && v < 1 {
+		if v, err := fs.GetInt(name); set[name] && (err != nil || v < 1) {
 			return fmt.Errorf("--%s=%d: need at least 1", name, v)
 		}
 	}
-	if set["seed"] && fs.Lookup("seed").Value.(flag.Getter).Get().(uint64) == 0 {
+	if seed, err := fs.GetUint64("seed"); set["seed"] && (err != nil || seed == 0) {
 		return errors.New("--seed=0: seeds start at 1")
 	}
 	if ckptEvery <= 0 {

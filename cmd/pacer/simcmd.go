@@ -12,57 +12,92 @@ import (
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/sim"
 	"github.com/pacer-ps/pacer/timing"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func init() {
-	register(command{name: "sim", short: "simulate a paradigm on a cluster you describe (no gradient math)", run: runSim})
-}
+func init() { register(newSimCmd) }
 
-func runSim(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("sim", stderr)
+func newSimCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "simulate a paradigm on a cluster you describe (no gradient math)",
+		Long: `Simulate one synchronization paradigm on a cluster you describe, in virtual time and
+without gradient math, and print its throughput, waiting, staleness and gaps.
+
+The run ends after --iterations per worker or at --duration of virtual time. The same
+seed gives the same result. --arrival-cdf instead prints the distribution of the k-th
+gradient's arrival per iteration (the straggler figure of the backup-workers paper).`,
+		Example: `  # SSP with staleness 3 on a 1:2 pair of workers, 500 iterations each
+  pacer sim --paradigm ssp:s=3 --workers 2 --speeds 1,2 --iterations 500
+
+  # backup workers on 100 heavy-tailed workers for ten virtual minutes, as JSON
+  pacer sim --paradigm backup:b=4 --workers 100 --straggler heavytail --duration 10m --json
+
+  # worker 2 dies after 30 virtual seconds
+  pacer sim --paradigm bsp --workers 4 --fail 2@30s --duration 2m
+
+  # the k-th gradient arrival CDF on 100 workers
+  pacer sim --workers 100 --straggler heavytail --arrival-cdf`,
+	}
+	fs := cmd.Flags()
 	var cl clusterFlags
 	cl.bind(fs, 0)
-	spec := fs.String("paradigm", "", "paradigm spec (required): "+paradigm.Forms)
+	spec := fs.String("paradigm", "", "paradigm spec (required), e.g. ssp:s=3 (every form: pacer --help)")
 	iters := fs.Int("iterations", 0, "end after N × workers pushes in total (default 100; not with --duration)")
 	dur := fs.Duration("duration", 0, "end at this virtual time, e.g. 10m (not with --iterations)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cdf := fs.Bool("arrival-cdf", false, "print the CDF of the k-th gradient arrival per iteration (the backup-workers paper's straggler figure) and exit")
 	cdfIters := fs.Int("cdf-iterations", 2000, "iterations sampled by --arrival-cdf")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	cmd.RunE = func(*cobra.Command, []string) error {
+		return runSim(fs, &cl, simFlags{spec, iters, dur, asJSON, cdf, cdfIters}, stdout, stderr)
 	}
+	return cmd
+}
+
+// simFlags are sim's own flags, bound by newSimCmd.
+type simFlags struct {
+	spec        *string
+	iters       *int
+	dur         *time.Duration
+	asJSON, cdf *bool
+	cdfIters    *int
+}
+
+func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.Writer) error {
+	spec, iters, dur, asJSON, cdf, cdfIters := f.spec, f.iters, f.dur, f.asJSON, f.cdf, f.cdfIters
 	if cl.workers == 0 {
-		return fmt.Errorf("--workers is required")
+		return usage(fmt.Errorf("--workers is required"))
 	}
 	if err := cl.validate(); err != nil {
-		return err
+		return usage(err)
 	}
 	if *cdf {
 		if err := cl.size(*cdfIters, 0).Check("--"); err != nil || *cdfIters < 1 {
-			return fmt.Errorf("--cdf-iterations=%d: need 1 to %d, and %d × --workers at most %d pushes (docs/paradigms.md, Limits)",
-				*cdfIters, job.MaxIterations, *cdfIters, job.MaxPushes)
+			return usage(fmt.Errorf("--cdf-iterations=%d: need 1 to %d, and %d × --workers at most %d pushes (docs/paradigms.md, Limits)",
+				*cdfIters, job.MaxIterations, *cdfIters, job.MaxPushes))
 		}
-		return printArrivalCDF(stdout, cl, *cdfIters)
+		return printArrivalCDF(stdout, *cl, *cdfIters)
 	}
 	if *spec == "" {
-		return fmt.Errorf("--paradigm is required; valid forms: %s", paradigm.Forms)
+		return usage(fmt.Errorf("--paradigm is required; valid forms: %s", paradigm.Forms))
 	}
 	sp, err := paradigm.Parse(*spec)
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	if *iters < 0 || *dur < 0 {
-		return fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur)
+		return usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
 	}
 	if given := setFlags(fs); given["iterations"] && given["duration"] {
-		return fmt.Errorf("--iterations and --duration are alternatives: give one")
+		return usage(fmt.Errorf("--iterations and --duration are alternatives: give one"))
 	}
 	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
-		return err
+		return usage(err)
 	}
 	fails, err := sim.ParseFailures(cl.failures, cl.workers)
 	if err != nil {
-		return fmt.Errorf("--fail: %w", err)
+		return usage(fmt.Errorf("--fail: %w", err))
 	}
 	pr := newProgress(stderr)
 	cfg := sim.Config{Spec: sp, Workers: cl.workers, Shards: cl.shards, Timing: cl.timing(),

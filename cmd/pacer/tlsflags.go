@@ -4,12 +4,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/wire"
+	"github.com/spf13/pflag"
 )
 
 // tlsFlags turn on TLS for a live process's connections (DESIGN.md: "TLS
@@ -21,7 +21,7 @@ type tlsFlags struct {
 	serverNameOver string
 }
 
-func (t *tlsFlags) bind(fs *flag.FlagSet) {
+func (t *tlsFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&t.on, "tls", false, "use TLS on every connection (implied by the other --tls-* flags; default $PACER_TLS=1)")
 	fs.StringVar(&t.cert, "tls-cert", "", "PEM certificate this process presents (servers: required with TLS; default $PACER_TLS_CERT)")
 	fs.StringVar(&t.key, "tls-key", "", "PEM private key of --tls-cert (default $PACER_TLS_KEY)")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,11 +19,11 @@ import (
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/train"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func init() {
-	register(command{name: "train", short: "train a model with a paradigm (virtual time, in process, or over TCP)", run: runTrain})
-}
+func init() { register(newTrainCmd) }
 
 // trainFlags are the job flags shared by train and compare.
 type trainFlags struct {
@@ -35,9 +34,9 @@ type trainFlags struct {
 	target    float64
 }
 
-func (t *trainFlags) bind(fs *flag.FlagSet) {
+func (t *trainFlags) bind(fs *pflag.FlagSet) {
 	t.cl.bind(fs, 1)
-	t.learn.Bind(fs)
+	bindGo(fs, t.learn.Bind)
 	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs) and/or warmup:steps=N,div=K, joined by +")
 	fs.Float64Var(&t.evalEvery, "eval-every", 0.25, "test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
@@ -67,11 +66,32 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 	return c, c.Fill()
 }
 
-func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("train", stderr)
+func newTrainCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "train a model with a paradigm (virtual time, in process, or over TCP)",
+		Long: `Train a model with one synchronization paradigm and write summary.json to --out.
+
+--mode virtual (the default) trains real models in simulated cluster time: the cluster's
+speeds, jitter and stragglers are flags, and the same seed gives the same bytes.
+--mode inproc runs the live server with workers as goroutines; --mode tcp runs the live
+server and workers as processes on loopback. The live modes run at this machine's real
+speed, so the flags that shape virtual time are refused there.
+
+Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.`,
+		Example: `  # SSP with staleness 2 on 3 workers, one of them 2.2 times slower
+  pacer train --paradigm ssp:s=2 --workers 3 --speeds 1,1,2.2 --epochs 2 --out out/ssp
+
+  # report when test accuracy first reaches 85%, with a step-decay learning rate
+  pacer train --paradigm bsp --workers 4 --target 0.85 --lr-schedule step:every=2,gamma=0.5
+
+  # the live server over TCP on loopback, with checkpoints
+  pacer train --mode tcp --paradigm asp --workers 4 --checkpoint-dir ckpt`,
+	}
+	fs := cmd.Flags()
 	var tf trainFlags
 	tf.bind(fs)
-	spec := fs.String("paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
+	spec := fs.String("paradigm", "bsp", "paradigm spec, e.g. ssp:s=3 (every form: pacer --help)")
 	mode := fs.String("mode", "virtual", "virtual (simulated cluster time, deterministic) | inproc (live server, goroutines) | tcp (live server, processes on loopback)")
 	out := fs.String("out", "out/train", "directory for summary.json")
 	var lo launch.Options
@@ -81,56 +101,56 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&lo.CheckpointInterval, "checkpoint-interval", 30*time.Second, "live modes: time between shard checkpoints")
 	fs.BoolVar(&lo.Restore, "restore", false, "live modes: start the shards from the checkpoints in --checkpoint-dir")
 	fs.StringVar(&lo.MetricsAddr, "metrics-addr", "", "live modes: serve Prometheus metrics at host:port (shard i at port+i)")
-	verbose := fs.Bool("v", false, "live modes: print the servers' and workers' logs to stderr")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if err := checkTrainModeFlags(*mode, setFlags(fs)); err != nil {
-		return err
-	}
-	if *mode != "virtual" && lo.CheckpointInterval <= 0 {
-		return fmt.Errorf("--checkpoint-interval=%s must be positive", lo.CheckpointInterval)
-	}
-	sp, err := paradigm.Parse(*spec)
-	if err != nil {
-		return fmt.Errorf("--paradigm: %w", err)
-	}
-	cfg, err := tf.job(sp)
-	if err != nil {
-		return err
-	}
-	undo, err := prepareOut(*out)
-	if err != nil {
-		return err
-	}
-	var r *runstats.Run
-	if *mode == "virtual" {
-		r, err = trainVirtual(cfg, stderr)
-	} else {
-		lo.Mode = *mode
-		if *verbose {
-			lo.Log = stderr
+	verbose := fs.BoolP("v", "v", false, "live modes: print the servers' and workers' logs to stderr")
+	cmd.RunE = func(*cobra.Command, []string) error {
+		if err := checkTrainModeFlags(*mode, setFlags(fs)); err != nil {
+			return usage(err)
 		}
-		r, err = trainLive(cfg, lo, stderr)
+		if *mode != "virtual" && lo.CheckpointInterval <= 0 {
+			return usage(fmt.Errorf("--checkpoint-interval=%s must be positive", lo.CheckpointInterval))
+		}
+		sp, err := paradigm.Parse(*spec)
+		if err != nil {
+			return usage(fmt.Errorf("--paradigm: %w", err))
+		}
+		cfg, err := tf.job(sp)
+		if err != nil {
+			return usage(err)
+		}
+		undo, err := prepareOut(*out)
+		if err != nil {
+			return usage(err)
+		}
+		var r *runstats.Run
+		if *mode == "virtual" {
+			r, err = trainVirtual(cfg, stderr)
+		} else {
+			lo.Mode = *mode
+			if *verbose {
+				lo.Log = stderr
+			}
+			r, err = trainLive(cfg, lo, stderr)
+		}
+		if err != nil {
+			undo()
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: final test accuracy %.4f (best %.4f) after %.1f %s seconds\n",
+			r.Paradigm, r.FinalAccuracy, r.BestAccuracy, r.Seconds, map[bool]string{true: "virtual", false: "wall"}[r.Mode == "virtual"])
+		if r.TimeToTarget != nil {
+			fmt.Fprintf(stdout, "reached %.3f at %.1f s\n", r.Target, *r.TimeToTarget)
+		} else if r.Target > 0 {
+			fmt.Fprintf(stdout, "never reached %.3f\n", r.Target)
+		}
+		path, err := writeJSON(*out, "summary.json", r)
+		if err != nil {
+			undo()
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", path)
+		return nil
 	}
-	if err != nil {
-		undo()
-		return err
-	}
-	fmt.Fprintf(stdout, "%s: final test accuracy %.4f (best %.4f) after %.1f %s seconds\n",
-		r.Paradigm, r.FinalAccuracy, r.BestAccuracy, r.Seconds, map[bool]string{true: "virtual", false: "wall"}[r.Mode == "virtual"])
-	if r.TimeToTarget != nil {
-		fmt.Fprintf(stdout, "reached %.3f at %.1f s\n", r.Target, *r.TimeToTarget)
-	} else if r.Target > 0 {
-		fmt.Fprintf(stdout, "never reached %.3f\n", r.Target)
-	}
-	path, err := writeJSON(*out, "summary.json", r)
-	if err != nil {
-		undo()
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", path)
-	return nil
+	return cmd
 }
 
 // liveOnlyFlags configure the live servers, which virtual mode does not run.

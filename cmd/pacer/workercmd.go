@@ -11,30 +11,50 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/live"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func init() {
-	register(command{name: "worker", short: "run one worker of a live job", run: runWorker})
-}
+func init() { register(newWorkerCmd) }
 
-func runWorker(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("worker", stderr)
+func newWorkerCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "run one worker of a live job",
+		Long: `Run one worker of a live job on a real cluster: it dials the coordinator (shard 0),
+learns the job from it, trains on its part of the data and pushes its gradients until the
+job ends.
+
+The job token comes from $PACER_TOKEN (flags show in ps); the coordinator's address from
+--coordinator, $PACER_COORDINATOR, the first of $PACER_PEERS or TF_CONFIG. See
+docs/deploy.md.`,
+		Example: `  export PACER_TOKEN=...   # the job's token, the same as the servers'
+  pacer worker --coordinator 127.0.0.1:7070
+
+  # take worker id 3, with TLS verifying the servers against a CA
+  pacer worker --coordinator shard-0:7070 --id 3 --tls-ca ca.crt --data-dir /data`,
+	}
+	fs := cmd.Flags()
 	var rf roleFlags
 	rf.bind(fs)
 	coord := fs.String("coordinator", "", "shard 0's address (default $PACER_COORDINATOR, the first of $PACER_PEERS, or TF_CONFIG's ps[0])")
 	id := fs.Int("id", -1, "worker id to take (default $PACER_INDEX or TF_CONFIG's; -1: the coordinator assigns one)")
 	dataDir := fs.String("data-dir", "", "directory with the data set's files on this machine")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up if the coordinator cannot be reached for this long (> 0)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
+	cmd.RunE = func(*cobra.Command, []string) error {
+		return runWorker(fs, &rf, coord, id, dataDir, connect, stdout, stderr)
 	}
+	return cmd
+}
+
+func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir *string, connect *time.Duration, stdout, stderr io.Writer) error {
 	if *connect <= 0 {
-		return fmt.Errorf("--connect-timeout=%s must be positive", *connect)
+		return usage(fmt.Errorf("--connect-timeout=%s must be positive", *connect))
 	}
 	env := live.Env{}
 	role, err := env.Role("worker")
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	set := setFlags(fs)
 	if set["id"] {
@@ -48,11 +68,11 @@ func runWorker(args []string, stdout, stderr io.Writer) error {
 		addr = role.Shards[0]
 	}
 	if addr == "" {
-		return errors.New("no coordinator: give --coordinator, $PACER_COORDINATOR, $PACER_PEERS or TF_CONFIG")
+		return usage(errors.New("no coordinator: give --coordinator, $PACER_COORDINATOR, $PACER_PEERS or TF_CONFIG"))
 	}
 	token, log, tr, err := rf.connection(env, stderr, false)
 	if err != nil {
-		return err
+		return usage(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
