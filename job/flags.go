@@ -112,13 +112,6 @@ func unitInterval(v float64) error {
 	return nil
 }
 
-func positiveInt(v int) error {
-	if v < 1 {
-		return errors.New("must be at least 1")
-	}
-	return nil
-}
-
 func nonNegativeInt(v int) error {
 	if v < 0 {
 		return errors.New("must not be negative (0: all)")

@@ -32,6 +32,20 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
 // dialRetry dials until it connects, ctx ends or giveUp passes (zero: never).
 func dialRetry(ctx context.Context, tr wire.Transport, addr string, cc wire.ClientConfig, giveUp time.Duration) (*wire.Conn, error) {
 	var b backoff

@@ -3,10 +3,8 @@ package live
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -154,9 +152,3 @@ func decodeJSON(b []byte, v any) error {
 	}
 	return nil
 }
-
-func parseSpec(s string) (paradigm.Spec, error) { return paradigm.Parse(s) }
-
-func since(t time.Time) time.Duration { return time.Since(t) }
-
-func jobRanges(n, s int) [][2]int { return job.Ranges(n, s) }

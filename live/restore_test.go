@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 )
@@ -38,7 +39,7 @@ func restoreConfig(t *testing.T, dir string) (ServerConfig, ckpt.Meta) {
 		t.Fatal(err)
 	}
 	n := m.NumParams()
-	r := jobRanges(n, 2)[1]
+	r := job.Ranges(n, 2)[1]
 	sc := ServerConfig{Index: 1, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Token: "secret", ControlToken: "control-secret",
 		CheckpointDir: dir, Restore: true}
 	return sc, ckpt.Meta{Shard: 1, Shards: 2, Lo: r[0], Hi: r[1], NumParams: n, Version: 7, Paradigm: "bsp", Model: cfg.Model}

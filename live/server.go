@@ -101,7 +101,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Params == nil {
 		return nil, errors.New("live: ServerConfig.Params is required")
 	}
-	j := &cfg.Params.Job // filled by the caller (Fill is not idempotent: it turns "no momentum" into 0)
+	j := &cfg.Params.Job // filled by the caller; an unfilled one is refused, not guessed at
 	if j.Workers < 1 || j.Shards < 1 || j.Batch < 1 || j.HeartbeatTimeout <= 0 {
 		return nil, fmt.Errorf("live: job parameters not filled in (workers=%d shards=%d batch=%d heartbeat=%s)",
 			j.Workers, j.Shards, j.Batch, j.HeartbeatTimeout)
@@ -268,20 +268,6 @@ func (sv *Server) checkpointLoop(ctx context.Context) {
 // sweepLoop removes silent workers a few times per heartbeat timeout.
 func (sv *Server) sweepLoop(ctx context.Context) {
 	every(ctx, sv.coord.every, func() { release(sv.coord.sweep()) })
-}
-
-// every calls f every d until ctx ends.
-func every(ctx context.Context, d time.Duration, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
 }
 
 // publishMembers hands the coordinator's membership to every shard's link

@@ -91,19 +91,12 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 // heartbeats tells the coordinator the worker is alive, four times per
 // removal timeout, also while it computes.
 func (w *Worker) heartbeats(ctx context.Context) {
-	every := max(time.Duration(w.info.HeartbeatMS)*time.Millisecond/4, 10*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			w.ctlMu.Lock()
-			ctl := w.ctl
-			w.ctlMu.Unlock()
-			f := wire.Frame{Type: wire.MsgHeartbeat, Worker: int32(w.id)}
-			ctl.Send(ctx, &f)
-		}
-	}
+	d := max(time.Duration(w.info.HeartbeatMS)*time.Millisecond/4, 10*time.Millisecond)
+	every(ctx, d, func() {
+		w.ctlMu.Lock()
+		ctl := w.ctl
+		w.ctlMu.Unlock()
+		f := wire.Frame{Type: wire.MsgHeartbeat, Worker: int32(w.id)}
+		ctl.Send(ctx, &f)
+	})
 }
