@@ -107,7 +107,7 @@ func methods(s *runstats.Summary) []string {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
 	if s.TestMethod != "" {
-		m = append(m, "Verdict: a winner is named only when the "+s.TestMethod+" separates the leader from every other paradigm; otherwise the paradigms it does not separate from the leader are tied. Wins: seeds on which a paradigm did best.")
+		m = append(m, "Verdict: "+s.TestMethod+"; "+runstats.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
 	}
 	return m
 }

@@ -63,7 +63,11 @@ func Headline(s *runstats.Summary) (sentence string, won bool) {
 			fmt.Fprintf(&b, "%s had the highest %s: median %s over %s, against the runner-up %s at %s",
 				lead.name, what, value(lead), over, ru.name, value(ru))
 		}
-		fmt.Fprintf(&b, "; the paired test separates them (p %s).", pText(*v.P))
+		if e := ru.st.LeaderAdvantage; e != nil {
+			fmt.Fprintf(&b, "; the paired test separates them (p %s; %s's advantage %s).", pText(*v.P), lead.name, e.Text())
+		} else {
+			fmt.Fprintf(&b, "; the paired test separates them (p %s).", pText(*v.P))
+		}
 	default:
 		tied := v.Tied
 		var parts []string
@@ -91,8 +95,12 @@ func Headline(s *runstats.Summary) (sentence string, won bool) {
 				close, closeP, best = name, p, p
 			}
 		}
-		fmt.Fprintf(&b, "no clear winner: %s are tied on %s%s — medians over %s: %s; the paired test does not "+
-			"separate %s from %s (p %s).", andList(tied), verb, on, over, strings.Join(parts, "; "), v.Leader, close, pText(*closeP))
+		why := fmt.Sprintf("the paired test does not separate %s from %s (p %s)", v.Leader, close, pText(*closeP))
+		if v.Reason != "" {
+			why = v.Reason // every tied paradigm, with why it is tied
+		}
+		fmt.Fprintf(&b, "no clear winner: %s are tied on %s%s — medians over %s: %s; %s.", andList(tied), verb, on, over,
+			strings.Join(parts, "; "), why)
 	}
 	if v.Target > 0 {
 		var never []string

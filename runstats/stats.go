@@ -24,9 +24,10 @@ const IntervalMethod = "exact order-statistic interval for the median (distribut
 	"interval is the range [min, max], whose coverage (1 − 2^(1−n), 93.75% for 5 seeds) is stated"
 
 // TestMethod names the paired comparison that decides a verdict.
-const TestMethod = "paired t-test over seeds (same seed: same data order, initial weights and timing draws), " +
-	"two-sided at the 5% level, on the log ratio of times to target (a run that never reached the target counts " +
-	"at the horizon, which favours it) or on the difference of accuracies at the horizon"
+const TestMethod = "paired t-test over seeds, runs paired by seed value (same seed: same data order, initial weights " +
+	"and timing draws), two-sided at the 5% level, on the log ratio of times to target (a run that did not reach the " +
+	"target counts at the horizon, the longest run's time, so it never looks faster than one that did) or of " +
+	"accuracies at the horizon"
 
 // Interval is a median over seeds with its interval. A nil bound is +∞: a
 // time to target that was not reached within the horizon.

@@ -2,6 +2,7 @@ package runstats
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -125,5 +126,122 @@ func TestAnalyzeSimHasNoVerdict(t *testing.T) {
 	st, v := Analyze(runs, []string{"asp", "bsp"}, []uint64{1}, 0)
 	if v.Winner != nil || v.Metric != MetricNone || len(v.Tied) != 0 || st[0].AccuracyAtHorizon != nil || *st[0].Throughput.Median != 3 {
 		t.Fatalf("sim: %+v %+v", v, st[0])
+	}
+}
+
+// timed is a run that reaches 0.5 at time tt (tt ≤ 0: never) and ends at
+// seconds.
+func timed(name string, seed uint64, tt, seconds float64) Run {
+	r := Run{Paradigm: name, Seed: seed, Seconds: seconds, Throughput: 1}
+	c := [][2]float64{{0, 0}, {seconds, 0.4}}
+	if tt > 0 {
+		c = [][2]float64{{0, 0}, {tt, 0.5}, {seconds, 0.6}}
+	}
+	r.SetCurve(c, 0.5)
+	return r
+}
+
+// times builds runs of each paradigm from their times to 0.5 by seed
+// (seeds 1, 2, ...; 0: never reached; NaN: the seed did not run).
+func times(seconds float64, order []string, tt map[string][]float64) ([]Run, []uint64) {
+	var runs []Run
+	var seeds []uint64
+	for _, name := range order {
+		for k, t := range tt[name] {
+			if len(seeds) <= k {
+				seeds = append(seeds, uint64(k+1))
+			}
+			if !math.IsNaN(t) {
+				runs = append(runs, timed(name, uint64(k+1), t, seconds))
+			}
+		}
+	}
+	return runs, seeds
+}
+
+// The live modes: each run ends at its own wall time. A run that never
+// reached the target must not be scored at its own (shorter) time, which
+// made it look faster than the one that reached the target.
+func TestCensoredLiveRunRanksLast(t *testing.T) {
+	var runs []Run
+	for s := uint64(1); s <= 5; s++ {
+		runs = append(runs, timed("a", s, 80+float64(s), 100), timed("b", s, 0, 50)) // b: done in 50 s, never at 0.5
+	}
+	st, v := Analyze(runs, []string{"a", "b"}, []uint64{1, 2, 3, 4, 5}, 0.5)
+	if v.Winner == nil || *v.Winner != "a" || v.Metric != MetricTime {
+		t.Fatalf("verdict %+v, want a: b never reached the target", v)
+	}
+	if e := st[1].LeaderAdvantage; e == nil || e.Ratio <= 1 || st[0].Wins != 5 || st[1].Wins != 0 {
+		t.Errorf("a's advantage over b %+v, wins %d and %d", e, st[0].Wins, st[1].Wins)
+	}
+}
+
+// The leader by median missed the target on one seed where the runner-up
+// reached it: its time there is unknown (beyond the horizon), so scoring
+// it at the horizon understates how far behind it was. No winner.
+func TestCensoredLeaderIsNotSeparated(t *testing.T) {
+	runs, seeds := times(100, []string{"a", "b"}, map[string][]float64{
+		"a": {20, 21, 19, 20, 0},
+		"b": {30, 31, 30, 29, 95},
+	})
+	_, v := Analyze(runs, []string{"a", "b"}, seeds, 0.5)
+	if v.Winner != nil || v.Leader != "a" || len(v.Tied) != 2 || !strings.Contains(v.Reason, "did not reach the target on seed 5, where b did") {
+		t.Fatalf("verdict %+v, want a tie: a missed the target on seed 5", v)
+	}
+}
+
+// The median favours a, the mean of the log ratios favours b: a tie that
+// says so.
+func TestMedianAndMeanDisagree(t *testing.T) {
+	runs, seeds := times(100, []string{"a", "b"}, map[string][]float64{
+		"a": {50, 50, 50, 50, 50},
+		"b": {50.5, 50.5, 50.5, 18.4, 18.4},
+	})
+	st, v := Analyze(runs, []string{"a", "b"}, seeds, 0.5)
+	if v.Winner != nil || v.Leader != "a" || len(v.Tied) != 2 || !strings.Contains(v.Reason, "median and mean disagree") {
+		t.Fatalf("verdict %+v", v)
+	}
+	if st[1].LeaderAdvantage.Ratio >= 1 {
+		t.Errorf("advantage %+v: the mean favours b", st[1].LeaderAdvantage)
+	}
+}
+
+// A constant 1% gap is significant (p = 0) but below the minimum effect:
+// a tie. A constant 50% gap over 3 seeds is a win.
+func TestMinimumEffect(t *testing.T) {
+	runs, seeds := times(100, []string{"a", "b"}, map[string][]float64{
+		"a": {20, 30, 40, 25, 35},
+		"b": {20.2, 30.3, 40.4, 25.25, 35.35},
+	})
+	st, v := Analyze(runs, []string{"a", "b"}, seeds, 0.5)
+	if v.Winner != nil || *v.P != 0 || !strings.Contains(v.Reason, "below the 2% minimum effect") {
+		t.Fatalf("1%% gap: verdict %+v", v)
+	}
+	if e := st[1].LeaderAdvantage; math.Abs(e.Ratio-1.01) > 1e-6 || *e.Lo != e.Ratio || *e.Hi != e.Ratio || e.Pairs != 5 {
+		t.Errorf("advantage %+v, want 1.01 with a point interval", e)
+	}
+	runs, seeds = times(100, []string{"a", "b"}, map[string][]float64{"a": {20, 30, 40}, "b": {30, 45, 60}})
+	st, v = Analyze(runs, []string{"a", "b"}, seeds, 0.5)
+	if v.Winner == nil || *v.Winner != "a" || math.Abs(st[1].LeaderAdvantage.Ratio-1.5) > 1e-6 {
+		t.Fatalf("50%% gap over 3 seeds: verdict %+v, advantage %+v", v, st[1].LeaderAdvantage)
+	}
+	if !strings.Contains(v.Reason, "from the runner-up b by 1.5×, 95% interval 1.5–1.5× (p < 0.001)") {
+		t.Errorf("reason %q", v.Reason)
+	}
+}
+
+// Runs pair by seed value: b did not run seed 2, so its seeds 1, 3, 4, 5
+// meet a's seeds 1, 3, 4, 5 (b is 10% slower on each), not a's first four.
+func TestPairsBySeed(t *testing.T) {
+	runs, seeds := times(100, []string{"a", "b"}, map[string][]float64{
+		"a": {20, 40, 20, 40, 20},
+		"b": {22, math.NaN(), 22, 44, 22},
+	})
+	st, v := Analyze(runs, []string{"a", "b"}, seeds, 0.5)
+	if v.Winner == nil || *v.Winner != "a" || st[1].LeaderAdvantage.Pairs != 4 || st[1].Runs != 4 {
+		t.Fatalf("verdict %+v, advantage %+v", v, st[1].LeaderAdvantage)
+	}
+	if math.Abs(st[1].LeaderAdvantage.Ratio-1.1) > 1e-6 {
+		t.Errorf("advantage %v, want 1.1", st[1].LeaderAdvantage.Ratio)
 	}
 }

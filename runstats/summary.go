@@ -1,8 +1,12 @@
 package runstats
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/pacer-ps/pacer/scenario"
 )
@@ -47,17 +51,33 @@ type ParadigmStats struct {
 	WaitFraction      Interval  `json:"wait_fraction"`
 	StalenessMean     Interval  `json:"staleness_mean"`
 	// Wins counts the seeds on which this paradigm did best on the
-	// verdict's metric (a shared best counts for each).
+	// verdict's metric (a shared best counts for each; a run that did not
+	// reach the target never wins a seed on time).
 	Wins int `json:"wins"`
 	// PVsLeader is the paired test's p-value against the leader.
 	PVsLeader *float64 `json:"p_vs_leader,omitempty"`
+	// LeaderAdvantage is the leader's advantage over this paradigm on the
+	// verdict's metric, as a ratio over the seeds both ran (> 1 favours
+	// the leader).
+	LeaderAdvantage *Effect `json:"leader_advantage,omitempty"`
+}
+
+// Effect is the leader's advantage over another paradigm: the geometric
+// mean over paired seeds of the other's time to target over the leader's
+// (or of the leader's accuracy over the other's), with its 95% t interval
+// (nil bounds: fewer than two pairs).
+type Effect struct {
+	Ratio float64  `json:"ratio"`
+	Lo    *float64 `json:"lo"`
+	Hi    *float64 `json:"hi"`
+	Pairs int      `json:"pairs"` // seeds both paradigms ran
 }
 
 // Verdict says which paradigm won, or which are tied.
 type Verdict struct {
-	// Winner is named only when the paired test separates the leader from
-	// every other paradigm; otherwise null and Tied lists the paradigms the
-	// evidence does not tell apart from the leader (the leader first).
+	// Winner is named only when the leader is separated from every other
+	// paradigm (WinRule); otherwise null and Tied lists the paradigms not
+	// separated from the leader (the leader first).
 	Winner *string  `json:"winner"`
 	Tied   []string `json:"tied"`
 	// Metric is time_to_target, accuracy_at_horizon (no target, or the
@@ -68,6 +88,9 @@ type Verdict struct {
 	// RunnerUp is the second best median; P the test between the two.
 	RunnerUp string   `json:"runner_up,omitempty"`
 	P        *float64 `json:"p_value,omitempty"`
+	// Reason says in words why the leader won, or why each tied paradigm
+	// is tied with it.
+	Reason string `json:"reason,omitempty"`
 }
 
 // The verdict's metrics.
@@ -77,36 +100,55 @@ const (
 	MetricNone     = "none"
 )
 
+// MinEffect is the smallest advantage that names a winner: 2% less time
+// to target, or 2% more accuracy at the horizon (geometric mean over
+// seeds). Significance alone is not enough: with steady runs a paired test
+// separates a gap too small to matter (a constant difference gives p = 0).
+const MinEffect = 0.02
+
+// WinRule says in words when the leader beats another paradigm.
+const WinRule = "the leader is separated from another paradigm when, over the seeds both ran, the paired test is significant " +
+	"(p < 0.05), the mean favours the leader as its median does, its advantage (geometric mean ratio) is at least 2%, " +
+	"and, on time, the leader reached the target on every seed on which the other did; it is named the winner only when " +
+	"it is separated from every other paradigm"
+
 // Analyze computes the per-paradigm statistics and the verdict of runs
 // (each paradigm of names run once per seed of seeds) against target (0:
-// none). It reads only the runs, so it is the same for any parallelism.
+// none). Runs are paired by seed value; a seed only one of two paradigms
+// ran is left out of their comparison. A run that did not reach the
+// target counts at the comparison's horizon (the longest run), so it
+// never looks faster than one that did. It reads only the runs, so it is
+// the same for any parallelism.
 func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]ParadigmStats, Verdict) {
-	type cell struct{ time, capped, acc float64 }
 	trainedAny := false
+	horizon := 0.0 // the longest run: virtual mode's equal horizon, the live modes' longest wall time
 	for i := range runs {
 		trainedAny = trainedAny || len(runs[i].Curve) > 0
+		horizon = max(horizon, runs[i].Seconds)
 	}
-	grid := make([][]cell, len(names))
+	grid := make([][]cell, len(names)) // grid[paradigm][seed index]
 	stats := make([]ParadigmStats, len(names))
 	for p, name := range names {
+		grid[p] = make([]cell, len(seeds))
 		var thr, wait, stale, times, accs []float64
-		for _, s := range seeds {
+		for k, s := range seeds {
 			i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s })
 			if i < 0 {
 				continue
 			}
 			r := &runs[i]
 			thr, wait, stale = append(thr, r.Throughput), append(wait, r.WaitFraction), append(stale, r.StalenessMean)
-			c := cell{time: math.Inf(1), capped: r.Seconds, acc: r.FinalAccuracy}
+			c := cell{ok: true, time: math.Inf(1), acc: r.FinalAccuracy}
 			if target > 0 {
 				if t, ok := r.TimeTo(target); ok {
-					c.time, c.capped = t, t
+					c.time = t
+					horizon = max(horizon, t)
 				}
 			}
 			times, accs = append(times, c.time), append(accs, c.acc)
-			grid[p] = append(grid[p], c)
+			grid[p][k] = c
 		}
-		st := ParadigmStats{Paradigm: name, Runs: len(grid[p]), Throughput: MedianInterval(thr),
+		st := ParadigmStats{Paradigm: name, Runs: len(thr), Throughput: MedianInterval(thr),
 			WaitFraction: MedianInterval(wait), StalenessMean: MedianInterval(stale)}
 		if trainedAny {
 			a := MedianInterval(accs)
@@ -128,35 +170,34 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 	if !trainedAny || len(names) == 0 {
 		return stats, v
 	}
-	// score: lower is better; paired differences: positive favours the leader.
-	v.Metric = MetricAccuracy
-	score := func(c cell) float64 { return -c.acc }
-	diff := func(lead, other cell) float64 { return lead.acc - other.acc }
-	if target > 0 {
-		v.Metric = MetricTime
-		score = func(c cell) float64 { return c.time }
-		diff = func(lead, other cell) float64 {
-			return math.Log(math.Max(other.capped, 1e-6)) - math.Log(math.Max(lead.capped, 1e-6))
-		}
-	}
-	order := rank(grid, score)
-	if v.Metric == MetricTime && math.IsInf(median(grid[order[0]], score), 1) {
+	// score ranks (lower is better; +Inf: did not reach the target);
+	// logv is what the paired test compares: the leader's advantage on a
+	// seed is logv(other) − logv(leader) for time, the reverse for accuracy.
+	timeMetric := target > 0
+	score := func(c cell) float64 { return c.time }
+	if timeMetric && math.IsInf(medianOf(grid, rank(grid, score)[0], score), 1) {
 		// The leader did not reach the target in most seeds: time to
 		// target cannot rank them; accuracy at the horizon can.
-		v.Metric = MetricAccuracy
-		score = func(c cell) float64 { return -c.acc }
-		diff = func(lead, other cell) float64 { return lead.acc - other.acc }
-		order = rank(grid, score)
+		timeMetric = false
 	}
+	logv := func(c cell) float64 { return math.Log(math.Max(c.acc, 1e-6)) }
+	v.Metric = MetricAccuracy
+	if timeMetric {
+		v.Metric = MetricTime
+		logv = func(c cell) float64 { return -math.Log(math.Max(math.Min(c.time, horizon), 1e-6)) }
+	} else {
+		score = func(c cell) float64 { return -c.acc }
+	}
+	order := rank(grid, score)
 	for k := range seeds {
 		best := math.Inf(1)
 		for p := range grid {
-			if k < len(grid[p]) {
+			if grid[p][k].ok {
 				best = min(best, score(grid[p][k]))
 			}
 		}
 		for p := range grid {
-			if k < len(grid[p]) && !math.IsInf(best, 1) && score(grid[p][k]) == best {
+			if grid[p][k].ok && !math.IsInf(best, 1) && score(grid[p][k]) == best {
 				stats[p].Wins++
 			}
 		}
@@ -164,17 +205,46 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 	lead := order[0]
 	v.Leader = names[lead]
 	v.Tied = append(v.Tied, names[lead])
+	var why reasons
 	for k, p := range order[1:] {
 		var d []float64
-		for s := range min(len(grid[lead]), len(grid[p])) {
-			d = append(d, diff(grid[lead][s], grid[p][s]))
+		var missed []uint64 // seeds the other reached the target on and the leader did not
+		for s := range seeds {
+			a, b := grid[lead][s], grid[p][s]
+			if !a.ok || !b.ok {
+				continue // paired by seed: a seed one of them lacks says nothing about the pair
+			}
+			d = append(d, logv(a)-logv(b))
+			if timeMetric && math.IsInf(a.time, 1) && !math.IsInf(b.time, 1) {
+				missed = append(missed, seeds[s])
+			}
 		}
 		pv := PairedT(d)
-		stats[p].PVsLeader = &pv
+		m, half := meanHalfWidth(d)
+		eff := &Effect{Ratio: round6(math.Exp(m)), Pairs: len(d)}
+		if len(d) >= 2 {
+			eff.Lo, eff.Hi = ptr(round6(math.Exp(m-half))), ptr(round6(math.Exp(m+half)))
+		}
+		stats[p].PVsLeader, stats[p].LeaderAdvantage = &pv, eff
 		if k == 0 {
 			v.RunnerUp, v.P = names[p], &pv
 		}
-		if !(pv < Alpha && mean(d) > 0) {
+		tie := true
+		switch {
+		case len(d) < 2:
+			why.few = append(why.few, names[p])
+		case len(missed) > 0:
+			why.missed = append(why.missed, missedSeeds{names[p], missed})
+		case m < 0:
+			why.disagree = append(why.disagree, withP{names[p], pv, eff})
+		case !(pv < Alpha) || m == 0:
+			why.unseparated = append(why.unseparated, withP{names[p], pv, eff})
+		case m < math.Log1p(MinEffect):
+			why.small = append(why.small, withP{names[p], pv, eff})
+		default:
+			tie = false
+		}
+		if tie {
 			v.Tied = append(v.Tied, names[p])
 		}
 	}
@@ -182,22 +252,137 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 		v.Winner = &v.Leader
 		v.Tied = []string{}
 	}
+	if len(names) > 1 {
+		v.Reason = why.text(v, stats, names, order)
+	}
 	return stats, v
 }
 
+// cell is one paradigm's run of one seed.
+type cell struct {
+	ok        bool    // this paradigm ran this seed
+	time, acc float64 // time: +Inf when the target was not reached
+}
+
+type withP struct {
+	name string
+	p    float64
+	eff  *Effect
+}
+
+type missedSeeds struct {
+	name  string
+	seeds []uint64
+}
+
+// reasons collects why each paradigm is tied with the leader.
+type reasons struct {
+	few                   []string
+	missed                []missedSeeds
+	disagree, unseparated []withP
+	small                 []withP
+}
+
+func (w *reasons) text(v Verdict, stats []ParadigmStats, names []string, order []int) string {
+	L := v.Leader
+	if v.Winner != nil {
+		ru := stats[order[1]]
+		return fmt.Sprintf("%s is separated from every other paradigm (p < 0.05 and an advantage of at least 2%%); "+
+			"from the runner-up %s by %s (p %s)", L, ru.Paradigm, ru.LeaderAdvantage.Text(), pWords(*ru.PVsLeader))
+	}
+	var parts []string
+	if len(w.unseparated) > 0 {
+		var xs []string
+		for _, x := range w.unseparated {
+			xs = append(xs, fmt.Sprintf("%s (p %s)", x.name, pWords(x.p)))
+		}
+		parts = append(parts, fmt.Sprintf("the paired test does not separate %s from %s", L, orList(xs)))
+	}
+	for _, x := range w.small {
+		parts = append(parts, fmt.Sprintf("%s leads %s by only %s (p %s), below the 2%% minimum effect", L, x.name, x.eff.Text(), pWords(x.p)))
+	}
+	for _, x := range w.disagree {
+		parts = append(parts, fmt.Sprintf("%s leads %s by the median but not by the mean (%s, p %s): median and mean disagree",
+			L, x.name, x.eff.Text(), pWords(x.p)))
+	}
+	for _, x := range w.missed {
+		parts = append(parts, fmt.Sprintf("%s did not reach the target on %s, where %s did (a longer horizon would tell how late)",
+			L, seedList(x.seeds), x.name))
+	}
+	if len(w.few) > 0 {
+		parts = append(parts, fmt.Sprintf("%s and %s share fewer than two seeds", L, orList(w.few)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Text is the advantage as a ratio with its interval, e.g. "1.35×, 95%
+// interval 1.2–1.52×"; below 1 when the other paradigm is ahead.
+func (e *Effect) Text() string {
+	r := func(v float64) string { return fmt.Sprintf("%.3g", v) }
+	if e.Lo == nil {
+		return r(e.Ratio) + "×"
+	}
+	return fmt.Sprintf("%s×, 95%% interval %s–%s×", r(e.Ratio), r(*e.Lo), r(*e.Hi))
+}
+
+func pWords(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("= %.3g", p)
+}
+
+func orList(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+func seedList(seeds []uint64) string {
+	var xs []string
+	for _, s := range seeds {
+		xs = append(xs, fmt.Sprint(s))
+	}
+	if len(xs) == 1 {
+		return "seed " + xs[0]
+	}
+	return "seeds " + strings.Join(xs, ", ")
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// meanHalfWidth is the mean of d and the half-width of its 95% t
+// interval (+Inf with fewer than two values).
+func meanHalfWidth(d []float64) (m, half float64) {
+	n := len(d)
+	m = mean(d)
+	if n < 2 {
+		return m, math.Inf(1)
+	}
+	var ss float64
+	for _, v := range d {
+		ss += (v - m) * (v - m)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	return m, distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1-Alpha/2) * sd / math.Sqrt(float64(n))
+}
+
 // rank orders the paradigms by median score (lower first), then by mean,
-// then as listed.
-func rank[C any](grid [][]C, score func(C) float64) []int {
+// then as listed. Seeds a paradigm did not run are left out.
+func rank(grid [][]cell, score func(cell) float64) []int {
 	order := make([]int, len(grid))
 	for i := range order {
 		order[i] = i
 	}
 	key := func(p int) (float64, float64) {
-		xs := make([]float64, len(grid[p]))
-		for i, c := range grid[p] {
-			xs[i] = score(c)
+		var xs []float64
+		for _, c := range grid[p] {
+			if c.ok {
+				xs = append(xs, score(c))
+			}
 		}
-		return median(grid[p], score), mean(xs)
+		return medianOf(grid, p, score), mean(xs)
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		ma, ea := key(a)
@@ -217,13 +402,14 @@ func rank[C any](grid [][]C, score func(C) float64) []int {
 	return order
 }
 
-func median[C any](cs []C, score func(C) float64) float64 {
-	if len(cs) == 0 {
-		return math.Inf(1)
-	}
-	xs := make([]float64, len(cs))
-	for i, c := range cs {
-		xs[i] = score(c)
+// medianOf is paradigm p's median score over the seeds it ran (+Inf: none,
+// or not reached in most).
+func medianOf(grid [][]cell, p int, score func(cell) float64) float64 {
+	var xs []float64
+	for _, c := range grid[p] {
+		if c.ok {
+			xs = append(xs, score(c))
+		}
 	}
 	m := MedianInterval(xs).Median
 	if m == nil {
