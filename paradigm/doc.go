@@ -38,4 +38,11 @@
 // the floating-point sum does not depend on arrival order. Each paradigm has
 // its own file; docs/paradigms.md lists every decision taken where the papers
 // leave room.
+//
+// Tests: testdata/*.txt are scripted traces, one or more per paradigm (a
+// script of pushes, leaves and timer ticks and the release, hold, apply and
+// drop log each leads to), replayed by TestTraces (trace_test.go, with
+// github.com/cockroachdb/datadriven); each was checked by hand against
+// the specification (PARADIGMS.md). The claim_*_test.go files hold one test per claim of
+// the papers or of PARADIGMS.md, named for it.
 package paradigm
