@@ -64,6 +64,9 @@ type Config struct {
 	Parallel int
 	// Progress, when set, gets one line at a time (never concurrently).
 	Progress func(line string)
+	// RunDone, when set, is called after each run with the number of runs
+	// done and their total (never concurrently): a progress bar's count.
+	RunDone func(done, total int)
 }
 
 // Validate checks what Run would refuse, before any run.
@@ -196,6 +199,15 @@ func (e *engine) say(format string, a ...any) {
 	e.c.Progress(fmt.Sprintf(format, a...))
 }
 
+func (e *engine) runDone(done int) {
+	if e.c.RunDone == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.c.RunDone(done, e.total())
+}
+
 // runJob is the k-th run: paradigm k / Seeds, seed k % Seeds.
 func (e *engine) runJob(k int) (paradigm.Spec, uint64) {
 	return e.c.Specs[k/e.c.Seeds], e.c.Job.Seed + uint64(k%e.c.Seeds)
@@ -236,6 +248,7 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 				e.mu.Unlock()
 				e.say("compare: %d/%d runs done (%s, seed %d)  wall %s", done, n, r.Paradigm, r.Seed,
 					time.Since(e.start).Round(time.Second))
+				e.runDone(done)
 			}
 		}()
 	}
@@ -363,6 +376,7 @@ func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
 		}
 		r.Scenario = e.c.Scenario.Name
 		runs = append(runs, *r)
+		e.runDone(len(runs))
 	}
 	return runs, nil
 }

@@ -212,3 +212,18 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("pacer version: %q, %v; want the stamped commit", out, err)
 	}
 }
+
+// Off a terminal (a file, a pipe, a test's buffer) compare prints
+// summary.md's Markdown, byte for byte.
+func TestComparePrintsMarkdownOffATerminal(t *testing.T) {
+	dir := t.TempDir()
+	out, errs, code := pacer(t, "compare", "--mode", "sim", "--paradigms", "bsp;asp", "--workers", "2", "--iterations", "20",
+		"--seeds", "2", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil || !strings.HasPrefix(out, string(md)) || !strings.Contains(out, "| paradigm |") {
+		t.Errorf("stdout does not start with summary.md (%v):\n%s", err, out)
+	}
+}

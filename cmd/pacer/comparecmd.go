@@ -176,7 +176,9 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return usage(err)
 	}
 	pr := newProgress(stderr)
+	pr.start(int64(len(cc.Specs)*cc.Seeds), true)
 	cc.Progress = func(line string) { pr.printf("%s", line) }
+	cc.RunDone = func(done, _ int) { pr.set(int64(done)) }
 	// SIGINT/SIGTERM stop the run in progress cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -191,7 +193,13 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		undo()
 		return err
 	}
-	fmt.Fprint(stdout, report.Markdown(rs, sum))
+	// Markdown goes to files and pipes; a person at a terminal reads
+	// aligned text.
+	if _, tty := terminal(stdout); tty {
+		fmt.Fprint(stdout, report.Text(rs, sum))
+	} else {
+		fmt.Fprint(stdout, report.Markdown(rs, sum))
+	}
 	sentence, _ := report.Headline(sum)
 	fmt.Fprintf(stdout, "\n%s\n\nwrote %s\nopen %s in a browser\n", sentence, strings.Join(paths, ", "), paths[0])
 	return nil

@@ -189,7 +189,9 @@ func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
 	if pr.tty {
 		pr.every = 100 * time.Millisecond
 	}
+	pr.start(permille, false)
 	r, err := train.Virtual(cfg, ds, func(p train.Progress) {
+		pr.set(epochPermille(p.Epoch, cfg.Epochs))
 		pr.printf("train %s: epoch %.2f/%g  test accuracy %.4f  %s  virtual %s  wall %s", cfg.Spec, p.Epoch, cfg.Epochs,
 			p.Accuracy, sampleRate(p, ds.Train.N), p.Virtual.Round(time.Second), p.Wall.Round(time.Second))
 	})
@@ -207,13 +209,25 @@ func trainLive(cfg job.Config, lo launch.Options, stderr io.Writer) (*runstats.R
 	if pr.tty {
 		pr.every = 100 * time.Millisecond
 	}
+	pr.start(permille, false)
 	r, err := launch.Train(ctx, cfg, lo, func(p launch.Progress) {
+		pr.set(epochPermille(p.Epoch, cfg.Epochs))
 		pr.printf("train %s (%s): epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  live workers %d  %s",
 			cfg.Spec, lo.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction, p.Live,
 			(time.Duration(p.Seconds * float64(time.Second))).Round(time.Second))
 	})
 	pr.done()
 	return r, err
+}
+
+// A training bar counts thousandths of the run's epochs.
+const permille = 1000
+
+func epochPermille(epoch, epochs float64) int64 {
+	if !(epochs > 0) {
+		return 0
+	}
+	return int64(min(1, epoch/epochs) * permille)
 }
 
 // writeJSON writes v as indented JSON to dir/name atomically.
