@@ -108,6 +108,9 @@ func (c *Config) Validate() error {
 		}
 		seen[name] = true
 	}
+	if c.Mode == Sim && c.Job.Target > 0 {
+		return fmt.Errorf("target=%g: sim mode trains no model, so there is no accuracy to reach (use virtual mode)", c.Job.Target)
+	}
 	if c.Horizon > 0 && c.Mode != Virtual {
 		return fmt.Errorf("a horizon applies to virtual mode (sim mode has --duration; the live modes run in real time)")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,5 +135,55 @@ func TestVirtualSummaryIndependentOfParallelism(t *testing.T) {
 	}
 	if string(out[0]) != string(out[1]) {
 		t.Error("Parallel 1 and 3 gave different summaries")
+	}
+}
+
+// Sim mode trains no model: a scenario's target does not apply there (it
+// was recorded in summary.json as the verdict's target); its horizon is
+// sim mode's virtual-time budget, the duration (it was ignored).
+func TestApplyScenarioSimMode(t *testing.T) {
+	sc, err := scenario.Get("mixed32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1}
+	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Job.Target != 0 || sc.Target == 0 {
+		t.Errorf("sim mode took the scenario's target %g", c.Job.Target)
+	}
+	c.Job.Target = 0.5
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "sim mode trains no model") {
+		t.Errorf("a sim comparison with a target: %v", err)
+	}
+
+	file := &scenario.Scenario{Name: "f", Paradigms: []string{"bsp", "asp"}, Workers: 3, Horizon: "90s", Target: 0.8}
+	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 2}
+	if err := ApplyScenario(&c, file, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Duration != 90*time.Second || c.Horizon != 0 || c.Iterations != 0 {
+		t.Fatalf("sim mode: duration %s, horizon %s, iterations %d; want the scenario's horizon as the duration", c.Duration, c.Horizon, c.Iterations)
+	}
+	s, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.HorizonSeconds != 90 || s.Runs[0].VirtualSeconds != 90 || s.Target != 0 || s.Verdict.Target != 0 || s.Scenario.Horizon != "1m30s" {
+		t.Errorf("horizon %v, first run %v virtual s, target %v / %v, effective horizon %q",
+			s.HorizonSeconds, s.Runs[0].VirtualSeconds, s.Target, s.Verdict.Target, s.Scenario.Horizon)
+	}
+	// --iterations (or --duration) given on the command line overrides it.
+	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1, Iterations: 20}
+	if err := ApplyScenario(&c, file, func(f string) bool { return f == "iterations" }); err != nil || c.Duration != 0 {
+		t.Errorf("--iterations given: duration %s, %v", c.Duration, err)
+	}
+	// A file with both iterations and a horizon is ambiguous in sim mode.
+	both := *file
+	both.Iterations = 50
+	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1}
+	if err := ApplyScenario(&c, &both, func(string) bool { return false }); err == nil || !strings.Contains(err.Error(), "alternatives") {
+		t.Errorf("iterations and horizon in sim mode: %v", err)
 	}
 }

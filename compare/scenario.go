@@ -70,7 +70,9 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("full-async-lr", sc.FullAsyncLR) {
 		j.FullAsyncLR = true
 	}
-	if use("target", sc.Target > 0) {
+	// Sim mode trains no model, so a target has no accuracy to reach
+	// there (Validate refuses one): the scenario's does not apply.
+	if use("target", sc.Target > 0) && c.Mode != Sim {
 		j.Target = sc.Target
 	}
 	if use("train-limit", sc.TrainLimit > 0) {
@@ -90,9 +92,22 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("seeds", sc.Seeds > 0) && (c.Mode == Virtual || c.Mode == Sim) {
 		c.Seeds = sc.Seeds
 	}
-	if use("horizon", sc.Horizon != "") && c.Mode == Virtual {
+	if use("horizon", sc.Horizon != "") {
 		d, _ := time.ParseDuration(sc.Horizon) // Validate checked it
-		c.Horizon = d
+		switch {
+		case c.Mode == Virtual:
+			c.Horizon = d
+		case c.Mode == Sim && !given("iterations") && !given("duration"):
+			// Sim mode's equal virtual-time budget is its duration. The
+			// run would stop at whichever of the two came first: refuse
+			// rather than guess which one the file meant.
+			if sc.Iterations > 0 {
+				return fmt.Errorf("scenario %s: iterations=%d and horizon=%s are alternatives in sim mode; give --iterations or --duration to choose",
+					sc.Name, sc.Iterations, sc.Horizon)
+			}
+			c.Duration = d
+		}
+		// The live modes run in real time, for the job's epochs.
 	}
 	if len(c.Specs) == 0 {
 		specs, err := sc.Specs()
@@ -120,6 +135,9 @@ func Effective(c *Config) scenario.Scenario {
 	}
 	if c.Mode == Sim {
 		s.Iterations = c.Iterations
+		if c.Duration > 0 {
+			s.Horizon = c.Duration.String()
+		}
 		return s
 	}
 	m := max(0, j.Momentum)

@@ -80,6 +80,10 @@ func TestCompareEndToEnd(t *testing.T) {
 				t.Errorf("%s missing from the report or summary.md", s)
 			}
 		}
+		// Every run trains to the horizon, not for the epochs.
+		if want := "every run trains for "; !bytes.Contains(md, []byte(want)) || !bytes.Contains(md, []byte("of virtual time, what the slowest paradigm needs for 1 epoch.")) {
+			t.Errorf("summary.md does not describe the horizon:\n%.600s", md)
+		}
 		if !bytes.Contains(html, []byte("data:image/png;base64,")) || !strings.Contains(out, "wrote") {
 			t.Error("report without embedded plots, or no closing message")
 		}

@@ -116,6 +116,12 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		if err := compare.ApplyScenario(&cc, sc, func(f string) bool { return given[f] }); err != nil {
 			return usage(err)
 		}
+		if *mode == "sim" && sc.Target > 0 {
+			fmt.Fprintf(stderr, "compare: sim mode trains no model; the scenario's target (%g) does not apply\n", sc.Target)
+		}
+		if (*mode == "inproc" || *mode == "tcp") && sc.Horizon != "" {
+			fmt.Fprintf(stderr, "compare: the live modes train for the job's epochs in real time; the scenario's horizon (%s) does not apply\n", sc.Horizon)
+		}
 	} else if *list == "" {
 		if _, err := parseParadigms("", what); err != nil {
 			return usage(err)
@@ -165,12 +171,6 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 			cc.Flags[f.Name] = f.Value.String()
 		}
 	})
-	desc := cc.Scenario.Description
-	if desc == "" {
-		desc = describe(&cc, tf.cl.failures)
-	}
-	rs := report.Scenario{Title: "pacer compare: " + cc.Scenario.Name, Description: desc,
-		Command: "pacer compare " + shellJoin(args)}
 	undo, err := prepareOut(*out)
 	if err != nil {
 		return usage(err)
@@ -188,6 +188,12 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		undo()
 		return err
 	}
+	desc := cc.Scenario.Description
+	if desc == "" {
+		desc = describe(&cc, tf.cl.failures, sum.HorizonSeconds)
+	}
+	rs := report.Scenario{Title: "pacer compare: " + cc.Scenario.Name, Description: desc,
+		Command: "pacer compare " + shellJoin(args)}
 	paths, err := report.Write(*out, rs, sum)
 	if err != nil {
 		undo()
@@ -249,7 +255,7 @@ func learningFlags() []string {
 // describe is the report's description of a comparison without one of its
 // own: the cluster, then the training job (virtual mode) or the simulated
 // run's length (sim mode, which trains nothing).
-func describe(c *compare.Config, failures string) string {
+func describe(c *compare.Config, failures string, horizonSeconds float64) string {
 	j := &c.Job
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d workers, %d shard(s)", j.Workers, j.Shards)
@@ -289,7 +295,18 @@ func describe(c *compare.Config, failures string) string {
 		b.WriteString(".")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "; %s on %s, %g epochs, batch %d per worker, lr %g.", j.Model, j.Dataset, j.Epochs, j.Batch, j.LR)
+	// Virtual mode: every run trains until the same horizon, not for
+	// the epochs (they only set the default horizon).
+	fmt.Fprintf(&b, "; %s on %s, batch %d per worker, lr %g; every run trains for %s of virtual time", j.Model, j.Dataset,
+		j.Batch, j.LR, time.Duration(horizonSeconds*float64(time.Second)))
+	if c.Horizon == 0 {
+		unit := "epochs"
+		if j.Epochs == 1 {
+			unit = "epoch"
+		}
+		fmt.Fprintf(&b, ", what the slowest paradigm needs for %g %s", j.Epochs, unit)
+	}
+	b.WriteString(".")
 	return b.String()
 }
 
