@@ -105,6 +105,7 @@ func TestUsageErrorsAreShort(t *testing.T) {
 		{[]string{"train", "--epochs", "0"}, "--epochs"},
 		{[]string{"sim", "--paradigm", "bsp", "--workers", "2", "extra"}, `unexpected argument "extra"`},
 		{[]string{"completion", "tcsh"}, "tcsh"},
+		{[]string{"help", "trian"}, `no help topic "trian"`},
 	} {
 		out, errs, code := pacer(t, c.args...)
 		if code != exitUsage || out != "" || !strings.Contains(errs, c.want) {

@@ -108,6 +108,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			c.Short = "print the help of a command"
 			c.Long = "Print the help of a command: what it does, examples and its flags."
 			c.Example = "  pacer help train"
+			c.Args = helpTopic
 		}
 	}
 	return root
@@ -131,6 +132,19 @@ func commandArgs(cmd *cobra.Command) []string {
 		if a == cmd.Name() {
 			return args[i+1:]
 		}
+	}
+	return nil
+}
+
+// helpTopic refuses help on a command that does not exist (cobra's help
+// prints the usage and succeeds).
+func helpTopic(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	found, rest, err := cmd.Root().Find(args)
+	if err != nil || found == cmd.Root() || len(rest) > 0 {
+		return usage(fmt.Errorf("no help topic %q; the commands are listed by pacer --help", strings.Join(args, " ")))
 	}
 	return nil
 }
