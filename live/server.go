@@ -45,6 +45,12 @@ type ServerConfig struct {
 	CheckpointDir      string
 	CheckpointInterval time.Duration
 	Restore            bool
+	// Durability is what an acknowledged push survives (shard_log.go):
+	// DurabilityCheckpoint ("", the default) loses the updates since the
+	// last checkpoint with the process; DurabilityLog acknowledges a push
+	// once a write-ahead log in CheckpointDir holds it, and a restore
+	// replays the log.
+	Durability string
 	// MetricsAddr serves Prometheus metrics at /metrics ("" : none).
 	MetricsAddr string
 	Logger      *slog.Logger
@@ -177,8 +183,22 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	sv := &Server{cfg: cfg, shard: sh, log: log, conns: map[connKey]*wire.Peer{}, observers: map[*wire.Peer]bool{},
 		plog: ratelog.New(log, ratelog.Limits{}), controlHash: sha256.Sum256([]byte(cfg.ControlToken))}
 	sh.plog = sv.plog
+	if err := CheckDurability(cfg.Durability, cfg.CheckpointDir); err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
+	if cfg.Durability == DurabilityLog {
+		sh.logged = true
+		var from uint64
+		if sc.Restore != nil {
+			from = sc.Restore.LogSegment
+		}
+		if err := sh.openLog(walDir(cfg.CheckpointDir, cfg.Index), cfg.Restore, from, sc.Restore != nil); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Index == 0 {
 		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}); err != nil {
+			sh.closeLog()
 			return nil, err
 		}
 		sv.coord.onMembers = sv.publishMembers
@@ -187,6 +207,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	wc := cfg.Wire
 	wc.Token = cfg.Token
 	if sv.ws, err = wire.NewServer(wc, sv.handle); err != nil {
+		sh.closeLog()
 		return nil, err
 	}
 	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed})
@@ -255,6 +276,9 @@ func (sv *Server) Run(ctx context.Context) error {
 		if cerr := sv.shard.checkpoint(sv.cfg.CheckpointDir, true); cerr != nil {
 			err = errors.Join(err, cerr) // logged and counted by checkpoint
 		}
+	}
+	if cerr := sv.shard.closeLog(); cerr != nil {
+		err = errors.Join(err, cerr)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
@@ -73,6 +74,17 @@ type Shard struct {
 	dropIDs  []uint64
 	ckptDir  string
 	notifyCh []waiter
+
+	// The durability log (shard_log.go); wal is nil under --durability
+	// checkpoint. lsn is the last record appended; walErr a failed append.
+	logged    bool // log mode: keep meta and last even before wal is open (replay)
+	wal       *wal.Log
+	lsn       wal.LSN
+	walErr    error
+	rec       wal.Record
+	replaying bool
+	meta      map[uint64]pushMeta
+	last      map[int]lastPush
 }
 
 // ShardConfig builds a Shard.
@@ -118,7 +130,8 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		agg: agg, opt: opt, log: log.With("shard", cfg.Index), start: time.Now(),
 		inc:  uint64(time.Now().UnixNano()) | 1,
 		held: map[*wire.Peer]*snapshot{}, waiters: map[*wire.Peer]uint64{}, grads: map[uint64][]float32{},
-		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil}
+		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil,
+		meta: map[uint64]pushMeta{}, last: map[int]lastPush{}}
 	for q := 0; q < j.Workers; q++ {
 		s.members[q] = true
 	}

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -104,6 +105,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 	for _, c := range a.Grads {
 		if b, ok := s.grads[c.ID]; ok {
 			delete(s.grads, c.ID)
+			delete(s.meta, c.ID)
 			s.recycle(b)
 		}
 	}
@@ -132,10 +134,12 @@ func (s *Shard) fastForward(read uint64) {
 	if read <= v {
 		return
 	}
+	s.logEvent(wal.KindSkip, s.now(), read)
 	s.dropIDs = s.agg.Reset(read, s.dropIDs[:0])
 	for _, id := range s.dropIDs {
 		if b, ok := s.grads[id]; ok {
 			delete(s.grads, id)
+			delete(s.meta, id)
 			s.recycle(b)
 		}
 	}

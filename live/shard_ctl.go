@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/wal"
 )
 
 // This file: the shard's timers, membership, counters and checkpoints.
@@ -32,8 +33,11 @@ func (s *Shard) onTick() {
 		s.mu.Unlock()
 		return
 	}
-	if ok, a := s.agg.Tick(s.now()); ok {
-		s.apply(a, 0, nil)
+	if now := s.now(); true {
+		if ok, a := s.agg.Tick(now); ok {
+			s.logEvent(wal.KindTick, now, 0)
+			s.apply(a, 0, nil)
+		}
 	}
 	s.armTick()
 	notify := s.takeNotify()
@@ -49,22 +53,14 @@ func (s *Shard) setMembers(live, removed []int, who string) {
 	now := s.now()
 	var left, joined []int
 	for _, p := range removed {
-		if was, ok := s.members[p]; ok && !was {
-			continue
-		}
-		s.members[p] = false
-		left = append(left, p)
-		if ok, a := s.agg.Leave(now, p); ok {
-			s.apply(a, 0, nil)
+		if s.leave(now, p) {
+			left = append(left, p)
 		}
 	}
 	for _, p := range live {
-		if s.members[p] {
-			continue
+		if s.join(now, p) {
+			joined = append(joined, p)
 		}
-		s.members[p] = true
-		joined = append(joined, p)
-		s.agg.Join(now, p)
 	}
 	s.armTick()
 	notify := s.takeNotify()
@@ -78,6 +74,31 @@ func (s *Shard) setMembers(live, removed []int, who string) {
 	}
 }
 
+// leave takes p out of the aggregator, which may complete a round (lock
+// held); false if p had left already.
+func (s *Shard) leave(now time.Duration, p int) bool {
+	if was, ok := s.members[p]; ok && !was {
+		return false
+	}
+	s.members[p] = false
+	s.logEvent(wal.KindLeave, now, 0, p)
+	if ok, a := s.agg.Leave(now, p); ok {
+		s.apply(a, 0, nil)
+	}
+	return true
+}
+
+// join adds p to the aggregator (lock held); false if it was live.
+func (s *Shard) join(now time.Duration, p int) bool {
+	if s.members[p] {
+		return false
+	}
+	s.members[p] = true
+	s.logEvent(wal.KindJoin, now, 0, p)
+	s.agg.Join(now, p)
+	return true
+}
+
 // Stats returns a copy of the shard's counters.
 func (s *Shard) Stats() ShardStats {
 	s.mu.Lock()
@@ -88,34 +109,51 @@ func (s *Shard) Stats() ShardStats {
 	return st
 }
 
-// state copies the shard's checkpoint state; ok is false when nothing
-// changed since the last one.
-func (s *Shard) state(force bool) (*ckpt.State, bool) {
+// state copies the shard's checkpoint state; nil when nothing changed
+// since the last one. Under the durability log it also starts a new
+// segment, headed by the state's base, and returns the LSN that makes
+// the head durable: the checkpoint covers every earlier segment.
+func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.dirty && !force {
-		return nil, false
+		return nil, 0, nil
 	}
-	s.dirty = false
 	st := &ckpt.State{Meta: ckpt.Meta{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, NumParams: s.nparams,
 		Version: s.agg.Version(), Paradigm: s.params.Paradigm, Model: s.params.Job.Model},
 		Weights: append([]float32(nil), s.cur.buf...)}
 	if v := s.opt.Velocity(); v != nil {
 		st.Velocity = append([]float32(nil), v...)
 	}
-	return st, true
+	if s.wal != nil {
+		seq, err := s.wal.Rotate()
+		if err != nil {
+			return st, 0, err
+		}
+		s.logBase()
+		st.LogSegment = seq
+	}
+	s.dirty = false
+	return st, s.lsn, nil
 }
 
 // checkpoint writes the shard's state to dir if it changed (or force),
 // counting and logging a failure: the previous checkpoint stays intact
 // (writes are atomic), but every update since it is at risk until a write
-// succeeds.
+// succeeds (under --durability checkpoint; the log keeps them otherwise).
+// Once the checkpoint is durable the log segments it covers are deleted.
 func (s *Shard) checkpoint(dir string, force bool) error {
-	st, ok := s.state(force)
-	if !ok {
+	st, lsn, err := s.state(force)
+	if st == nil {
 		return nil
 	}
-	path, err := ckpt.Write(dir, st)
+	path := ""
+	if err == nil {
+		err = s.syncLog(lsn) // the new segment's head, before the file that points at it
+	}
+	if err == nil {
+		path, err = ckpt.Write(dir, st)
+	}
 	s.mu.Lock()
 	if err != nil {
 		s.dirty = true
@@ -134,6 +172,13 @@ func (s *Shard) checkpoint(dir string, force bool) error {
 	s.stats.CheckpointVersion = st.Version
 	s.mu.Unlock()
 	s.log.Info("checkpoint written", "path", path, "version", st.Version)
+	if s.wal != nil {
+		// A failure only leaves old segments behind: replay starts at
+		// the checkpoint's segment, and the next checkpoint retries.
+		if err := s.wal.RemoveBefore(st.LogSegment); err != nil {
+			s.log.Warn("durability log: could not delete segments the checkpoint covers", "err", err)
+		}
+	}
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -35,32 +34,35 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		return s.refuseLocked(err)
 	}
 	s.fastForward(req.Extra)
-	now := s.now()
-	id := s.nextID
-	s.nextID++
-	g := req.Floats
-	ok, applied, a := s.agg.Push(now, paradigm.Grad{ID: id, Worker: w, Read: req.Extra, Clock: req.Tag})
-	s.stats.Pushes++
-	switch {
-	case !ok:
-		s.stats.Dropped++
-		resp.Flags = flagDropped
-	case applied && len(a.Grads) == 1 && a.Grads[0].ID == id:
-		s.apply(a, id, g) // apply on arrival straight from the receive buffer
-	default:
-		s.grads[id] = g
-		req.Floats = s.takeBuf(n)
-		if applied {
-			s.apply(a, id, nil)
+	if s.isRetry(peer, w, req.Tag, req.Extra) {
+		// Logged before its acknowledgement was lost: acknowledge it now,
+		// once durable, without offering it twice.
+		s.stats.Retries++
+	} else {
+		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now()}
+		dropped, kept := s.offer(m.now, m, req.Floats, false)
+		if dropped {
+			resp.Flags = flagDropped
 		}
+		if kept {
+			req.Floats = s.takeBuf(n)
+		}
+		if s.logged {
+			s.last[w] = lastPush{clock: m.clock, read: m.read, peer: peer}
+		}
+	}
+	if err := s.walErr; err != nil {
+		return s.refuseLocked(remoteErr(wire.CodeUnavailable, "shard %d: the durability log failed, nothing can be acknowledged: %v", s.idx, err))
 	}
 	s.armTick()
 	resp.Type, resp.Shard, resp.Worker = wire.MsgPushAck, uint32(s.idx), req.Worker
 	resp.Tag, resp.Extra = s.agg.Version(), s.inc
-	notify := s.takeNotify()
+	notify, lsn := s.takeNotify(), s.lsn
 	s.mu.Unlock()
 	s.sendReady(notify)
-	return nil
+	// The acknowledgement waits for the record (group commit: concurrent
+	// pushes share the fsync).
+	return s.syncLog(lsn)
 }
 
 func peerID(p *wire.Peer) int32 {
@@ -96,7 +98,16 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	if err := s.checkAhead("minimum version", req.Extra); err != nil {
 		return s.refuseLocked(err)
 	}
-	defer s.mu.Unlock()
+	s.pullLocked(peer, req, resp, off, cnt)
+	lsn := s.lsn
+	s.mu.Unlock()
+	// A version is handed out only once the records that made it are
+	// durable: a worker never holds a version the log cannot restore.
+	return s.syncLog(lsn)
+}
+
+// pullLocked answers a checked pull (lock held).
+func (s *Shard) pullLocked(peer *wire.Peer, req, resp *wire.Frame, off, cnt uint64) {
 	s.fastForward(req.Tag)
 	v := s.agg.Version()
 	resp.Type, resp.Shard, resp.Worker, resp.Offset = wire.MsgPullResp, uint32(s.idx), req.Worker, off
@@ -106,7 +117,7 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 		if peer != nil {
 			s.waiters[peer] = req.Extra
 		}
-		return nil
+		return
 	}
 	resp.Floats = s.cur.buf[off : off+cnt]
 	if peer != nil {
@@ -118,7 +129,6 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 		// No connection to release it later (a direct call): copy.
 		resp.Floats = append([]float32(nil), resp.Floats...)
 	}
-	return nil
 }
 
 // done serves a worker's one-way Heartbeat: held is the version the

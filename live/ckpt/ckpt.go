@@ -54,6 +54,10 @@ type Meta struct {
 	Paradigm  string `json:"paradigm"`
 	Model     string `json:"model"`
 	Velocity  bool   `json:"velocity"` // the optimizer's momentum buffer follows the weights
+	// LogSegment is the first segment of the shard's durability log
+	// (package wal) that the checkpoint does not cover: a restore replays
+	// the log from there. 0: written without a log.
+	LogSegment uint64 `json:"log_segment,omitempty"`
 }
 
 // State is one shard's checkpoint.

@@ -1,0 +1,266 @@
+package live
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+const logBlock = 64
+
+// logShard starts shard 0 of a one-shard job under --durability log in
+// dir, restoring from dir's checkpoint and log when restore is set.
+func logShard(t *testing.T, dir, spec string, k int, momentum float64, restore bool) *Shard {
+	t.Helper()
+	cfg := quickJob(t, spec, k, 1)
+	cfg.Momentum = momentum
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	init := make([]float32, logBlock)
+	for i := range init {
+		init[i] = float32(i) / logBlock
+	}
+	sc := ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100}, Init: init, Restarted: restore}
+	if restore {
+		st, err := ckpt.Read(ckpt.Path(dir, 0), ckpt.Want{Shard: 0, Shards: 1, Lo: 0, Hi: logBlock, NumParams: logBlock, Model: cfg.Model})
+		switch {
+		case err == nil:
+			sc.Restore = st
+		case !errors.Is(err, os.ErrNotExist):
+			t.Fatal(err)
+		}
+	}
+	s, err := newShard(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.logged = true
+	var from uint64
+	if sc.Restore != nil {
+		from = sc.Restore.LogSegment
+	}
+	if err := s.openLog(walDir(dir, 0), restore, from, sc.Restore != nil); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// logStep is one event of a scripted run: a push by worker w (w ≥ 0), a
+// checkpoint (ckpt), or worker leave's removal (leave ≥ 0).
+type logStep struct {
+	w     int
+	ckpt  bool
+	leave int
+}
+
+func logPush(w int) logStep   { return logStep{w: w, leave: -1} }
+func logRemove(p int) logStep { return logStep{w: -1, leave: p} }
+
+var checkpointStep = logStep{w: -1, leave: -1, ckpt: true}
+
+// runSteps drives s through the script; clocks are the workers' push
+// counts, gradients come from rng. It returns the version the last push
+// acknowledged.
+func runSteps(t *testing.T, s *Shard, dir string, steps []logStep, clocks map[int]uint64, rng *rand.Rand) uint64 {
+	t.Helper()
+	var acked uint64
+	for _, st := range steps {
+		switch {
+		case st.ckpt:
+			if err := s.checkpoint(dir, true); err != nil {
+				t.Fatal(err)
+			}
+		case st.leave >= 0:
+			var live []int
+			for p, l := range s.members {
+				if l && p != st.leave {
+					live = append(live, p)
+				}
+			}
+			s.setMembers(live, []int{st.leave}, "test")
+		default:
+			g := make([]float32, logBlock)
+			for i := range g {
+				g[i] = float32(rng.NormFloat64())
+			}
+			var resp wire.Frame
+			req := wire.Frame{Type: wire.MsgPush, Worker: int32(st.w), Tag: clocks[st.w], Extra: s.Stats().Version, Floats: g}
+			if err := s.push(nil, &req, &resp); err != nil {
+				t.Fatal(err)
+			}
+			clocks[st.w]++
+			acked = resp.Tag
+		}
+	}
+	return acked
+}
+
+// TestLogRestoresAcknowledged: a shard abandoned without a clean close (a
+// kill -9: no final checkpoint, nothing written after the last
+// acknowledgement) and restored from its checkpoint and log reaches the
+// version it last acknowledged, with the weights of a shard that never
+// died, bit for bit; a synchronous round left half-filled is rebuilt and
+// completes with the missing gradients. The script checkpoints mid-round
+// (the buffered gradients are carried into the new segment) and removes a
+// worker (which closes a round).
+func TestLogRestoresAcknowledged(t *testing.T) {
+	script := []logStep{logPush(0), logPush(1), logPush(2), logPush(0), logPush(1), checkpointStep, logPush(2), logPush(0),
+		logPush(1), logRemove(2), logPush(0), logPush(1), logPush(0), checkpointStep, logPush(1), logPush(0)}
+	for _, tc := range []struct {
+		spec     string
+		momentum float64
+		tail     []logStep // after the restore, on both shards
+	}{
+		{"bsp", -1, []logStep{logPush(1)}},
+		{"bsp", 0.9, []logStep{logPush(1), logPush(0)}},
+		{"asp", -1, []logStep{logPush(1)}},
+		{"ssp:s=2", 0.5, []logStep{logPush(0)}},
+		{"backup:b=1", -1, []logStep{logPush(1), logPush(0)}},
+		{"psp:c=2", -1, []logStep{logPush(1)}},
+		{"softsync:n=1", -1, []logStep{logPush(1), logPush(0), logPush(1)}},
+	} {
+		t.Run(tc.spec, func(t *testing.T) {
+			dirRef, dir := t.TempDir(), t.TempDir()
+			rs := logShard(t, dirRef, tc.spec, 3, tc.momentum, false)
+			defer rs.closeLog()
+			s := logShard(t, dir, tc.spec, 3, tc.momentum, false)
+			rngRef, rng := rand.New(rand.NewPCG(1, 2)), rand.New(rand.NewPCG(1, 2))
+			clocksRef, clocks := map[int]uint64{}, map[int]uint64{}
+			runSteps(t, rs, dirRef, script, clocksRef, rngRef)
+			acked := runSteps(t, s, dir, script, clocks, rng)
+			// kill -9: s is abandoned as it stands.
+			r := logShard(t, dir, tc.spec, 3, tc.momentum, true)
+			defer r.closeLog()
+			w, v := r.Weights()
+			wRef, vRef := rs.Weights()
+			if v != acked || v != vRef {
+				t.Fatalf("restored version %d; last acknowledged %d, the shard that never died is at %d", v, acked, vRef)
+			}
+			if WeightsCRC(w) != WeightsCRC(wRef) {
+				t.Fatalf("restored weights differ from the shard that never died (CRC %08x, want %08x)", WeightsCRC(w), WeightsCRC(wRef))
+			}
+			if st := r.Stats(); st.Replayed == 0 || st.Pushes != rs.Stats().Pushes {
+				t.Errorf("restored shard: %d records replayed, %d pushes counted; want > 0 and %d", st.Replayed, st.Pushes, rs.Stats().Pushes)
+			}
+			runSteps(t, rs, dirRef, tc.tail, clocksRef, rngRef)
+			runSteps(t, r, dir, tc.tail, clocks, rng)
+			w, v = r.Weights()
+			wRef, vRef = rs.Weights()
+			if v != vRef || WeightsCRC(w) != WeightsCRC(wRef) || v <= acked && tc.spec != "backup:b=1" {
+				t.Fatalf("after the tail: version %d (CRC %08x), the shard that never died %d (CRC %08x); acknowledged before %d",
+					v, WeightsCRC(w), vRef, WeightsCRC(wRef), acked)
+			}
+			// A second crash: the replay now crosses the segment the first
+			// restore began (its base must agree, its carried gradients
+			// were replayed already).
+			r2 := logShard(t, dir, tc.spec, 3, tc.momentum, true)
+			defer r2.closeLog()
+			if w, v := r2.Weights(); v != vRef || WeightsCRC(w) != WeightsCRC(wRef) {
+				t.Fatalf("after a second crash: version %d (CRC %08x), the shard that never died %d (CRC %08x)",
+					v, WeightsCRC(w), vRef, WeightsCRC(wRef))
+			}
+			runSteps(t, rs, dirRef, script[:4], clocksRef, rngRef)
+			runSteps(t, r2, dir, script[:4], clocks, rng)
+			if w, v := r2.Weights(); v != rs.Stats().Version || WeightsCRC(w) != WeightsCRC(rs.cur.buf) {
+				t.Fatalf("after a second crash and 4 pushes: version %d, the shard that never died %d", v, rs.Stats().Version)
+			}
+		})
+	}
+}
+
+// TestLogTruncatedAtCheckpoint: a checkpoint records the segment it
+// starts, and the segments before it are deleted once it is written.
+func TestLogTruncatedAtCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s := logShard(t, dir, "bsp", 2, -1, false)
+	defer s.closeLog()
+	clocks, rng := map[int]uint64{}, rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 3; i++ {
+		runSteps(t, s, dir, []logStep{logPush(0), logPush(1), logPush(0), checkpointStep}, clocks, rng)
+		st, err := ckpt.Read(ckpt.Path(dir, 0), ckpt.Want{Shard: 0, Shards: 1, Lo: 0, Hi: logBlock, NumParams: logBlock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs, _ := wal.Segments(walDir(dir, 0))
+		if st.LogSegment != uint64(i+2) || len(segs) != 1 || segs[0] != st.LogSegment {
+			t.Fatalf("checkpoint %d: covers the log up to segment %d, segments on disk %v; want %d alone", i, st.LogSegment, segs, i+2)
+		}
+	}
+}
+
+// TestLogTornTailAndCorruption: a torn tail after the last acknowledged
+// push restores as if it were not there; a damaged record that a crash
+// cannot have torn stops the restore with an error that says where.
+func TestLogTornTailAndCorruption(t *testing.T) {
+	dir := t.TempDir()
+	s := logShard(t, dir, "asp", 2, -1, false)
+	clocks, rng := map[int]uint64{}, rand.New(rand.NewPCG(5, 6))
+	acked := runSteps(t, s, dir, []logStep{logPush(0), logPush(1), logPush(0)}, clocks, rng)
+	segs, _ := wal.Segments(walDir(dir, 0))
+	path := wal.SegmentPath(walDir(dir, 0), segs[len(segs)-1])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte{0x40, 1, 0, 0, 9, 9, 9, 9, 1, 0}) // a record cut short
+	f.Close()
+	r := logShard(t, dir, "asp", 2, -1, true)
+	if _, v := r.Weights(); v != acked {
+		t.Fatalf("restored past a torn tail at version %d, last acknowledged %d", v, acked)
+	}
+	runSteps(t, r, dir, []logStep{logPush(1), logPush(0), logPush(1), logPush(0), logPush(1), logPush(0)}, clocks, rng)
+	r.closeLog()
+
+	// Damage the first push of the first segment: later segments follow it.
+	f, err = os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 1)
+	off := int64(36 + 8 + 40 + 4*2 + 100) // the header, the base (2 ids), into the first push
+	f.ReadAt(b, off)
+	b[0] ^= 1
+	f.WriteAt(b, off)
+	f.Close()
+	cfg := quickJob(t, "asp", 2, 1)
+	cfg.Fill()
+	x, _ := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "asp", TrainN: 100}, Init: make([]float32, logBlock), Restarted: true})
+	x.logged = true
+	err = x.openLog(walDir(dir, 0), true, 0, false)
+	if !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), "record 1 at offset") {
+		t.Fatalf("damaged push in an earlier segment: err %v, want ErrCorrupt naming record 1 and its offset", err)
+	}
+}
+
+// TestLogRetryAcknowledgedOnce: a push that repeats one already logged
+// (its acknowledgement was lost with the shard) is acknowledged without
+// being applied twice.
+func TestLogRetryAcknowledgedOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := logShard(t, dir, "asp", 2, -1, false)
+	clocks, rng := map[int]uint64{}, rand.New(rand.NewPCG(7, 8))
+	runSteps(t, s, dir, []logStep{logPush(0), logPush(1)}, clocks, rng)
+	r := logShard(t, dir, "asp", 2, -1, true)
+	defer r.closeLog()
+	var resp wire.Frame
+	again := wire.Frame{Type: wire.MsgPush, Worker: 1, Tag: 0, Extra: 1, Floats: make([]float32, logBlock)}
+	if err := r.push(nil, &again, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Stats(); resp.Tag != 2 || st.Version != 2 || st.Retries != 1 {
+		t.Fatalf("a retried push: acknowledged version %d, shard at %d with %d retries; want 2, 2, 1", resp.Tag, st.Version, st.Retries)
+	}
+	if err := CheckDurability("log", ""); err == nil {
+		t.Error("--durability log without a checkpoint directory accepted")
+	}
+	if err := CheckDurability("fsync", "d"); err == nil || !strings.Contains(err.Error(), "fsync") {
+		t.Errorf("--durability fsync: err %v", err)
+	}
+}
