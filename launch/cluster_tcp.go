@@ -158,6 +158,9 @@ func (c *tcpCluster) startShard(i int, restore bool) error {
 	if restore {
 		args = append(args, "--restore")
 	}
+	if c.opt.Durability != "" {
+		args = append(args, "--durability", c.opt.Durability)
+	}
 	if c.opt.MetricsAddr != "" {
 		m, err := portPlus(c.opt.MetricsAddr, i)
 		if err != nil {

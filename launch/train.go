@@ -37,6 +37,9 @@ type Options struct {
 	CheckpointDir      string
 	CheckpointInterval time.Duration
 	Restore            bool
+	// Durability is the shards' live.ServerConfig.Durability: "" or
+	// "checkpoint", or "log" (needs CheckpointDir).
+	Durability string
 	// MetricsAddr serves shard 0's Prometheus metrics (host:port); shard i
 	// serves at port+i. "" : none.
 	MetricsAddr string

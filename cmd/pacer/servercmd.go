@@ -108,11 +108,12 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
 	ckptDir := fs.String("checkpoint-dir", "", "write atomic shard checkpoints here (and on SIGINT/SIGTERM)")
 	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints (> 0)")
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
+	durability := fs.String("durability", live.DurabilityCheckpoint, "what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (a push is acknowledged once a write-ahead log in --checkpoint-dir holds it; --restore replays it)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	controlToken := fs.String("control-token", "", "second secret of the control roles (coordinator links, observers), different from the token; every shard needs it, workers never get it (default $PACER_CONTROL_TOKEN; prefer the variable)")
 	cmd.RunE = func(*cobra.Command, []string) error {
-		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, metrics, listenFD, controlToken}, stdout, stderr)
+		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken}, stdout, stderr)
 	}
 	return cmd
 }
@@ -123,16 +124,20 @@ type serverFlags struct {
 	listen, peers, ckptDir *string
 	ckptEvery              *time.Duration
 	restore                *bool
+	durability             *string
 	metrics                *string
 	listenFD               *int
 	controlToken           *string
 }
 
 func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlags, stdout, stderr io.Writer) error {
-	index, listen, peers, ckptDir, ckptEvery, restore, metrics, listenFD, controlToken :=
-		f.index, f.listen, f.peers, f.ckptDir, f.ckptEvery, f.restore, f.metrics, f.listenFD, f.controlToken
+	index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken :=
+		f.index, f.listen, f.peers, f.ckptDir, f.ckptEvery, f.restore, f.durability, f.metrics, f.listenFD, f.controlToken
 	set := setFlags(fs)
 	if err := checkServerFlags(fs, set, *ckptEvery); err != nil {
+		return usage(err)
+	}
+	if err := live.CheckDurability(*durability, *ckptDir); err != nil {
 		return usage(err)
 	}
 	env := live.Env{}
@@ -203,7 +208,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 		}
 	}
 	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
-		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore,
+		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore, Durability: *durability,
 		MetricsAddr: *metrics, Logger: log,
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
 	if err != nil {

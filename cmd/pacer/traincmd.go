@@ -14,6 +14,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -100,6 +101,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 	fs.StringVar(&lo.CheckpointDir, "checkpoint-dir", "", "live modes: checkpoint the shards here (atomically) every --checkpoint-interval and at shutdown")
 	fs.DurationVar(&lo.CheckpointInterval, "checkpoint-interval", 30*time.Second, "live modes: time between shard checkpoints")
 	fs.BoolVar(&lo.Restore, "restore", false, "live modes: start the shards from the checkpoints in --checkpoint-dir")
+	fs.StringVar(&lo.Durability, "durability", live.DurabilityCheckpoint, "live modes: what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (acknowledged once in a write-ahead log in --checkpoint-dir; nothing acknowledged is lost)")
 	fs.StringVar(&lo.MetricsAddr, "metrics-addr", "", "live modes: serve Prometheus metrics at host:port (shard i at port+i)")
 	verbose := fs.BoolP("v", "v", false, "live modes: print the servers' and workers' logs to stderr")
 	cmd.RunE = func(*cobra.Command, []string) error {
@@ -108,6 +110,9 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 		}
 		if *mode != "virtual" && lo.CheckpointInterval <= 0 {
 			return usage(fmt.Errorf("--checkpoint-interval=%s must be positive", lo.CheckpointInterval))
+		}
+		if err := live.CheckDurability(lo.Durability, lo.CheckpointDir); *mode != "virtual" && err != nil {
+			return usage(err)
 		}
 		sp, err := paradigm.Parse(*spec)
 		if err != nil {
@@ -154,7 +159,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 }
 
 // liveOnlyFlags configure the live servers, which virtual mode does not run.
-var liveOnlyFlags = []string{"host", "token", "checkpoint-dir", "checkpoint-interval", "restore", "metrics-addr", "v"}
+var liveOnlyFlags = []string{"host", "token", "checkpoint-dir", "checkpoint-interval", "restore", "durability", "metrics-addr", "v"}
 
 // checkTrainModeFlags refuses a valid --mode's inapplicable flags given on
 // the command line (given): virtual time's cluster model in the live modes,
