@@ -1,3 +1,7 @@
+// Claim: the DSSP paper's Table I (PARADIGMS.md §4): on a heterogeneous pair
+// literal DSSP runs at about ASP's pace (3016 s against ASP's 2993 s), with
+// the default wait=next; wait=sl gives SSP's pace.
+
 package sim
 
 import (
