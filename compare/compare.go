@@ -138,8 +138,10 @@ func (c *Config) SeedList() []uint64 {
 	return s
 }
 
-// Run runs the comparison and returns its summary. ctx stops the live
-// modes' run in progress; the deterministic modes check it between runs.
+// Run runs the comparison and returns its summary. When ctx is done, the
+// runs in progress stop within moments (every mode observes it) and Run
+// returns an error wrapping ctx's and no summary: a comparison missing
+// runs has no verdict.
 func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -149,7 +151,7 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	var err error
 	switch c.Mode {
 	case Sim:
-		runs, err = e.parallel(ctx, e.simRun)
+		runs, err = e.parallel(ctx, func(k int) (*runstats.Run, error) { return e.simRun(ctx, k) })
 	case Virtual:
 		runs, err = e.virtual(ctx)
 	default:
@@ -263,13 +265,23 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 	}
 	close(next)
 	wg.Wait()
+	if ctx.Err() != nil {
+		// The runs in flight saw it too and stopped (their errors say
+		// only that); the finished ones are no comparison by themselves.
+		return nil, e.interrupted(ctx)
+	}
 	if err := firstErr(errs); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	return out, nil
+}
+
+// interrupted is the error of a comparison stopped by its context: how far
+// it got, wrapping the context's error. Run returns no summary then.
+func (e *engine) interrupted(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return fmt.Errorf("interrupted after %d of %d runs: %w", e.done, e.total(), ctx.Err())
 }
 
 func firstErr(errs []error) error {
@@ -287,12 +299,12 @@ func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 		Seed: seed, HeartbeatTimeout: 0}
 }
 
-func (e *engine) simRun(k int) (*runstats.Run, error) {
+func (e *engine) simRun(ctx context.Context, k int) (*runstats.Run, error) {
 	sp, seed := e.runJob(k)
 	cfg := e.simConfig(sp, seed)
 	cfg.Iterations, cfg.Duration, cfg.Failures = e.c.Iterations, e.c.Duration, e.c.Failures
 	cfg.Clock = time.Now // measures the controller only; summary.json leaves its time out
-	r, err := sim.Run(cfg)
+	r, err := sim.RunContext(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +328,7 @@ func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
 		ds.Test.N, ds.Source, len(e.c.Specs), e.c.Seeds)
 	e.horizon = e.c.Horizon
 	if e.horizon == 0 {
-		if e.horizon, err = DefaultHorizon(e.c, ds.Train.N); err != nil {
+		if e.horizon, err = DefaultHorizon(ctx, e.c, ds.Train.N); err != nil {
 			return nil, err
 		}
 	}
@@ -325,7 +337,7 @@ func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
 		sp, seed := e.runJob(k)
 		cfg := e.c.Job
 		cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
-		r, err := train.Virtual(cfg, e.ds, nil)
+		r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -338,7 +350,7 @@ func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
 // takes for the job's epochs: every run gets at least its epochs, and the
 // faster paradigms turn their speed into more training within the same
 // time. It simulates timing only (no gradients), so it costs little.
-func DefaultHorizon(c Config, trainN int) (time.Duration, error) {
+func DefaultHorizon(ctx context.Context, c Config, trainN int) (time.Duration, error) {
 	j := c.Job
 	if err := j.Fill(); err != nil {
 		return 0, err
@@ -350,9 +362,9 @@ func DefaultHorizon(c Config, trainN int) (time.Duration, error) {
 			e := engine{c: c}
 			cfg := e.simConfig(sp, seed)
 			cfg.Iterations = iters
-			r, err := sim.Run(cfg)
+			r, err := sim.RunContext(ctx, cfg)
 			if err != nil {
-				return 0, fmt.Errorf("%s (seed %d): %w", sp, seed, err)
+				return 0, fmt.Errorf("the default horizon: %s (seed %d): %w", sp, seed, err)
 			}
 			h = max(h, time.Duration(r.VirtualSeconds*float64(time.Second)))
 		}
@@ -375,10 +387,16 @@ func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
 				time.Since(e.start).Round(time.Second))
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, e.interrupted(ctx)
+			}
 			return nil, fmt.Errorf("%s (seed %d): %w", sp, seed, err)
 		}
 		r.Scenario = e.c.Scenario.Name
 		runs = append(runs, *r)
+		e.mu.Lock()
+		e.done++
+		e.mu.Unlock()
 		e.runDone(len(runs))
 	}
 	return runs, nil

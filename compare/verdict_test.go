@@ -61,7 +61,7 @@ func TestVerdictStableAcrossBaseSeeds(t *testing.T) {
 func TestDefaultHorizon(t *testing.T) {
 	c := Config{Mode: Virtual, Specs: specs(t, "asp", "bsp"), Seeds: 2,
 		Job: job.Config{Workers: 2, Seed: 1, Epochs: 1, Batch: 10, Timing: timing.WorkerSpec{Speeds: []float64{1, 4}}}}
-	h, err := DefaultHorizon(c, 1000) // 50 iterations per worker
+	h, err := DefaultHorizon(context.Background(), c, 1000) // 50 iterations per worker
 	if err != nil {
 		t.Fatal(err)
 	}

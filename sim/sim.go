@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -40,6 +41,7 @@ type shard struct {
 }
 
 type engine struct {
+	ctx     context.Context
 	cfg     Config
 	timed   bool          // measure the controller's wall time
 	ctrl    time.Duration // its total
@@ -61,7 +63,16 @@ type engine struct {
 }
 
 // Run simulates cfg and returns its summary.
-func Run(cfg Config) (*runstats.Run, error) {
+func Run(cfg Config) (*runstats.Run, error) { return RunContext(context.Background(), cfg) }
+
+// checkEvery is how many events pass between two looks at the context:
+// a few microseconds of simulation, or a few batches' gradients in
+// virtual-time training, so a stop takes effect at once.
+const checkEvery = 64
+
+// RunContext is Run stopped when ctx is done: it then returns an error
+// wrapping ctx's and no summary (a run cut short is no result).
+func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
@@ -80,7 +91,7 @@ func Run(cfg Config) (*runstats.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &engine{cfg: cfg, pol: pol, times: tw, servers: ts,
+	e := &engine{ctx: ctx, cfg: cfg, pol: pol, times: tw, servers: ts,
 		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards),
 		timed: cfg.Clock != nil && (cfg.Spec.Kind == paradigm.DSSP || cfg.Spec.Kind == paradigm.Elastic)}
 	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
@@ -105,7 +116,15 @@ func Run(cfg Config) (*runstats.Run, error) {
 }
 
 func (e *engine) loop() error {
-	for !e.stopped {
+	done := e.ctx.Done() // nil for a context that is never done
+	for n := 1; !e.stopped; n++ {
+		if done != nil && n%checkEvery == 0 {
+			select {
+			case <-done:
+				return fmt.Errorf("stopped at %s of virtual time after %d pushes: %w", e.now, e.pushes, e.ctx.Err())
+			default:
+			}
+		}
 		if e.q.len() == 0 {
 			return fmt.Errorf("%w (%s, %d workers, at %s after %d pushes)", ErrStalled,
 				e.cfg.Spec, e.cfg.Workers, e.now, e.pushes)

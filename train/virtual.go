@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"time"
@@ -33,6 +34,12 @@ func Iterations(cfg job.Config, n int) int {
 // run's summary: for cfg.Epochs, or until cfg.Horizon of virtual time when
 // that is set. progress may be nil. ds is only read, so runs may share it.
 func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runstats.Run, error) {
+	return VirtualContext(context.Background(), cfg, ds, progress)
+}
+
+// VirtualContext is Virtual stopped when ctx is done (sim.RunContext): it
+// then returns an error wrapping ctx's and no summary.
+func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runstats.Run, error) {
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
@@ -50,7 +57,7 @@ func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runsta
 	if cfg.Horizon > 0 {
 		iters = 0 // sim.Config: run until Duration
 	}
-	r, err := sim.Run(sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
+	r, err := sim.RunContext(ctx, sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
 		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: iters, Duration: cfg.Horizon, Seed: cfg.Seed,
 		Learner: l, Clock: time.Now})
 	if err != nil {

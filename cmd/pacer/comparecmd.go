@@ -179,13 +179,17 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	pr.start(int64(len(cc.Specs)*cc.Seeds), true)
 	cc.Progress = func(line string) { pr.printf("%s", line) }
 	cc.RunDone = func(done, _ int) { pr.set(int64(done)) }
-	// SIGINT/SIGTERM stop the run in progress cleanly.
+	// SIGINT/SIGTERM stop every run in progress at once (compare.Run).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := compare.Run(ctx, cc)
 	pr.done()
 	if err != nil {
 		undo()
+		if ctx.Err() != nil {
+			// A comparison missing runs has no verdict: write none.
+			return fmt.Errorf("compare stopped by a signal: %w; nothing was written to %s", err, *out)
+		}
 		return err
 	}
 	desc := cc.Scenario.Description
