@@ -68,7 +68,14 @@
 // skips its version forward (the lost updates are gone, the weights are the
 // checkpoint's), while a worker whose pushed gradient was lost with the old
 // incarnation pushes it again. A shard killed before its first checkpoint
-// restarts from w⁰ the same way. The launcher aborts, rather than waits,
+// restarts from w⁰ the same way. Under --durability log (shard_log.go,
+// package wal) nothing acknowledged is lost: every event the aggregator
+// decides on is logged under the shard's lock, a push is acknowledged and
+// a version handed to a pull only once its records are durable, and a
+// restore replays checkpoint + log through the same code, so the shard
+// comes back at its last acknowledged version and never needs to skip;
+// the checkpoint records the log segment it covers, and the older
+// segments go. The launcher aborts, rather than waits,
 // when a restart fails or a shard exits on its own. The coordinator's own state
 // (gate clocks, membership) is not checkpointed: shard 0 is not restartable
 // mid-job.

@@ -80,7 +80,9 @@ func (s *Shard) logRec(r *wal.Record) {
 	lsn, err := s.wal.Append(r)
 	if err != nil {
 		s.walErr = err
-		s.log.Error("durability log failed: pushes are refused from now on", "err", err)
+		if !errors.Is(err, wal.ErrClosed) { // closed: the server has stopped
+			s.log.Error("durability log failed: pushes are refused from now on", "err", err)
+		}
 		return
 	}
 	s.lsn = lsn
