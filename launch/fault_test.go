@@ -116,32 +116,38 @@ func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
 // mid-run and restarted with --restore replays its log past the
 // checkpoint: it comes back at a version no worker had gone beyond (it
 // skips nothing forward: no acknowledged update was lost), ends at the
-// other shard's version (BSP: one update per round on every shard), and
-// the job finishes. Under --durability checkpoint the same run skips.
+// other shard's version (BSP: one update per round on every shard; ASP:
+// one per push, so a push applied twice or lost would show), and the job
+// finishes. Under --durability checkpoint the same BSP run skips
+// (TestTCPShardRestored).
 func TestTCPShardLogRestored(t *testing.T) {
-	cfg := fmnistJob(t, "bsp", 4, 2, 9600, 1)
-	opt := tcpOpts(t)
-	opt.CheckpointDir = t.TempDir()
-	opt.CheckpointInterval = 100 * time.Millisecond
-	opt.Durability = "log"
-	opt.Faults = []Fault{{Role: "shard", Index: 1, AtPushes: 40, Restart: true, RestartAfter: 300 * time.Millisecond, AfterCheckpoint: true}}
-	res, err := TrainResult(context.Background(), cfg, opt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Faults) != 1 || !res.Faults[0].Restarted {
-		t.Fatalf("faults %+v", res.Faults)
-	}
-	f, s0, s1 := res.Faults[0], res.Shards[0], res.Shards[1]
-	t.Logf("pushes %d; fault at %d pushes: checkpoint v%d, restored v%d; shard 1 replayed %d records, retries %d, skipped %d, version %d (shard 0: %d)",
-		res.Run.Pushes, f.FiredAt, f.CheckpointVersion, f.RestoredVersion, s1.Replayed, s1.Retries, s1.Skipped, s1.Version, s0.Version)
-	if s1.Replayed == 0 || s1.Skipped != 0 {
-		t.Errorf("shard 1 replayed %d records and skipped %d versions: want its log replayed and nothing skipped", s1.Replayed, s1.Skipped)
-	}
-	if s1.Version != s0.Version {
-		t.Errorf("BSP shards end at versions %d and %d", s0.Version, s1.Version)
-	}
-	if res.Run.Pushes < res.Coord.Target || res.Coord.Removed != 0 {
-		t.Errorf("pushes %d of %d, removed %d", res.Run.Pushes, res.Coord.Target, res.Coord.Removed)
+	for _, spec := range []string{"bsp", "asp"} {
+		t.Run(spec, func(t *testing.T) {
+			cfg := fmnistJob(t, spec, 4, 2, 9600, 1)
+			opt := tcpOpts(t)
+			opt.CheckpointDir = t.TempDir()
+			opt.CheckpointInterval = 100 * time.Millisecond
+			opt.Durability = "log"
+			opt.Faults = []Fault{{Role: "shard", Index: 1, AtPushes: 40, Restart: true, RestartAfter: 300 * time.Millisecond, AfterCheckpoint: true}}
+			res, err := TrainResult(context.Background(), cfg, opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Faults) != 1 || !res.Faults[0].Restarted {
+				t.Fatalf("faults %+v", res.Faults)
+			}
+			f, s0, s1 := res.Faults[0], res.Shards[0], res.Shards[1]
+			t.Logf("pushes %d; fault at %d pushes: checkpoint v%d, restored v%d; shard 1 replayed %d records, retries %d, skipped %d, version %d (shard 0: %d)",
+				res.Run.Pushes, f.FiredAt, f.CheckpointVersion, f.RestoredVersion, s1.Replayed, s1.Retries, s1.Skipped, s1.Version, s0.Version)
+			if s1.Replayed == 0 || s1.Skipped != 0 {
+				t.Errorf("shard 1 replayed %d records and skipped %d versions: want its log replayed and nothing skipped", s1.Replayed, s1.Skipped)
+			}
+			if s1.Version != s0.Version {
+				t.Errorf("the shards end at versions %d and %d", s0.Version, s1.Version)
+			}
+			if res.Run.Pushes < res.Coord.Target || res.Coord.Removed != 0 {
+				t.Errorf("pushes %d of %d, removed %d", res.Run.Pushes, res.Coord.Target, res.Coord.Removed)
+			}
+		})
 	}
 }
