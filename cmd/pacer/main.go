@@ -35,8 +35,10 @@ const (
 	exitUsage   = 2
 )
 
-// usageError marks an error in what the user typed (a flag, its value, a
-// command or an argument): it exits 2 and points at the command's help.
+// usageError marks an error in what the user typed (a command, a flag, its
+// value, an argument, or any input a command refuses before it starts
+// running): it exits 2 and points at the command's help. An error once the
+// run has started is a failure, exit 1.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -86,9 +88,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   pacer sim --paradigm ssp:s=3 --workers 8 --speeds 1,2 --iterations 500
   pacer train --paradigm bsp --workers 4 --epochs 2
   pacer help train`,
-		SilenceErrors:     true, // run prints them, short
-		SilenceUsage:      true, // no usage dump on an error
-		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: false},
+		SilenceErrors: true, // run prints them, short
+		SilenceUsage:  true, // no usage dump on an error
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
