@@ -35,15 +35,15 @@ type LearnFlags struct {
 
 // Bind registers the flags on fs.
 func (f *LearnFlags) Bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.Model, "model", "mlp", "model: mlp | cnn")
-	fs.StringVar(&f.Dataset, "dataset", "fashion-mnist", "data set: "+strings.Join(data.Names, " | "))
+	fs.StringVar(&f.Model, "model", DefaultModel, "model: mlp | cnn")
+	fs.StringVar(&f.Dataset, "dataset", DefaultDataset, "data set: "+strings.Join(data.Names, " | "))
 	fs.StringVar(&f.DataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
 	intFlag(fs, &f.TrainLimit, "train-limit", 0, "use only the first N training samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
 	intFlag(fs, &f.TestLimit, "test-limit", 0, "use only the first N test samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
-	floatFlag(fs, &f.Epochs, "epochs", 1, fmt.Sprintf("passes over the training set, all workers together (a `float` > 0, at most %d)", MaxEpochs), epochsRange)
-	intFlag(fs, &f.Batch, "batch", 64, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), batchRange)
-	floatFlag(fs, &f.LR, "lr", 0.05, "base learning rate α₀ (a `float` > 0)", positive)
-	floatFlag(fs, &f.Momentum, "momentum", 0.9, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
+	floatFlag(fs, &f.Epochs, "epochs", DefaultEpochs, fmt.Sprintf("passes over the training set, all workers together (a `float` > 0, at most %d)", MaxEpochs), epochsRange)
+	intFlag(fs, &f.Batch, "batch", DefaultBatch, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), batchRange)
+	floatFlag(fs, &f.LR, "lr", DefaultLR, "base learning rate α₀ (a `float` > 0)", positive)
+	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
 	fs.BoolVar(&f.FullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 }
@@ -57,19 +57,6 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	if c.Momentum == 0 {
 		c.Momentum = -1 // Config: zero means the default, negative means none
 	}
-}
-
-// Args renders c's learning settings as the flags Bind reads back.
-func Args(c *Config) []string {
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	args := []string{"--model", c.Model, "--dataset", c.Dataset, "--train-limit", strconv.Itoa(c.TrainLimit),
-		"--test-limit", strconv.Itoa(c.TestLimit), "--epochs", g(c.Epochs), "--batch", strconv.Itoa(c.Batch),
-		"--lr", g(c.LR), "--momentum", g(max(0, c.Momentum)), "--weight-decay", g(c.WeightDecay),
-		fmt.Sprintf("--full-async-lr=%t", c.FullAsyncLR)}
-	if c.DataDir != "" {
-		args = append(args, "--data-dir", c.DataDir)
-	}
-	return args
 }
 
 // The checks of the numeric flags. Each returns the reason a value is

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"flag"
 	"io"
 	"strings"
@@ -42,7 +43,8 @@ func TestLearnFlagsRefuseBadValues(t *testing.T) {
 }
 
 // --momentum 0 is plain SGD all the way to the optimizer, also after the
-// round trip through Args that tcp mode hands each `pacer server`; the
+// round trip through the description that tcp mode hands each `pacer
+// server` (JSON); the
 // default stays 0.9 and any other value is kept.
 func TestMomentumFlagReachesTheOptimizer(t *testing.T) {
 	for _, c := range []struct {
@@ -65,17 +67,20 @@ func TestMomentumFlagReachesTheOptimizer(t *testing.T) {
 		if got := cfg.Optim().Momentum; got != c.want {
 			t.Errorf("%v: optimizer momentum %g, want %g", c.args, got, c.want)
 		}
-		back, err := parseLearn(Args(&cfg)...)
+		d, err := Describe(cfg, 100)
 		if err != nil {
-			t.Fatalf("%v: Args do not parse back: %v", c.args, err)
-		}
-		var again Config
-		back.ApplyTo(&again)
-		if err := again.Fill(); err != nil {
 			t.Fatal(err)
 		}
-		if got := again.Optim().Momentum; got != c.want {
-			t.Errorf("%v: after Args, optimizer momentum %g, want %g", c.args, got, c.want)
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseDescription(b)
+		if err != nil {
+			t.Fatalf("%v: the description does not parse back: %v", c.args, err)
+		}
+		if got := again.Job.Optim().Momentum; got != c.want {
+			t.Errorf("%v: after the description, optimizer momentum %g, want %g", c.args, got, c.want)
 		}
 	}
 }

@@ -13,6 +13,22 @@ import (
 	"github.com/pacer-ps/pacer/timing"
 )
 
+// The defaults of a job's fields: Fill gives them to zero fields, and the
+// flags of every command that builds a job show them, so each has one home.
+const (
+	DefaultWorkers          = 1
+	DefaultShards           = 1
+	DefaultModel            = "mlp"
+	DefaultDataset          = "fashion-mnist"
+	DefaultEpochs           = 1.0
+	DefaultBatch            = 64
+	DefaultLR               = 0.05
+	DefaultMomentum         = 0.9
+	DefaultSeed             = 1
+	DefaultEvalEvery        = 0.25
+	DefaultHeartbeatTimeout = 5 * time.Second
+)
+
 // Config is a training job. Zero fields take the documented defaults (Fill).
 type Config struct {
 	Spec    paradigm.Spec
@@ -69,32 +85,32 @@ func (c *Config) Fill() error {
 			*v = d
 		}
 	}
-	def(&c.Workers, 1)
-	def(&c.Shards, 1)
-	def(&c.Batch, 64)
+	def(&c.Workers, DefaultWorkers)
+	def(&c.Shards, DefaultShards)
+	def(&c.Batch, DefaultBatch)
 	if c.Model == "" {
-		c.Model = "mlp"
+		c.Model = DefaultModel
 	}
 	if c.Dataset == "" {
-		c.Dataset = "fashion-mnist"
+		c.Dataset = DefaultDataset
 	}
 	if c.Epochs == 0 {
-		c.Epochs = 1
+		c.Epochs = DefaultEpochs
 	}
 	if c.LR == 0 {
-		c.LR = 0.05
+		c.LR = DefaultLR
 	}
 	if c.Momentum == 0 {
-		c.Momentum = 0.9
+		c.Momentum = DefaultMomentum
 	}
 	if c.Seed == 0 {
-		c.Seed = 1
+		c.Seed = DefaultSeed
 	}
 	if c.EvalEvery == 0 {
-		c.EvalEvery = 0.25
+		c.EvalEvery = DefaultEvalEvery
 	}
 	if c.HeartbeatTimeout == 0 {
-		c.HeartbeatTimeout = 5 * time.Second
+		c.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
 	switch {
 	case c.Workers < 1:
@@ -115,6 +131,8 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
 	case c.Target < 0 || c.Target > 1:
 		return fmt.Errorf("target=%g must be an accuracy in [0, 1]", c.Target)
+	case c.HeartbeatTimeout < 0:
+		return fmt.Errorf("heartbeat-timeout=%s must be positive", c.HeartbeatTimeout)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
 	case c.TrainLimit < 0:
@@ -133,10 +151,17 @@ func (c *Config) Fill() error {
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
 }
 
+// StepSize is the effective step size of one apply a made in epoch
+// (0-based, all workers together): the schedule's rate at the apply's
+// optimizer step times StepScale. Every training driver (virtual time, a
+// live shard) calls it, so virtual and live runs step alike.
+func (c *Config) StepSize(a paradigm.Apply, epoch int64) float64 {
+	return c.Optim().Rate(int64(a.Version)-1, epoch) * c.StepScale(a)
+}
+
 // StepScale is the factor on α₀ for one apply: the aggregator's own scale
 // (PSP's d/K, 1 elsewhere) and, unless FullAsyncLR, 1/K for the paradigms
-// that apply each gradient on arrival. Every training driver calls it, so
-// virtual and live runs step alike.
+// that apply each gradient on arrival.
 func (c *Config) StepScale(a paradigm.Apply) float64 {
 	s := a.LRScale
 	if !c.FullAsyncLR && c.Spec.AppliesOnArrival() {

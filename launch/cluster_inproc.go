@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -17,7 +18,7 @@ import (
 // checks, in one process. A killed worker or shard has its context
 // cancelled, which closes its connections as a crash would.
 type inproc struct {
-	params *live.JobParams
+	params *job.Description
 	opt    *Options
 	ds     *data.Dataset
 	tr     *wire.Inproc
@@ -36,7 +37,7 @@ type inproc struct {
 	fail     chan error
 }
 
-func newInproc(p *live.JobParams, opt *Options, ds *data.Dataset) *inproc {
+func newInproc(p *job.Description, opt *Options, ds *data.Dataset) *inproc {
 	c := &inproc{params: p, opt: opt, ds: ds, tr: &wire.Inproc{}, done: make(chan struct{}), fail: make(chan error, 1), log: newLogger(opt.Log, opt.LogLevel)}
 	for i := 0; i < p.Job.Shards; i++ {
 		c.names = append(c.names, fmt.Sprintf("shard-%d", i))

@@ -3,6 +3,7 @@ package launch
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -25,7 +26,8 @@ import (
 // $PACER_CONTROL_TOKEN), never on a command line another user could read;
 // workers never get the control token.
 type tcpCluster struct {
-	params *live.JobParams
+	params *job.Description
+	desc   []byte // params as JSON, every shard's --job
 	opt    *Options
 	bin    string
 	hosts  []string
@@ -51,7 +53,7 @@ type shardProc struct {
 	err    error
 }
 
-func newTCP(p *live.JobParams, opt *Options) *tcpCluster {
+func newTCP(p *job.Description, opt *Options) *tcpCluster {
 	return &tcpCluster{params: p, opt: opt, done: make(chan struct{}), fail: make(chan error, 1), killed: map[*exec.Cmd]bool{},
 		shards: make([]*shardProc, p.Job.Shards), workers: make([]*exec.Cmd, p.Job.Workers)}
 }
@@ -61,11 +63,14 @@ func (c *tcpCluster) transport() wire.Transport { return wire.TCP{} }
 
 func (c *tcpCluster) start(ctx context.Context) error {
 	c.bin = c.opt.Binary
+	var err error
 	if c.bin == "" {
-		var err error
 		if c.bin, err = os.Executable(); err != nil {
 			return fmt.Errorf("launch: tcp mode needs the pacer binary: %w", err)
 		}
+	}
+	if c.desc, err = json.Marshal(c.params); err != nil {
+		return fmt.Errorf("launch: the job's description: %w", err)
 	}
 	host := c.opt.Host
 	if host == "" {
@@ -148,7 +153,7 @@ func (c *tcpCluster) logWriter(name string) io.Writer {
 func (c *tcpCluster) startShard(i int, restore bool) error {
 	args := []string{"server", "--index", strconv.Itoa(i), "--listen-fd", "3", "--peers", strings.Join(c.hosts, ","),
 		"--log-level", c.opt.LogLevel.String()}
-	args = append(args, live.JobArgs(c.params)...)
+	args = append(args, "--job", string(c.desc))
 	if d := c.opt.CheckpointDir; d != "" {
 		args = append(args, "--checkpoint-dir", d)
 		if c.opt.CheckpointInterval > 0 {

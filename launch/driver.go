@@ -20,7 +20,7 @@ import (
 // evaluates the shards' weights on the test set, fires the faults and
 // writes the summary. It connects like any tool would, as an observer.
 type driver struct {
-	params   *live.JobParams
+	params   *job.Description
 	opt      *Options
 	ds       *data.Dataset
 	cl       cluster
@@ -308,7 +308,7 @@ func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error
 		return nil, err
 	}
 	d.report(cs, acc)
-	r := &runstats.Run{Paradigm: d.params.Paradigm, Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
+	r := &runstats.Run{Paradigm: d.params.Job.Spec.String(), Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes}
 	r.SetCurve(d.curve, j.Target) // the final evaluation is the curve's last point

@@ -128,9 +128,13 @@ func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progr
 
 // TrainResult is Train with the fault records and per-shard counters.
 func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*Result, error) {
-	if err := cfg.Fill(); err != nil {
+	// The job's description is built and validated here, once; every
+	// shard and (through the coordinator) every worker gets it whole.
+	desc, err := job.Describe(cfg, 0)
+	if err != nil {
 		return nil, err
 	}
+	cfg = desc.Job
 	if err := live.CheckSpec(cfg.Spec); err != nil {
 		return nil, err
 	}
@@ -169,7 +173,6 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	}
 	ds := opt.Data
 	if ds == nil {
-		var err error
 		if ds, err = job.Data(cfg); err != nil {
 			return nil, err
 		}
@@ -185,7 +188,8 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if err := nn.CheckData(m, ds.Train.Name, ds.Train.Dim, ds.Train.Classes); err != nil {
 		return nil, err
 	}
-	params := &live.JobParams{Job: cfg, Paradigm: cfg.Spec.String(), TrainN: ds.Train.N}
+	desc.TrainN = ds.Train.N
+	params := &desc
 	if opt.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -35,7 +36,7 @@ func testServerWith(t *testing.T, edit func(*ServerConfig)) (*Server, *wire.Inpr
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Listener: ln,
+	sc := ServerConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Listener: ln,
 		Transport: tr, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0", "s1"}}
 	if edit != nil {
 		edit(&sc)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -31,7 +32,7 @@ func newDurBench(b *testing.B, n, workers int, durability string) *durBench {
 		b.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	sc := ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "asp", TrainN: 1000}, Init: make([]float32, n)}
+	sc := ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, Init: make([]float32, n)}
 	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Token: "t", ControlToken: "c", ShardAddrs: []string{addr},
 		CheckpointDir: b.TempDir(), CheckpointInterval: time.Hour, Durability: durability}, sc, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -28,7 +29,7 @@ func benchShard(b *testing.B) (*Server, string, func()) {
 		b.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	sc := ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, Init: make([]float32, benchN)}
+	sc := ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, Init: make([]float32, benchN)}
 	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Token: "t", ControlToken: "c", ShardAddrs: []string{addr}},
 		sc, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -172,7 +173,7 @@ func BenchmarkShardApply(b *testing.B) {
 	if err := cfg.Fill(); err != nil {
 		b.Fatal(err)
 	}
-	s, err := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, Init: make([]float32, benchN)})
+	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, Init: make([]float32, benchN)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -20,18 +21,18 @@ const maxStaleness = 1<<16 - 1
 // to K+64 joins (--id −1) beyond them. Every per-worker table (the
 // coordinator's members, a shard's membership, the aggregators' rounds) is
 // bounded by it, whatever a frame names.
-func (p *JobParams) idCap() int { return min(2*p.Job.Workers+64, maxWorkers) }
+func idCap(p *job.Description) int { return min(2*p.Job.Workers+64, maxWorkers) }
 
 // inFlight is B, the job's bound on updates a shard can have made that its
 // checkpoint does not prove: every update takes at least one push, the job
-// ends after target pushes, and each worker id may have one push in flight
+// ends after p.Pushes() pushes, and each worker id may have one push in flight
 // at the end and one pushed again after a restart. A version or clock a
 // worker names beyond what the shard can prove plus B is refused.
-func (p *JobParams) inFlight() uint64 { return uint64(p.target()) + 2*uint64(p.idCap()) }
+func inFlight(p *job.Description) uint64 { return uint64(p.Pushes()) + 2*uint64(idCap(p)) }
 
 // maxControlBytes bounds a Control frame's JSON: a membership view lists
 // every admitted id once (at most 11 bytes each).
-func (p *JobParams) maxControlBytes() int { return 4<<10 + 12*p.idCap() }
+func maxControlBytes(p *job.Description) int { return 4<<10 + 12*idCap(p) }
 
 // checkHeld checks a version a worker says it holds (a push's read version,
 // a pull's or heartbeat's held version) against what the shard can have
@@ -47,9 +48,9 @@ func (s *Shard) checkHeld(what string, held uint64) error {
 	if !s.restarted {
 		return remoteErr(wire.CodeBadRequest, "%s %d is beyond shard %d's version %d, and this shard has not restarted", what, held, s.idx, v)
 	}
-	if lim := s.provable() + s.params.inFlight(); held > lim {
+	if lim := s.provable() + inFlight(s.params); held > lim {
 		return remoteErr(wire.CodeBadRequest, "%s %d is beyond what shard %d can have published (%d: checkpoint version %d, %d updates since, in-flight bound %d)",
-			what, held, s.idx, lim, s.stats.RestoredVersion, s.stats.Updates, s.params.inFlight())
+			what, held, s.idx, lim, s.stats.RestoredVersion, s.stats.Updates, inFlight(s.params))
 	}
 	return nil
 }
@@ -63,10 +64,10 @@ func (s *Shard) provable() uint64 { return s.stats.RestoredVersion + uint64(s.st
 // minimum version, a push's clock) (lock held): at most one round past the
 // version the shard may skip to.
 func (s *Shard) checkAhead(what string, x uint64) error {
-	lim := max(s.agg.Version(), s.provable()) + s.params.inFlight() + 1
+	lim := max(s.agg.Version(), s.provable()) + inFlight(s.params) + 1
 	if x > lim {
 		return remoteErr(wire.CodeBadRequest, "%s %d is beyond shard %d's version %d plus the job's in-flight bound %d",
-			what, x, s.idx, s.agg.Version(), s.params.inFlight())
+			what, x, s.idx, s.agg.Version(), inFlight(s.params))
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func (o *Observer) Stop(ctx context.Context) error {
 
 // CheckpointWant is what shard index of job p must find in its checkpoint:
 // the range the job's model and shard count give it.
-func CheckpointWant(p *JobParams, index, nparams int) ckpt.Want {
+func CheckpointWant(p *job.Description, index, nparams int) ckpt.Want {
 	r := job.Ranges(nparams, p.Job.Shards)[index]
 	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -31,7 +33,7 @@ func connServer(t *testing.T, spec string, k int, wc wire.Config) (*Server, *wir
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runServer(t, ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100_000}, Listener: ln,
+	return runServer(t, ServerConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100_000}, Listener: ln,
 		Transport: tr, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0", "s1"}, Wire: wc}), tr
 }
 
@@ -156,7 +158,7 @@ func TestFrameLimitsPerRole(t *testing.T) {
 		t.Fatalf("a push one float over the block: %v (too_large %d), want the connection closed from the header", err, tooLarge())
 	}
 
-	limit := sv.cfg.Params.controlPayload()
+	limit := controlPayload(sv.cfg.Params)
 	ob, err := dialHello(tr, "s0", "secret", controlHello(RoleObserver, "control-secret"))
 	if err != nil {
 		t.Fatal(err)
@@ -321,8 +323,11 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lf.Close()
-	args := append([]string{"server", "--index", "0", "--listen-fd", "3", "--peers", addr, "--log-level", "error"},
-		JobArgs(&JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000})...)
+	desc, err := json.Marshal(job.Description{Version: job.Version, Job: cfg, TrainN: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"server", "--index", "0", "--listen-fd", "3", "--peers", addr, "--log-level", "error", "--job", string(desc)}
 	cmd := exec.Command(pacerBin, args...)
 	cmd.Env = append(os.Environ(), "PACER_TOKEN=secret", "PACER_CONTROL_TOKEN=secret-control")
 	cmd.ExtraFiles = []*os.File{lf}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -70,7 +71,7 @@ type Coordinator struct {
 
 // CoordConfig builds a Coordinator.
 type CoordConfig struct {
-	Params     *JobParams
+	Params     *job.Description
 	ShardAddrs []string
 	Logger     *slog.Logger
 	// StartupGrace is how long a worker id may stay unseen before it is
@@ -94,11 +95,9 @@ func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
-		idCap: cfg.Params.idCap(), timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.target(),
+		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.Pushes(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}),
-		info: JobInfo{Paradigm: cfg.Params.Paradigm, Workers: j.Workers, Shards: j.Shards, ShardAddrs: cfg.ShardAddrs,
-			Model: j.Model, Dataset: j.Dataset, TrainLimit: j.TrainLimit, TestLimit: j.TestLimit,
-			Batch: j.Batch, Seed: j.Seed, HeartbeatMS: j.HeartbeatTimeout.Milliseconds()}}
+		info: JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
 	return c, nil
 }
 

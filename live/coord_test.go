@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -15,7 +16,7 @@ func sweepCoord(t *testing.T, k int, pushes int64, t0 time.Time) *Coordinator {
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := newCoordinator(CoordConfig{Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 1000}, ShardAddrs: []string{"s0"},
+	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, ShardAddrs: []string{"s0"},
 		StartupGrace: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -36,7 +37,7 @@ func ctrlShard(t *testing.T, spec string, k, s, idx int, restore bool, edit func
 		addrs[i] = "none"
 	}
 	addrs[idx] = "sh"
-	sc := ServerConfig{Index: idx, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 320}, Listener: ln, Transport: tr,
+	sc := ServerConfig{Index: idx, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 320}, Listener: ln, Transport: tr,
 		Token: "secret", ControlToken: "control-secret", ShardAddrs: addrs, Restore: restore}
 	if edit != nil {
 		edit(&sc)
@@ -152,7 +153,7 @@ func TestIssue14Attack(t *testing.T) {
 func TestRestoredShardSkipBounded(t *testing.T) {
 	sv, tr := ctrlShard(t, "asp", 3, 2, 1, true, nil)
 	sh := sv.Shard()
-	B := sv.cfg.Params.inFlight()
+	B := inFlight(sv.cfg.Params)
 	c := dialWorker(t, tr, 0)
 	var resp wire.Frame
 	call := func(tag uint64) error {
@@ -400,7 +401,7 @@ func TestCoordinatorChecksClaims(t *testing.T) {
 // the shard admits a joined id once the coordinator's view says so.
 func TestJoinsBounded(t *testing.T) {
 	sv, tr := ctrlShard(t, "asp", 1, 1, 0, false, nil)
-	idCap := sv.cfg.Params.idCap()
+	idCap := idCap(sv.cfg.Params)
 	var conns []*wire.Conn
 	defer func() {
 		for _, c := range conns {
@@ -513,7 +514,7 @@ func TestServerNeedsControlToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ct := range []string{"", "secret"} {
-		_, err := NewServer(ServerConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "asp", TrainN: 10}, Token: "secret",
+		_, err := NewServer(ServerConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 10}, Token: "secret",
 			ControlToken: ct, ShardAddrs: []string{"x"}})
 		if err == nil || !strings.Contains(err.Error(), "control token") {
 			t.Errorf("control token %q: %v, want an error naming the control token", ct, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/wire"
@@ -27,7 +28,7 @@ func logShard(t *testing.T, dir, spec string, k int, momentum float64, restore b
 	for i := range init {
 		init[i] = float32(i) / logBlock
 	}
-	sc := ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: spec, TrainN: 100}, Init: init, Restarted: restore}
+	sc := ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: init, Restarted: restore}
 	if restore {
 		st, err := ckpt.Read(ckpt.Path(dir, 0), ckpt.Want{Shard: 0, Shards: 1, Lo: 0, Hi: logBlock, NumParams: logBlock, Model: cfg.Model})
 		switch {
@@ -231,7 +232,7 @@ func TestLogTornTailAndCorruption(t *testing.T) {
 	f.Close()
 	cfg := quickJob(t, "asp", 2, 1)
 	cfg.Fill()
-	x, _ := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "asp", TrainN: 100}, Init: make([]float32, logBlock), Restarted: true})
+	x, _ := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: make([]float32, logBlock), Restarted: true})
 	x.logged = true
 	err = x.openLog(walDir(dir, 0), true, 0, false)
 	if !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), "record 1 at offset") {

@@ -5,18 +5,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
-// JobFlags are the job's flags on `pacer server`: every shard of a job
-// must be given the same values (the launcher's tcp mode generates them with
-// JobArgs, so the two cannot drift apart).
+// JobFlags are the job's flags on `pacer server`. A job is given either
+// whole, as its description (--job: what the launcher hands every shard),
+// or field by field for a server started by hand (docs/deploy.md); every
+// shard of a job must be given the same job.
 type JobFlags struct {
+	desc      string
 	learn     job.LearnFlags
 	paradigm  string
 	workers   int
@@ -25,22 +25,32 @@ type JobFlags struct {
 	schedule  string
 	seed      uint64
 	heartbeat time.Duration
+	names     []string // the field flags, which --job excludes
 }
 
 // Bind registers the flags on fs.
 func (f *JobFlags) Bind(fs *flag.FlagSet) {
+	had := map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) { had[fl.Name] = true })
 	fs.StringVar(&f.paradigm, "paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
-	fs.IntVar(&f.workers, "workers", 1, "number of workers K the job starts with")
-	fs.IntVar(&f.shards, "shards", 1, "number of shards S")
+	fs.IntVar(&f.workers, "workers", job.DefaultWorkers, "number of workers K the job starts with")
+	fs.IntVar(&f.shards, "shards", job.DefaultShards, "number of shards S")
 	f.learn.Bind(fs)
 	fs.IntVar(&f.trainN, "train-n", 0, "training samples after --train-limit (0: load the data set to count them)")
 	fs.StringVar(&f.schedule, "lr-schedule-json", "", "learning-rate schedule as optim.Schedule JSON (default constant)")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of w⁰ and of the workers' batch order")
-	fs.DurationVar(&f.heartbeat, "heartbeat-timeout", 5*time.Second, "remove a worker silent for this long")
+	fs.Uint64Var(&f.seed, "seed", job.DefaultSeed, "seed of w⁰ and of the workers' batch order")
+	fs.DurationVar(&f.heartbeat, "heartbeat-timeout", job.DefaultHeartbeatTimeout, "remove a worker silent for this long")
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !had[fl.Name] {
+			f.names = append(f.names, fl.Name)
+		}
+	})
+	fs.StringVar(&f.desc, "job", "", "the whole job as its JSON description (job.Description), or a file holding it, instead of the job's other flags (pacer train --mode tcp hands its shards one)")
 }
 
 // SetShape sets the job's number of workers and shards as the cluster's
-// shape (TF_CONFIG, the environment) gives them; a zero keeps the flag's value.
+// shape (TF_CONFIG, the environment) gives them; a zero keeps the flag's
+// value. A --job description carries its own shape.
 func (f *JobFlags) SetShape(workers, shards int) {
 	if workers > 0 {
 		f.workers = workers
@@ -50,62 +60,58 @@ func (f *JobFlags) SetShape(workers, shards int) {
 	}
 }
 
-// Params validates the flags into the job's parameters. countTrain
-// returns the number of training samples when --train-n is not given.
-func (f *JobFlags) Params(countTrain func(job.Config) (int, error)) (*JobParams, error) {
-	sp, err := paradigm.Parse(f.paradigm)
-	if err != nil {
-		return nil, fmt.Errorf("--paradigm: %w", err)
-	}
-	if err := CheckSpec(sp); err != nil {
-		return nil, fmt.Errorf("--paradigm: %w", err)
-	}
-	j := job.Config{Spec: sp, Workers: f.workers, Shards: f.shards, Seed: f.seed, HeartbeatTimeout: f.heartbeat}
-	f.learn.ApplyTo(&j)
-	if f.schedule != "" {
-		var s optim.Schedule
-		if err := json.Unmarshal([]byte(f.schedule), &s); err != nil {
-			return nil, fmt.Errorf("--lr-schedule-json: %v", err)
+// Params validates the flags into the job's description: --job's, checked
+// as received, or one built from the field flags. given reports the flags
+// set on the command line; countTrain returns the number of training
+// samples when neither --train-n nor the description gives it.
+func (f *JobFlags) Params(given map[string]bool, countTrain func(job.Config) (int, error)) (*job.Description, error) {
+	var d job.Description
+	if f.desc != "" {
+		for _, n := range f.names {
+			if given[n] {
+				return nil, fmt.Errorf("--%s: --job gives the whole job; give its fields in the description, not as flags", n)
+			}
 		}
-		j.Schedule = s
-	}
-	if f.heartbeat <= 0 {
-		return nil, fmt.Errorf("--heartbeat-timeout=%s must be positive", f.heartbeat)
-	}
-	if err := j.Fill(); err != nil {
-		return nil, err
-	}
-	if err := j.Optim().Validate(); err != nil {
-		return nil, err
-	}
-	p := &JobParams{Job: j, Paradigm: sp.String(), TrainN: f.trainN}
-	if p.TrainN < 0 {
-		return nil, fmt.Errorf("--train-n=%d must not be negative", p.TrainN)
-	}
-	if p.TrainN == 0 && countTrain != nil {
-		if p.TrainN, err = countTrain(j); err != nil {
+		var err error
+		if d, err = job.ReadDescription(f.desc); err != nil {
+			return nil, fmt.Errorf("--job: %w", err)
+		}
+	} else {
+		sp, err := paradigm.Parse(f.paradigm)
+		if err != nil {
+			return nil, fmt.Errorf("--paradigm: %w", err)
+		}
+		j := job.Config{Spec: sp, Workers: f.workers, Shards: f.shards, Seed: f.seed, HeartbeatTimeout: f.heartbeat}
+		f.learn.ApplyTo(&j)
+		if f.schedule != "" {
+			if err := json.Unmarshal([]byte(f.schedule), &j.Schedule); err != nil {
+				return nil, fmt.Errorf("--lr-schedule-json: %v", err)
+			}
+		}
+		if f.heartbeat <= 0 {
+			return nil, fmt.Errorf("--heartbeat-timeout=%s must be positive", f.heartbeat)
+		}
+		if f.trainN < 0 {
+			return nil, fmt.Errorf("--train-n=%d must not be negative", f.trainN)
+		}
+		if d, err = job.Describe(j, f.trainN); err != nil {
 			return nil, err
 		}
 	}
-	return p, nil
-}
-
-// JobArgs renders p as the flags JobFlags reads back.
-func JobArgs(p *JobParams) []string {
-	j := &p.Job
-	args := append([]string{
-		"--paradigm", j.Spec.String(),
-		"--workers", strconv.Itoa(j.Workers),
-		"--shards", strconv.Itoa(j.Shards),
-		"--train-n", strconv.Itoa(p.TrainN),
-		"--seed", strconv.FormatUint(j.Seed, 10),
-		"--heartbeat-timeout", j.HeartbeatTimeout.String(),
-	}, job.Args(j)...)
-	if j.Schedule != (optim.Schedule{}) {
-		b, _ := json.Marshal(j.Schedule)
-		args = append(args, "--lr-schedule-json", string(b))
+	if err := CheckSpec(d.Job.Spec); err != nil {
+		if f.desc != "" {
+			return nil, fmt.Errorf("--job: %w", err)
+		}
+		return nil, fmt.Errorf("--paradigm: %w", err)
 	}
-	return args
+	if d.TrainN == 0 && countTrain != nil {
+		n, err := countTrain(d.Job)
+		if err != nil {
+			return nil, err
+		}
+		d.TrainN = n
+	}
+	return &d, nil
 }
 
 // CheckSpec refuses the options whose decisions need every shard in one

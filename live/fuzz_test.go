@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -108,7 +109,7 @@ func runFuzzShard(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	params := &JobParams{Job: cfg, Paradigm: spec, TrainN: 320}
+	params := &job.Description{Version: job.Version, Job: cfg, TrainN: 320}
 	w0 := make([]float32, n)
 	for i := range w0 {
 		w0[i] = float32(i%7) - 3
@@ -161,8 +162,8 @@ func runFuzzShard(t *testing.T, data []byte) {
 		ctl = must(dial(wire.Hello{Role: RoleControl, Worker: 1}))
 	}
 	h0 := heap() // the shard serving its connections, before any frame
-	B := params.inFlight()
-	idCap := params.idCap()
+	B := inFlight(params)
+	idCap := idCap(params)
 	in := &fuzzIn{b: data[1:]}
 	grads := [][]float32{make([]float32, bn+1), make([]float32, bn+1), make([]float32, bn+1), make([]float32, bn+1), make([]float32, bn+1), make([]float32, bn+1)}
 	for i := 0; i <= bn; i++ {

@@ -29,26 +29,15 @@ const (
 // coordinator grow its per-worker tables without limit.
 const maxWorkers = 1 << 16
 
-// JobInfo is the job as the coordinator describes it to every worker (the
-// JSON payload of its HelloOK), so a worker needs only the coordinator's
-// address and the token.
+// JobInfo is what the coordinator tells every worker (the JSON payload of
+// its HelloOK): the job's description, whole, and the worker's place in
+// it, so a worker needs only the coordinator's address and the token.
 type JobInfo struct {
-	ID         int      `json:"id"`    // the worker id assigned to this connection
-	Clock      int64    `json:"clock"` // the gate's clock for this worker
-	Rejoined   bool     `json:"rejoined,omitempty"`
-	Paradigm   string   `json:"paradigm"`
-	Workers    int      `json:"workers"`
-	Shards     int      `json:"shards"`
-	ShardAddrs []string `json:"shard_addrs"`
-	Model      string   `json:"model"`
-	Dataset    string   `json:"dataset"`
-	TrainLimit int      `json:"train_limit,omitempty"`
-	TestLimit  int      `json:"test_limit,omitempty"`
-	Batch      int      `json:"batch"`
-	Seed       uint64   `json:"seed"`
-	// HeartbeatMS is the coordinator's removal timeout; workers beat four
-	// times within it.
-	HeartbeatMS int64 `json:"heartbeat_ms"`
+	ID         int             `json:"id"`    // the worker id assigned to this connection
+	Clock      int64           `json:"clock"` // the gate's clock for this worker
+	Rejoined   bool            `json:"rejoined,omitempty"`
+	ShardAddrs []string        `json:"shard_addrs"`
+	Job        job.Description `json:"job"`
 }
 
 // ShardInfo is the JSON payload of a shard's HelloOK.
@@ -124,25 +113,6 @@ type CoordStats struct {
 type Stats struct {
 	Shard ShardStats  `json:"shard"`
 	Coord *CoordStats `json:"coord,omitempty"`
-}
-
-// JobParams is what every server process needs to know about the job
-// beyond its own index: the policy, the model (for the parameter count and
-// w⁰) and the optimizer.
-type JobParams struct {
-	Job job.Config
-	// Paradigm is the spec string as given (reported in summaries).
-	Paradigm string
-	// TrainN is the number of training samples (after TrainLimit): the
-	// coordinator ends the job after Epochs·TrainN/Batch pushes, and shards
-	// count epochs for epoch-based schedules.
-	TrainN int
-}
-
-// target is the job's total number of pushes.
-func (p *JobParams) target() int64 {
-	n := int64(p.Job.Epochs*float64(p.TrainN)/float64(p.Job.Batch) + 0.999999)
-	return max(1, n)
 }
 
 func remoteErr(code wire.ErrorCode, format string, a ...any) error {

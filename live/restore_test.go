@@ -40,7 +40,7 @@ func restoreConfig(t *testing.T, dir string) (ServerConfig, ckpt.Meta) {
 	}
 	n := m.NumParams()
 	r := job.Ranges(n, 2)[1]
-	sc := ServerConfig{Index: 1, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Token: "secret", ControlToken: "control-secret",
+	sc := ServerConfig{Index: 1, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Token: "secret", ControlToken: "control-secret",
 		CheckpointDir: dir, Restore: true}
 	return sc, ckpt.Meta{Shard: 1, Shards: 2, Lo: r[0], Hi: r[1], NumParams: n, Version: 7, Paradigm: "bsp", Model: cfg.Model}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
@@ -21,7 +22,7 @@ import (
 // take the defaults in parentheses.
 type ServerConfig struct {
 	Index  int
-	Params *JobParams
+	Params *job.Description
 	// Listen is the address to serve on (127.0.0.1:0); ignored when
 	// Listener is set.
 	Listen   string
@@ -95,7 +96,7 @@ type connKey struct {
 // data connection: the largest is a control frame of this job
 // (maxControlBytes: the coordinator's membership view), never below what
 // a Hello may be.
-func (p *JobParams) controlPayload() int { return max(wire.MaxHelloPayload, p.maxControlBytes()) }
+func controlPayload(p *job.Description) int { return max(wire.MaxHelloPayload, maxControlBytes(p)) }
 
 // maxObservers bounds observer connections per server (pacer train holds
 // one per shard; tools a few more).
@@ -375,7 +376,7 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 				return err
 			}
 			if c.Op == "members" {
-				if err := checkView(c.Live, c.Removed, sv.cfg.Params.idCap()); err != nil {
+				if err := checkView(c.Live, c.Removed, idCap(sv.cfg.Params)); err != nil {
 					return sv.shard.refuseErr(err)
 				}
 				sv.shard.setMembers(c.Live, c.Removed, who(peer))
@@ -392,7 +393,7 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 // any view of this job before decoding it.
 func (sv *Server) decodeControl(req *wire.Frame) (control, error) {
 	var c control
-	if n, lim := len(req.Bytes), sv.cfg.Params.maxControlBytes(); n > lim {
+	if n, lim := len(req.Bytes), maxControlBytes(sv.cfg.Params); n > lim {
 		return c, sv.shard.refuse(wire.CodeBadRequest, "control payload of %d bytes exceeds this job's %d", n, lim)
 	}
 	if err := decodeJSON(req.Bytes, &c); err != nil {
@@ -455,7 +456,7 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 // thousand connections under one id pin nothing). Observers are capped at
 // maxObservers. Only a worker's data connection may send a whole block.
 func (sv *Server) admit(peer *wire.Peer, role string, id int32) error {
-	limit := sv.cfg.Params.controlPayload()
+	limit := controlPayload(sv.cfg.Params)
 	key := connKey{role: role, id: id}
 	switch role {
 	case RoleObserver:

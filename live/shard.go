@@ -44,7 +44,7 @@ type Shard struct {
 	shards  int
 	lo, hi  int
 	nparams int
-	params  *JobParams
+	params  *job.Description
 	agg     paradigm.Aggregator
 	opt     *optim.Optimizer
 	log     *slog.Logger
@@ -90,7 +90,7 @@ type Shard struct {
 // ShardConfig builds a Shard.
 type ShardConfig struct {
 	Index  int
-	Params *JobParams
+	Params *job.Description
 	// Restore, when set, is the checkpoint to start from (weights,
 	// velocity, version); otherwise the block is cut from the model's
 	// seeded w⁰.
@@ -206,8 +206,8 @@ func (s *Shard) refuse(code wire.ErrorCode, format string, a ...any) error {
 // as its membership view says). The server then replaces an older
 // connection of the id (Server.admit).
 func (s *Shard) admit(id int32) error {
-	if id < 0 || int(id) >= s.params.idCap() {
-		return s.refuse(wire.CodeBadRequest, "a worker's data connection must name its id in [0, %d), got %d", s.params.idCap(), id)
+	if id < 0 || int(id) >= idCap(s.params) {
+		return s.refuse(wire.CodeBadRequest, "a worker's data connection must name its id in [0, %d), got %d", idCap(s.params), id)
 	}
 	s.mu.Lock()
 	if _, ok := s.members[int(id)]; !ok {

@@ -100,7 +100,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 	if s.params.TrainN > 0 {
 		epoch = s.stats.Pushes * int64(j.Batch) / int64(s.params.TrainN)
 	}
-	lr := j.Optim().Rate(int64(a.Version)-1, epoch) * j.StepScale(a)
+	lr := j.StepSize(a, epoch)
 	s.opt.ApplyWeighted(s.writable(), s.gs, s.ws, float32(lr))
 	for _, c := range a.Grads {
 		if b, ok := s.grads[c.ID]; ok {

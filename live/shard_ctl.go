@@ -120,7 +120,7 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 		return nil, 0, nil
 	}
 	st := &ckpt.State{Meta: ckpt.Meta{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, NumParams: s.nparams,
-		Version: s.agg.Version(), Paradigm: s.params.Paradigm, Model: s.params.Job.Model},
+		Version: s.agg.Version(), Paradigm: s.params.Job.Spec.String(), Model: s.params.Job.Model},
 		Weights: append([]float32(nil), s.cur.buf...)}
 	if v := s.opt.Velocity(); v != nil {
 		st.Velocity = append([]float32(nil), v...)

@@ -68,7 +68,7 @@ type lastPush struct {
 }
 
 func (s *Shard) walOptions() wal.Options {
-	return wal.Options{MaxFloats: s.hi - s.lo, MaxInts: s.params.idCap()}
+	return wal.Options{MaxFloats: s.hi - s.lo, MaxInts: idCap(s.params)}
 }
 
 // logRec appends r (lock held). A failure is kept: no push is

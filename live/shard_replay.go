@@ -68,8 +68,8 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 			if p < 0 {
 				p = -1 - p
 			}
-			if p >= s.params.idCap() {
-				return fmt.Errorf("base names worker %d outside [0, %d)", p, s.params.idCap())
+			if p >= idCap(s.params) {
+				return fmt.Errorf("base names worker %d outside [0, %d)", p, idCap(s.params))
 			}
 			if x >= 0 {
 				s.join(now, p)
@@ -82,8 +82,8 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 			return nil
 		}
 		m := pushMeta{worker: int(r.Worker), clock: r.Clock, read: r.Read, now: now}
-		if m.worker < 0 || m.worker >= s.params.idCap() {
-			return fmt.Errorf("push of worker %d outside [0, %d)", m.worker, s.params.idCap())
+		if m.worker < 0 || m.worker >= idCap(s.params) {
+			return fmt.Errorf("push of worker %d outside [0, %d)", m.worker, idCap(s.params))
 		}
 		var g []float32
 		if n := s.hi - s.lo; len(r.Floats) > 0 {
@@ -109,8 +109,8 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 		s.apply(a, 0, nil)
 	case wal.KindLeave, wal.KindJoin:
 		for _, x := range r.Ints {
-			if x < 0 || int(x) >= s.params.idCap() {
-				return fmt.Errorf("%s of worker %d outside [0, %d)", r.Kind, x, s.params.idCap())
+			if x < 0 || int(x) >= idCap(s.params) {
+				return fmt.Errorf("%s of worker %d outside [0, %d)", r.Kind, x, idCap(s.params))
 			}
 			if r.Kind == wal.KindLeave {
 				s.leave(now, int(x))

@@ -3,6 +3,7 @@ package live
 import (
 	"testing"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -16,7 +17,7 @@ func TestShardLearnsHeldVersion(t *testing.T) {
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := newShard(ShardConfig{Index: 0, Params: &JobParams{Job: cfg, Paradigm: "bsp", TrainN: 100}, Init: make([]float32, 8), Restarted: true})
+	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: make([]float32, 8), Restarted: true})
 	if err != nil {
 		t.Fatal(err)
 	}

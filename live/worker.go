@@ -122,6 +122,12 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		c.Close()
 		return err
 	}
+	// The description was validated where it was built; this process
+	// checks what it received once, its version first.
+	if err := info.Job.Check(); err != nil {
+		c.Close()
+		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
+	}
 	if w.ctl != nil {
 		w.ctl.Close()
 	}
@@ -150,26 +156,22 @@ type state struct {
 }
 
 func (w *Worker) setup() (*state, *data.Batcher, error) {
-	in := w.info
-	sp, err := paradigm.Parse(in.Paradigm)
+	in, j := w.info, &w.info.Job.Job
+	if len(in.ShardAddrs) != j.Shards {
+		return nil, nil, fmt.Errorf("live: coordinator sent %d shard addresses for %d shards", len(in.ShardAddrs), j.Shards)
+	}
+	pl, err := paradigm.NewPuller(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(in.ShardAddrs) != in.Shards || in.Shards < 1 {
-		return nil, nil, fmt.Errorf("live: coordinator sent %d shard addresses for %d shards", len(in.ShardAddrs), in.Shards)
-	}
-	pl, err := paradigm.NewPuller(sp, paradigm.Config{Workers: max(in.Workers, 1), Shards: in.Shards})
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := nn.New(in.Model)
+	m, err := nn.New(j.Model)
 	if err != nil {
 		return nil, nil, err
 	}
 	ds := w.cfg.Data
 	if ds == nil {
 		dir := w.cfg.DataDir
-		if ds, err = job.Data(job.Config{Dataset: in.Dataset, DataDir: dir, TrainLimit: in.TrainLimit, TestLimit: 1}); err != nil {
+		if ds, err = job.Data(job.Config{Dataset: j.Dataset, DataDir: dir, TrainLimit: j.TrainLimit, TestLimit: 1}); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -179,14 +181,14 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 		return nil, nil, fmt.Errorf("live: worker: %w", err)
 	}
 	// A worker beyond the initial K shares a data shard: ids past K wrap.
-	b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: w.id % in.Workers, Workers: in.Workers, Batch: in.Batch, Seed: in.Seed})
+	b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: w.id % j.Workers, Workers: j.Workers, Batch: j.Batch, Seed: j.Seed})
 	if err != nil {
 		return nil, nil, err
 	}
 	n := m.NumParams()
 	st := &state{pl: pl, model: m, params: make([]float32, n), grad: make([]float32, n),
-		ranges: job.Ranges(n, in.Shards), read: make([]uint64, in.Shards), pulling: make([]bool, in.Shards),
-		pushing: make([]bool, in.Shards), pushRead: make([]uint64, in.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
+		ranges: job.Ranges(n, j.Shards), read: make([]uint64, j.Shards), pulling: make([]bool, j.Shards),
+		pushing: make([]bool, j.Shards), pushRead: make([]uint64, j.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
 	st.waitFrom = st.start
 	return st, b, nil
 }
@@ -209,7 +211,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 	}
 	defer wg.Wait()
 	defer cancel()
-	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Paradigm, "shards", len(links))
+	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Job.Job.Spec.String(), "shards", len(links))
 	for {
 		if err := w.pullPhase(ctx, st, links); err != nil {
 			if errors.Is(err, ErrJobDone) {

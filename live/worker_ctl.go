@@ -91,7 +91,7 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 // heartbeats tells the coordinator the worker is alive, four times per
 // removal timeout, also while it computes.
 func (w *Worker) heartbeats(ctx context.Context) {
-	d := max(time.Duration(w.info.HeartbeatMS)*time.Millisecond/4, 10*time.Millisecond)
+	d := max(w.info.Job.Job.HeartbeatTimeout/4, 10*time.Millisecond)
 	every(ctx, d, func() {
 		w.ctlMu.Lock()
 		ctl := w.ctl

@@ -193,7 +193,7 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 			defer func() { l.superEpoch = l.samples / int64(l.ds.Train.N) }()
 		}
 	}
-	lr := l.oc.Rate(int64(a.Version)-1, epoch) * l.cfg.StepScale(a)
+	lr := l.cfg.StepSize(a, epoch)
 	if i == 0 {
 		l.version = a.Version
 	}

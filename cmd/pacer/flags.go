@@ -59,13 +59,13 @@ type clusterFlags struct {
 
 func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
 	fs.IntVar(&c.workers, "workers", defWorkers, "number of workers K")
-	fs.IntVar(&c.shards, "shards", 1, "number of server shards S")
+	fs.IntVar(&c.shards, "shards", job.DefaultShards, "number of server shards S")
 	fs.Var(&c.speeds, "speeds", "per-worker iteration-time multipliers, cycled over the workers (e.g. 1,2.2)")
 	fs.Float64Var(&c.jitter, "jitter", 0, "coefficient of variation of log-normal iteration-time jitter")
 	fs.StringVar(&c.straggler, "straggler", "", "straggler model: "+timing.StragglerForms)
 	fs.StringVar(&c.serverDelay, "server-delay", "", "server delay model: "+timing.ServerForms)
 	fs.DurationVar(&c.base, "base", 0, "iteration time of a speed-1 worker (default 1s)")
-	fs.Uint64Var(&c.seed, "seed", 1, "random seed ≥ 1; the same seed gives the same result")
+	fs.Uint64Var(&c.seed, "seed", job.DefaultSeed, "random seed ≥ 1; the same seed gives the same result")
 	fs.StringVar(&c.failures, "fail", "", "workers that die, as WORKER@TIME,... (e.g. 2@30s)")
 }
 

@@ -173,7 +173,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if err != nil {
 		return usage(err)
 	}
-	params, err := jf.Params(countTrain)
+	params, err := jf.Params(set, countTrain)
 	if err != nil {
 		return usage(err)
 	}

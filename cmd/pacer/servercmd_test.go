@@ -116,7 +116,7 @@ func serveOneShard(t *testing.T, spec string, k int, tr wire.TCP) (*live.Server,
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &live.JobParams{Job: j, Paradigm: spec, TrainN: 640},
+	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: j, TrainN: 640},
 		Listener: ln, Transport: tr, Token: "tok", ControlToken: "ctl", ShardAddrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
