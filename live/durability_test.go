@@ -1,6 +1,7 @@
 package live
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -263,5 +264,58 @@ func TestLogRetryAcknowledgedOnce(t *testing.T) {
 	}
 	if err := CheckDurability("fsync", "d"); err == nil || !strings.Contains(err.Error(), "fsync") {
 		t.Errorf("--durability fsync: err %v", err)
+	}
+}
+
+// TestLogServerMetricsAndRestart: a server under --durability log exports
+// the log's counters, stops cleanly (a final checkpoint that the log's
+// head follows), and a restart with --restore comes back at the version
+// it stopped at, with nothing left to replay but the new segment's head.
+func TestLogServerMetricsAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	sc, _ := restoreConfig(t, dir)
+	sc.Restore = false
+	sc.Durability = DurabilityLog
+	sc.MetricsAddr = "127.0.0.1:0"
+	sc.Listen = "127.0.0.1:0"
+	sv, err := NewServer(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sv.Run(ctx) }()
+	addr := waitMetrics(t, sv)
+	s := sv.Shard()
+	for i := uint64(0); i < 3; i++ { // one worker: every push completes a BSP round
+		var resp wire.Frame
+		req := wire.Frame{Type: wire.MsgPush, Shard: 1, Worker: 0, Tag: i, Extra: i, Floats: make([]float32, s.hi-s.lo)}
+		if err := s.push(nil, &req, &resp); err != nil || resp.Tag != i+1 {
+			cancel()
+			t.Fatalf("push %d: acknowledged version %d, %v", i, resp.Tag, err)
+		}
+	}
+	page := scrape(t, addr)
+	for _, m := range []string{"records", "fsyncs"} {
+		if v := metric(page, `pacer_shard_wal_`+m+`_total{shard="1"}`); v == "" || v == "0" {
+			t.Errorf("pacer_shard_wal_%s_total = %q after 3 pushes", m, v)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sc.Restore = true
+	sv2, err := NewServer(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv2.Shard().closeLog()
+	if st := sv2.Shard().Stats(); st.Version != 3 || st.RestoredVersion != 3 || st.Replayed != 1 {
+		t.Errorf("restarted after a clean stop: version %d (checkpoint %d), %d records replayed; want 3, 3, 1 (the head)", st.Version, st.RestoredVersion, st.Replayed)
+	}
+	segs, _ := wal.Segments(walDir(dir, 1))
+	if len(segs) != 2 {
+		t.Errorf("segments %v: want the stopped run's last and the new one", segs)
 	}
 }

@@ -45,12 +45,18 @@ var (
 	mWait       = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
 	mBusy       = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
 	mWPushes    = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
+	mWalRecs    = prometheus.NewDesc("pacer_shard_wal_records_total", "Records appended to the durability log (--durability log).", []string{"shard"}, nil)
+	mWalBytes   = prometheus.NewDesc("pacer_shard_wal_bytes_total", "Bytes written to the durability log.", []string{"shard"}, nil)
+	mWalSyncs   = prometheus.NewDesc("pacer_shard_wal_fsyncs_total", "Fsyncs of the durability log (records ÷ fsyncs: pushes sharing one).", []string{"shard"}, nil)
+	mWalReplay  = prometheus.NewDesc("pacer_shard_wal_replayed_records_total", "Log records replayed when the shard restored.", []string{"shard"}, nil)
+	mWalRetries = prometheus.NewDesc("pacer_shard_wal_retries_total", "Pushes that repeated one already logged (acknowledged, not applied twice).", []string{"shard"}, nil)
 	mLogDrop    = prometheus.NewDesc("pacer_log_suppressed_total", "Log lines triggered by peers' frames and dropped by the rate limit.", []string{"shard"}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
-		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused} {
+		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused,
+		mWalRecs, mWalBytes, mWalSyncs, mWalReplay, mWalRetries} {
 		ch <- d
 	}
 }
@@ -75,6 +81,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(mCkptFail, float64(st.CheckpointFailures), sh)
 	gauge(mCkptVer, float64(st.CheckpointVersion), sh)
 	counter(mLogDrop, float64(c.sv.plog.Suppressed()), sh)
+	if c.sv.cfg.Durability == DurabilityLog {
+		counter(mWalRecs, float64(st.LogRecords), sh)
+		counter(mWalBytes, float64(st.LogBytes), sh)
+		counter(mWalSyncs, float64(st.LogFsyncs), sh)
+		counter(mWalReplay, float64(st.Replayed), sh)
+		counter(mWalRetries, float64(st.Retries), sh)
+	}
 	// Staleness is an integer: bucket s holds every gradient of staleness ≤ s.
 	buckets := map[float64]uint64{}
 	var n uint64

@@ -59,22 +59,17 @@ type control struct {
 
 // ShardStats is a shard's counters (the "stats" control reply).
 type ShardStats struct {
-	Shard       int    `json:"shard"`
-	Version     uint64 `json:"version"`
-	Incarnation uint64 `json:"incarnation"`
-	Pushes      int64  `json:"pushes"`
-	Updates     int64  `json:"updates"`
-	Dropped     int64  `json:"dropped"`
-	Refused     int64  `json:"refused"` // refused frames: unknown shard or worker, wrong length, NaN, implausible version, bad role
-	NonFinite   int64  `json:"non_finite"`
-	CopyOnWrite int64  `json:"copy_on_write"` // applies that found a pull still sending the version
-	Skipped     uint64 `json:"skipped"`       // versions lost to a restart and skipped forward
-	// Under --durability log: records replayed at the restore, and pushes
-	// that repeated one already logged (a retry whose acknowledgement was
-	// lost), acknowledged without being applied twice.
-	Replayed    int64   `json:"replayed,omitempty"`
-	Retries     int64   `json:"retries,omitempty"`
-	Staleness   []int64 `json:"staleness"` // histogram, index = staleness
+	Shard       int     `json:"shard"`
+	Version     uint64  `json:"version"`
+	Incarnation uint64  `json:"incarnation"`
+	Pushes      int64   `json:"pushes"`
+	Updates     int64   `json:"updates"`
+	Dropped     int64   `json:"dropped"`
+	Refused     int64   `json:"refused"` // refused frames: unknown shard or worker, wrong length, NaN, implausible version, bad role
+	NonFinite   int64   `json:"non_finite"`
+	CopyOnWrite int64   `json:"copy_on_write"` // applies that found a pull still sending the version
+	Skipped     uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
+	Staleness   []int64 `json:"staleness"`     // histogram, index = staleness
 	Checkpoints int64   `json:"checkpoints"`
 	// CheckpointFailures counts writes that failed (a full disk, an
 	// unwritable directory); CheckpointVersion is the version the last
@@ -87,7 +82,17 @@ type ShardStats struct {
 	Restored        bool   `json:"restored"`
 	RestoredVersion uint64 `json:"restored_version"`
 	RestoredCRC     uint32 `json:"restored_crc"`
-	Wire            wire.StatsSnapshot
+	// Under --durability log: records replayed at the restore; pushes
+	// that repeated one already logged (a retry whose acknowledgement was
+	// lost), acknowledged without being applied twice; the log's records
+	// appended, bytes written and fsyncs (records ÷ fsyncs: the group
+	// commit's sharing).
+	Replayed   int64 `json:"replayed,omitempty"`
+	Retries    int64 `json:"retries,omitempty"`
+	LogRecords int64 `json:"log_records,omitempty"`
+	LogBytes   int64 `json:"log_bytes,omitempty"`
+	LogFsyncs  int64 `json:"log_fsyncs,omitempty"`
+	Wire       wire.StatsSnapshot
 }
 
 // CoordStats are the coordinator's counters.

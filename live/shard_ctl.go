@@ -106,6 +106,10 @@ func (s *Shard) Stats() ShardStats {
 	st := s.stats
 	st.Version = s.agg.Version()
 	st.Staleness = append([]int64(nil), s.stats.Staleness...)
+	if s.wal != nil {
+		ws := s.wal.Stats()
+		st.LogRecords, st.LogBytes, st.LogFsyncs = ws.Records, ws.Bytes, ws.Syncs
+	}
 	return st
 }
 
