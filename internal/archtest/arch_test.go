@@ -1,0 +1,168 @@
+package archtest
+
+import (
+	"go/build"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/pacer-ps/pacer/"
+
+// imports reads every package of the module (its non-test files for this
+// platform) and returns each one's direct imports, the module's own by
+// their path inside it ("live/ckpt") and the standard library's as they are.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bench" || name == "docs") {
+			return filepath.SkipDir
+		}
+		p, err := build.ImportDir(path, 0)
+		if err != nil {
+			if _, ok := err.(*build.NoGoError); ok {
+				return nil
+			}
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		var imps []string
+		for _, imp := range p.Imports {
+			imps = append(imps, strings.TrimPrefix(imp, module))
+		}
+		out[filepath.ToSlash(rel)] = imps
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < 15 || out["live"] == nil || out["paradigm"] == nil {
+		t.Fatalf("found only %d packages: %v", len(out), out)
+	}
+	return out
+}
+
+// own is whether imp is a package of the module.
+func own(all map[string][]string, imp string) bool { _, ok := all[imp]; return ok }
+
+// closure is every package p imports, directly or not.
+func closure(all map[string][]string, p string) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(q string) {
+		for _, imp := range all[q] {
+			if !seen[imp] {
+				seen[imp] = true
+				walk(imp)
+			}
+		}
+	}
+	walk(p)
+	return seen
+}
+
+// layer is each package's layer in docs/architecture.md's table. A package
+// missing here is a new one: the test asks for its row, so the table stays
+// complete.
+var layer = map[string]int{
+	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1,
+	"live/ckpt": 1, "live/wal": 1, "paradigm/zipline": 1, "internal/archtest": 1,
+	"paradigm": 2, "sim": 2,
+	"job": 3, "scenario": 3, "runstats": 3,
+	"train": 4, "live": 4,
+	"launch":  5,
+	"compare": 6, "report": 6,
+	"cmd/pacer": 7,
+}
+
+// narrower are the table's rules beyond "only lower layers": the only
+// pacer packages these may import (same layer included).
+var narrower = map[string][]string{
+	"wire": {}, "data": {}, "optim": {}, "timing": {}, "internal/kernel": {}, "internal/ratelog": {},
+	"live/ckpt": {}, "live/wal": {}, "paradigm/zipline": {}, "internal/archtest": {},
+	"nn":       {"internal/kernel"},
+	"paradigm": {"paradigm/zipline"},
+	"sim":      {"paradigm", "timing", "runstats"},
+	"job":      {"paradigm", "optim", "timing", "data"},
+	"scenario": {"job", "paradigm"},
+	"runstats": {"scenario"},
+}
+
+// forbidden are imports the layers alone would allow that the table rules
+// out.
+var forbidden = map[string][]string{
+	"launch": {"train"},
+}
+
+func TestLayers(t *testing.T) {
+	all := imports(t)
+	for p, imps := range all {
+		l, listed := layer[p]
+		if !listed {
+			t.Errorf("package %s has no row in docs/architecture.md's table (and no layer in this test)", p)
+			continue
+		}
+		for _, imp := range imps {
+			if !own(all, imp) {
+				continue
+			}
+			switch only, narrow := narrower[p]; {
+			case narrow && !slices.Contains(only, imp):
+				t.Errorf("%s imports %s: docs/architecture.md allows it only %v", p, imp, only)
+			case !narrow && layer[imp] >= l:
+				t.Errorf("%s (layer %d) imports %s (layer %d): only lower layers", p, l, imp, layer[imp])
+			case slices.Contains(forbidden[p], imp):
+				t.Errorf("%s imports %s, which docs/architecture.md rules out", p, imp)
+			}
+		}
+	}
+}
+
+// The runtime never reaches its launcher, virtual time or the engines,
+// not even through another package.
+func TestRuntimeApartFromLauncher(t *testing.T) {
+	all := imports(t)
+	deps := closure(all, "live")
+	for _, bad := range []string{"launch", "train", "compare", "report", "sim"} {
+		if deps[bad] {
+			t.Errorf("live imports %s (directly or not)", bad)
+		}
+	}
+	if deps := closure(all, "train"); deps["live"] || deps["launch"] {
+		t.Errorf("train reaches the live runtime or its launcher")
+	}
+}
+
+// The pure core does no I/O: paradigm and timing import no file, network,
+// process or logging package, and sim none directly.
+func TestCoreIsPure(t *testing.T) {
+	all := imports(t)
+	io := []string{"os", "os/exec", "os/signal", "net", "net/http", "io/fs", "log", "log/slog", "syscall"}
+	for _, p := range []string{"paradigm", "paradigm/zipline", "timing", "sim"} {
+		check := all[p]
+		if p != "sim" {
+			check = nil
+			for d := range closure(all, p) {
+				check = append(check, d)
+			}
+		}
+		for _, imp := range check {
+			if slices.Contains(io, imp) {
+				t.Errorf("%s imports %s", p, imp)
+			}
+		}
+	}
+}
