@@ -54,6 +54,16 @@ func summaryTable(s *runstats.Summary) table {
 						return "leader"
 					}
 					return strings.TrimPrefix(strings.TrimPrefix(pText(*g.st.PVsLeader), "= "), "")
+				}},
+				column{"leader's edge", func(g pgroup) string {
+					e := g.st.LeaderAdvantage
+					switch {
+					case e == nil:
+						return "—"
+					case e.Lo == nil:
+						return fmt.Sprintf("%.3g×", e.Ratio)
+					}
+					return fmt.Sprintf("%.3g× [%.3g–%.3g]", e.Ratio, *e.Lo, *e.Hi)
 				}})
 		}
 	}
