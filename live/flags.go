@@ -1,13 +1,16 @@
 package live
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
@@ -62,9 +65,9 @@ func (f *JobFlags) SetShape(workers, shards int) {
 
 // Params validates the flags into the job's description: --job's, checked
 // as received, or one built from the field flags. given reports the flags
-// set on the command line; countTrain returns the number of training
-// samples when neither --train-n nor the description gives it.
-func (f *JobFlags) Params(given map[string]bool, countTrain func(job.Config) (int, error)) (*job.Description, error) {
+// set on the command line. When neither --train-n nor the description
+// gives the number of training samples, CountTrain counts them.
+func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 	var d job.Description
 	if f.desc != "" {
 		for _, n := range f.names {
@@ -104,8 +107,8 @@ func (f *JobFlags) Params(given map[string]bool, countTrain func(job.Config) (in
 		}
 		return nil, fmt.Errorf("--paradigm: %w", err)
 	}
-	if d.TrainN == 0 && countTrain != nil {
-		n, err := countTrain(d.Job)
+	if d.TrainN == 0 {
+		n, err := CountTrain(d.Job)
 		if err != nil {
 			return nil, err
 		}
@@ -124,4 +127,27 @@ func CheckSpec(sp paradigm.Spec) error {
 		return errors.New("live: elastic apply=local needs the barrier to reach every shard before the release; live modes support apply=arrival (sim and virtual mode run apply=local)")
 	}
 	return nil
+}
+
+// CountTrain counts the data set's training samples (shard 0 ends the job
+// after epochs·N/batch pushes) from the files' headers alone, and checks
+// the data's shape against the model as every worker will: what a server started without
+// the count (--train-n, the description's train_n) does first.
+func CountTrain(j job.Config) (int, error) {
+	in, err := (&data.Loader{Dir: j.DataDir}).Info(context.Background(), j.Dataset)
+	if err != nil {
+		return 0, err
+	}
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return 0, err
+	}
+	if err := nn.CheckData(m, in.Name+"/train", in.Dim, in.Classes); err != nil {
+		return 0, err
+	}
+	n := in.TrainN
+	if j.TrainLimit > 0 && j.TrainLimit < n {
+		n = j.TrainLimit
+	}
+	return n, nil
 }

@@ -13,10 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pacer-ps/pacer/data"
-	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -173,7 +170,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if err != nil {
 		return usage(err)
 	}
-	params, err := jf.Params(set, countTrain)
+	params, err := jf.Params(set)
 	if err != nil {
 		return usage(err)
 	}
@@ -268,26 +265,4 @@ func checkServerFlags(fs *pflag.FlagSet, set map[string]bool, ckptEvery time.Dur
 		return fmt.Errorf("--checkpoint-interval=%s must be positive", ckptEvery)
 	}
 	return nil
-}
-
-// countTrain counts the data set's training samples (shard 0 ends the job
-// after epochs·N/batch pushes) from the files' headers alone, and checks
-// the data's shape against the model as every worker will.
-func countTrain(j job.Config) (int, error) {
-	in, err := (&data.Loader{Dir: j.DataDir}).Info(context.Background(), j.Dataset)
-	if err != nil {
-		return 0, err
-	}
-	m, err := nn.New(j.Model)
-	if err != nil {
-		return 0, err
-	}
-	if err := nn.CheckData(m, in.Name+"/train", in.Dim, in.Classes); err != nil {
-		return 0, err
-	}
-	n := in.TrainN
-	if j.TrainLimit > 0 && j.TrainLimit < n {
-		n = j.TrainLimit
-	}
-	return n, nil
 }
