@@ -78,7 +78,7 @@ func TestDescriptionRefused(t *testing.T) {
 		{edit(func(m map[string]any) { m["version"] = 0; delete(m, "job") }), "job description version 0"},
 		{edit(func(m map[string]any) { delete(m, "version") }), "no version field"},
 		{edit(func(m map[string]any) { m["color"] = "red" }), `unknown field "color"`},
-		{edit(func(m map[string]any) { m["job"].(map[string]any)["LR"] = -0.5 }), "lr=-0.5 must be positive"},
+		{edit(func(m map[string]any) { m["job"].(map[string]any)["LR"] = -0.5 }), "lr=-0.5: must be a positive finite number"},
 		{edit(func(m map[string]any) { m["job"].(map[string]any)["Workers"] = -1 }), "workers=-1"},
 		{edit(func(m map[string]any) { m["train_n"] = -3 }), "train_n=-3"},
 		{`{"version": 1, "job": `, "job description:"},

@@ -59,8 +59,10 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	}
 }
 
-// The checks of the numeric flags. Each returns the reason a value is
-// refused; the flag package prefixes the flag's name and the value.
+// The checks of the numeric learning fields, the one home of each rule:
+// the flags apply them when parsed (the flag package prefixes the flag's
+// name and the value) and Fill to every job. Each returns the reason a
+// value is refused.
 func positive(v float64) error {
 	if !(v > 0) || math.IsInf(v, 0) {
 		return errors.New("must be a positive finite number")

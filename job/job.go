@@ -112,21 +112,32 @@ func (c *Config) Fill() error {
 	if c.HeartbeatTimeout == 0 {
 		c.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
+	// The learning fields' rules are the ones their flags apply when
+	// parsed (flags.go): one rule each, checked here for every other way a
+	// job is built (a scenario, a description, a library caller).
+	for _, f := range []struct {
+		name string
+		v    any
+		err  error
+	}{
+		{"batch", c.Batch, batchRange(c.Batch)},
+		{"epochs", c.Epochs, epochsRange(c.Epochs)},
+		{"lr", c.LR, positive(c.LR)},
+		{"weight-decay", c.WeightDecay, nonNegative(c.WeightDecay)},
+		{"train-limit", c.TrainLimit, nonNegativeInt(c.TrainLimit)},
+		{"test-limit", c.TestLimit, nonNegativeInt(c.TestLimit)},
+	} {
+		if f.err != nil {
+			return fmt.Errorf("%s=%v: %v", f.name, f.v, f.err)
+		}
+	}
 	switch {
 	case c.Workers < 1:
 		return fmt.Errorf("workers=%d: need at least 1", c.Workers)
 	case c.Shards < 1:
 		return fmt.Errorf("shards=%d: need at least 1", c.Shards)
-	case c.Batch < 1:
-		return fmt.Errorf("batch=%d: need at least 1", c.Batch)
-	case !(c.Epochs > 0):
-		return fmt.Errorf("epochs=%g must be positive", c.Epochs)
-	case !(c.LR > 0):
-		return fmt.Errorf("lr=%g must be positive", c.LR)
 	case c.Momentum >= 1:
 		return fmt.Errorf("momentum=%g must be below 1", c.Momentum)
-	case c.WeightDecay < 0:
-		return fmt.Errorf("weight-decay=%g must not be negative", c.WeightDecay)
 	case !(c.EvalEvery > 0):
 		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
 	case c.Target < 0 || c.Target > 1:
@@ -135,10 +146,6 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("heartbeat-timeout=%s must be positive", c.HeartbeatTimeout)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
-	case c.TrainLimit < 0:
-		return fmt.Errorf("train-limit=%d must not be negative (0: all)", c.TrainLimit)
-	case c.TestLimit < 0:
-		return fmt.Errorf("test-limit=%d must not be negative (0: all)", c.TestLimit)
 	}
 	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec},
 		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds), Speeds: c.Timing.Speeds,

@@ -33,7 +33,7 @@ func TestServerJobDescriptionRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--job", v2}, "job description version 2: this pacer reads version 1"},
-		{[]string{"--job", `{"version":1,"job":{"LR":-1}}`}, "lr=-1 must be positive"},
+		{[]string{"--job", `{"version":1,"job":{"LR":-1}}`}, "lr=-1: must be a positive finite number"},
 		{[]string{"--job", `{"version":1,"job":{},"extra":1}`}, `unknown field "extra"`},
 		{[]string{"--job", t.TempDir() + "/none.json"}, "none.json"},
 		{[]string{"--job", string(good), "--workers", "3"}, "--workers: --job gives the whole job"},
