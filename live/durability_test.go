@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
@@ -60,12 +61,18 @@ type logStep struct {
 	w     int
 	ckpt  bool
 	leave int
+	join  int  // a removed worker back (≥ 0)
+	tick  bool // wait for a deadline (PSP's τ1) to apply
 }
 
-func logPush(w int) logStep   { return logStep{w: w, leave: -1} }
-func logRemove(p int) logStep { return logStep{w: -1, leave: p} }
+func logPush(w int) logStep   { return logStep{w: w, leave: -1, join: -1} }
+func logRemove(p int) logStep { return logStep{w: -1, leave: p, join: -1} }
+func logJoin(p int) logStep   { return logStep{w: -1, leave: -1, join: p} }
 
-var checkpointStep = logStep{w: -1, leave: -1, ckpt: true}
+var (
+	checkpointStep = logStep{w: -1, leave: -1, join: -1, ckpt: true}
+	tickStep       = logStep{w: -1, leave: -1, join: -1, tick: true}
+)
 
 // runSteps drives s through the script; clocks are the workers' push
 // counts, gradients come from rng. It returns the version the last push
@@ -79,14 +86,26 @@ func runSteps(t *testing.T, s *Shard, dir string, steps []logStep, clocks map[in
 			if err := s.checkpoint(dir, true); err != nil {
 				t.Fatal(err)
 			}
-		case st.leave >= 0:
-			var live []int
+		case st.tick:
+			v := s.Stats().Version
+			for i := 0; i < 1000 && s.Stats().Version == v; i++ {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if s.Stats().Version == v {
+				t.Fatalf("no deadline applied in 5 s (version %d)", v)
+			}
+		case st.leave >= 0 || st.join >= 0:
+			var live, removed []int
+			s.mu.Lock()
 			for p, l := range s.members {
-				if l && p != st.leave {
+				if (l || p == st.join) && p != st.leave {
 					live = append(live, p)
+				} else {
+					removed = append(removed, p)
 				}
 			}
-			s.setMembers(live, []int{st.leave}, "test")
+			s.mu.Unlock()
+			s.setMembers(live, removed, "test")
 		default:
 			g := make([]float32, logBlock)
 			for i := range g {
@@ -317,5 +336,77 @@ func TestLogServerMetricsAndRestart(t *testing.T) {
 	segs, _ := wal.Segments(walDir(dir, 1))
 	if len(segs) != 2 {
 		t.Errorf("segments %v: want the stopped run's last and the new one", segs)
+	}
+}
+
+// TestLogReplaysDeadlinesAndJoins: a PSP round closed by its τ1 deadline
+// (a Tick, not a push), a worker that left and came back, and a round
+// whose deadline was armed when the shard died are replayed too: the
+// restored shard comes back at the acknowledged version, its pending
+// deadline then closes that round, and it matches the shard that never
+// died, bit for bit.
+func TestLogReplaysDeadlinesAndJoins(t *testing.T) {
+	// τ1 is long enough that the last round's deadline does not pass
+	// before the shard is abandoned, even under the race detector.
+	const spec = "psp:c=2,t1=200ms"
+	// Version 1 by the deadline (without its record the next push of
+	// worker 0 would replay as a duplicate); 2 when worker 2's removal
+	// completes a quorum; worker 2 rejoins behind (its clock is old:
+	// dropped), and workers 0 and 1 fill the next round's quorum, armed
+	// when the shard dies.
+	// The checkpoint comes first, so all of this is replayed (worker 0's
+	// first gradient carried into the checkpoint's segment).
+	script := []logStep{logPush(0), checkpointStep, logPush(1), tickStep, logPush(0), logPush(1), logRemove(2), logJoin(2),
+		logPush(2), logPush(0), logPush(1), logPush(2), logPush(0)}
+	dirRef, dir := t.TempDir(), t.TempDir()
+	rs := logShard(t, dirRef, spec, 3, -1, false)
+	defer rs.closeLog()
+	s := logShard(t, dir, spec, 3, -1, false)
+	rngRef, rng := rand.New(rand.NewPCG(9, 10)), rand.New(rand.NewPCG(9, 10))
+	clocksRef, clocks := map[int]uint64{}, map[int]uint64{}
+	runSteps(t, rs, dirRef, script, clocksRef, rngRef)
+	acked := runSteps(t, s, dir, script, clocks, rng)
+	s.mu.Lock()
+	s.tick.Stop() // dead: its pending deadline never fires
+	vDead := s.agg.Version()
+	s.mu.Unlock()
+	r := logShard(t, dir, spec, 3, -1, true)
+	defer r.closeLog()
+	_, v := r.Weights()
+	if v != acked && v != vDead {
+		t.Fatalf("restored version %d; acknowledged %d, the dead shard was at %d", v, acked, vDead)
+	}
+	if vDead == acked && v != acked {
+		t.Fatalf("restored version %d, acknowledged %d", v, acked)
+	}
+	// The restored shard keeps the logged deadline (on its clock, which
+	// goes on from the last logged time) and closes the round with it.
+	waitVersion(t, r, 3)
+	waitVersion(t, rs, 3)
+	w, v := r.Weights()
+	wRef, vRef := rs.Weights()
+	if v != vRef || WeightsCRC(w) != WeightsCRC(wRef) {
+		t.Fatalf("after the pending deadline: version %d (CRC %08x), the shard that never died %d (CRC %08x)", v, WeightsCRC(w), vRef, WeightsCRC(wRef))
+	}
+	tail := []logStep{logPush(0), logPush(1)}
+	runSteps(t, rs, dirRef, tail, clocksRef, rngRef)
+	runSteps(t, r, dir, tail, clocks, rng)
+	waitVersion(t, r, 4)
+	waitVersion(t, rs, 4)
+	w, v = r.Weights()
+	wRef, vRef = rs.Weights()
+	if v != vRef || WeightsCRC(w) != WeightsCRC(wRef) {
+		t.Fatalf("after the next deadline: version %d (CRC %08x), the shard that never died %d (CRC %08x)", v, WeightsCRC(w), vRef, WeightsCRC(wRef))
+	}
+}
+
+// waitVersion waits (at most 5 s) for s to reach version v.
+func waitVersion(t *testing.T, s *Shard, v uint64) {
+	t.Helper()
+	for i := 0; i < 1000 && s.Stats().Version < v; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := s.Stats().Version; got != v {
+		t.Fatalf("version %d after 5 s, want %d", got, v)
 	}
 }
