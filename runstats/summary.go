@@ -306,7 +306,7 @@ func (w *reasons) text(v Verdict, stats []ParadigmStats, names []string, order [
 			L, x.name, x.eff.Text(), pWords(x.p)))
 	}
 	for _, x := range w.missed {
-		parts = append(parts, fmt.Sprintf("%s did not reach the target on %s, where %s did (a longer horizon would tell how late)",
+		parts = append(parts, fmt.Sprintf("%s did not reach the target on %s, where %s did (how much later is unknown: a longer run would tell)",
 			L, seedList(x.seeds), x.name))
 	}
 	if len(w.few) > 0 {
