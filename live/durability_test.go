@@ -410,3 +410,54 @@ func waitVersion(t *testing.T, s *Shard, v uint64) {
 		t.Fatalf("version %d after 5 s, want %d", got, v)
 	}
 }
+
+// TestLogReplayRefusesImplausibleRecords: a log whose records pass their
+// checksums but cannot be this shard's (written by hand, or by another
+// job) stops the restore with an error that names the record, and
+// panics nowhere.
+func TestLogReplayRefusesImplausibleRecords(t *testing.T) {
+	base := wal.Record{Kind: wal.KindBase, Ints: []int32{0, 1}}
+	for _, tc := range []struct {
+		name string
+		recs []wal.Record
+		want string
+	}{
+		{"no base", []wal.Record{{Kind: wal.KindTick}}, "not its base"},
+		{"base at another version", []wal.Record{{Kind: wal.KindBase, Read: 7}}, "begins at version 7"},
+		{"base naming an unknown worker", []wal.Record{{Kind: wal.KindBase, Ints: []int32{-1 - 1000}}}, "worker 1000"},
+		{"push of a wrong length", []wal.Record{base, {Kind: wal.KindPush, Worker: 0, Floats: make([]float32, 3)}}, "3 floats"},
+		{"push of an unknown worker", []wal.Record{base, {Kind: wal.KindPush, Worker: 999}}, "worker 999"},
+		{"skip beyond any version", []wal.Record{base, {Kind: wal.KindSkip, Read: 1 << 60}}, "beyond any job's"},
+		{"deadline that applies nothing", []wal.Record{base, {Kind: wal.KindTick, Now: 5}}, "does not now"},
+		{"leave of an unknown worker", []wal.Record{base, {Kind: wal.KindLeave, Ints: []int32{-4}}}, "worker -4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l, err := wal.Open(walDir(dir, 0), wal.Options{MaxFloats: logBlock, MaxInts: 2*2 + 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lsn wal.LSN
+			for i := range tc.recs {
+				if lsn, err = l.Append(&tc.recs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.Sync(lsn); err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			cfg := quickJob(t, "asp", 2, 1)
+			cfg.Fill()
+			x, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: make([]float32, logBlock), Restarted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x.logged = true
+			err = x.openLog(walDir(dir, 0), true, 0, false)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "record") {
+				t.Fatalf("err %v, want one naming the record and %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
 )
 
@@ -119,6 +120,9 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 			}
 		}
 	case wal.KindSkip:
+		if r.Read > ckpt.MaxVersion {
+			return fmt.Errorf("skip to version %d, beyond any job's (at most %d)", r.Read, uint64(ckpt.MaxVersion))
+		}
 		s.fastForward(r.Read)
 	}
 	return nil
