@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -37,6 +39,7 @@ var (
 	mAuth       = prometheus.NewDesc("pacer_wire_auth_failures_total", "Connections refused for a missing or wrong token.", []string{"shard"}, nil)
 	mDecode     = prometheus.NewDesc("pacer_wire_decode_errors_total", "Malformed frames by kind.", []string{"shard", "kind"}, nil)
 	mSlow       = prometheus.NewDesc("pacer_wire_slow_peers_total", "Connections cut off for not reading (notice queue full, or a write timed out).", []string{"shard"}, nil)
+	mPending    = prometheus.NewDesc("pacer_wire_pending_refused_total", "Connections closed unread because too many unauthenticated ones were open.", []string{"shard"}, nil)
 	mJobPushes  = prometheus.NewDesc("pacer_job_pushes_total", "Pushes counted by the coordinator.", nil, nil)
 	mReleases   = prometheus.NewDesc("pacer_job_releases_total", "Gate releases.", nil, nil)
 	mMaxGap     = prometheus.NewDesc("pacer_job_max_gap", "Largest clock gap at a release.", nil, nil)
@@ -55,7 +58,7 @@ var (
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
-		mBytes, mFrames, mAuth, mDecode, mSlow, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused,
+		mBytes, mFrames, mAuth, mDecode, mSlow, mPending, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused,
 		mWalRecs, mWalBytes, mWalSyncs, mWalReplay, mWalRetries} {
 		ch <- d
 	}
@@ -88,15 +91,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mWalReplay, float64(st.Replayed), sh)
 		counter(mWalRetries, float64(st.Retries), sh)
 	}
-	// Staleness is an integer: bucket s holds every gradient of staleness ≤ s.
-	buckets := map[float64]uint64{}
-	var n uint64
-	var sum float64
-	for s, k := range st.Staleness {
-		n += uint64(k)
-		sum += float64(s) * float64(k)
-		buckets[float64(s)] = n
-	}
+	n, sum, buckets := stalenessBuckets(st.Staleness)
 	ch <- prometheus.MustNewConstHistogram(mStale, n, sum, buckets, sh)
 	ws := c.sv.ws.Stats().Snapshot()
 	counter(mBytes, float64(ws.BytesIn), sh, "in")
@@ -108,6 +103,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mDecode, float64(v), sh, kind)
 	}
 	counter(mSlow, float64(ws.SlowPeers), sh)
+	counter(mPending, float64(ws.PendingRefused), sh)
 	if c.sv.coord == nil {
 		return
 	}
@@ -124,6 +120,34 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mBusy, cs.WorkerBusy[p], w)
 		counter(mWPushes, float64(cs.WorkerPushes[p]), w)
 	}
+}
+
+// StalenessBuckets are the staleness histogram's upper bounds, the same
+// for every shard and every job, so that histograms from different shards,
+// runs and paradigms add up and compare bucket by bucket (one bucket per
+// observed value made every scrape's buckets different).
+var StalenessBuckets = []float64{0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512}
+
+// stalenessBuckets folds a per-value staleness count (index = staleness)
+// into StalenessBuckets' cumulative counts.
+func stalenessBuckets(hist []int64) (n uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, len(StalenessBuckets))
+	for _, b := range StalenessBuckets {
+		buckets[b] = 0
+	}
+	for s, k := range hist {
+		if k <= 0 {
+			continue
+		}
+		n += uint64(k)
+		sum += float64(s) * float64(k)
+		for _, b := range StalenessBuckets {
+			if float64(s) <= b {
+				buckets[b] += uint64(k)
+			}
+		}
+	}
+	return n, sum, buckets
 }
 
 // metricsLimits bound what a client of the metrics server can hold: a
@@ -189,18 +213,53 @@ func (c *limitConn) Close() error {
 }
 
 // serveMetrics serves /metrics for sv on addr until the returned stop is
-// called. Each server has its own registry, so several shards in one
-// process (inproc mode) do not collide.
+// called, with /healthz and /readyz beside it. Each server has its own
+// registry, so several shards in one process (inproc mode) do not collide.
 func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(collector{sv}); err != nil {
+	stop, at, err := serveOps(addr, collector{sv}, sv.ready.Load, log)
+	if err != nil {
 		return nil, err
+	}
+	sv.metricsMu.Lock()
+	sv.metricsAt = at
+	sv.metricsMu.Unlock()
+	return stop, nil
+}
+
+// serveOps serves a process's operational endpoints on addr: /metrics
+// (c, the Go runtime's and the process's collectors), /healthz (200 while
+// the process serves HTTP at all: a liveness probe) and /readyz (200 only
+// while ready() holds: a shard listening for its peers, a worker in its
+// job; 503 otherwise, so a readiness probe or a load balancer waits).
+// It returns the address it listens on and a stop function.
+func serveOps(addr string, c prometheus.Collector, ready func() bool, log *slog.Logger) (stop func(), at string, err error) {
+	reg := prometheus.NewRegistry()
+	// In inproc mode several servers share one process: each registry
+	// gets its own runtime and process collectors (they read the same
+	// process, which is what each scrape should see).
+	for _, col := range []prometheus.Collector{c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(col); err != nil {
+			return nil, "", err
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ready() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, "not ready\n")
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("live: metrics: listen %s: %w", addr, err)
+		return nil, "", fmt.Errorf("live: metrics: listen %s: %w", addr, err)
 	}
 	lim := metricsLimits
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
@@ -212,17 +271,14 @@ func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err e
 			log.Error("metrics server failed", "err", err)
 		}
 	}()
-	log.Info("metrics at /metrics", "addr", ln.Addr().String())
-	sv.metricsMu.Lock()
-	sv.metricsAt = ln.Addr().String()
-	sv.metricsMu.Unlock()
+	log.Info("metrics at /metrics, probes at /healthz and /readyz", "addr", ln.Addr().String())
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if hs.Shutdown(ctx) != nil {
 			hs.Close() // a scrape still running after a second is cut off
 		}
-	}, nil
+	}, ln.Addr().String(), nil
 }
 
 // metricsAddr is where the metrics are served ("" before they are).
@@ -230,4 +286,41 @@ func (sv *Server) metricsAddr() string {
 	sv.metricsMu.Lock()
 	defer sv.metricsMu.Unlock()
 	return sv.metricsAt
+}
+
+// workerCollector exports a worker's own counters (`pacer worker
+// --metrics-addr`): what the coordinator counts for it, seen from the
+// worker, plus its data plane's traffic over every shard link.
+type workerCollector struct{ w *Worker }
+
+var (
+	mWkPushes = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
+	mWkWait   = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
+	mWkBusy   = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
+	mWkClock  = prometheus.NewDesc("pacer_worker_clock", "The worker's iteration clock.", []string{"worker"}, nil)
+	mWkBytes  = prometheus.NewDesc("pacer_worker_wire_bytes_total", "Bytes on the worker's shard and coordinator links, headers included.", []string{"worker", "direction"}, nil)
+	mWkErrs   = prometheus.NewDesc("pacer_worker_wire_errors_total", "Error replies the worker received (refused frames) and connections it lost.", []string{"worker", "kind"}, nil)
+)
+
+func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{mWkPushes, mWkWait, mWkBusy, mWkClock, mWkBytes, mWkErrs} {
+		ch <- d
+	}
+}
+
+func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
+	w := c.w
+	id := strconv.FormatInt(w.mID.Load(), 10)
+	m := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, t, v, append([]string{id}, l...)...)
+	}
+	m(mWkPushes, prometheus.CounterValue, float64(w.mPushes.Load()))
+	m(mWkWait, prometheus.CounterValue, time.Duration(w.mWaitNS.Load()).Seconds())
+	m(mWkBusy, prometheus.CounterValue, time.Duration(w.mBusyNS.Load()).Seconds())
+	m(mWkClock, prometheus.GaugeValue, float64(w.mClock.Load()))
+	ws := w.wireCfg.Stats.Snapshot()
+	m(mWkBytes, prometheus.CounterValue, float64(ws.BytesIn), "in")
+	m(mWkBytes, prometheus.CounterValue, float64(ws.BytesOut), "out")
+	m(mWkErrs, prometheus.CounterValue, float64(ws.RemoteErrors), "remote")
+	m(mWkErrs, prometheus.CounterValue, float64(ws.IOErrors), "io")
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
@@ -77,6 +78,8 @@ type Server struct {
 
 	metricsMu sync.Mutex
 	metricsAt string
+	// ready is /readyz: listening, and not yet stopping.
+	ready atomic.Bool
 
 	// conns holds the open connection of each (role, worker id), and
 	// observers counts observer connections: see admit.
@@ -211,7 +214,13 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		sh.closeLog()
 		return nil, err
 	}
-	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed})
+	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed,
+		AuthFailed: func(addr net.Addr, err error) {
+			sv.plog.Warn("authentication failed", "peer", addrString(addr), "err", err)
+		},
+		PendingRefused: func(addr net.Addr, n int) {
+			sv.plog.Warn("connection refused: too many unauthenticated connections open", "peer", addrString(addr), "max_pending", n)
+		}})
 	return sv, nil
 }
 
@@ -246,6 +255,10 @@ func (sv *Server) Run(ctx context.Context) error {
 	}
 	sv.log.Info("shard server listening", "shard", sv.cfg.Index, "addr", ln.Addr().String(),
 		"version", sv.shard.Stats().Version, "coordinator", sv.coord != nil)
+	sv.ready.Store(true)
+	stopReady := context.AfterFunc(ctx, func() { sv.ready.Store(false) })
+	defer stopReady()
+	defer sv.ready.Store(false)
 	if sv.cfg.Ready != nil {
 		sv.cfg.Ready(ln.Addr().String())
 	}
@@ -325,6 +338,13 @@ func (sv *Server) logRefusal(peer *wire.Peer, req *wire.Frame, err error) {
 		msg = "refused hello"
 	}
 	sv.plog.Warn(msg, "peer", peerAddr(peer), "role", peer.Hello().Role, "worker", peer.ID(), "type", req.Type.String(), "err", err)
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return "?"
+	}
+	return a.String()
 }
 
 func peerAddr(p *wire.Peer) string {

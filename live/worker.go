@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -33,6 +34,12 @@ type WorkerConfig struct {
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
 	Wire           wire.Config
+	// MetricsAddr serves the worker's own metrics at /metrics, with
+	// /healthz and /readyz ("": none).
+	MetricsAddr string
+	// MetricsReady is called with the metrics server's address once it
+	// listens (tests; nil: not called).
+	MetricsReady func(addr string)
 }
 
 // WorkerResult is what a worker did.
@@ -62,6 +69,11 @@ type Worker struct {
 	ctl     *wire.Conn
 	ctlMu   sync.Mutex // guards ctl against the heartbeat goroutine
 	links   []*wlink
+	// What the metrics read while the main loop runs: published after
+	// every push (the loop's own state is not shared).
+	mPushes, mWaitNS, mBusyNS, mClock atomic.Int64
+	mID                               atomic.Int64
+	joined                            atomic.Bool
 }
 
 // RunWorker runs a worker until the job ends, ctx ends, or it fails.
@@ -75,14 +87,29 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	}
 	w.wireCfg = cfg.Wire
 	w.wireCfg.Token = cfg.Token
+	if w.wireCfg.Stats == nil {
+		w.wireCfg.Stats = new(wire.Stats) // one count over every link, for the metrics
+	}
 	w.log = cfg.Logger
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	w.id = cfg.ID
+	w.mID.Store(int64(cfg.ID))
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = time.Minute
 	}
+	if cfg.MetricsAddr != "" {
+		stop, at, err := serveOps(cfg.MetricsAddr, workerCollector{w}, w.joined.Load, w.log)
+		if err != nil {
+			return WorkerResult{ID: w.id}, err
+		}
+		defer stop()
+		if cfg.MetricsReady != nil {
+			cfg.MetricsReady(at)
+		}
+	}
+	defer w.joined.Store(false)
 	if err := w.dialControl(ctx, cfg.ConnectTimeout); err != nil {
 		return WorkerResult{ID: w.id}, err
 	}
@@ -132,6 +159,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		w.ctl.Close()
 	}
 	w.ctl, w.info, w.id = c, info, info.ID
+	w.mID.Store(int64(info.ID))
 	return nil
 }
 
@@ -212,6 +240,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 	defer wg.Wait()
 	defer cancel()
 	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Job.Job.Spec.String(), "shards", len(links))
+	w.joined.Store(true)
 	for {
 		if err := w.pullPhase(ctx, st, links); err != nil {
 			if errors.Is(err, ErrJobDone) {
@@ -244,6 +273,10 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.clock++
 		st.res.Pushes++
 		st.seq++
+		w.mPushes.Store(st.res.Pushes)
+		w.mWaitNS.Store(int64(st.res.Wait))
+		w.mBusyNS.Store(int64(st.res.Busy))
+		w.mClock.Store(int64(st.clock))
 		err := w.reportClock(ctx, st)
 		if err == nil {
 			err = w.awaitRelease(ctx, st)

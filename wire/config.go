@@ -35,6 +35,15 @@ type Config struct {
 	// CallTimeout bounds a Call whose context has no deadline; a negative
 	// value disables it. Zero: 30 s.
 	CallTimeout time.Duration
+	// MaxPending bounds a server's connections that have not yet
+	// authenticated (accepted, Hello not yet checked): beyond it a new
+	// connection is closed at once, counted in Stats.PendingRefused and
+	// reported to Hooks.PendingRefused. Each costs a goroutine and its
+	// buffers for up to HandshakeTimeout, so without a cap anyone who can
+	// reach the port could hold any number of them. Authenticated
+	// connections are bounded by the roles (one per worker id). Zero:
+	// DefaultMaxPending.
+	MaxPending int
 	// Stats receives the counters; several connections (a worker's one per
 	// shard) may share one. Nil: a private Stats per Server or Conn.
 	Stats *Stats
@@ -51,8 +60,14 @@ func DefaultConfig() Config {
 		WriteTimeout:     30 * time.Second,
 		IdleRelease:      5 * time.Second,
 		CallTimeout:      30 * time.Second,
+		MaxPending:       DefaultMaxPending,
 	}
 }
+
+// DefaultMaxPending is Config.MaxPending's default: far more than a job's
+// workers reconnecting at once (each holds a connection per shard and one
+// to the coordinator), far fewer than a flood could open.
+const DefaultMaxPending = 256
 
 // Validate reports the first invalid field, naming it and its value.
 func (c Config) Validate() error {
@@ -69,6 +84,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("wire: Config.FrameTimeout: %v is negative", c.FrameTimeout)
 	case c.WriteTimeout < 0:
 		return fmt.Errorf("wire: Config.WriteTimeout: %v is negative", c.WriteTimeout)
+	case c.MaxPending < 0:
+		return fmt.Errorf("wire: Config.MaxPending: %d is negative", c.MaxPending)
 	}
 	return nil
 }
@@ -97,6 +114,9 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = d.CallTimeout
 	}
+	if c.MaxPending == 0 {
+		c.MaxPending = d.MaxPending
+	}
 	if c.Stats == nil {
 		c.Stats = new(Stats)
 	}
@@ -111,6 +131,7 @@ type Stats struct {
 	BytesIn, BytesOut   atomic.Uint64 // headers included
 	Accepted            atomic.Uint64 // connections accepted (server) or dialled (client)
 	AuthFailures        atomic.Uint64 // connections refused: no Hello, wrong token, refused Hello
+	PendingRefused      atomic.Uint64 // connections closed unread: MaxPending unauthenticated ones open already
 	HandlerErrors       atomic.Uint64 // Handler calls that returned an error (sent back as Error frames)
 	RemoteErrors        atomic.Uint64 // Error frames received in reply to Calls
 	IOErrors            atomic.Uint64 // connections lost to read/write errors or timeouts
@@ -128,6 +149,7 @@ type StatsSnapshot struct {
 	FramesIn, FramesOut, BytesIn, BytesOut              uint64
 	Accepted, AuthFailures, HandlerErrors, RemoteErrors uint64
 	IOErrors, ProtocolErrors, Unroutable, SlowPeers     uint64
+	PendingRefused                                      uint64
 	DecodeErrors                                        map[string]uint64
 }
 
@@ -140,7 +162,8 @@ func (s *Stats) Snapshot() StatsSnapshot {
 		HandlerErrors: s.HandlerErrors.Load(), RemoteErrors: s.RemoteErrors.Load(),
 		IOErrors: s.IOErrors.Load(), ProtocolErrors: s.ProtocolErrors.Load(),
 		Unroutable: s.Unroutable.Load(), SlowPeers: s.SlowPeers.Load(),
-		DecodeErrors: make(map[string]uint64, len(decodeKinds)),
+		PendingRefused: s.PendingRefused.Load(),
+		DecodeErrors:   make(map[string]uint64, len(decodeKinds)),
 	}
 	for i, name := range DecodeErrorKinds {
 		snap.DecodeErrors[name] = s.DecodeErrors[i].Load()

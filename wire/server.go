@@ -52,6 +52,15 @@ type Hooks struct {
 	// Closed runs once when an authenticated connection has ended (its
 	// handler has returned for the last time).
 	Closed func(p *Peer)
+	// AuthFailed runs when a connection is refused before its Hello
+	// reaches the handler (no Hello, a malformed one, a wrong token), with
+	// the peer's address: the log's only trace of who tried. It runs on
+	// the connection's goroutine, once per refused connection; rate-limit
+	// what it logs.
+	AuthFailed func(addr net.Addr, err error)
+	// PendingRefused runs when a connection is closed unread because
+	// Config.MaxPending unauthenticated connections are open already.
+	PendingRefused func(addr net.Addr, pending int)
 }
 
 // Server accepts connections, authenticates them and runs a Handler per
@@ -64,6 +73,8 @@ type Server struct {
 
 	mu    sync.Mutex
 	peers map[*Peer]struct{}
+	// pending holds a slot per connection not yet authenticated.
+	pending chan struct{}
 }
 
 // NewServer validates cfg and returns a Server that runs h.
@@ -76,7 +87,7 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Server{cfg: cfg, h: h, tokenHash: sha256.Sum256([]byte(cfg.Token)),
-		peers: make(map[*Peer]struct{})}, nil
+		peers: make(map[*Peer]struct{}), pending: make(chan struct{}, cfg.MaxPending)}, nil
 }
 
 // SetHooks installs hooks; call it before Serve.
@@ -132,6 +143,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		s.cfg.Stats.Accepted.Add(1)
+		select {
+		case s.pending <- struct{}{}:
+		default:
+			// Refused without a read or a goroutine: the cap is what keeps
+			// a flood of silent connections from costing more.
+			s.cfg.Stats.PendingRefused.Add(1)
+			if s.hooks.PendingRefused != nil {
+				s.hooks.PendingRefused(nc.RemoteAddr(), cap(s.pending))
+			}
+			nc.Close()
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -153,6 +176,9 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	ctx = context.WithValue(ctx, peerKey{}, p)
 	r := NewReader(nc, s.cfg.BufferSize, s.cfg.MaxPayload)
 	var req, resp Frame
+	var unpend sync.Once
+	authDone := func() { unpend.Do(func() { <-s.pending }) }
+	defer authDone()
 
 	nc.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	// Until the token checks out, a peer may not make us allocate more than
@@ -160,14 +186,21 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	r.maxPayload = min(r.maxPayload, MaxHelloPayload)
 	if err := r.ReadFrame(&req); err != nil {
 		s.readFailed(p, err)
+		if !errors.Is(err, io.EOF) && s.hooks.AuthFailed != nil {
+			s.hooks.AuthFailed(nc.RemoteAddr(), fmt.Errorf("%w: no hello: %v", ErrUnauthenticated, err))
+		}
 		return
 	}
 	s.cfg.Stats.in(wireSize(&req))
 	if err := s.authenticate(p, &req); err != nil {
 		s.cfg.Stats.AuthFailures.Add(1)
+		if s.hooks.AuthFailed != nil {
+			s.hooks.AuthFailed(nc.RemoteAddr(), err)
+		}
 		p.sendError(req.ReqID, CodeUnauthenticated, err.Error())
 		return
 	}
+	authDone()
 	nc.SetReadDeadline(time.Time{})
 	// Listed before the HelloOK goes out, so a client that has its reply
 	// can count on being among Peers.

@@ -106,11 +106,12 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
 	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints (> 0)")
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	durability := fs.String("durability", live.DurabilityCheckpoint, "what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (a push is acknowledged once a write-ahead log in --checkpoint-dir holds it; --restore replays it)")
-	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics")
+	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz")
+	maxPending := fs.Int("max-pending", wire.DefaultMaxPending, "connections that have not yet authenticated served at once; more are closed unread and logged (≥ 1)")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	controlToken := fs.String("control-token", "", "second secret of the control roles (coordinator links, observers), different from the token; every shard needs it, workers never get it (default $PACER_CONTROL_TOKEN; prefer the variable)")
 	cmd.RunE = func(*cobra.Command, []string) error {
-		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken}, stdout, stderr)
+		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken, maxPending}, stdout, stderr)
 	}
 	return cmd
 }
@@ -125,6 +126,7 @@ type serverFlags struct {
 	metrics                *string
 	listenFD               *int
 	controlToken           *string
+	maxPending             *int
 }
 
 func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlags, stdout, stderr io.Writer) error {
@@ -136,6 +138,9 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	}
 	if err := live.CheckDurability(*durability, *ckptDir); err != nil {
 		return usage(err)
+	}
+	if *f.maxPending < 1 {
+		return usage(fmt.Errorf("--max-pending=%d: need at least 1", *f.maxPending))
 	}
 	env := live.Env{}
 	role, err := env.Role("server")
@@ -206,7 +211,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	}
 	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore, Durability: *durability,
-		MetricsAddr: *metrics, Logger: log,
+		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending},
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
 	if err != nil {
 		return err

@@ -41,13 +41,14 @@ docs/deploy.md.`,
 	id := fs.Int("id", -1, "worker id to take (default $PACER_INDEX or TF_CONFIG's; -1: the coordinator assigns one)")
 	dataDir := fs.String("data-dir", "", "directory with the data set's files on this machine")
 	connect := fs.Duration("connect-timeout", time.Minute, "give up if the coordinator cannot be reached for this long (> 0)")
+	metrics := fs.String("metrics-addr", "", "serve the worker's Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz")
 	cmd.RunE = func(*cobra.Command, []string) error {
-		return runWorker(fs, &rf, coord, id, dataDir, connect, stdout, stderr)
+		return runWorker(fs, &rf, coord, id, dataDir, connect, *metrics, stdout, stderr)
 	}
 	return cmd
 }
 
-func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir *string, connect *time.Duration, stdout, stderr io.Writer) error {
+func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir *string, connect *time.Duration, metrics string, stdout, stderr io.Writer) error {
 	if *connect <= 0 {
 		return usage(fmt.Errorf("--connect-timeout=%s must be positive", *connect))
 	}
@@ -77,7 +78,7 @@ func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := live.RunWorker(ctx, live.WorkerConfig{Coordinator: addr, Transport: tr, Token: token, ID: role.Index, DataDir: *dataDir,
-		ConnectTimeout: *connect, Logger: log})
+		ConnectTimeout: *connect, Logger: log, MetricsAddr: metrics})
 	if errors.Is(err, live.ErrJobDone) {
 		fmt.Fprintf(stdout, "pacer: the job had already finished\n")
 		return nil
