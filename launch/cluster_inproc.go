@@ -52,7 +52,10 @@ func (c *inproc) addrs() []string           { return c.names }
 func (c *inproc) transport() wire.Transport { return c.tr }
 
 func (c *inproc) start(ctx context.Context) error {
-	c.ctx = ctx
+	// The servers and workers outlive the job's context: when it ends
+	// (Ctrl-C), the driver still reads the counters and the weights, then
+	// stop ends them, as tcp mode's processes.
+	c.ctx = context.WithoutCancel(ctx)
 	for i := range c.names {
 		if err := c.startShard(i, c.opt.Restore); err != nil {
 			return err

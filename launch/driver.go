@@ -49,6 +49,11 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 	res, err := d.watch(ctx)
 	d.fwg.Wait()
 	if err != nil && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, SIGTERM, the timeout): what was measured
+		// so far is kept, marked as such, beside the error.
+		res = d.interrupted()
+	}
+	if err != nil && ctx.Err() != nil {
 		// Say where the job stood: a bare "deadline exceeded" does not
 		// tell a hang from a slow machine.
 		// The context's error is the cause whatever the interrupted call
@@ -72,11 +77,48 @@ func (d *driver) run(ctx context.Context) (*Result, error) {
 	if serr := d.cl.stop(); serr != nil && err == nil {
 		err = serr
 	}
+	if err != nil && res != nil && ctx.Err() != nil {
+		res.Faults = d.faults
+		return res, fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	res.Faults = d.faults
 	return res, nil
+}
+
+// ErrInterrupted says a job was stopped before it finished (its context
+// ended: Ctrl-C, SIGTERM, Options.Timeout). TrainResult then returns what
+// was measured so far with it, the run marked Interrupted.
+var ErrInterrupted = errors.New("launch: interrupted")
+
+// interrupted stops the job and builds the summary of what was measured:
+// the curve so far and, when the shards still answer, one last evaluation
+// of the weights where the job stopped. nil when not even that can be had
+// (the job never started, the shards are gone).
+func (d *driver) interrupted() *Result {
+	if d.model == nil || len(d.obs) == 0 {
+		return nil
+	}
+	// The job's context is gone: these calls get their own, bounded.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	d.abort(ctx, nil)
+	cs := d.last
+	if st, err := d.stats(ctx, 0); err == nil && st.Coord != nil {
+		cs = *st.Coord
+		d.last = cs
+	}
+	if acc, err := d.evaluate(ctx, cs.Seconds); err == nil {
+		d.report(cs, acc)
+	}
+	res, err := d.summarize(ctx, cs)
+	if err != nil {
+		return nil
+	}
+	res.Run.Interrupted = true
+	return res
 }
 
 // observer is shard i's observer connection (made on first use; it
@@ -299,15 +341,20 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	return r, nil
 }
 
-// finish collects every shard's counters, evaluates the final weights and
-// builds the summary.
+// finish evaluates the final weights and builds the summary.
 func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error) {
-	j := &d.params.Job
 	acc, err := d.evaluate(ctx, cs.Seconds)
 	if err != nil {
 		return nil, err
 	}
 	d.report(cs, acc)
+	return d.summarize(ctx, cs)
+}
+
+// summarize collects every shard's counters and builds the summary from
+// them, the coordinator's cs and the curve so far.
+func (d *driver) summarize(ctx context.Context, cs live.CoordStats) (*Result, error) {
+	j := &d.params.Job
 	r := &runstats.Run{Paradigm: d.params.Job.Spec.String(), Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes}

@@ -117,13 +117,15 @@ type Result struct {
 }
 
 // Train runs cfg as a live job on this machine and returns its summary.
-// progress (may be nil) is called after every evaluation.
+// progress (may be nil) is called after every evaluation. A job stopped
+// before it finished (ctx ended) returns ErrInterrupted with the summary
+// of what was measured so far, when there is one.
 func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*runstats.Run, error) {
 	res, err := TrainResult(ctx, cfg, opt, progress)
-	if err != nil {
+	if res == nil {
 		return nil, err
 	}
-	return res.Run, nil
+	return res.Run, err
 }
 
 // TrainResult is Train with the fault records and per-shard counters.

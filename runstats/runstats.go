@@ -51,6 +51,9 @@ type Run struct {
 	// linearly between the two evaluations around the crossing (TimeTo);
 	// nil when never reached.
 	TimeToTarget *float64 `json:"time_to_target,omitempty"`
+	// Interrupted marks a live run stopped before it finished (Ctrl-C,
+	// SIGTERM): the counters and the curve are what was measured so far.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // MarshalJSON writes final_accuracy and best_accuracy for every run that

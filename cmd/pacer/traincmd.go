@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -136,6 +137,16 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 			}
 			r, err = trainLive(cfg, lo, stderr)
 		}
+		if errors.Is(err, launch.ErrInterrupted) && r != nil {
+			// Ctrl-C keeps what was measured: the summary so far, marked.
+			path, werr := writeJSON(*out, "summary.json", r)
+			if werr != nil {
+				return errors.Join(err, werr)
+			}
+			fmt.Fprintf(stdout, "%s: interrupted after %d pushes (%.1f wall seconds); test accuracy %.4f when stopped\nwrote %s (\"interrupted\": true)\n",
+				r.Paradigm, r.Pushes, r.Seconds, r.FinalAccuracy, path)
+			return err
+		}
 		if err != nil {
 			undo()
 			return err
@@ -205,10 +216,14 @@ func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
 }
 
 func trainLive(cfg job.Config, lo launch.Options, stderr io.Writer) (*runstats.Run, error) {
-	// SIGINT/SIGTERM cancel the job: the shards checkpoint (with
-	// --checkpoint-dir) and the processes shut down cleanly.
+	// SIGINT/SIGTERM cancel the job: the summary so far is kept (marked
+	// interrupted), the shards checkpoint (with --checkpoint-dir) and the
+	// processes shut down cleanly.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal a second one ends the process at once (the
+	// children die with it), should keeping the summary take too long.
+	context.AfterFunc(ctx, stop)
 	pr := newProgress(stderr)
 	pr.every = 0
 	if pr.tty {
