@@ -79,9 +79,9 @@ func closure(all map[string][]string, p string) map[string]bool {
 // complete.
 var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1,
-	"live/ckpt": 1, "live/wal": 1, "paradigm/zipline": 1, "internal/archtest": 1,
+	"live/ckpt": 1, "live/wal": 1, "paradigm/zipline": 1, "internal/archtest": 1, "nn/npz": 1,
 	"paradigm": 2, "sim": 2,
-	"job": 3, "scenario": 3, "runstats": 3,
+	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3,
 	"train": 4, "live": 4,
 	"launch":  5,
 	"compare": 6, "report": 6,
@@ -94,6 +94,7 @@ var narrower = map[string][]string{
 	"wire": {}, "data": {}, "optim": {}, "timing": {}, "internal/kernel": {}, "internal/ratelog": {},
 	"live/ckpt": {}, "live/wal": {}, "paradigm/zipline": {}, "internal/archtest": {},
 	"nn":       {"internal/kernel"},
+	"nn/npz":   {"nn"},
 	"paradigm": {"paradigm/zipline"},
 	"sim":      {"paradigm", "timing", "runstats"},
 	"job":      {"paradigm", "optim", "timing", "data"},

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// evalCount reads "(C of N samples" from pacer eval's output.
+func evalCount(t *testing.T, out string) (correct, n int) {
+	t.Helper()
+	i := strings.Index(out, "(")
+	if i < 0 {
+		t.Fatalf("no count in %q", out)
+	}
+	if _, err := fmt.Sscanf(out[i:], "(%d of %d samples", &correct, &n); err != nil {
+		t.Fatalf("no count in %q: %v", out, err)
+	}
+	return correct, n
+}
+
+func pacerRun(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("pacer %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// A live job's checkpoints → pacer export → one .npz → PyTorch alone
+// (python/eval_npz.py builds the architecture in torch and loads the
+// file as its state_dict) gives the test accuracy pacer eval gives, for
+// the MLP and the CNN. pacer eval reads the checkpoints and the exported
+// file to the same count.
+func TestExportLoadsInPyTorch(t *testing.T) {
+	torch := exec.Command("/usr/bin/python3", "-c", "import torch, numpy")
+	haveTorch := torch.Run() == nil
+	for _, model := range []string{"mlp", "cnn"} {
+		t.Run(model, func(t *testing.T) {
+			dir := t.TempDir()
+			ck, file := filepath.Join(dir, "ckpt"), filepath.Join(dir, "model.npz")
+			limit, lr := "2000", "0.05"
+			if model == "cnn" {
+				limit, lr = "1600", "0.1"
+			}
+			pacerRun(t, "train", "--mode", "inproc", "--model", model, "--workers", "2", "--shards", "2", "--train-limit", limit,
+				"--test-limit", "200", "--epochs", "1", "--lr", lr, "--checkpoint-dir", ck, "--out", filepath.Join(dir, "out"))
+			out := pacerRun(t, "export", "--checkpoint-dir", ck, "--model-file", file)
+			if !strings.Contains(out, "model "+model) || !strings.Contains(out, "from 2 shard checkpoints") {
+				t.Errorf("export said %q", out)
+			}
+			fromCkpt, n := evalCount(t, pacerRun(t, "eval", "--checkpoint-dir", ck, "--test-limit", "1000"))
+			fromFile, n2 := evalCount(t, pacerRun(t, "eval", "--model-file", file, "--test-limit", "1000"))
+			if fromCkpt != fromFile || n != 1000 || n2 != 1000 {
+				t.Fatalf("pacer eval: %d of %d from the checkpoints, %d of %d from the exported file", fromCkpt, n, fromFile, n2)
+			}
+			if fromCkpt < 250 {
+				t.Fatalf("%d of 1000 right: the job did not train (chance is 100)", fromCkpt)
+			}
+			if !haveTorch {
+				t.Skip("PyTorch is not installed for /usr/bin/python3 (scripts/setup installs python3-torch as root): export checked against pacer eval only")
+			}
+			cmd := exec.Command("/usr/bin/python3", filepath.Join("..", "..", "python", "eval_npz.py"), file, "--test-limit", "1000", "--json")
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("eval_npz.py: %v\n%s", err, b)
+			}
+			var py struct {
+				Model      string
+				Correct, N int
+			}
+			if err := json.Unmarshal(b, &py); err != nil {
+				t.Fatalf("eval_npz.py printed %q: %v", b, err)
+			}
+			t.Logf("%s: pacer eval %d of %d, PyTorch %d of %d", model, fromCkpt, n, py.Correct, py.N)
+			// The same weights and inputs in float32: only a near-tie whose
+			// order the two kernels' rounding flips may differ.
+			if py.Model != model || py.N != n || abs(py.Correct-fromCkpt) > 2 {
+				t.Errorf("PyTorch: %s, %d of %d; pacer eval: %d of %d", py.Model, py.Correct, py.N, fromCkpt, n)
+			}
+		})
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

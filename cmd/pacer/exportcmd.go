@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/modelfile"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(newExportCmd)
+	register(newEvalCmd)
+}
+
+func newExportCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "put a job's shard checkpoints together into one .npz model file PyTorch loads",
+		Long: `Put a live job's shard checkpoints (every shard-N.ckpt of --checkpoint-dir) together into
+one model file: a NumPy .npz archive in PyTorch's own names, shapes and element orders, so a
+torch.nn.Module of the same architecture loads it as its state_dict without pacer. The layout
+(names, shapes and order for the MLP and the CNN) is in docs/model-format.md;
+python/eval_npz.py loads a file and evaluates it with PyTorch.
+
+Checkpoints from several machines go into one directory first. The file is written
+atomically; pacer eval --model-file measures it.`,
+		Example: `  pacer export --checkpoint-dir ckpt --model-file model.npz
+  /usr/bin/python3 python/eval_npz.py model.npz`,
+	}
+	fs := cmd.Flags()
+	dir := fs.String("checkpoint-dir", "", "the job's checkpoint directory (shard-0.ckpt … shard-N.ckpt)")
+	file := fs.String("model-file", "model.npz", "the .npz file to write")
+	cmd.RunE = func(*cobra.Command, []string) error {
+		if *dir == "" {
+			return usage(errors.New("--checkpoint-dir: give the job's checkpoint directory"))
+		}
+		if !strings.HasSuffix(*file, ".npz") {
+			return usage(fmt.Errorf("--model-file=%q: an .npz file (numpy.load reads it by its suffix)", *file))
+		}
+		m, err := modelfile.FromCheckpoints(*dir)
+		if err != nil {
+			return err
+		}
+		if err := modelfile.WriteNPZ(*file, m); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s: model %s, %d parameters from %d shard checkpoints (versions %s)\n",
+			*file, m.Name(), m.NumParams(), len(m.Shards), versions(m))
+		return nil
+	}
+	return cmd
+}
+
+func versions(m *modelfile.Model) string {
+	v := make([]string, len(m.Shards))
+	for i, s := range m.Shards {
+		v[i] = fmt.Sprint(s.Version)
+	}
+	return strings.Join(v, ", ")
+}
+
+func newEvalCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "evaluate a job's checkpoints or an exported model on a data set",
+		Long: `Evaluate a trained model on a data set's test samples and print its accuracy: a live
+job's shard checkpoints (--checkpoint-dir) or a model file pacer export wrote
+(--model-file; any .npz in the layout of docs/model-format.md). The model (mlp or cnn) is
+read from the checkpoints, or recognised from the file's arrays.`,
+		Example: `  pacer eval --checkpoint-dir ckpt
+  pacer eval --model-file model.npz --dataset fashion-mnist --test-limit 2000`,
+	}
+	fs := cmd.Flags()
+	dir := fs.String("checkpoint-dir", "", "a job's checkpoint directory (shard-0.ckpt … shard-N.ckpt)")
+	file := fs.String("model-file", "", "an .npz model file (pacer export)")
+	dataset := fs.String("dataset", job.DefaultDataset, "data set: "+strings.Join(data.Names, " | "))
+	dataDir := fs.String("data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
+	limit := fs.Int("test-limit", 0, "use only the first N test samples (0: all)")
+	cmd.RunE = func(*cobra.Command, []string) error {
+		if (*dir == "") == (*file == "") {
+			return usage(errors.New("give one of --checkpoint-dir and --model-file"))
+		}
+		if *limit < 0 {
+			return usage(fmt.Errorf("--test-limit=%d must not be negative", *limit))
+		}
+		var m *modelfile.Model
+		var err error
+		if *dir != "" {
+			m, err = modelfile.FromCheckpoints(*dir)
+		} else {
+			m, err = modelfile.ReadNPZ(*file)
+		}
+		if err != nil {
+			return err
+		}
+		ds, err := job.Data(job.Config{Dataset: *dataset, DataDir: *dataDir, TestLimit: *limit, TrainLimit: 1})
+		if err != nil {
+			return err
+		}
+		correct, err := modelfile.Accuracy(m, ds.Test)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "test accuracy %.4f (%d of %d samples of %s), model %s from %s\n",
+			float64(correct)/float64(max(ds.Test.N, 1)), correct, ds.Test.N, ds.Test.Name, m.Name(), m.Source)
+		return nil
+	}
+	return cmd
+}

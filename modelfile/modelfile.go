@@ -1,0 +1,119 @@
+// Package modelfile turns a trained job into one model file and back:
+// Export puts a job's shard checkpoints together into an .npz archive in
+// the exchange layout (nn.Tensors, docs/model-format.md) that PyTorch
+// loads without pacer, and Load reads either form, so `pacer eval`
+// measures checkpoints and exported files alike.
+package modelfile
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/nn/npz"
+)
+
+// Model is a model and its trained parameters.
+type Model struct {
+	nn.Model
+	Params []float32
+	// Shards are the checkpoints' headers when it was read from them.
+	Shards []ckpt.Meta
+	// Source is where it was read from.
+	Source string
+}
+
+// FromCheckpoints reads a job's model from its shards' checkpoints (the
+// servers' --checkpoint-dir; on several machines, copy every
+// shard-N.ckpt into one directory).
+func FromCheckpoints(dir string) (*Model, error) {
+	j, err := ckpt.ReadJob(dir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %s: %w", dir, err)
+	}
+	if m.NumParams() != len(j.Weights) {
+		return nil, fmt.Errorf("modelfile: %s: %d parameters, model %s has %d", dir, len(j.Weights), j.Model, m.NumParams())
+	}
+	return &Model{Model: m, Params: j.Weights, Shards: j.Shards, Source: dir}, nil
+}
+
+// ReadNPZ reads a model file in the exchange layout; the model is the one
+// whose layout its arrays match.
+func ReadNPZ(path string) (*Model, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	ts, err := npz.Read(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	m, err := nn.ModelOf(ts)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	p, err := nn.FromTensors(m, ts)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	return &Model{Model: m, Params: p, Source: path}, nil
+}
+
+// Load reads path: a checkpoint directory, or an .npz model file.
+func Load(path string) (*Model, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("modelfile: %w", err)
+	}
+	if st.IsDir() {
+		return FromCheckpoints(path)
+	}
+	return ReadNPZ(path)
+}
+
+// WriteNPZ writes m to path in the exchange layout, atomically (a
+// temporary file renamed into place).
+func WriteNPZ(path string, m *Model) error {
+	ts, err := nn.Tensors(m.Model, m.Params)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := npz.Write(&b, ts); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".model-*.npz.tmp")
+	if err != nil {
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	_, err = tmp.Write(b.Bytes())
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("modelfile: %w", err)
+	}
+	return nil
+}
+
+// Accuracy evaluates m on set: the samples classified right, of set.N.
+// The set's shape must be the model's.
+func Accuracy(m *Model, set *data.Set) (correct int, err error) {
+	if err := nn.CheckData(m.Model, set.Name, set.Dim, set.Classes); err != nil {
+		return 0, err
+	}
+	acc := nn.Accuracy(m.Model, m.Params, set.X, set.Y, 500)
+	return int(acc*float64(set.N) + 0.5), nil
+}

@@ -1,0 +1,67 @@
+package npz
+
+import (
+	"archive/zip"
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/pacer-ps/pacer/nn"
+)
+
+func TestRoundTripAndDeterminism(t *testing.T) {
+	ts := []nn.Tensor{
+		{Name: "fc1.weight", Shape: []int{2, 3}, Data: []float32{1, 2, 3, 4, 5, -6.5}},
+		{Name: "fc1.bias", Shape: []int{2}, Data: []float32{0.25, -1}},
+		{Name: "scalar", Shape: nil, Data: []float32{7}},
+	}
+	var a, b bytes.Buffer
+	if err := Write(&a, ts); err != nil {
+		t.Fatal(err)
+	}
+	Write(&b, ts)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("the same tensors gave different bytes")
+	}
+	got, err := Read(bytes.NewReader(a.Bytes()), int64(a.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ts) {
+		t.Fatalf("%d tensors read, %d written", len(got), len(ts))
+	}
+	for i := range ts {
+		if got[i].Name != ts[i].Name || len(got[i].Shape) != len(ts[i].Shape) || len(got[i].Data) != len(ts[i].Data) {
+			t.Fatalf("tensor %d: %+v, wrote %+v", i, got[i], ts[i])
+		}
+		for k := range ts[i].Data {
+			if got[i].Data[k] != ts[i].Data[k] {
+				t.Fatalf("%s[%d] = %g, wrote %g", ts[i].Name, k, got[i].Data[k], ts[i].Data[k])
+			}
+		}
+	}
+	// The header is what numpy writes: padded to 64 bytes, C order, <f4.
+	h := npyHeader([]int{2})
+	if len(h)%64 != 0 || !strings.Contains(string(h), "'shape': (2,)") || !strings.Contains(string(h), "'descr': '<f4'") {
+		t.Errorf("header %q", h)
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	if _, err := Read(bytes.NewReader([]byte("not a zip")), 9); err == nil {
+		t.Error("a non-zip was read")
+	}
+	var b bytes.Buffer
+	z := zip.NewWriter(&b)
+	f, _ := z.Create("x.npy")
+	f.Write(bytes.Replace(npyHeader([]int{1}), []byte("<f4"), []byte("<f8"), 1))
+	f.Write(make([]byte, 8))
+	z.Close()
+	if _, err := Read(bytes.NewReader(b.Bytes()), int64(b.Len())); err == nil || !strings.Contains(err.Error(), "dtype <f8") {
+		t.Errorf("a float64 array: %v", err)
+	}
+	if _, err := readNPY(bytes.NewReader(npyHeader([]int{1 << 20, 1 << 20})), "big", MaxValues); err == nil ||
+		!strings.Contains(err.Error(), "at most") {
+		t.Errorf("a header of 2^40 values: %v", err)
+	}
+}
