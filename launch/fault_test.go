@@ -151,3 +151,50 @@ func TestTCPShardLogRestored(t *testing.T) {
 		})
 	}
 }
+
+// TestTCPWorkerReturns: a worker SIGKILLed mid-run and started again
+// under its old id, before its removal (early) or after it (late),
+// rejoins and the job finishes, for every paradigm. Before the
+// coordinator told a new process where its old one's count stood, the
+// new process's clock reports (numbered from 1 again) were taken for
+// retries of pushes already counted: the gate never moved its clock and
+// BSP hung with the shards one round ahead of the others.
+func TestTCPWorkerReturns(t *testing.T) {
+	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
+	if testing.Short() {
+		specs = []string{"bsp", "ssp:s=1"}
+	}
+	for _, when := range []string{"early", "late"} {
+		for _, spec := range specs {
+			t.Run(when+"/"+spec, func(t *testing.T) {
+				cfg := fmnistJob(t, spec, 3, 2, 9600, 3) // 900 pushes: the job outlasts the return
+				f := Fault{Role: "worker", Index: 1, AtPushes: 30, Restart: true}
+				if when == "early" {
+					cfg.HeartbeatTimeout = 3 * time.Second // back long before its removal
+					f.RestartAfter = 100 * time.Millisecond
+				} else {
+					cfg.HeartbeatTimeout = 300 * time.Millisecond // back after it
+					f.RestartAfter = 800 * time.Millisecond
+				}
+				opt := tcpOpts(t)
+				opt.Timeout = 60 * time.Second
+				opt.Faults = []Fault{f}
+				res, err := TrainResult(context.Background(), cfg, opt, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, cs := res.Run, res.Coord
+				t.Logf("%s %s: pushes %d of %d, removed %d joined %d live %d, worker pushes %v", when, spec, r.Pushes, cs.Target, cs.Removed, cs.Joined, cs.Live, r.WorkerPushes)
+				if len(res.Faults) != 1 || !res.Faults[0].Restarted {
+					t.Fatalf("faults %+v", res.Faults)
+				}
+				if r.Pushes < cs.Target || cs.Live != 3 {
+					t.Errorf("pushes %d of %d, live %d: want the job finished with every worker back", r.Pushes, cs.Target, cs.Live)
+				}
+				if when == "late" && (cs.Removed < 1 || cs.Joined < 1) {
+					t.Errorf("removed %d joined %d: the late return came after no removal", cs.Removed, cs.Joined)
+				}
+			})
+		}
+	}
+}

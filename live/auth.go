@@ -18,6 +18,29 @@ import (
 type helloMeta struct {
 	// Control is the control token (control roles only).
 	Control string `json:"control,omitempty"`
+	// A worker's control connection says which process it is and how far
+	// it has got (workerState), so the coordinator tells a returning
+	// worker from a reconnecting one.
+	workerState
+}
+
+// workerState is where a worker process stands, as it tells the
+// coordinator on every control Hello.
+type workerState struct {
+	// Inc names the worker process (random, never 0 from a worker that
+	// sends it): a new one under an old id is a returning worker, whose
+	// clock reports count from 1 again.
+	Inc uint64 `json:"inc,omitempty"`
+	// Seq is the pushes this process has completed; Acked the clock
+	// reports the coordinator answered (Seq − Acked = 1: a report is
+	// outstanding and will be sent again).
+	Seq   uint64 `json:"seq,omitempty"`
+	Acked uint64 `json:"acked,omitempty"`
+	// Clock is the gate clock the coordinator last named to it, and Held
+	// says it waits for the release that follows that report (what a
+	// restarted coordinator learns again from its workers).
+	Clock int64 `json:"clock,omitempty"`
+	Held  bool  `json:"held,omitempty"`
 }
 
 // controlHello is the Hello of a control-role connection.

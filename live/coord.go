@@ -16,7 +16,8 @@ type member struct {
 	state    int // unseen, live or removed
 	peer     *wire.Peer
 	lastSeen time.Time
-	seq      uint64 // the worker's last counted push (deduplicates a retried Clock)
+	inc      uint64 // the worker process (workerState.Inc)
+	seq      uint64 // the process's last counted push (deduplicates a retried Clock)
 	pushes   int64
 	waitUS   uint64
 	busyUS   uint64
@@ -55,6 +56,7 @@ type Coordinator struct {
 	pushes   int64
 	done     bool
 	nRem     int64
+	nNever   int64 // removed without ever connecting
 	nJoin    int64
 	refused  int64 // control frames refused
 	idCap    int
@@ -110,7 +112,17 @@ func (c *Coordinator) now() time.Duration { return time.Since(c.start) }
 // Only ids the coordinator admits are accepted: the job's workers 0..K−1
 // and ids it assigned before; a join takes a new id up to the job's bound
 // (idCap). (The server closes an older connection of the id.)
-func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer, error) {
+//
+// ws says which process dials and how far it has got. A process other
+// than the one the coordinator knew under the id (a worker killed and
+// started again) is a returning worker: its clock reports count from 1
+// again, so the count is reset rather than its first reports taken for
+// retries of pushes already counted (which left the gate's clock behind
+// the rounds it pushed: BSP hung). It keeps the id's gate clock while the
+// id is live (its first pull is of the round that clock names; if the gate
+// holds the id, it first waits for that release), and joins at the gate's
+// minimum once removed.
+func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInfo, []*wire.Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
@@ -141,17 +153,39 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer,
 	info := c.info
 	info.ID = id
 	var notify []*wire.Peer
+	returning := m.inc != 0 && m.inc != ws.Inc
+	if m.inc != ws.Inc {
+		m.inc, m.seq = ws.Inc, 0
+	} else if ws.Seq > m.seq && m.state == removed {
+		// The same process, removed while its last report was
+		// outstanding: that push reached the shards before the removal
+		// and counts toward the job, but not at the gate, where the
+		// worker joins afresh below (its resent report is then answered
+		// as a retry).
+		m.pushes += int64(ws.Seq - m.seq)
+		c.pushes += int64(ws.Seq - m.seq)
+		m.seq = ws.Seq
+	}
 	if m.state == removed {
 		c.rel = c.gate.Join(c.now(), id, c.rel[:0])
 		m.state = live
 		c.nJoin++
 		info.Rejoined = true
-		notify = c.peersOf(c.rel)
-		c.plog.Info("worker joined", "worker", id, "peer", peerAddr(peer))
+		// The joining worker starts (or resumes) without waiting for a
+		// release: it is told so here, not by a notice it may take for a
+		// later one.
+		for _, q := range c.rel {
+			if q != id {
+				notify = append(notify, c.peersOf([]int{q})...)
+			}
+		}
+		c.plog.Info("worker joined", "worker", id, "peer", peerAddr(peer), "returning", returning)
 		c.publish()
-	} else if m.state == live && !c.gate.Held(id) && m.peer != nil {
+	} else if m.state == live && !c.gate.Held(id) && m.peer != nil && !returning {
 		// A reconnection: a release sent to the old connection may be lost.
 		notify = append(notify, peer)
+	} else if returning {
+		c.plog.Info("worker returned", "worker", id, "peer", peerAddr(peer), "held", c.gate.Held(id))
 	}
 	if m.state == unseen {
 		m.state = live
@@ -161,6 +195,7 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32) (JobInfo, []*wire.Peer,
 	}
 	m.peer, m.lastSeen = peer, time.Now()
 	info.Clock = c.gate.Clock(id)
+	info.Held = returning && c.gate.Held(id)
 	return info, notify, nil
 }
 
@@ -320,7 +355,14 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 		changed = true
 		c.rel = c.gate.Leave(c.now(), p, c.rel[:0])
 		notify = append(notify, c.peersOf(c.rel)...)
-		c.log.Warn("worker removed after missed heartbeats", "worker", p, "silent", now.Sub(m.lastSeen).Round(time.Millisecond))
+		if never {
+			// No connection ever came under this id: there is no silence
+			// to measure (lastSeen is zero), only the startup grace.
+			c.nNever++
+			c.log.Warn("worker removed: it never connected", "worker", p, "waited", c.graceD)
+		} else {
+			c.log.Warn("worker removed after missed heartbeats", "worker", p, "silent", now.Sub(m.lastSeen).Round(time.Millisecond))
+		}
 	}
 	if changed {
 		c.publish()
@@ -377,7 +419,7 @@ func (c *Coordinator) Stats() CoordStats {
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: gs.Releases, MaxGap: gs.MaxGap,
-		ControllerCalls: gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, Joined: c.nJoin, Refused: c.refused}
+		ControllerCalls: gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {

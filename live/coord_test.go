@@ -1,6 +1,7 @@
 package live
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -121,5 +122,29 @@ func TestSweepAfterFinishRemovesNoOne(t *testing.T) {
 		if m.state != live {
 			t.Fatalf("worker %d state %d after the job ended, want live", p, m.state)
 		}
+	}
+}
+
+// TestSweepNeverConnected: an id no worker ever connected under is removed
+// once the startup grace has passed and reported as never connected, not
+// as silent since the zero time (it used to log "silent 2562047h").
+func TestSweepNeverConnected(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 2, 5, t0)
+	var buf syncBuffer
+	c.log = newTestLogger(&buf)
+	c.members[1] = member{} // never connected
+	c.grace = t0.Add(c.graceD)
+	for now := t0; !now.After(t0.Add(c.graceD + 2*c.every)); now = now.Add(c.every) {
+		c.members[0].lastSeen = now
+		c.sweepAt(now)
+	}
+	st := c.Stats()
+	if c.members[1].state != removed || st.Removed != 1 || st.NeverConnected != 1 {
+		t.Fatalf("worker 1 state %d, removed %d, never connected %d: want it removed as never connected", c.members[1].state, st.Removed, st.NeverConnected)
+	}
+	out := buf.String()
+	if !strings.Contains(out, "never connected") || strings.Contains(out, "silent") {
+		t.Fatalf("the removal's log line should say the worker never connected, and give no silence:\n%s", out)
 	}
 }

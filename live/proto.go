@@ -33,9 +33,13 @@ const maxWorkers = 1 << 16
 // its HelloOK): the job's description, whole, and the worker's place in
 // it, so a worker needs only the coordinator's address and the token.
 type JobInfo struct {
-	ID         int             `json:"id"`    // the worker id assigned to this connection
-	Clock      int64           `json:"clock"` // the gate's clock for this worker
-	Rejoined   bool            `json:"rejoined,omitempty"`
+	ID       int   `json:"id"`    // the worker id assigned to this connection
+	Clock    int64 `json:"clock"` // the gate's clock for this worker
+	Rejoined bool  `json:"rejoined,omitempty"`
+	// Held: the gate holds this id (its earlier process pushed and waits
+	// for a release): a returning worker waits for that release before
+	// its first pull.
+	Held       bool            `json:"held,omitempty"`
 	ShardAddrs []string        `json:"shard_addrs"`
 	Job        job.Description `json:"job"`
 }
@@ -107,6 +111,7 @@ type CoordStats struct {
 	ControllerSecs  float64   `json:"controller_seconds"` // wall time of those calls
 	Live            int       `json:"live"`
 	Removed         int64     `json:"removed"`
+	NeverConnected  int64     `json:"never_connected"` // of the removed: ids no worker ever connected under
 	Joined          int64     `json:"joined"`
 	Refused         int64     `json:"refused"` // control frames refused (unknown id, implausible clock report)
 	WorkerPushes    []int64   `json:"worker_pushes"`

@@ -445,7 +445,13 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 		if sv.coord == nil {
 			return sv.shard.refuse(wire.CodeBadRequest, "shard %d does not host the coordinator (shard 0 does)", sv.cfg.Index)
 		}
-		info, notify, err := sv.coord.hello(peer, req.Worker)
+		var hm helloMeta
+		if h := peer.Hello(); len(h.Meta) > 0 {
+			if err := decodeJSON(h.Meta, &hm); err != nil {
+				return sv.coord.refuse(wire.CodeBadRequest, "worker %d's hello: %v", req.Worker, err)
+			}
+		}
+		info, notify, err := sv.coord.hello(peer, req.Worker, hm.workerState)
 		if err != nil {
 			return err
 		}

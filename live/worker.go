@@ -2,9 +2,11 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +76,9 @@ type Worker struct {
 	mPushes, mWaitNS, mBusyNS, mClock atomic.Int64
 	mID                               atomic.Int64
 	joined                            atomic.Bool
+	// ws is where this process stands, sent with every control Hello
+	// (written by the main loop, which is also the one that redials).
+	ws workerState
 }
 
 // RunWorker runs a worker until the job ends, ctx ends, or it fails.
@@ -96,6 +101,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	}
 	w.id = cfg.ID
 	w.mID.Store(int64(cfg.ID))
+	w.ws.Inc = rand.Uint64() | 1 // this process, as against an earlier one under the same id
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = time.Minute
 	}
@@ -135,7 +141,11 @@ func (w *Worker) onNotify(f *wire.Frame) {
 
 // dialControl connects (or reconnects) to the coordinator and reads the job.
 func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
-	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: RoleControl, Worker: int32(w.id)}, OnNotify: w.onNotify}
+	meta, err := json.Marshal(helloMeta{workerState: w.ws})
+	if err != nil {
+		return err
+	}
+	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: RoleControl, Worker: int32(w.id), Meta: meta}, OnNotify: w.onNotify}
 	c, err := dialRetry(ctx, w.tr, w.cfg.Coordinator, cc, giveUp)
 	if err != nil {
 		var re *wire.RemoteError
@@ -239,8 +249,20 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 	}
 	defer wg.Wait()
 	defer cancel()
-	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Job.Job.Spec.String(), "shards", len(links))
 	w.joined.Store(true)
+	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Job.Job.Spec.String(), "shards", len(links), "clock", st.clock)
+	w.ws.Clock = w.info.Clock
+	if w.info.Held {
+		// Back under an id whose earlier process pushed and waits at the
+		// gate: this one starts when that release comes.
+		w.log.Info("returning worker waits for the gate's release", "worker", w.id, "clock", st.clock)
+		if err := w.awaitRelease(ctx, st); err != nil {
+			if errors.Is(err, ErrJobDone) {
+				return w.result(st), nil
+			}
+			return w.result(st), err
+		}
+	}
 	for {
 		if err := w.pullPhase(ctx, st, links); err != nil {
 			if errors.Is(err, ErrJobDone) {
@@ -277,6 +299,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		w.mWaitNS.Store(int64(st.res.Wait))
 		w.mBusyNS.Store(int64(st.res.Busy))
 		w.mClock.Store(int64(st.clock))
+		w.ws.Seq = st.seq
 		err := w.reportClock(ctx, st)
 		if err == nil {
 			err = w.awaitRelease(ctx, st)

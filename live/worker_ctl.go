@@ -22,6 +22,7 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 	}
 	var req, resp wire.Frame
 	var b backoff
+	rejoined := false
 	for {
 		req.Reset()
 		req.Type, req.Worker, req.Tag = wire.MsgClock, int32(w.id), st.seq
@@ -33,10 +34,11 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		var re *wire.RemoteError
 		switch {
 		case err == nil:
-			if resp.Flags&flagRejoined != 0 {
+			if resp.Flags&flagRejoined != 0 || rejoined {
 				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", resp.Tag)
 				st.first, st.clock = true, resp.Tag
 			}
+			w.ws.Acked, w.ws.Clock, w.ws.Held = st.seq, int64(resp.Tag), true
 			return nil
 		case errors.As(err, &re) && re.Code == wire.CodeShuttingDown:
 			return ErrJobDone
@@ -44,13 +46,16 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 			return fmt.Errorf("live: worker %d: clock: %w", w.id, err)
 		}
 		// The coordinator's connection broke: redial (same id) and resend;
-		// the sequence number keeps the push from counting twice.
+		// the sequence number keeps the push from counting twice. Removed
+		// meanwhile, the worker is admitted again by the redial, which
+		// takes this push as counted: the answer names its clock.
 		if !sleep(ctx, b.next()) {
 			return ctx.Err()
 		}
 		if err := w.redial(ctx); err != nil {
 			return err
 		}
+		rejoined = rejoined || w.info.Rejoined
 	}
 }
 
@@ -63,6 +68,7 @@ func (w *Worker) redial(ctx context.Context) error {
 // awaitRelease waits for the gate's release, handling late pull replies
 // meanwhile.
 func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
+	defer func() { w.ws.Held = false }()
 	for {
 		w.ctlMu.Lock()
 		dead := w.ctl.Done()
@@ -81,6 +87,14 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 			// held when it reconnects.
 			if err := w.redial(ctx); err != nil {
 				return err
+			}
+			if w.info.Rejoined {
+				// Removed while it waited: admitted again at the gate's
+				// minimum, released, from a full pull.
+				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", w.info.Clock)
+				st.first, st.clock = true, uint64(w.info.Clock)
+				w.ws.Clock = w.info.Clock
+				return nil
 			}
 		case <-ctx.Done():
 			return ctx.Err()

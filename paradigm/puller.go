@@ -63,10 +63,18 @@ func (p *Puller) Start(now time.Duration, clock uint64, read []uint64, first boo
 	for i := range p.minV {
 		var m uint64
 		switch {
+		case p.kind == BSP:
+			// The round the worker has just pushed for must be applied.
+			// A first pull too: a worker that returns under its old id
+			// mid-job (clock > 0) must read the round its clock names; a
+			// newer version holds its old process's gradient, and pushing
+			// for that round again is dropped while its clock moves on:
+			// the round after then waits for it forever.
+			m = clock
 		case first || local:
 		case p.steps != nil:
 			m = p.pulled // the shards must have applied the superstep just ended
-		case p.kind == BSP || p.kind == PSP:
+		case p.kind == PSP:
 			m = clock // the round the worker has just pushed for must be applied
 		case p.kind == Backup:
 			m = read[i] + 1 // "a version newer than the one they read"
