@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/internal/kernel"
 )
 
 // Every command has a description, examples and GNU --flags in its help,
@@ -120,7 +121,9 @@ func TestUsageErrorsAreShort(t *testing.T) {
 func TestVersion(t *testing.T) {
 	out, errs, code := pacer(t, "version")
 	v, c := compare.Build()
-	if code != 0 || errs != "" || out != "pacer "+v+" (commit "+c+")\n" {
+	want := "pacer " + v + " (commit " + c + ")\nkernels " + kernel.Active().String() + " (default on this CPU " +
+		kernel.DefaultPath().String() + "; available " + kernelPaths() + ")\n"
+	if code != 0 || errs != "" || out != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want the build's version %s and commit %s", code, out, errs, v, c)
 	}
 }
@@ -190,6 +193,8 @@ func TestExitCodes(t *testing.T) {
 		{2, nil, []string{"sim", "--workers", "two"}},
 		{2, nil, []string{"sim", "--paradigm", "zzz", "--workers", "2"}},
 		{2, nil, []string{"version", "extra"}},
+		{2, []string{"PACER_KERNEL=avx3"}, []string{"sim", "--paradigm", "bsp", "--workers", "2", "--iterations", "5"}},
+		{0, []string{"PACER_KERNEL=go"}, []string{"version"}},
 		// Valid flags, then the run fails: a port that does not exist.
 		{1, []string{"PACER_TOKEN=x", "PACER_CONTROL_TOKEN=y"}, []string{"server", "--index", "0", "--peers", "a:1",
 			"--dataset", "synthetic", "--train-n", "100", "--listen", "127.0.0.1:99999"}},
@@ -209,7 +214,7 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 	out, err := exec.Command(bin, "version").Output()
-	if err != nil || !strings.HasSuffix(string(out), "(commit test-commit)\n") {
+	if err != nil || !strings.Contains(string(out), "(commit test-commit)\n") {
 		t.Errorf("pacer version: %q, %v; want the stamped commit", out, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/spf13/cobra"
 )
 
@@ -90,6 +91,9 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
   pacer help train`,
 		SilenceErrors: true, // run prints them, short
 		SilenceUsage:  true, // no usage dump on an error
+		// A PACER_KERNEL the kernels cannot honour is refused before any
+		// command runs, rather than computing on another path than asked.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return usage(kernel.EnvErr()) },
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)

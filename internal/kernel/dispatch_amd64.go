@@ -2,12 +2,13 @@
 
 package kernel
 
-// useAsm selects the AVX2/FMA assembly. It is a variable, not a constant,
-// so the tests can run the Go implementations on the same machine.
-var useAsm = hasAVX2FMA()
-
-// hasAsm reports whether this build and CPU can run the assembly at all.
-var hasAsm = useAsm
+// What the CPU offers, read once at start-up. Path and the tests choose among
+// them; see path.go.
+var (
+	hasAVX2   = hasAVX2FMA()
+	hasAVX512 = hasAVX2 && hasAVX512F()
+	splitsZMM = zen4()
+)
 
 // hasAVX2FMA reports whether the CPU has AVX2 and FMA and the OS saves the
 // YMM registers on context switches (OSXSAVE and XCR0 bits 1 and 2).
@@ -29,6 +30,36 @@ func hasAVX2FMA() bool {
 	return ebx7&avx2 != 0
 }
 
+// hasAVX512F reports whether the CPU has AVX512F and the OS saves the opmask
+// and ZMM registers (XCR0 bits 5, 6 and 7). The 6×32 kernels use only
+// AVX512F instructions.
+func hasAVX512F() bool {
+	if xcr0, _ := xgetbv(); xcr0&0xe6 != 0xe6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	const avx512f = 1 << 16
+	return ebx7&avx512f != 0
+}
+
+// zen4 reports an AMD family 19h CPU (Zen 3 and Zen 4). Zen 4 has AVX-512
+// but executes each 512-bit operation as two 256-bit halves, so the 6×32
+// kernel does the 6×16 kernel's work with more register pressure and no
+// gain; the AVX2 path stays its default. Zen 5 (family 1Ah) has full-width
+// 512-bit units.
+func zen4() bool {
+	_, ebx, ecx, edx := cpuid(0, 0)
+	if ebx != 0x68747541 || edx != 0x69746e65 || ecx != 0x444d4163 { // "AuthenticAMD"
+		return false
+	}
+	eax1, _, _, _ := cpuid(1, 0)
+	family := eax1 >> 8 & 0xf
+	if family == 0xf {
+		family += eax1 >> 20 & 0xff
+	}
+	return family == 0x19
+}
+
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv() (eax, edx uint32)
 
@@ -44,6 +75,9 @@ func sumAVX2(x []float32) float32
 //go:noescape
 func dotAVX2(x, y []float32) float32
 
+// The other kernels (level 1, pooling, ReLU) are AVX2 on both assembly
+// paths: they are bound by memory, not by FMA width.
+
 // microAVX2 is microGo, and microRowsAVX2 and microColsAVX2 are
 // microStridedGo (with rs, cs = lda, 1 and 1, lda) in assembly; the slices
 // must cover a full tile.
@@ -57,8 +91,26 @@ func microRowsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float3
 //go:noescape
 func microColsAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
 
+// microAVX512, microRowsAVX512 and microColsAVX512 are the same kernels
+// with a 6×32 tile (gemm_avx512_amd64.s).
+//
+//go:noescape
+func microAVX512(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool)
+
+//go:noescape
+func microRowsAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
+
+//go:noescape
+func microColsAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool)
+
+// The GEMM micro-kernels compute a 6×path.nr() tile; Sgemm sizes its panels
+// by the same path.
 func microCols(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
-	if useAsm {
+	switch path {
+	case PathAVX512:
+		microColsAVX512(k, a, lda, b, ldb, c, ldc, alpha, acc)
+		return
+	case PathAVX2:
 		microColsAVX2(k, a, lda, b, ldb, c, ldc, alpha, acc)
 		return
 	}
@@ -66,7 +118,11 @@ func microCols(k int, a []float32, lda int, b []float32, ldb int, c []float32, l
 }
 
 func micro(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
-	if useAsm {
+	switch path {
+	case PathAVX512:
+		microAVX512(k, a, b, ldb, c, ldc, acc)
+		return
+	case PathAVX2:
 		microAVX2(k, a, b, ldb, c, ldc, acc)
 		return
 	}
@@ -74,7 +130,11 @@ func micro(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
 }
 
 func microRows(k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
-	if useAsm {
+	switch path {
+	case PathAVX512:
+		microRowsAVX512(k, a, lda, b, ldb, c, ldc, alpha, acc)
+		return
+	case PathAVX2:
 		microRowsAVX2(k, a, lda, b, ldb, c, ldc, alpha, acc)
 		return
 	}
@@ -88,7 +148,7 @@ func maxPool2RowAVX2(dst, r0, r1 []float32, ow, c int)
 func maxPool2RowBackwardAVX2(dx0, dx1, r0, r1, y, dy []float32, ow, c int)
 
 func maxPool2Row(dst, r0, r1 []float32, ow, c int) {
-	if useAsm && c%8 == 0 {
+	if path != PathGo && c%8 == 0 {
 		maxPool2RowAVX2(dst, r0, r1, ow, c)
 		return
 	}
@@ -96,7 +156,7 @@ func maxPool2Row(dst, r0, r1 []float32, ow, c int) {
 }
 
 func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {
-	if useAsm && c%8 == 0 {
+	if path != PathGo && c%8 == 0 {
 		maxPool2RowBackwardAVX2(dx0, dx1, r0, r1, y, dy, ow, c)
 		return
 	}
@@ -110,7 +170,7 @@ func reluAVX2(dst, x []float32)
 func reluBackwardAVX2(dx, y, dy []float32)
 
 func relu(dst, x []float32) {
-	if useAsm {
+	if path != PathGo {
 		n := len(x) &^ 7
 		reluAVX2(dst, x[:n])
 		reluGo(dst[n:], x[n:])
@@ -120,7 +180,7 @@ func relu(dst, x []float32) {
 }
 
 func reluBackward(dx, y, dy []float32) {
-	if useAsm {
+	if path != PathGo {
 		n := len(y) &^ 7
 		reluBackwardAVX2(dx, y[:n], dy)
 		reluBackwardGo(dx[n:], y[n:], dy[n:])
@@ -130,7 +190,7 @@ func reluBackward(dx, y, dy []float32) {
 }
 
 func axpy(alpha float32, x, y []float32) {
-	if useAsm {
+	if path != PathGo {
 		axpyAVX2(alpha, x, y)
 		return
 	}
@@ -138,7 +198,7 @@ func axpy(alpha float32, x, y []float32) {
 }
 
 func scal(alpha float32, x []float32) {
-	if useAsm {
+	if path != PathGo {
 		scalAVX2(alpha, x)
 		return
 	}
@@ -146,14 +206,14 @@ func scal(alpha float32, x []float32) {
 }
 
 func sum(x []float32) float32 {
-	if useAsm {
+	if path != PathGo {
 		return sumAVX2(x)
 	}
 	return sumGo(x)
 }
 
 func dot(x, y []float32) float32 {
-	if useAsm {
+	if path != PathGo {
 		return dotAVX2(x, y)
 	}
 	return dotGo(x, y)

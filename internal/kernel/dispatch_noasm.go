@@ -2,8 +2,9 @@
 
 package kernel
 
-// useAsm and hasAsm mirror dispatch_amd64.go; this build has no assembly.
-var useAsm, hasAsm = false, false
+// hasAVX2, hasAVX512 and splitsZMM mirror dispatch_amd64.go; this build
+// has no assembly, so PathGo is the only path.
+var hasAVX2, hasAVX512, splitsZMM = false, false, false
 
 func axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
 

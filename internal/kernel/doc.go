@@ -18,11 +18,12 @@
 // # Implementation
 //
 // Sgemm follows the BLIS/GotoBLAS structure: op(B) is cut into kc×nc
-// blocks, op(A) into mc×kc blocks, and a micro-kernel computes one mr×nr =
-// 6×16 tile of C, kept in twelve 8-wide registers, by one rank-1 update per
-// k step: two loads of B, six broadcasts of A, twelve fused multiply-adds.
-// A kc×nr panel of B (16 KiB) stays in L1 while it is swept against the row
-// panels of the A block in L2.
+// blocks, op(A) into mc×kc blocks, and a micro-kernel computes one mr×nr
+// tile of C, kept in twelve vector registers, by one rank-1 update per k
+// step: two loads of B, six broadcasts of A, twelve fused multiply-adds.
+// The tile is 6×16 with 8-wide AVX2 registers and 6×32 with 16-wide AVX-512
+// ones. A kc×nr panel of B (16 or 32 KiB) stays in L1 while it is swept
+// against the row panels of the A block in L2.
 //
 // What is copied ("packed") into contiguous panels depends on the shape,
 // because with the small n of convolutions (32, 64 filters) a copy costs as
@@ -48,14 +49,35 @@
 // served, which is branch-free; storing an argmax in the forward pass costs
 // a mispredicted branch per comparison.
 //
-// Each kernel has a Go implementation (the *Go functions, the reference and
-// the fallback) and, on amd64, an AVX2/FMA assembly one (*_amd64.s). The
-// choice is made once at start-up from CPUID (AVX2, FMA, and OS support for
-// YMM state via XGETBV). Building with -tags noasm drops the assembly
-// entirely; the tests run every implementation available in the build, so
-// run them both with and without the tag.
+// # Paths
 //
-// Summation order differs between the implementations (8-wide lanes,
-// fused multiply-add), so results agree to rounding, not bit for bit. Within
-// one build and CPU a given call is deterministic.
+// Each kernel has a Go implementation (the *Go functions, the reference and
+// the fallback) and, on amd64, assembly. The kernels run on one of three
+// paths (Path), chosen once at start-up from CPUID:
+//   - avx512: the 6×32 AVX-512 GEMM micro-kernels (gemm_avx512_amd64.s)
+//     and the AVX2 ones of everything else, where the CPU has AVX512F, the
+//     OS saves the ZMM state (XGETBV), and the CPU is not an AMD family 19h
+//     (Zen 4 splits each 512-bit operation in two 256-bit halves, so it
+//     gains nothing and stays on avx2);
+//   - avx2: the AVX2/FMA assembly, 6×16 GEMM tile, where the CPU has AVX2
+//     and FMA and the OS saves the YMM state;
+//   - go: the Go loops; the only path of a -tags noasm build.
+//
+// The environment variable PACER_KERNEL=go|avx2|avx512 forces a path
+// (EnvVar); a value the build or CPU cannot honour is reported by EnvErr,
+// and the pacer command refuses to start with it. The tests run every
+// available path (eachImpl), so run them with and without -tags noasm;
+// scripts/test also runs package nn's tests on each forced path.
+//
+// # Agreement and determinism
+//
+// The avx2 and avx512 GEMMs give the same bits: each element of C is one
+// vector lane that sums its k products in order with fused multiply-adds,
+// in kc blocks that do not depend on the tile width (TestPathsAgree checks
+// it on the shapes of a training step). The go path, without fused
+// multiply-adds and with scalar sums, agrees with them to rounding: within
+// 1e-5·√k relative for Sgemm, 1e-5·√(n+1) for Sum and DotUnitary (the
+// tolerances of the tests). Within one path a given call is deterministic,
+// so a training run gives the same bytes on the same path (and, since the
+// two assembly paths agree bit for bit, on either of them).
 package kernel

@@ -6,12 +6,15 @@ import (
 )
 
 // Blocking parameters of Sgemm (see doc.go). mr×nr is the register tile of
-// the micro-kernel; a kc×nr panel of packed B (16 KiB) stays in L1 while the
-// micro-kernel walks the mc×kc block of packed A (up to 144 KiB, L2); the
-// kc×nc block of packed B (up to 3 MiB) lives in L3.
+// the micro-kernel, nr = 16 (AVX2 and Go) or 32 (AVX-512) by path; a kc×nr
+// panel of packed B (16 or 32 KiB) stays in L1 while the micro-kernel walks
+// the mc×kc block of packed A (up to 144 KiB, L2); the kc×nc block of packed
+// B (up to 3 MiB) lives in L3. kc does not depend on the path, so every
+// element of C sums its k terms in the same blocks on every path.
 const (
 	mr    = 6
-	nr    = 16
+	nrGo  = 16 // the tile of microGo and microStridedGo
+	nrMax = 32
 	kcMax = 256
 	mcMax = 144
 	ncMax = 3072
@@ -23,7 +26,7 @@ const (
 // safe for concurrent use; give each goroutine its own.
 type Workspace struct {
 	a, b []float32
-	tmp  [mr * nr]float32
+	tmp  [mr * nrMax]float32
 }
 
 var wsPool = sync.Pool{New: func() any { return new(Workspace) }}
@@ -75,6 +78,7 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 	}
 	// Split k and m into near-equal blocks: 800 = 4×200 keeps every pass
 	// of the micro-kernel long, where 3×256+32 would end on a short one.
+	nr := path.nr()
 	kc := split(k, kcMax, 1)
 	mc := split(m, mcMax, mr)
 	// An untransposed B is read in place when few row blocks of A will
@@ -94,10 +98,10 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 			kb := min(kc, k-pc)
 			if bInPlace {
 				if full := nb / nr * nr; full < nb {
-					w.packB(false, b, ldb, pc, jc+full, kb, nb-full)
+					w.packB(false, b, ldb, pc, jc+full, kb, nb-full, nr)
 				}
 			} else {
-				w.packB(transB, b, ldb, pc, jc, kb, nb)
+				w.packB(transB, b, ldb, pc, jc, kb, nb, nr)
 			}
 			acc := beta != 0 || pc > 0
 			for ic := 0; ic < m; ic += mc {
@@ -108,7 +112,7 @@ func (w *Workspace) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []f
 				case full < mb:
 					w.packA(transA, a, lda, ic+full, pc, mb-full, kb, alpha)
 				}
-				w.macro(transA, aInPlace, bInPlace, a, lda, b, ldb, ic, jc, pc, mb, nb, kb, alpha, c[ic*ldc+jc:], ldc, acc)
+				w.macro(transA, aInPlace, bInPlace, a, lda, b, ldb, ic, jc, pc, mb, nb, kb, nr, alpha, c[ic*ldc+jc:], ldc, acc)
 			}
 		}
 	}
@@ -151,7 +155,7 @@ func scaleMatrix(beta float32, m, n int, c []float32, ldc int) {
 // in place in full column panels (see Sgemm). Full tiles go straight to C;
 // edge tiles are computed into tmp and only their valid part is written, so
 // C is never touched out of range.
-func (w *Workspace) macro(transA, aInPlace, bInPlace bool, a []float32, lda int, b []float32, ldb, ic, jc, pc, mb, nb, kb int, alpha float32, c []float32, ldc int, acc bool) {
+func (w *Workspace) macro(transA, aInPlace, bInPlace bool, a []float32, lda int, b []float32, ldb, ic, jc, pc, mb, nb, kb, nr int, alpha float32, c []float32, ldc int, acc bool) {
 	for jr := 0; jr < nb; jr += nr {
 		nw := min(nr, nb-jr)
 		var bp []float32
@@ -241,7 +245,7 @@ func (w *Workspace) packA(trans bool, a []float32, lda, ic, pc, mb, kb int, alph
 
 // packB copies the kb×nb block of op(B) at (pc, jc) into panels of nr
 // columns: panel q holds op(B)[pc+p, jc+q·nr+j] at p·nr+j, zero past nb.
-func (w *Workspace) packB(trans bool, b []float32, ldb, pc, jc, kb, nb int) {
+func (w *Workspace) packB(trans bool, b []float32, ldb, pc, jc, kb, nb, nr int) {
 	panels := (nb + nr - 1) / nr
 	w.b = grow(w.b, panels*nr*kb)
 	for q := 0; q < panels; q++ {
@@ -273,18 +277,18 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// microGo is the reference micro-kernel: C[0:mr, 0:nr] (row stride ldc)
+// microGo is the reference micro-kernel: C[0:mr, 0:nrGo] (row stride ldc)
 // receives the product of the packed A panel a (k×mr) and the B panel b
-// (k rows of nr values, ldb apart: nr when packed), added to C when acc is
+// (k rows of nrGo values, ldb apart: nrGo when packed), added to C when acc is
 // set and stored otherwise.
 func microGo(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
-	var t [mr * nr]float32
+	var t [mr * nrGo]float32
 	a = a[:k*mr]
 	for p := 0; p < k; p++ {
-		bp := b[p*ldb : p*ldb+nr : p*ldb+nr]
+		bp := b[p*ldb : p*ldb+nrGo : p*ldb+nrGo]
 		ap := a[p*mr : p*mr+mr : p*mr+mr]
 		for i, ai := range ap {
-			ti := t[i*nr : i*nr+nr : i*nr+nr]
+			ti := t[i*nrGo : i*nrGo+nrGo : i*nrGo+nrGo]
 			for j, bj := range bp {
 				ti[j] += ai * bj
 			}
@@ -297,12 +301,12 @@ func microGo(k int, a, b []float32, ldb int, c []float32, ldc int, acc bool) {
 // but op(A)[i, p] is read from a[i·rs + p·cs] and the tile is scaled by
 // alpha before it reaches C.
 func microStridedGo(k int, a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, alpha float32, acc bool) {
-	var t [mr * nr]float32
+	var t [mr * nrGo]float32
 	for p := 0; p < k; p++ {
-		bp := b[p*ldb : p*ldb+nr : p*ldb+nr]
+		bp := b[p*ldb : p*ldb+nrGo : p*ldb+nrGo]
 		for i := 0; i < mr; i++ {
 			ai := a[i*rs+p*cs]
-			ti := t[i*nr : i*nr+nr : i*nr+nr]
+			ti := t[i*nrGo : i*nrGo+nrGo : i*nrGo+nrGo]
 			for j, bj := range bp {
 				ti[j] += ai * bj
 			}
@@ -311,10 +315,10 @@ func microStridedGo(k int, a []float32, rs, cs int, b []float32, ldb int, c []fl
 	storeTile(&t, alpha, c, ldc, acc)
 }
 
-func storeTile(t *[mr * nr]float32, alpha float32, c []float32, ldc int, acc bool) {
+func storeTile(t *[mr * nrGo]float32, alpha float32, c []float32, ldc int, acc bool) {
 	for i := 0; i < mr; i++ {
-		dst := c[i*ldc : i*ldc+nr]
-		src := t[i*nr : i*nr+nr]
+		dst := c[i*ldc : i*ldc+nrGo]
+		src := t[i*nrGo : i*nrGo+nrGo]
 		for j, v := range src {
 			if acc {
 				dst[j] += alpha * v

@@ -99,7 +99,7 @@ func TestSgemmSmall(t *testing.T) {
 	eachImpl(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
 		var w Workspace
-		dims := []int{0, 1, 2, 5, 6, 7, 15, 16, 17, 33}
+		dims := []int{0, 1, 2, 5, 6, 7, 15, 16, 17, 31, 32, 33, 65}
 		for _, tA := range []bool{false, true} {
 			for _, tB := range []bool{false, true} {
 				for i := 0; i < 60; i++ {

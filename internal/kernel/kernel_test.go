@@ -11,23 +11,23 @@ import (
 // up as a changed guard.
 const sentinel = float32(-7.25e30)
 
-// eachImpl runs f once per implementation this build and CPU can run: the Go
-// loops always, the assembly when present.
+// eachImpl runs f once per path this build and CPU can run (Available):
+// the Go loops always, the AVX2 and AVX-512 assembly where present. It
+// fails if PACER_KERNEL is set to a path that cannot run, so a CI job that
+// forces a path does not pass by silently testing another.
 func eachImpl(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	saved := useAsm
-	defer func() { useAsm = saved }()
-	for _, asm := range []bool{false, true} {
-		name := "go"
-		if asm {
-			name = "asm"
-			if !hasAsm {
-				t.Log("assembly not available in this build or on this CPU")
-				continue
-			}
-		}
-		useAsm = asm
-		t.Run(name, f)
+	if err := EnvErr(); err != nil {
+		t.Fatal(err)
+	}
+	saved := path
+	defer func() { path = saved }()
+	if len(Available()) == 1 {
+		t.Log("no assembly in this build or on this CPU: only the Go path runs")
+	}
+	for _, p := range Available() {
+		path = p
+		t.Run(p.String(), f)
 	}
 }
 
