@@ -81,8 +81,10 @@
 // mid-job.
 //
 // Every frame is checked before it can touch any state: shard index,
-// whole-block length, the sending worker's id and finite values (checkFinite
-// screens 10M floats at memory speed), and every version, clock and count
+// whole-block length, the sending worker's id and finite values (a pushed
+// block is screened piece by piece as it arrives, by the wire server's
+// Floats hook Server.screenPush with the AVX2 kernel.FirstNonFinite, so
+// the check costs the push almost nothing), and every version, clock and count
 // against what the server knows of the job (bounds.go: the admitted ids,
 // the versions a shard can have published, the job's in-flight bound); a
 // refusal is an error reply with a wire.ErrorCode, counted in

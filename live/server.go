@@ -214,7 +214,8 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		sh.closeLog()
 		return nil, err
 	}
-	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed,
+	sh.screened = true
+	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed, Floats: sv.screenPush,
 		AuthFailed: func(addr net.Addr, err error) {
 			sv.plog.Warn("authentication failed", "peer", addrString(addr), "err", err)
 		},

@@ -77,6 +77,7 @@ type Shard struct {
 
 	// The durability log (shard_log.go); wal is nil under --durability
 	// checkpoint. lsn is the last record appended; walErr a failed append.
+	screened  bool // pushes over the wire were checked as they arrived (Server.screenPush)
 	logged    bool // log mode: keep meta and last even before wal is open (replay)
 	wal       *wal.Log
 	lsn       wal.LSN

@@ -11,20 +11,16 @@ import (
 // gradient waits in the aggregator's buffer) and give the connection a
 // recycled buffer instead, so a buffered push costs no copy.
 func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
-	if int(req.Shard) != s.idx {
-		return s.refuse(wire.CodeBadRequest, "unknown shard %d (this server holds shard %d of %d)", req.Shard, s.idx, s.shards)
+	if err := s.pushShape(peer, req); err != nil {
+		return s.refuseErr(err)
 	}
-	n := s.hi - s.lo
-	if req.Offset != 0 || len(req.Floats) != n {
-		return s.refuse(wire.CodeBadRequest, "push of %d floats at offset %d: shard %d takes whole blocks of %d",
-			len(req.Floats), req.Offset, s.idx, n)
-	}
-	w := int(req.Worker)
-	if w < 0 || w >= maxWorkers || (peer != nil && peer.ID() != req.Worker) {
-		return s.refuse(wire.CodeBadRequest, "push names worker %d on a connection of worker %d", w, peerID(peer))
-	}
-	if err := checkFinite(req.Floats); err != nil {
-		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
+	n, w := s.hi-s.lo, int(req.Worker)
+	// Over the wire the server's Floats hook (screenPush) has checked the
+	// block as it arrived; a direct call is checked here.
+	if peer == nil || !s.screened {
+		if err := checkFinite(req.Floats); err != nil {
+			return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
+		}
 	}
 	s.mu.Lock()
 	if err := s.checkHeld("read version", req.Extra); err != nil {
@@ -63,6 +59,24 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 	// The acknowledgement waits for the record (group commit: concurrent
 	// pushes share the fsync).
 	return s.syncLog(lsn)
+}
+
+// pushShape is the error (not yet counted) refusing a push that is not a
+// whole block of this shard from the connection's own worker.
+func (s *Shard) pushShape(peer *wire.Peer, req *wire.Frame) error {
+	if int(req.Shard) != s.idx {
+		return remoteErr(wire.CodeBadRequest, "unknown shard %d (this server holds shard %d of %d)", req.Shard, s.idx, s.shards)
+	}
+	n := s.hi - s.lo
+	if req.Offset != 0 || len(req.Floats) != n {
+		return remoteErr(wire.CodeBadRequest, "push of %d floats at offset %d: shard %d takes whole blocks of %d",
+			len(req.Floats), req.Offset, s.idx, n)
+	}
+	w := int(req.Worker)
+	if w < 0 || w >= maxWorkers || (peer != nil && peer.ID() != req.Worker) {
+		return remoteErr(wire.CodeBadRequest, "push names worker %d on a connection of worker %d", w, peerID(peer))
+	}
+	return nil
 }
 
 func peerID(p *wire.Peer) int32 {

@@ -58,6 +58,15 @@ type Hooks struct {
 	// the connection's goroutine, once per refused connection; rate-limit
 	// what it logs.
 	AuthFailed func(addr net.Addr, err error)
+	// Floats runs on the connection's goroutine on each piece of a float
+	// payload as soon as it has arrived (pieces of PieceFloats values, in
+	// order; off is the piece's index in f.Floats, and f holds the frame's
+	// header fields), while the piece is still in the cache. A returned
+	// error refuses the frame: the rest of its payload is read unchecked
+	// and dropped, the error is sent back as a handler's would be, and the
+	// handler never sees the frame. Used to check pushed values as they
+	// arrive instead of in a second pass after the whole block is in.
+	Floats func(p *Peer, f *Frame, piece []float32, off int) error
 	// PendingRefused runs when a connection is closed unread because
 	// Config.MaxPending unauthenticated connections are open already.
 	PendingRefused func(addr net.Addr, pending int)
@@ -226,6 +235,9 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		r.maxPayload = min(r.maxPayload, p.maxIn)
 	}
 	req, resp = Frame{}, Frame{} // the Hello's buffers are not worth keeping
+	if s.hooks.Floats != nil {
+		r.piece = func(f *Frame, piece []float32, off int) error { return s.hooks.Floats(p, f, piece, off) }
+	}
 
 	for {
 		err := r.awaitFrame(nc, s.cfg.IdleRelease, func() {
@@ -243,6 +255,10 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 				err = r.readPayload(&h, &req)
 			}
 		}
+		var refused *refusal
+		if errors.As(err, &refused) {
+			err = nil
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				s.readFailed(p, err)
@@ -259,7 +275,13 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		}
 		resp.Reset()
 		id := req.ReqID
-		if err := s.h(ctx, &req, &resp); err != nil {
+		herr := error(nil)
+		if refused != nil {
+			herr = refused.err
+		} else {
+			herr = s.h(ctx, &req, &resp)
+		}
+		if err := herr; err != nil {
 			s.cfg.Stats.HandlerErrors.Add(1)
 			resp.SetError(CodeOf(err), err.Error())
 			// A refused frame keeps nothing: its buffer was sized by the

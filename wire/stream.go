@@ -24,7 +24,22 @@ type Reader struct {
 	br         *bufio.Reader
 	hdr        [HeaderSize]byte
 	maxPayload int
+	// piece, if set, sees each PieceFloats-sized piece of a float payload
+	// as soon as it has arrived (Hooks.Floats).
+	piece func(f *Frame, p []float32, off int) error
 }
+
+// PieceFloats is the size of the pieces in which a Reader with a piece
+// hook reads a float payload: 256 KB, small enough that a piece is still in
+// the cache when the hook reads it, large enough that the calls cost
+// nothing next to the copy.
+const PieceFloats = 64 << 10
+
+// refusal is a frame refused by the piece hook: its payload has been read
+// whole, so the stream is intact and the connection may go on.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return r.err.Error() }
 
 // NewReader returns a Reader with a bufSize buffer (≤ 0: DefaultBufferSize)
 // that refuses payloads over maxPayload (≤ 0: DefaultMaxPayload).
@@ -107,13 +122,37 @@ func (r *Reader) readPayload(h *header, f *Frame) error {
 	var err error
 	if h.typ.CarriesFloats() {
 		f.Bytes = f.Bytes[:0]
-		err = readFloats(r.br, f.FloatBuf(int(h.count)))
+		if r.piece != nil {
+			err = r.readPieces(f, f.FloatBuf(int(h.count)))
+		} else {
+			err = readFloats(r.br, f.FloatBuf(int(h.count)))
+		}
 	} else {
 		f.Floats = f.Floats[:0]
 		_, err = io.ReadFull(r.br, f.byteBuf(int(h.payloadLen)))
 	}
 	if err != nil {
 		return truncated(err, "payload")
+	}
+	return nil
+}
+
+// readPieces reads fs a piece at a time and hands each to the piece hook
+// while it is warm in the cache. After a refusal the rest is still read
+// (unchecked) so the next frame starts where it should.
+func (r *Reader) readPieces(f *Frame, fs []float32) error {
+	var refused error
+	for off := 0; off < len(fs); off += PieceFloats {
+		p := fs[off:min(off+PieceFloats, len(fs))]
+		if err := readFloats(r.br, p); err != nil {
+			return err
+		}
+		if refused == nil {
+			refused = r.piece(f, p, off)
+		}
+	}
+	if refused != nil {
+		return &refusal{refused}
 	}
 	return nil
 }

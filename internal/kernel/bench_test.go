@@ -100,3 +100,29 @@ func BenchmarkAxpy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFirstNonFinite: the screen of a pushed piece (64K values, the
+// size a shard checks as it arrives) and of a cached block, against the
+// scalar loop.
+func BenchmarkFirstNonFinite(b *testing.B) {
+	for _, n := range []int{1 << 16, 1 << 20} {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(i)
+		}
+		b.Run(fmt.Sprintf("n=%d/naive", n), func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for range b.N {
+				sinkInt = scanNonFinite(x, 0)
+			}
+		})
+		b.Run(fmt.Sprintf("n=%d/kernel", n), func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for range b.N {
+				sinkInt = FirstNonFinite(x)
+			}
+		})
+	}
+}
+
+var sinkInt int

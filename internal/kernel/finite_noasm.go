@@ -1,0 +1,5 @@
+//go:build !amd64 || noasm
+
+package kernel
+
+func firstNonFinite(x []float32) int { return firstNonFiniteGo(x) }

@@ -1,0 +1,39 @@
+package live
+
+import (
+	"fmt"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// checkFinite is wire.CheckFinite at the speed of the vector kernel (AVX2
+// on amd64, a blocked Go loop elsewhere and under -tags noasm).
+func checkFinite(v []float32) error { return finiteAt(v, 0) }
+
+// finiteAt checks v, a piece that starts at index off of its block, and
+// names the culprit by its index in the block.
+func finiteAt(v []float32, off int) error {
+	i := kernel.FirstNonFinite(v)
+	if i < 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %v at index %d", wire.ErrNonFinite, v[i], off+i)
+}
+
+// screenPush is the wire server's Floats hook: a worker's pushed gradient
+// is checked piece by piece as it arrives, while each piece is still in the
+// cache, instead of in a second pass over the whole block after it is in
+// (where the scan sat on the push's acknowledgement path). A push that the
+// handler would refuse for another reason (its shape, its worker, its
+// role) is left to the handler, so every refusal keeps its reason.
+func (sv *Server) screenPush(peer *wire.Peer, f *wire.Frame, piece []float32, off int) error {
+	s := sv.shard
+	if f.Type != wire.MsgPush || f.Flags != 0 || peer.Hello().Role != RoleWorker || s.pushShape(peer, f) != nil {
+		return nil
+	}
+	if err := finiteAt(piece, off); err != nil {
+		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, f.Worker, err)
+	}
+	return nil
+}
