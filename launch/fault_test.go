@@ -198,3 +198,56 @@ func TestTCPWorkerReturns(t *testing.T) {
 		}
 	}
 }
+
+// TestTCPCoordinatorRestarted: shard 0, which hosts the coordinator,
+// SIGKILLed mid-run and restarted with --restore finishes the job for
+// every paradigm, with the job's length unchanged: the coordinator's
+// counts, membership and clocks come back from its state file, and what
+// it counted after the file was written from the workers as they
+// reconnect. Before, the restarted coordinator counted from zero (ASP ran
+// half a job more) and BSP hung.
+func TestTCPCoordinatorRestarted(t *testing.T) {
+	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
+	if testing.Short() {
+		specs = []string{"bsp", "asp"}
+	}
+	const k = 3
+	for _, spec := range specs {
+		t.Run(spec, func(t *testing.T) {
+			cfg := fmnistJob(t, spec, k, 2, 9600, 2) // 600 pushes
+			cfg.HeartbeatTimeout = 2 * time.Second
+			opt := tcpOpts(t)
+			opt.Timeout = 60 * time.Second
+			opt.CheckpointDir = t.TempDir()
+			opt.CheckpointInterval = 100 * time.Millisecond
+			opt.Faults = []Fault{{Role: "shard", Index: 0, AtPushes: 150, Restart: true, RestartAfter: 300 * time.Millisecond, AfterCheckpoint: true}}
+			res, err := TrainResult(context.Background(), cfg, opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, cs := res.Run, res.Coord
+			t.Logf("%s: pushes %d of %d, restarts %d, removed %d, live %d; shard updates %d, %d; worker pushes %v",
+				spec, r.Pushes, cs.Target, cs.Restarts, cs.Removed, cs.Live, res.Shards[0].Updates, res.Shards[1].Updates, r.WorkerPushes)
+			if len(res.Faults) != 1 || !res.Faults[0].Restarted || cs.Restarts != 1 {
+				t.Fatalf("faults %+v, coordinator restarts %d: want shard 0 restarted from its state", res.Faults, cs.Restarts)
+			}
+			// The last pushes may race the end: one per worker at most.
+			if r.Pushes < cs.Target || r.Pushes > cs.Target+k {
+				t.Errorf("pushes %d for a job of %d", r.Pushes, cs.Target)
+			}
+			var sum int64
+			for _, n := range r.WorkerPushes {
+				sum += n
+			}
+			if sum != r.Pushes {
+				t.Errorf("worker pushes %v add up to %d, the job counted %d", r.WorkerPushes, sum, r.Pushes)
+			}
+			// ASP applies every push on every shard: shard 1, which never
+			// died, applied as many updates as the job had pushes (a push
+			// in flight at the kill may be pushed again).
+			if spec == "asp" && (res.Shards[1].Updates < cs.Target || res.Shards[1].Updates > r.Pushes+k) {
+				t.Errorf("shard 1 applied %d updates for %d pushes", res.Shards[1].Updates, r.Pushes)
+			}
+		})
+	}
+}

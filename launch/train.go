@@ -166,8 +166,8 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		if f.Role == "shard" && f.Restart && opt.CheckpointDir == "" {
 			return nil, errors.New("launch: restarting a shard needs a checkpoint directory")
 		}
-		if f.Role == "shard" && f.Index == 0 {
-			return nil, errors.New("launch: shard 0 hosts the coordinator, whose state is not checkpointed; fault another shard")
+		if f.Role == "shard" && f.Index == 0 && !f.Restart {
+			return nil, errors.New("launch: shard 0 hosts the coordinator: the job cannot go on without it, so a fault of it needs a restart")
 		}
 		if (f.Role == "shard" && (f.Index < 0 || f.Index >= cfg.Shards)) || (f.Role == "worker" && (f.Index < 0 || f.Index >= cfg.Workers)) {
 			return nil, fmt.Errorf("launch: fault on %s %d: outside the job", f.Role, f.Index)

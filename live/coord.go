@@ -21,6 +21,9 @@ type member struct {
 	pushes   int64
 	waitUS   uint64
 	busyUS   uint64
+	// restored: carried over by a restarted coordinator and not heard
+	// from since; its first Hello says where it stands (resync).
+	restored bool
 }
 
 // startupTimeouts is a starting worker's silence allowance, in heartbeat
@@ -57,6 +60,10 @@ type Coordinator struct {
 	done     bool
 	nRem     int64
 	nNever   int64 // removed without ever connecting
+	// base holds the gate's counters from before a restart (the rebuilt
+	// gate counts from zero); restarts counts the coordinator's restarts.
+	base     paradigm.GateStats
+	restarts int64
 	nJoin    int64
 	refused  int64 // control frames refused
 	idCap    int
@@ -154,6 +161,15 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInf
 	info.ID = id
 	var notify []*wire.Peer
 	returning := m.inc != 0 && m.inc != ws.Inc
+	if m.restored {
+		m.restored = false
+		if !returning && ws.Inc != 0 {
+			// The same process as before the coordinator's restart.
+			m.peer = peer
+			c.rel = c.resync(id, ws, c.rel[:0])
+			notify = append(notify, c.peersOf(c.rel)...)
+		}
+	}
 	if m.inc != ws.Inc {
 		m.inc, m.seq = ws.Inc, 0
 	} else if ws.Seq > m.seq && m.state == removed {
@@ -342,7 +358,7 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 		// grace): a worker that dies while loading still holds the job
 		// only briefly.
 		limit := c.timeout
-		if m.pushes == 0 {
+		if m.pushes == 0 || m.restored {
 			limit = max(limit, min(c.graceD, startupTimeouts*c.timeout))
 		}
 		late := m.state == live && m.peer != nil && now.Sub(m.lastSeen) > limit
@@ -418,8 +434,8 @@ func (c *Coordinator) Stats() CoordStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
-	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: gs.Releases, MaxGap: gs.MaxGap,
-		ControllerCalls: gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused}
+	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
+		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {

@@ -77,8 +77,9 @@
 // the checkpoint records the log segment it covers, and the older
 // segments go. The launcher aborts, rather than waits,
 // when a restart fails or a shard exits on its own. The coordinator's own state
-// (gate clocks, membership) is not checkpointed: shard 0 is not restartable
-// mid-job.
+// (counts, membership, gate clocks) is written beside shard 0's checkpoint
+// (coord_state.go); a restarted shard 0 restores it and learns what it
+// counted since from the workers as they redial.
 //
 // Every frame is checked before it can touch any state: shard index,
 // whole-block length, the sending worker's id and finite values (a pushed

@@ -113,7 +113,8 @@ type CoordStats struct {
 	Removed         int64     `json:"removed"`
 	NeverConnected  int64     `json:"never_connected"` // of the removed: ids no worker ever connected under
 	Joined          int64     `json:"joined"`
-	Refused         int64     `json:"refused"` // control frames refused (unknown id, implausible clock report)
+	Restarts        int64     `json:"restarts"` // times the coordinator restarted from its state file
+	Refused         int64     `json:"refused"`  // control frames refused (unknown id, implausible clock report)
 	WorkerPushes    []int64   `json:"worker_pushes"`
 	WorkerWait      []float64 `json:"worker_wait"` // seconds held (push, gate, pull)
 	WorkerBusy      []float64 `json:"worker_busy"` // seconds computing

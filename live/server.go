@@ -207,6 +207,10 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		}
 		sv.coord.onMembers = sv.publishMembers
 		sv.coord.plog = sv.plog.With("role", "coordinator")
+		if err := sv.restoreCoordinator(); err != nil {
+			sh.closeLog()
+			return nil, err
+		}
 	}
 	wc := cfg.Wire
 	wc.Token = cfg.Token
@@ -291,6 +295,7 @@ func (sv *Server) Run(ctx context.Context) error {
 		if cerr := sv.shard.checkpoint(sv.cfg.CheckpointDir, true); cerr != nil {
 			err = errors.Join(err, cerr) // logged and counted by checkpoint
 		}
+		sv.saveCoordinator()
 	}
 	if cerr := sv.shard.closeLog(); cerr != nil {
 		err = errors.Join(err, cerr)
@@ -300,8 +305,41 @@ func (sv *Server) Run(ctx context.Context) error {
 
 func (sv *Server) checkpointLoop(ctx context.Context) {
 	every(ctx, sv.cfg.CheckpointInterval, func() {
+		// The coordinator's file first: whoever finds shard 0's
+		// checkpoint finds it too.
+		sv.saveCoordinator()
 		sv.shard.checkpoint(sv.cfg.CheckpointDir, false) // a failure is logged and counted; the next tick retries
 	})
+}
+
+// restoreCoordinator carries on the job shard 0 hosted before a restart
+// (--restore), from the coordinator's state file beside the checkpoint.
+func (sv *Server) restoreCoordinator() error {
+	dir := sv.cfg.CheckpointDir
+	if !sv.cfg.Restore || dir == "" {
+		return nil
+	}
+	removeStaleCoordState(dir)
+	st, err := readCoordState(dir)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		sv.log.Warn("no coordinator state to restore; the job's counts start from zero", "path", coordFile(dir))
+		return nil
+	}
+	return sv.coord.restore(st)
+}
+
+// saveCoordinator writes the coordinator's state beside shard 0's
+// checkpoint; a failure is logged, and the next tick retries.
+func (sv *Server) saveCoordinator() {
+	if sv.coord == nil {
+		return
+	}
+	if err := sv.coord.saveState(sv.cfg.CheckpointDir); err != nil {
+		sv.log.Error("writing the coordinator's state failed", "err", err)
+	}
 }
 
 // sweepLoop removes silent workers a few times per heartbeat timeout.

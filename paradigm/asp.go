@@ -15,6 +15,9 @@ func (g *freeGate) Pushed(now time.Duration, p int, out []int) []int {
 }
 func (g *freeGate) Leave(now time.Duration, p int, out []int) []int { return g.leave(p, out) }
 func (g *freeGate) Join(now time.Duration, p int, out []int) []int  { return g.join(p, out) }
+func (g *freeGate) SetClock(now time.Duration, p int, t int64, out []int) []int {
+	return g.setClock(p, t, out)
+}
 
 // asyncAgg applies every gradient on arrival: ASP, SSP, DSSP and ElasticBSP
 // inside a superstep.

@@ -108,6 +108,33 @@ func (c *clocks) join(p int) {
 
 func (c *clocks) gap(p int) int64 { return c.t[p] - c.min }
 
+// set moves live worker p to clock t and recounts (O(workers + spread):
+// for a restore, not the hot path).
+func (c *clocks) set(p int, t int64) {
+	c.t[p] = t
+	c.min, c.max = 0, 0
+	first := true
+	for q, l := range c.live {
+		if !l {
+			continue
+		}
+		if first || c.t[q] < c.min {
+			c.min = c.t[q]
+		}
+		if first || c.t[q] > c.max {
+			c.max = c.t[q]
+		}
+		first = false
+	}
+	c.head = 0
+	c.cnt = append(c.cnt[:0], make([]int32, c.max-c.min+1)...)
+	for q, l := range c.live {
+		if l {
+			c.cnt[c.t[q]-c.min]++
+		}
+	}
+}
+
 // holdQueue is a min-heap of held workers keyed by the minimum clock that
 // releases them; ties release in worker order so runs are deterministic.
 type holdQueue []holdItem

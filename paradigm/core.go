@@ -16,6 +16,13 @@ type Gate interface {
 	Leave(now time.Duration, p int, out []int) []int
 	// Join adds p at the current minimum clock; p is released at once.
 	Join(now time.Duration, p int, out []int) []int
+	// SetClock sets live worker p's clock to t, as a driver that has
+	// lost its gate learns it again (a restarted live coordinator, from
+	// each worker as it reconnects): nothing is counted, and workers the
+	// new minimum frees are released. A gate rebuilt this way keeps its
+	// paradigm's rule but starts its adaptive state afresh (DSSP's
+	// intervals, ElasticBSP's barriers: one BSP step first).
+	SetClock(now time.Duration, p int, t int64, out []int) []int
 	// Clock is p's clock; Min is the smallest clock of a live worker.
 	Clock(p int) int64
 	Min() int64

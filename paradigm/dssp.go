@@ -253,3 +253,16 @@ func (g *dsspGate) Join(now time.Duration, p int, out []int) []int {
 	g.stamp(now, out[start:])
 	return out
 }
+
+// SetClock moves p's clock; workers held on it (wait=next) decide again,
+// as at its push.
+func (g *dsspGate) SetClock(now time.Duration, p int, t int64, out []int) []int {
+	start := len(out)
+	g.slowMin = -1
+	out = g.setClock(p, t, out)
+	if p < len(g.waiters) && g.c.live[p] {
+		out = g.wake(now, p, out)
+	}
+	g.stamp(now, out[start:])
+	return out
+}

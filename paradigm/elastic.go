@@ -162,3 +162,14 @@ func (a *superstepAgg) Leave(now time.Duration, p int) (bool, Apply) { return fa
 func (a *superstepAgg) Join(now time.Duration, p int)                {}
 func (a *superstepAgg) Version() uint64                              { return a.v }
 func (a *superstepAgg) Dropped() int64                               { return a.dropped }
+
+// SetClock moves p's clock; its barrier is its next push, so a gate
+// rebuilt this way starts with one BSP step, as a new job does.
+func (g *elasticGate) SetClock(now time.Duration, p int, t int64, out []int) []int {
+	if p >= len(g.c.live) || !g.c.live[p] || t < 0 {
+		return out
+	}
+	g.c.set(p, t)
+	g.barrier[p] = t + 1
+	return out
+}

@@ -68,3 +68,13 @@ func (g *gateBase) join(p int, out []int) []int {
 	g.held[p] = false
 	return g.release(p, out)
 }
+
+// setClock moves live worker p to clock t (Gate.SetClock) and releases
+// the holds the minimum now meets.
+func (g *gateBase) setClock(p int, t int64, out []int) []int {
+	if p >= len(g.c.live) || !g.c.live[p] || t < 0 {
+		return out
+	}
+	g.c.set(p, t)
+	return g.releaseHeld(out)
+}

@@ -24,3 +24,6 @@ func (g *sspGate) Pushed(now time.Duration, p int, out []int) []int {
 
 func (g *sspGate) Leave(now time.Duration, p int, out []int) []int { return g.leave(p, out) }
 func (g *sspGate) Join(now time.Duration, p int, out []int) []int  { return g.join(p, out) }
+func (g *sspGate) SetClock(now time.Duration, p int, t int64, out []int) []int {
+	return g.setClock(p, t, out)
+}

@@ -1,0 +1,250 @@
+package live
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// This file: the coordinator's state on disk, beside shard 0's checkpoint,
+// so that shard 0 killed and restarted with --restore carries on the job
+// it hosted: the same length (the pushes counted so far), the same
+// membership, each worker's clock at the gate.
+//
+// The file is written with shard 0's checkpoints (every interval and at
+// shutdown), so it lags the coordinator it describes. What happened since
+// is learned again from the workers, which redial and say where they
+// stand (workerState): the clock reports the coordinator answered since
+// (counted again, so no push is lost from the job's count nor counted
+// twice), the gate clock it last named to them, and whether they wait
+// for a release. The gate is rebuilt on those clocks: its rule is the
+// paradigm's, its adaptive state (DSSP's intervals, ElasticBSP's
+// barriers) starts afresh.
+
+// coordStateVersion is the file's format; another is refused.
+const coordStateVersion = 1
+
+// coordFile is the coordinator's state file in dir.
+func coordFile(dir string) string { return filepath.Join(dir, "coordinator.json") }
+
+// coordState is the file's content.
+type coordState struct {
+	Version int `json:"version"`
+	// Job ties the file to its job: a file of another job is refused.
+	Paradigm string `json:"paradigm"`
+	Workers  int    `json:"workers"`
+	Target   int64  `json:"target"`
+
+	Pushes int64 `json:"pushes"`
+	Done   bool  `json:"done"`
+	// Started and First are the wall times (Unix ns) the first
+	// coordinator started and first heard a worker: a restarted one
+	// carries on its predecessor's clock (the gate's times, the bound on
+	// a worker's reported seconds, the job's duration).
+	Started        int64   `json:"started"`
+	First          int64   `json:"first,omitempty"`
+	Removed        int64   `json:"removed"`
+	NeverConnected int64   `json:"never_connected"`
+	Joined         int64   `json:"joined"`
+	Refused        int64   `json:"refused"`
+	Releases       int64   `json:"releases"`
+	MaxGap         int64   `json:"max_gap"`
+	ControllerCall int64   `json:"controller_calls"`
+	ControllerSecs float64 `json:"controller_seconds"`
+	Restarts       int64   `json:"restarts"`
+
+	Members []memberState `json:"members"`
+}
+
+// memberState is one worker id's record.
+type memberState struct {
+	State  int    `json:"state"` // unseen, live, removed
+	Inc    uint64 `json:"inc,omitempty"`
+	Seq    uint64 `json:"seq"`
+	Clock  int64  `json:"clock"`
+	Pushes int64  `json:"pushes"`
+	WaitUS uint64 `json:"wait_us"`
+	BusyUS uint64 `json:"busy_us"`
+}
+
+// snapshotState copies the coordinator's state for the file.
+func (c *Coordinator) snapshotState() *coordState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gs := c.gate.Stats()
+	st := &coordState{Version: coordStateVersion, Paradigm: c.info.Job.Job.Spec.String(), Workers: c.k, Target: c.target,
+		Pushes: c.pushes, Done: c.done, Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
+		Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
+		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts}
+	st.Started = c.start.UnixNano()
+	if !c.first.IsZero() {
+		st.First = c.first.UnixNano()
+	}
+	for p, m := range c.members {
+		st.Members = append(st.Members, memberState{State: m.state, Inc: m.inc, Seq: m.seq, Clock: c.gate.Clock(p),
+			Pushes: m.pushes, WaitUS: m.waitUS, BusyUS: m.busyUS})
+	}
+	return st
+}
+
+// saveState writes the coordinator's state to dir atomically (a
+// temporary file, fsynced, renamed).
+func (c *Coordinator) saveState(dir string) error {
+	st := c.snapshotState()
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".coordinator-*.tmp")
+	if err != nil {
+		return fmt.Errorf("live: coordinator state: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, coordFile(dir))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("live: coordinator state: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// removeStaleCoordState deletes temporary files a kill mid-write left.
+func removeStaleCoordState(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if ok, _ := filepath.Match(".coordinator-*.tmp", e.Name()); ok && !e.IsDir() {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// readCoordState reads dir's coordinator state; (nil, nil) when there is
+// none.
+func readCoordState(dir string) (*coordState, error) {
+	b, err := os.ReadFile(coordFile(dir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("live: coordinator state: %w", err)
+	}
+	var st coordState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("live: coordinator state %s: %w", coordFile(dir), err)
+	}
+	return &st, nil
+}
+
+// restore makes the coordinator carry on from st (checked against the
+// job first): the counts, the membership, every clock. Workers that were
+// live get the startup allowance to reconnect.
+func (c *Coordinator) restore(st *coordState) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case st.Version != coordStateVersion:
+		return fmt.Errorf("live: coordinator state of format %d, this build reads %d", st.Version, coordStateVersion)
+	case st.Paradigm != c.info.Job.Job.Spec.String() || st.Workers != c.k || st.Target != c.target:
+		return fmt.Errorf("live: coordinator state of another job (%s, %d workers, %d pushes; this job: %s, %d workers, %d pushes)",
+			st.Paradigm, st.Workers, st.Target, c.info.Job.Job.Spec.String(), c.k, c.target)
+	case len(st.Members) < c.k || len(st.Members) > c.idCap:
+		return fmt.Errorf("live: coordinator state holds %d worker ids (the job has %d, at most %d)", len(st.Members), c.k, c.idCap)
+	case st.Pushes < 0:
+		return fmt.Errorf("live: coordinator state with %d pushes", st.Pushes)
+	}
+	now := time.Now()
+	c.pushes, c.done = st.Pushes, st.Done
+	c.nRem, c.nNever, c.nJoin, c.refused = st.Removed, st.NeverConnected, st.Joined, st.Refused
+	c.base.Releases, c.base.MaxGap, c.base.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCall
+	c.ctrl = time.Duration(st.ControllerSecs * float64(time.Second))
+	c.restarts = st.Restarts + 1
+	if st.Started > 0 && st.Started < now.UnixNano() {
+		c.start = time.Unix(0, st.Started)
+		c.grace = now.Add(c.graceD)
+	}
+	if st.First > 0 && st.First < now.UnixNano() {
+		c.first = time.Unix(0, st.First)
+	}
+	if c.done {
+		c.end = now
+	}
+	for len(c.members) < len(st.Members) {
+		c.members = append(c.members, member{state: removed})
+	}
+	t := c.now()
+	// Every id joins the rebuilt gate (ids past K first), then those that
+	// were removed leave it again and the others take their clocks.
+	for p := c.k; p < len(c.members); p++ {
+		c.gate.Join(t, p, nil)
+	}
+	for p, ms := range st.Members {
+		m := &c.members[p]
+		if ms.State < unseen || ms.State > removed || ms.Clock < 0 || ms.Pushes < 0 {
+			return fmt.Errorf("live: coordinator state: worker %d's record is not one (state %d, clock %d, pushes %d)", p, ms.State, ms.Clock, ms.Pushes)
+		}
+		*m = member{state: ms.State, inc: ms.Inc, seq: ms.Seq, pushes: ms.Pushes, waitUS: ms.WaitUS, busyUS: ms.BusyUS,
+			lastSeen: now, restored: ms.State == live}
+		if ms.State == removed {
+			c.gate.Leave(t, p, nil)
+		} else {
+			c.gate.SetClock(t, p, ms.Clock, nil)
+		}
+	}
+	c.log.Info("coordinator restored", "pushes", c.pushes, "target", c.target, "workers", len(c.members), "done", c.done, "restarts", c.restarts)
+	return nil
+}
+
+// resync takes a restored coordinator's first news of worker p's process
+// since the restart (lock held): the reports the old coordinator answered
+// after its file was written are counted, and the gate takes the clock the
+// worker was last told; a worker waiting for its release is decided on
+// again by the paradigm's rule, as at that push. The releases are
+// appended to out.
+func (c *Coordinator) resync(p int, ws workerState, out []int) []int {
+	m := &c.members[p]
+	if ws.Acked < m.seq {
+		// The file counted a report whose answer the worker never got:
+		// its clock there is the later one, and the report it sends
+		// again is answered as a retry.
+		return out
+	}
+	if ws.Acked > m.seq {
+		n := int64(ws.Acked - m.seq)
+		m.pushes += n
+		c.pushes += n
+		m.seq = ws.Acked
+		if c.pushes >= c.target && !c.done {
+			// The job ended before the crash: its next report is told so.
+			c.done, c.end = true, time.Now()
+			c.log.Info("job finished", "pushes", c.pushes)
+		}
+	}
+	if m.state != live {
+		return out
+	}
+	t := c.now()
+	if ws.Held && ws.Clock > 0 {
+		out = c.gate.SetClock(t, p, ws.Clock-1, out)
+		return c.gate.Pushed(t, p, out)
+	}
+	return c.gate.SetClock(t, p, ws.Clock, out)
+}

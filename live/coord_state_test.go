@@ -1,0 +1,97 @@
+package live
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+func stateCoord(t *testing.T, spec string, k int) *Coordinator {
+	t.Helper()
+	cfg := quickJob(t, spec, k, 1)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, ShardAddrs: []string{"s0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestCoordinatorStateRestored: a coordinator restored from its file has
+// the counts the file holds, and takes from each reconnecting worker the
+// reports it answered after writing the file and the clock it named: the
+// job's count is exact and BSP's gate releases on the learned clocks.
+func TestCoordinatorStateRestored(t *testing.T) {
+	dir := t.TempDir()
+	c := stateCoord(t, "bsp", 2)
+	inc := []uint64{11, 13}
+	var resp wire.Frame
+	for p := range 2 {
+		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: inc[p]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push := func(c *Coordinator, p int, seq uint64) {
+		t.Helper()
+		if _, _, err := c.clock(p, seq, 0, 0, &resp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		push(c, 0, seq)
+		push(c, 1, seq)
+	}
+	if err := c.saveState(dir); err != nil {
+		t.Fatal(err)
+	}
+	// After the file: worker 0 pushes twice more (its answers name clocks
+	// 4 and 5), worker 1 once (clock 4), so worker 0 waits at 5.
+	push(c, 0, 4)
+	push(c, 1, 4)
+	push(c, 0, 5)
+	if !c.gate.Held(0) || c.pushes != 9 {
+		t.Fatalf("setup: worker 0 held %v, pushes %d", c.gate.Held(0), c.pushes)
+	}
+
+	r := stateCoord(t, "bsp", 2)
+	st, err := readCoordState(dir)
+	if err != nil || st == nil {
+		t.Fatalf("read: %v %v", st, err)
+	}
+	if err := r.restore(st); err != nil {
+		t.Fatal(err)
+	}
+	if r.pushes != 6 || r.gate.Clock(0) != 3 || r.restarts != 1 {
+		t.Fatalf("restored pushes %d clock %d restarts %d, want 6, 3, 1", r.pushes, r.gate.Clock(0), r.restarts)
+	}
+	// Worker 0 waits for its release after the report answered at 5.
+	if _, notify, err := r.hello(&wire.Peer{}, 0, workerState{Inc: 11, Seq: 5, Acked: 5, Clock: 5, Held: true}); err != nil || len(notify) != 0 {
+		t.Fatalf("worker 0's hello: notify %d, err %v: want it held", len(notify), err)
+	}
+	// Worker 1 computes after its answer at 4, then reports push 5.
+	if _, _, err := r.hello(&wire.Peer{}, 1, workerState{Inc: 13, Seq: 5, Acked: 4, Clock: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if r.pushes != 9 || r.gate.Clock(0) != 5 || r.gate.Clock(1) != 4 || !r.gate.Held(0) {
+		t.Fatalf("after the hellos: pushes %d, clocks %d %d, worker 0 held %v; want 9, 5, 4, held", r.pushes, r.gate.Clock(0), r.gate.Clock(1), r.gate.Held(0))
+	}
+	notify, _, err := r.clock(1, 5, 0, 0, &resp)
+	if err != nil || r.pushes != 10 || len(notify) != 2 {
+		t.Fatalf("worker 1's report: pushes %d, released %d, err %v: want 10 and both released", r.pushes, len(notify), err)
+	}
+
+	// A file of another job is refused, naming what differs.
+	other := stateCoord(t, "asp", 2)
+	if err := other.restore(st); err == nil || !strings.Contains(err.Error(), "another job") {
+		t.Fatalf("restoring a bsp job's state into an asp job: %v", err)
+	}
+	os.WriteFile(coordFile(dir), []byte("{"), 0o644)
+	if _, err := readCoordState(dir); err == nil {
+		t.Fatal("a damaged state file was read")
+	}
+}
