@@ -152,7 +152,7 @@ func (c *tcpCluster) logWriter(name string) io.Writer {
 
 func (c *tcpCluster) startShard(i int, restore bool) error {
 	args := []string{"server", "--index", strconv.Itoa(i), "--listen-fd", "3", "--peers", strings.Join(c.hosts, ","),
-		"--log-level", c.opt.LogLevel.String()}
+		"--log-level", c.opt.LogLevel.String(), "--exit-when-done=false"} // the driver reads the results and stops them
 	args = append(args, "--job", string(c.desc))
 	if d := c.opt.CheckpointDir; d != "" {
 		args = append(args, "--checkpoint-dir", d)

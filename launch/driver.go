@@ -13,7 +13,6 @@ import (
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
-	"github.com/pacer-ps/pacer/runstats"
 )
 
 // driver is Train's observer: it watches the coordinator's counters,
@@ -228,26 +227,8 @@ func (d *driver) report(cs live.CoordStats, acc float64) {
 	if cs.Seconds > 0 {
 		p.Throughput = float64(cs.Pushes) / cs.Seconds
 	}
-	p.WaitFraction, _ = waitFractions(cs)
+	p.WaitFraction, _ = live.WaitFractions(cs)
 	d.progress(p)
-}
-
-func waitFractions(cs live.CoordStats) (mean float64, per []float64) {
-	n := 0
-	for p := range cs.WorkerWait {
-		tot := cs.WorkerWait[p] + cs.WorkerBusy[p]
-		f := 0.0
-		if tot > 0 {
-			f = cs.WorkerWait[p] / tot
-			mean += f
-			n++
-		}
-		per = append(per, f)
-	}
-	if n > 0 {
-		mean /= float64(n)
-	}
-	return mean, per
 }
 
 // fire injects one fault. A restart runs in the background so the watch
@@ -354,40 +335,14 @@ func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error
 // summarize collects every shard's counters and builds the summary from
 // them, the coordinator's cs and the curve so far.
 func (d *driver) summarize(ctx context.Context, cs live.CoordStats) (*Result, error) {
-	j := &d.params.Job
-	r := &runstats.Run{Paradigm: d.params.Job.Spec.String(), Mode: d.opt.Mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
-		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
-		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes}
-	r.SetCurve(d.curve, j.Target) // the final evaluation is the curve's last point
-	if cs.Seconds > 0 {
-		r.Throughput = float64(cs.Pushes) / cs.Seconds
-	}
-	r.WaitFraction, r.WorkerWait = waitFractions(cs)
-	res := &Result{Run: r, Coord: cs}
-	var n, sum int64
-	for i := 0; i < j.Shards; i++ {
+	res := &Result{Coord: cs}
+	for i := 0; i < d.params.Job.Shards; i++ {
 		st, err := d.stats(ctx, i)
 		if err != nil {
 			return nil, err
 		}
 		res.Shards = append(res.Shards, st.Shard)
-		r.Updates += st.Shard.Updates
-		r.Dropped += st.Shard.Dropped
-		r.ShardStaleness = append(r.ShardStaleness, st.Shard.Staleness)
-		for s, k := range st.Shard.Staleness {
-			for len(r.StalenessHist) <= s {
-				r.StalenessHist = append(r.StalenessHist, 0)
-			}
-			r.StalenessHist[s] += k
-			n += k
-			sum += int64(s) * k
-			if k > 0 {
-				r.StalenessMax = max(r.StalenessMax, int64(s))
-			}
-		}
 	}
-	if n > 0 {
-		r.StalenessMean = float64(sum) / float64(n)
-	}
+	res.Run = live.Summary(d.params, d.opt.Mode, cs, res.Shards, d.curve) // the final evaluation is the curve's last point
 	return res, nil
 }

@@ -8,7 +8,9 @@
 // Several machines: run NewServer(...).Run on every shard (shard 0 also
 // hosts the coordinator) and RunWorker on every worker; roles come from
 // flags, PACER_* variables or Kubeflow's TF_CONFIG (Env, ParseTFConfig).
-// docs/deploy.md has the recipes. An Observer (client.go) reads a running job's counters, fetches its weights and stops
+// docs/deploy.md has the recipes. With ServerConfig.ExitWhenDone such a
+// job ends by itself (report.go): shard 0 evaluates the model during the
+// job and at its end, writes the summary and tells every shard to stop. An Observer (client.go) reads a running job's counters, fetches its weights and stops
 // it. One machine: package launch starts the shards and workers (goroutines
 // or processes), watches them through Observers and writes the summary;
 // this package never imports it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -28,6 +29,8 @@ type JobFlags struct {
 	schedule  string
 	seed      uint64
 	heartbeat time.Duration
+	evalEvery float64
+	target    float64
 	names     []string // the field flags, which --job excludes
 }
 
@@ -43,6 +46,8 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.schedule, "lr-schedule-json", "", "learning-rate schedule as optim.Schedule JSON (default constant)")
 	fs.Uint64Var(&f.seed, "seed", job.DefaultSeed, "seed of w⁰ and of the workers' batch order")
 	fs.DurationVar(&f.heartbeat, "heartbeat-timeout", job.DefaultHeartbeatTimeout, "remove a worker silent for this long")
+	fs.Float64Var(&f.evalEvery, "eval-every", job.DefaultEvalEvery, "shard 0 measures test accuracy every this many epochs (> 0)")
+	fs.Float64Var(&f.target, "target", 0, "the summary reports when test accuracy first reached this (e.g. 0.85; 0: none)")
 	fs.VisitAll(func(fl *flag.Flag) {
 		if !had[fl.Name] {
 			f.names = append(f.names, fl.Name)
@@ -97,6 +102,13 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 		if f.trainN < 0 {
 			return nil, fmt.Errorf("--train-n=%d must not be negative", f.trainN)
 		}
+		if !(f.evalEvery > 0) || math.IsInf(f.evalEvery, 0) {
+			return nil, fmt.Errorf("--eval-every=%g must be a positive number of epochs", f.evalEvery)
+		}
+		if !(f.target >= 0 && f.target <= 1) {
+			return nil, fmt.Errorf("--target=%g must be an accuracy in [0, 1] (0: none)", f.target)
+		}
+		j.EvalEvery, j.Target = f.evalEvery, f.target
 		if d, err = job.Describe(j, f.trainN); err != nil {
 			return nil, err
 		}

@@ -86,7 +86,9 @@ func tlsSetupError(err error) error {
 
 // memberLink delivers the coordinator's latest membership view to one
 // shard, redialling and resending until it lands. Views are complete, so
-// delivering only the latest one is enough.
+// delivering only the latest one is enough. At the end of a job that ends
+// by itself it also tells the shard so (endJob), on the same connection:
+// a second coordinator connection would replace this one.
 type memberLink struct {
 	sv    *Server
 	shard int
@@ -96,6 +98,8 @@ type memberLink struct {
 	mu        sync.Mutex
 	live, rem []int
 	gen       uint64
+	end       bool          // the job has ended: tell the shard
+	ended     chan struct{} // closed once the shard has acknowledged the end
 }
 
 func (l *memberLink) set(live, rem []int) {
@@ -103,9 +107,32 @@ func (l *memberLink) set(live, rem []int) {
 	l.live, l.rem = append([]int(nil), live...), append([]int(nil), rem...)
 	l.gen++
 	l.mu.Unlock()
+	l.poke()
+}
+
+func (l *memberLink) poke() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
+	}
+}
+
+// endJob tells the shard the job has ended and waits for its
+// acknowledgement (the shard then checkpoints and stops) or ctx.
+func (l *memberLink) endJob(ctx context.Context) error {
+	l.mu.Lock()
+	l.end = true
+	if l.ended == nil {
+		l.ended = make(chan struct{})
+	}
+	ended := l.ended
+	l.mu.Unlock()
+	l.poke()
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -120,25 +147,35 @@ func (l *memberLink) run(ctx context.Context) {
 	var b backoff
 	var req, resp wire.Frame
 	var setupErr string
+	endSent := false
+	call := func(c control) error {
+		var err error
+		if conn == nil {
+			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: controlHello(RoleCoordinator, l.sv.cfg.ControlToken)}
+			cc.Token = l.sv.cfg.Token
+			if conn, err = wire.Dial(ctx, l.sv.cfg.Transport, l.addr, cc); err != nil {
+				return err
+			}
+		}
+		if err = req.SetJSON(wire.MsgControl, c); err == nil {
+			err = conn.Call(ctx, &req, &resp)
+		}
+		return err
+	}
 	for {
 		l.mu.Lock()
-		gen, live, rem := l.gen, l.live, l.rem
+		gen, live, rem, end, ended := l.gen, l.live, l.rem, l.end, l.ended
 		l.mu.Unlock()
-		if gen != sent {
+		if gen != sent || (end && !endSent) {
 			var err error
-			if l.shard == 0 {
+			switch {
+			case l.shard == 0 && gen != sent:
 				l.sv.shard.setMembers(live, rem, "coordinator@local")
-			} else {
-				if conn == nil {
-					cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: controlHello(RoleCoordinator, l.sv.cfg.ControlToken)}
-					cc.Token = l.sv.cfg.Token
-					conn, err = wire.Dial(ctx, l.sv.cfg.Transport, l.addr, cc)
-				}
-				if err == nil {
-					if err = req.SetJSON(wire.MsgControl, control{Op: "members", Live: live, Removed: rem}); err == nil {
-						err = conn.Call(ctx, &req, &resp)
-					}
-				}
+			case l.shard == 0: // shard 0 ends itself
+			case gen != sent:
+				err = call(control{Op: "members", Live: live, Removed: rem})
+			default:
+				err = call(control{Op: "end"})
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -162,7 +199,13 @@ func (l *memberLink) run(ctx context.Context) {
 				continue
 			}
 			b.reset()
-			sent = gen
+			if gen != sent {
+				sent = gen
+				continue // the end, if asked for, goes after the latest view
+			}
+			endSent = true
+			close(ended)
+			return // the shard is stopping: nothing more to deliver
 		}
 		// A restarted shard has forgotten the view: resend on reconnect,
 		// which the closed connection tells us about.

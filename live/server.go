@@ -55,7 +55,18 @@ type ServerConfig struct {
 	Durability string
 	// MetricsAddr serves Prometheus metrics at /metrics ("" : none).
 	MetricsAddr string
-	Logger      *slog.Logger
+	// ExitWhenDone makes the job end by itself, as a job started by hand
+	// must (report.go): shard 0 evaluates the model on the test set at the
+	// job's EvalEvery cadence, and once the workers finish it evaluates the
+	// final model, writes SummaryDir/summary.json and tells every shard to
+	// stop; each writes its final checkpoint and Run returns nil. Off, the
+	// servers serve until stopped (a launcher that reads the results
+	// itself, as pacer train does).
+	ExitWhenDone bool
+	// SummaryDir is where shard 0 writes summary.json under ExitWhenDone
+	// ("": nowhere).
+	SummaryDir string
+	Logger     *slog.Logger
 	// Ready is called with the listening address once the server accepts.
 	Ready func(addr string)
 	// Wire overrides the data plane's limits and timeouts (Token is set
@@ -80,6 +91,12 @@ type Server struct {
 	metricsAt string
 	// ready is /readyz: listening, and not yet stopping.
 	ready atomic.Bool
+	// end stops Run when the job has ended (ExitWhenDone; set by Run).
+	end context.CancelFunc
+	// report is shard 0's evaluator and summary writer (ExitWhenDone).
+	report *reporter
+	// endAfter is the connection whose reply to "end" stops the server.
+	endAfter atomic.Pointer[wire.Peer]
 
 	// conns holds the open connection of each (role, worker id), and
 	// observers counts observer connections: see admit.
@@ -218,8 +235,14 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		sh.closeLog()
 		return nil, err
 	}
+	if cfg.ExitWhenDone && cfg.Index == 0 {
+		if sv.report, err = newReporter(sv); err != nil {
+			sh.closeLog()
+			return nil, err
+		}
+	}
 	sh.screened = true
-	sv.ws.SetHooks(wire.Hooks{Replied: sh.replied, Closed: sv.closed, Floats: sv.screenPush,
+	sv.ws.SetHooks(wire.Hooks{Replied: sv.replied, Closed: sv.closed, Floats: sv.screenPush,
 		AuthFailed: func(addr net.Addr, err error) {
 			sv.plog.Warn("authentication failed", "peer", addrString(addr), "err", err)
 		},
@@ -238,6 +261,8 @@ func (sv *Server) Coordinator() *Coordinator { return sv.coord }
 // Run serves until ctx ends, then writes a final checkpoint (when
 // checkpoints are on) and returns: SIGINT/SIGTERM loses nothing.
 func (sv *Server) Run(ctx context.Context) error {
+	ctx, sv.end = context.WithCancel(ctx)
+	defer sv.end()
 	ln := sv.cfg.Listener
 	if ln == nil {
 		addr := sv.cfg.Listen
@@ -288,9 +313,20 @@ func (sv *Server) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); sv.checkpointLoop(bg) }()
 	}
+	var endErr error
+	if sv.report != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if endErr = sv.report.run(bg); bg.Err() == nil {
+				sv.end() // the job has ended: stop serving
+			}
+		}()
+	}
 	err := sv.ws.Serve(ctx, ln)
 	cancel()
 	wg.Wait()
+	err = errors.Join(err, endErr)
 	if sv.cfg.CheckpointDir != "" {
 		if cerr := sv.shard.checkpoint(sv.cfg.CheckpointDir, true); cerr != nil {
 			err = errors.Join(err, cerr) // logged and counted by checkpoint
@@ -379,6 +415,14 @@ func (sv *Server) logRefusal(peer *wire.Peer, req *wire.Frame, err error) {
 	sv.plog.Warn(msg, "peer", peerAddr(peer), "role", peer.Hello().Role, "worker", peer.ID(), "type", req.Type.String(), "err", err)
 }
 
+// replied is the wire server's hook after a reply is written.
+func (sv *Server) replied(p *wire.Peer, resp *wire.Frame) {
+	sv.shard.replied(p, resp)
+	if sv.endAfter.Load() == p && sv.endAfter.CompareAndSwap(p, nil) {
+		go sv.end()
+	}
+}
+
 func addrString(a net.Addr) string {
 	if a == nil {
 		return "?"
@@ -433,6 +477,14 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 			c, err := sv.decodeControl(req)
 			if err != nil {
 				return err
+			}
+			if c.Op == "end" {
+				// The job has ended (shard 0's ExitWhenDone): checkpoint
+				// and stop, once this reply is on its way.
+				sv.log.Info("the job has ended; stopping", "by", who(peer))
+				resp.Type = wire.MsgControl
+				sv.endAfter.Store(peer) // the Replied hook stops the server once the reply is out
+				return nil
 			}
 			if c.Op == "members" {
 				if err := checkView(c.Live, c.Removed, idCap(sv.cfg.Params)); err != nil {

@@ -32,7 +32,7 @@ func init() {
 		"learning": {"model", "dataset", "data-dir", "train-limit", "test-limit", "epochs", "batch", "lr", "momentum",
 			"weight-decay", "full-async-lr", "lr-schedule", "lr-schedule-json", "train-n", "eval-every", "target"},
 		"output": {"out", "json", "v", "log-level", "log-json"},
-		"live": {"host", "token", "control-token", "checkpoint-dir", "checkpoint-interval", "restore", "durability", "metrics-addr", "max-pending",
+		"live": {"host", "token", "control-token", "checkpoint-dir", "checkpoint-interval", "restore", "durability", "metrics-addr", "max-pending", "exit-when-done",
 			"index", "listen", "listen-fd", "peers", "heartbeat-timeout", "coordinator", "id", "connect-timeout",
 			"tls", "tls-cert", "tls-key", "tls-ca", "tls-server-name"},
 	} {

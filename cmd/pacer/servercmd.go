@@ -82,6 +82,12 @@ func newServerCmd(stdout, stderr io.Writer) *cobra.Command {
 coordinator, which admits workers and ends the job; every shard must be given the same
 job flags (paradigm, workers, shards, learning flags).
 
+The job ends by itself: shard 0 evaluates the model on the test set every --eval-every
+epochs, and when the workers finish it evaluates the final model, writes
+--out/summary.json (the schema of pacer train) and tells every shard to stop; each writes
+its final checkpoint (with --checkpoint-dir) and exits 0. pacer export turns the
+checkpoints into one model file.
+
 The secrets come from the environment ($PACER_TOKEN for every connection,
 $PACER_CONTROL_TOKEN for the control roles): flags show in ps. The shard's index, its
 address and its peers come from the flags, $PACER_INDEX / $PACER_LISTEN / $PACER_PEERS,
@@ -107,11 +113,13 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	durability := fs.String("durability", live.DurabilityCheckpoint, "what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (a push is acknowledged once a write-ahead log in --checkpoint-dir holds it; --restore replays it)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz")
+	exitDone := fs.Bool("exit-when-done", true, "end with the job: shard 0 evaluates the model at --eval-every and at the end, writes --out/summary.json and tells every shard to stop; each checkpoints and exits 0 (false: serve until stopped, as pacer train's own servers do)")
+	out := fs.String("out", "out/job", "shard 0, --exit-when-done: directory for the job's summary.json")
 	maxPending := fs.Int("max-pending", wire.DefaultMaxPending, "connections that have not yet authenticated served at once; more are closed unread and logged (≥ 1)")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	controlToken := fs.String("control-token", "", "second secret of the control roles (coordinator links, observers), different from the token; every shard needs it, workers never get it (default $PACER_CONTROL_TOKEN; prefer the variable)")
 	cmd.RunE = func(*cobra.Command, []string) error {
-		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken, maxPending}, stdout, stderr)
+		return runServer(fs, &jf, &rf, serverFlags{index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken, maxPending, exitDone, out}, stdout, stderr)
 	}
 	return cmd
 }
@@ -127,6 +135,8 @@ type serverFlags struct {
 	listenFD               *int
 	controlToken           *string
 	maxPending             *int
+	exitDone               *bool
+	out                    *string
 }
 
 func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlags, stdout, stderr io.Writer) error {
@@ -209,7 +219,21 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 			ln = tls.NewListener(ln, tr.TLS)
 		}
 	}
+	summary := ""
+	if *f.exitDone && role.Index == 0 {
+		// Checked now, made when the job ends: a server that never gets
+		// there leaves no empty directory behind.
+		if undo, err := prepareOut(*f.out); err == nil {
+			undo()
+			summary = *f.out
+		} else if set["out"] {
+			return usage(err)
+		} else {
+			log.Warn("the job's summary will not be written (give --out)", "err", err)
+		}
+	}
 	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
+		ExitWhenDone: *f.exitDone, SummaryDir: summary,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore, Durability: *durability,
 		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending},
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})

@@ -1,0 +1,208 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
+)
+
+// This file: how a job started by hand (docs/deploy.md) ends by itself
+// (ServerConfig.ExitWhenDone). Shard 0 evaluates the model on the test set
+// at the job's --eval-every cadence, fetching every shard's block the way
+// any observer does; when the coordinator has counted the job's pushes it
+// waits for the workers to leave, evaluates the final model, writes
+// summary.json (the schema of pacer train) and tells every other shard to
+// stop; each shard then writes its final checkpoint and Run returns nil.
+
+// reporter is shard 0's view of the job as a whole.
+type reporter struct {
+	sv    *Server
+	test  *data.Set // nil: the test set is not on this machine
+	model nn.Model
+	w     []float32
+	obs   []*Observer
+	curve [][2]float64
+}
+
+// newReporter loads the test set (only: the training set is the workers')
+// for shard 0's evaluations. Without it the job still ends by itself, with
+// a summary that has no accuracy.
+func newReporter(sv *Server) (*reporter, error) {
+	j := &sv.cfg.Params.Job
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return nil, err
+	}
+	r := &reporter{sv: sv, model: m, w: make([]float32, m.NumParams())}
+	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: 1, TestLimit: j.TestLimit})
+	if err != nil {
+		sv.log.Warn("no test set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
+		return r, nil
+	}
+	if err := nn.CheckData(m, ds.Test.Name, ds.Test.Dim, ds.Test.Classes); err != nil {
+		return nil, err
+	}
+	r.test = ds.Test // the training set's arrays go with ds
+	return r, nil
+}
+
+func (r *reporter) observer(i int) *Observer {
+	if r.obs[i] == nil {
+		r.obs[i] = NewObserver(r.sv.cfg.Transport, r.sv.cfg.ShardAddrs[i], i, r.sv.cfg.Token, r.sv.cfg.ControlToken)
+	}
+	return r.obs[i]
+}
+
+// evaluate fetches every shard's block and measures test accuracy.
+func (r *reporter) evaluate(ctx context.Context, seconds float64) (float64, error) {
+	if r.test == nil {
+		return 0, errors.New("no test set")
+	}
+	for i, rg := range job.Ranges(r.model.NumParams(), len(r.sv.cfg.ShardAddrs)) {
+		if err := r.observer(i).Weights(ctx, r.w[rg[0]:rg[1]]); err != nil {
+			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
+		}
+	}
+	acc := nn.Accuracy(r.model, r.w, r.test.X, r.test.Y, 500)
+	r.curve = append(r.curve, [2]float64{seconds, acc})
+	return acc, nil
+}
+
+// run evaluates at the job's cadence until the job is done, then ends it.
+// It returns the error that should end Run (nil: a clean end).
+func (r *reporter) run(ctx context.Context) error {
+	sv, d := r.sv, r.sv.cfg.Params
+	j := &d.Job
+	r.obs = make([]*Observer, len(sv.cfg.ShardAddrs))
+	defer func() {
+		for _, o := range r.obs {
+			if o != nil {
+				o.Close()
+			}
+		}
+	}()
+	evalStep := max(1, int64(j.EvalEvery*float64(d.TrainN)/float64(j.Batch)))
+	next := evalStep
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		cs := sv.coord.Stats()
+		if cs.Done {
+			break
+		}
+		if cs.Pushes >= next && r.test != nil {
+			next = (cs.Pushes/evalStep + 1) * evalStep
+			ectx, cancel := context.WithTimeout(ctx, time.Minute)
+			acc, err := r.evaluate(ectx, cs.Seconds)
+			cancel()
+			if err != nil {
+				sv.log.Warn("evaluation failed; trying at the next one", "err", err)
+				continue
+			}
+			sv.log.Info("evaluation", "pushes", cs.Pushes, "of", cs.Target,
+				"epoch", float64(cs.Pushes*int64(j.Batch))/float64(d.TrainN), "test_accuracy", acc)
+		}
+	}
+	return r.finish(ctx)
+}
+
+// finish ends a done job: the final evaluation, the summary, every shard
+// told to stop.
+func (r *reporter) finish(ctx context.Context) error {
+	sv, d := r.sv, r.sv.cfg.Params
+	// Workers that were mid-push when the job's last push was counted
+	// finish theirs and leave; the final model is the one after them.
+	wait := time.Now().Add(max(2*d.Job.HeartbeatTimeout, 5*time.Second))
+	for sv.workerConns() > 0 && time.Now().Before(wait) {
+		if !sleep(ctx, 20*time.Millisecond) {
+			return nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cs := sv.coord.Stats()
+	acc, err := r.evaluate(ctx, cs.Seconds)
+	if err != nil && r.test != nil {
+		return err
+	}
+	var shards []ShardStats
+	for i := range sv.cfg.ShardAddrs {
+		st, err := r.observer(i).Stats(ctx)
+		if err != nil {
+			return fmt.Errorf("live: the job's summary: shard %d: %w", i, err)
+		}
+		shards = append(shards, st.Shard)
+	}
+	run := Summary(d, "tcp", cs, shards, r.curve)
+	var errs error
+	if sv.cfg.SummaryDir != "" {
+		path, err := writeSummary(sv.cfg.SummaryDir, run)
+		if err != nil {
+			errs = fmt.Errorf("live: writing the job's summary: %w", err)
+			sv.log.Error("could not write the job's summary", "err", err)
+		} else {
+			sv.log.Info("wrote the job's summary", "path", path)
+		}
+	}
+	sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.curve))
+	for i := 1; i < len(sv.cfg.ShardAddrs); i++ {
+		if err := r.endShard(ctx, i); err != nil {
+			sv.log.Error("could not tell a shard the job has ended", "shard", i, "err", err)
+			errs = errors.Join(errs, fmt.Errorf("live: telling shard %d the job has ended: %w", i, err))
+		}
+	}
+	return errs
+}
+
+// endShard tells shard i the job has ended (it checkpoints and exits),
+// through the coordinator's membership link, retrying while the shard is
+// away, up to a minute.
+func (r *reporter) endShard(ctx context.Context, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return r.sv.links[i].endJob(ctx)
+}
+
+// workerConns counts the workers' connections open on this server.
+func (sv *Server) workerConns() int {
+	sv.connMu.Lock()
+	defer sv.connMu.Unlock()
+	n := 0
+	for k := range sv.conns {
+		if k.role == RoleWorker || k.role == RoleControl {
+			n++
+		}
+	}
+	return n
+}
+
+// writeSummary writes run as dir/summary.json, atomically.
+func writeSummary(dir string, run *runstats.Run) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "summary.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
+}
