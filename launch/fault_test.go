@@ -251,3 +251,36 @@ func TestTCPCoordinatorRestarted(t *testing.T) {
 		})
 	}
 }
+
+// TestTCPCoordinatorRestartedWithoutState: shard 0 killed before it wrote
+// any checkpoint (and so any coordinator state) and restarted with
+// --restore: the coordinator takes each redialling worker at its word
+// (the reports it had answered, the clock it had named), so the job still
+// finishes at its length; without this the workers' next reports were
+// refused and the job failed.
+func TestTCPCoordinatorRestartedWithoutState(t *testing.T) {
+	const k = 3
+	for _, spec := range []string{"bsp", "asp"} {
+		t.Run(spec, func(t *testing.T) {
+			cfg := fmnistJob(t, spec, k, 2, 9600, 1) // 300 pushes
+			cfg.HeartbeatTimeout = 2 * time.Second
+			opt := tcpOpts(t)
+			opt.Timeout = 60 * time.Second
+			opt.CheckpointDir = t.TempDir()
+			opt.CheckpointInterval = time.Hour // nothing on disk before the kill
+			opt.Faults = []Fault{{Role: "shard", Index: 0, AtPushes: 40, Restart: true}}
+			res, err := TrainResult(context.Background(), cfg, opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, cs := res.Run, res.Coord
+			t.Logf("%s: pushes %d of %d, restarts %d, removed %d; worker pushes %v", spec, r.Pushes, cs.Target, cs.Restarts, cs.Removed, r.WorkerPushes)
+			if len(res.Faults) != 1 || !res.Faults[0].Restarted || cs.Restarts != 1 {
+				t.Fatalf("faults %+v, restarts %d", res.Faults, cs.Restarts)
+			}
+			if r.Pushes < cs.Target || r.Pushes > cs.Target+k {
+				t.Errorf("pushes %d for a job of %d", r.Pushes, cs.Target)
+			}
+		})
+	}
+}

@@ -361,7 +361,8 @@ func (sv *Server) restoreCoordinator() error {
 		return err
 	}
 	if st == nil {
-		sv.log.Warn("no coordinator state to restore; the job's counts start from zero", "path", coordFile(dir))
+		sv.log.Warn("no coordinator state to restore: the job's counts start from what the workers report", "path", coordFile(dir))
+		sv.coord.restoreBlind()
 		return nil
 	}
 	return sv.coord.restore(st)
