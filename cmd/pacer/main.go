@@ -83,7 +83,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Long: "pacer: a parameter server with pluggable synchronization paradigms.\n\n" +
 			"It simulates a paradigm on a cluster you describe (sim), trains a model with one in\n" +
 			"virtual time or on a live server (train), compares several on one scenario (compare),\n" +
-			"and runs the live server's processes on a real cluster (server, worker).\n\n" +
+			"runs the live server's processes on a real cluster (server, worker), and turns a\n" +
+			"trained job into one model file PyTorch loads and measures it (export, eval).\n\n" +
 			"Paradigm specs:\n  " + strings.ReplaceAll(paradigmForms(), ", ", "\n  "),
 		Example: `  pacer compare --scenario pair --out out/pair
   pacer sim --paradigm ssp:s=3 --workers 8 --speeds 1,2 --iterations 500

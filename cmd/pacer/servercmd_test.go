@@ -36,6 +36,15 @@ func TestServerAndWorkerFlagErrors(t *testing.T) {
 		{[]string{"server", "--index", "0", "--peers", "a:1", "--log-level", "loud"}, map[string]string{"PACER_TOKEN": "x"}, "--log-level"},
 		{[]string{"server", "--index", "0", "--peers", "a:1", "--dataset", "synthetic", "--train-n", "100"}, map[string]string{"PACER_TOKEN": "x"}, "PACER_CONTROL_TOKEN"},
 		{[]string{"server", "--index", "0", "--peers", "a:1", "--dataset", "synthetic", "--train-n", "100"}, map[string]string{"PACER_TOKEN": "x", "PACER_CONTROL_TOKEN": "x"}, "must differ"},
+		{[]string{"server", "--index", "0", "--peers", "a:1", "--dataset", "synthetic", "--train-n", "100", "--out", "/proc/version/out"},
+			map[string]string{"PACER_TOKEN": "x", "PACER_CONTROL_TOKEN": "y"}, "--out /proc/version/out"},
+		{[]string{"server", "--index", "0", "--peers", "a:1", "--dataset", "synthetic", "--train-n", "100", "--eval-every", "0"},
+			map[string]string{"PACER_TOKEN": "x", "PACER_CONTROL_TOKEN": "y"}, "--eval-every=0"},
+		{[]string{"server", "--index", "0", "--peers", "a:1", "--max-pending", "0"}, map[string]string{"PACER_TOKEN": "x"}, "--max-pending=0"},
+		{[]string{"export"}, nil, "--checkpoint-dir"},
+		{[]string{"export", "--checkpoint-dir", "x", "--model-file", "m.pt"}, nil, "an .npz file"},
+		{[]string{"eval"}, nil, "one of --checkpoint-dir and --model-file"},
+		{[]string{"eval", "--checkpoint-dir", "/nonexistent-pacer-ckpt"}, nil, "no checkpoint of shard 0"},
 	} {
 		for k, v := range c.env {
 			t.Setenv(k, v)
