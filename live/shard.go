@@ -57,23 +57,25 @@ type Shard struct {
 	held    map[*wire.Peer]*snapshot
 	waiters map[*wire.Peer]uint64
 	grads   map[uint64][]float32
-	free    [][]float32
+	free    [][]float32 // spare gradient buffers (shard_bufs.go)
+	maxFree int
 	nextID  uint64
 	members map[int]bool // this shard's view of membership (true: live); its keys are the admitted ids
 	// restarted: started with --restore, so workers may hold versions this
 	// incarnation has not reached (see checkHeld).
 	restarted bool
 
-	tick     *time.Timer
-	tickAt   time.Duration
-	tickOn   bool
-	dirty    bool
-	stats    ShardStats
-	gs       [][]float32
-	ws       []float32
-	dropIDs  []uint64
-	ckptDir  string
-	notifyCh []waiter
+	tick        *time.Timer
+	tickAt      time.Duration
+	tickOn      bool
+	dirty       bool
+	stats       ShardStats
+	gs          [][]float32
+	ws          []float32
+	dropIDs     []uint64
+	ckptDir     string
+	notifyCh    []waiter
+	notifySpare []waiter
 
 	// The durability log (shard_log.go); wal is nil under --durability
 	// checkpoint. lsn is the last record appended; walErr a failed append.
@@ -154,6 +156,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 	} else {
 		copy(s.cur.buf, cfg.Init[r[0]:r[1]])
 	}
+	s.initSpares(j.Spec, j.Workers)
 	s.stats.Shard, s.stats.Incarnation = cfg.Index, s.inc
 	return s, nil
 }

@@ -120,7 +120,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 }
 
 func (s *Shard) recycle(b []float32) {
-	if len(s.free) < 4 {
+	if len(s.free) < s.maxFree {
 		s.free = append(s.free, b)
 	}
 }

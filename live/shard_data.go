@@ -171,8 +171,11 @@ func (s *Shard) done(peer *wire.Peer, req *wire.Frame) error {
 }
 
 func (s *Shard) takeNotify() []waiter {
+	if len(s.notifyCh) == 0 {
+		return nil
+	}
 	n := s.notifyCh
-	s.notifyCh = nil
+	s.notifyCh, s.notifySpare = s.notifySpare[:0], nil
 	return n
 }
 
@@ -180,8 +183,17 @@ func (s *Shard) takeNotify() []waiter {
 // lock). Peer.Send only queues the notice, so a waiter that stopped
 // reading delays no one: not the shard, not the push that woke it.
 func (s *Shard) sendReady(ws []waiter) {
+	if len(ws) == 0 {
+		return
+	}
+	var f wire.Frame
 	for _, w := range ws {
-		f := wire.Frame{Type: wire.MsgPullResp, Flags: flagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}
+		f = wire.Frame{Type: wire.MsgPullResp, Flags: flagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}
 		w.peer.Send(&f)
 	}
+	// The slice takes turns with notifyCh, so rounds allocate none.
+	clear(ws)
+	s.mu.Lock()
+	s.notifySpare = ws[:0]
+	s.mu.Unlock()
 }

@@ -255,8 +255,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 				err = r.readPayload(&h, &req)
 			}
 		}
-		var refused *refusal
-		if errors.As(err, &refused) {
+		refused, _ := err.(*refusal) // a type check: errors.As would allocate per frame
+		if refused != nil {
 			err = nil
 		}
 		if err != nil {
@@ -382,8 +382,10 @@ type Peer struct {
 	// a peer that does not read).
 	qmu     sync.Mutex
 	queue   []Frame
+	spare   []Frame // the sender's last batch, emptied, for the next queue
 	sending bool
 	senders sync.WaitGroup
+	drainFn func() // p.drain, made once: a go statement on it allocates nothing
 }
 
 type peerKey struct{}
@@ -446,7 +448,10 @@ func (p *Peer) Send(f *Frame) error {
 	if !p.sending {
 		p.sending = true
 		p.senders.Add(1)
-		go p.drain()
+		if p.drainFn == nil {
+			p.drainFn = p.drain
+		}
+		go p.drainFn()
 	}
 	return nil
 }
@@ -455,18 +460,24 @@ func (p *Peer) Send(f *Frame) error {
 // empty or the connection closes.
 func (p *Peer) drain() {
 	defer p.senders.Done()
-	var batch []Frame
 	for {
 		p.qmu.Lock()
 		if len(p.queue) == 0 || p.closed.Load() {
-			p.queue, p.sending = nil, false
+			clear(p.queue)
+			p.queue, p.sending = p.queue[:0], false
 			p.qmu.Unlock()
 			return
 		}
-		batch, p.queue = p.queue, batch[:0]
+		// The two slices take turns, so a steady trickle of notices
+		// allocates nothing.
+		batch := p.queue
+		p.queue, p.spare = p.spare[:0], nil
 		p.qmu.Unlock()
 		p.writeBatch(batch)
 		clear(batch)
+		p.qmu.Lock()
+		p.spare = batch[:0]
+		p.qmu.Unlock()
 	}
 }
 
