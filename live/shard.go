@@ -76,6 +76,7 @@ type Shard struct {
 	ckptDir     string
 	notifyCh    []waiter
 	notifySpare []waiter
+	split       splitApply // the apply's parts (shard_split.go)
 
 	// The durability log (shard_log.go); wal is nil under --durability
 	// checkpoint. lsn is the last record appended; walErr a failed append.

@@ -101,7 +101,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 		epoch = s.stats.Pushes * int64(j.Batch) / int64(s.params.TrainN)
 	}
 	lr := j.StepSize(a, epoch)
-	s.opt.ApplyWeighted(s.writable(), s.gs, s.ws, float32(lr))
+	s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
 	for _, c := range a.Grads {
 		if b, ok := s.grads[c.ID]; ok {
 			delete(s.grads, c.ID)

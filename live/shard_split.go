@@ -1,0 +1,84 @@
+package live
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/pacer-ps/pacer/optim"
+)
+
+// This file: the apply split across cores by range.
+//
+// The update is element-wise (each weight, and its velocity, depends on
+// that element of each gradient only), so parts of the block can be
+// stepped at once by different cores and give the same bits as one pass,
+// whatever the split: determinism does not depend on the core count. A
+// part is at least minSplit floats, so small blocks (and the tests' tiny
+// models) stay on one goroutine.
+
+const minSplit = 1 << 18 // 1 MB of weights a part
+
+// applyPart is one range of the split apply; run is made once, so that
+// starting it with a go statement allocates nothing.
+type applyPart struct {
+	opt    *optim.Optimizer
+	lo, hi int
+	gs     [][]float32
+	run    func()
+}
+
+// splitApply is the shard's apply split across cores: parts are made for
+// the number of cores in use and kept until that number changes.
+type splitApply struct {
+	parts []applyPart
+	wg    sync.WaitGroup
+	w     []float32
+	ws    []float32
+	lr    float32
+}
+
+// applyWeighted is opt.ApplyWeighted(w, gs, ws, lr) over GOMAXPROCS
+// ranges at once (the caller's goroutine takes the first).
+func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr float32) {
+	p := min(runtime.GOMAXPROCS(0), len(w)/minSplit)
+	if p <= 1 {
+		s.opt.ApplyWeighted(w, gs, ws, lr)
+		return
+	}
+	sp := &s.split
+	if len(sp.parts) != p {
+		sp.parts = make([]applyPart, p)
+		for i := range sp.parts {
+			pt := &sp.parts[i]
+			pt.lo, pt.hi = i*len(w)/p, (i+1)*len(w)/p
+			o, err := s.opt.Sub(pt.lo, pt.hi)
+			if err != nil {
+				panic(err) // the ranges lie inside the block by construction
+			}
+			pt.opt = o
+			pt.run = func() { sp.step(pt); sp.wg.Done() }
+		}
+	}
+	sp.w, sp.ws, sp.lr = w, ws, lr
+	for i := range sp.parts {
+		pt := &sp.parts[i]
+		pt.gs = pt.gs[:0]
+		for _, g := range gs {
+			pt.gs = append(pt.gs, g[pt.lo:pt.hi])
+		}
+	}
+	sp.wg.Add(p - 1)
+	for i := 1; i < p; i++ {
+		go sp.parts[i].run()
+	}
+	sp.step(&sp.parts[0])
+	sp.wg.Wait()
+	sp.w, sp.ws = nil, nil
+	for i := range sp.parts {
+		clear(sp.parts[i].gs)
+	}
+}
+
+func (sp *splitApply) step(pt *applyPart) {
+	pt.opt.ApplyWeighted(sp.w[pt.lo:pt.hi], pt.gs, sp.ws, sp.lr)
+}
