@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -18,6 +20,11 @@ import (
 type helloMeta struct {
 	// Control is the control token (control roles only).
 	Control string `json:"control,omitempty"`
+	// Job is the job as the dialling side runs it (a worker's data
+	// connection: the description the coordinator sent it; the
+	// coordinator's membership link: shard 0's own): a shard whose own
+	// job differs refuses the connection, naming the field.
+	Job *job.Description `json:"job,omitempty"`
 	// A worker's control connection says which process it is and how far
 	// it has got (workerState), so the coordinator tells a returning
 	// worker from a reconnecting one.
@@ -43,10 +50,33 @@ type workerState struct {
 	Held  bool  `json:"held,omitempty"`
 }
 
-// controlHello is the Hello of a control-role connection.
-func controlHello(role, controlToken string) wire.Hello {
-	meta, _ := json.Marshal(helloMeta{Control: controlToken})
+// controlHello is the Hello of a control-role connection; j, when set, is
+// the job the dialling side runs.
+func controlHello(role, controlToken string, j *job.Description) wire.Hello {
+	meta, _ := json.Marshal(helloMeta{Control: controlToken, Job: j})
 	return wire.Hello{Role: role, Worker: -1, Meta: meta}
+}
+
+// checkJob refuses a connection whose Hello presents a job other than this
+// shard's. The presented job is shard 0's (the coordinator's own, or the
+// one it sent the worker), so the error reads "shard 1's job differs from
+// shard 0's: paradigm ssp:s=3 ≠ bsp". A Hello without a job (tools, tests
+// speaking the protocol by hand) is not checked.
+func (sv *Server) checkJob(h wire.Hello) error {
+	if len(h.Meta) == 0 {
+		return nil
+	}
+	var m helloMeta
+	if err := json.Unmarshal(h.Meta, &m); err != nil {
+		return remoteErr(wire.CodeBadRequest, "role %s: bad hello meta: %v", h.Role, err)
+	}
+	if m.Job == nil || sv.cfg.Index == 0 {
+		return nil // shard 0's job is the coordinator's: nothing to compare with
+	}
+	if err := sv.cfg.Params.Mismatch(fmt.Sprintf("shard %d", sv.cfg.Index), m.Job, "shard 0"); err != nil {
+		return remoteErr(wire.CodeBadRequest, "%v", err)
+	}
+	return nil
 }
 
 // checkControl checks a control role's token in constant time (both sides

@@ -70,7 +70,7 @@ func dialAs(t *testing.T, tr wire.Transport, token, role string, worker int32) (
 
 // dialControl dials s0 in a control role with the job and control tokens.
 func dialControlRole(t *testing.T, tr wire.Transport, role string) (*wire.Conn, error) {
-	return dialHello(tr, "s0", "secret", controlHello(role, "control-secret"))
+	return dialHello(tr, "s0", "secret", controlHello(role, "control-secret", nil))
 }
 
 func dialHello(tr wire.Transport, addr, token string, h wire.Hello) (*wire.Conn, error) {

@@ -31,7 +31,7 @@ type Observer struct {
 
 // NewObserver returns an observer of shard index at addr.
 func NewObserver(tr wire.Transport, addr string, shard int, token, controlToken string) *Observer {
-	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, controlToken)}
+	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, controlToken, nil)}
 	cc.Token = token
 	return &Observer{tr: tr, addr: addr, shard: shard, cc: cc}
 }

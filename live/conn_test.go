@@ -159,7 +159,7 @@ func TestFrameLimitsPerRole(t *testing.T) {
 	}
 
 	limit := controlPayload(sv.cfg.Params)
-	ob, err := dialHello(tr, "s0", "secret", controlHello(RoleObserver, "control-secret"))
+	ob, err := dialHello(tr, "s0", "secret", controlHello(RoleObserver, "control-secret", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

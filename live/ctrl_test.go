@@ -57,7 +57,7 @@ func dialWorker(t *testing.T, tr wire.Transport, id int32) *wire.Conn {
 
 func dialRole(t *testing.T, tr wire.Transport, role string) *wire.Conn {
 	t.Helper()
-	c, err := dialHello(tr, "sh", "secret", controlHello(role, "control-secret"))
+	c, err := dialHello(tr, "sh", "secret", controlHello(role, "control-secret", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func TestControlRolesNeedControlToken(t *testing.T) {
 	var buf syncBuffer
 	sv, tr := ctrlShard(t, "asp", 3, 1, 0, false, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
 	for _, role := range []string{RoleCoordinator, RoleObserver} {
-		for _, h := range []wire.Hello{{Role: role, Worker: -1}, controlHello(role, "secret"), controlHello(role, "control-secreT"),
+		for _, h := range []wire.Hello{{Role: role, Worker: -1}, controlHello(role, "secret", nil), controlHello(role, "control-secreT", nil),
 			{Role: role, Worker: -1, Meta: []byte(`"not an object"`)}} {
 			if _, err := dialHello(tr, "sh", "secret", h); wire.CodeOf(err) != wire.CodeUnauthenticated {
 				t.Errorf("%s with meta %s: %v, want unauthenticated", role, h.Meta, err)

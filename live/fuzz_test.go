@@ -155,8 +155,8 @@ func runFuzzShard(t *testing.T, data []byte) {
 	sh := sv.Shard()
 	bn := sh.hi - sh.lo
 	worker := must(dial(wire.Hello{Role: RoleWorker, Worker: 0}))
-	obs := must(dial(controlHello(RoleObserver, "control-secret")))
-	coord := must(dial(controlHello(RoleCoordinator, "control-secret")))
+	obs := must(dial(controlHello(RoleObserver, "control-secret", nil)))
+	coord := must(dial(controlHello(RoleCoordinator, "control-secret", nil)))
 	var ctl *wire.Conn
 	if withCoord {
 		ctl = must(dial(wire.Hello{Role: RoleControl, Worker: 1}))

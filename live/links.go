@@ -151,7 +151,7 @@ func (l *memberLink) run(ctx context.Context) {
 	call := func(c control) error {
 		var err error
 		if conn == nil {
-			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: controlHello(RoleCoordinator, l.sv.cfg.ControlToken)}
+			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: controlHello(RoleCoordinator, l.sv.cfg.ControlToken, l.sv.cfg.Params)}
 			cc.Token = l.sv.cfg.Token
 			if conn, err = wire.Dial(ctx, l.sv.cfg.Transport, l.addr, cc); err != nil {
 				return err
@@ -181,7 +181,11 @@ func (l *memberLink) run(ctx context.Context) {
 				if ctx.Err() != nil {
 					return
 				}
-				if fatal := tlsSetupError(err); fatal != nil && fatal.Error() != setupErr {
+				fatal := tlsSetupError(err)
+				if fatal == nil && wire.CodeOf(err) == wire.CodeBadRequest {
+					fatal = err // a shard of another job (checkJob): a setting as well
+				}
+				if fatal != nil && fatal.Error() != setupErr {
 					// A setting, not a fault: no retry fixes it, so it is
 					// said once at ERROR (retries go on, should the
 					// shard be restarted with the right one).

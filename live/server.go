@@ -525,12 +525,18 @@ func who(p *wire.Peer) string {
 func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) error {
 	switch role {
 	case RoleWorker:
+		if err := sv.checkJob(peer.Hello()); err != nil {
+			return sv.shard.refuseErr(err) // logged by handle, with the peer
+		}
 		if err := sv.shard.admit(req.Worker); err != nil {
 			return err
 		}
 	case RoleObserver, RoleCoordinator:
 		if err := sv.checkControl(peer.Hello()); err != nil {
 			return sv.shard.refuseErr(err)
+		}
+		if err := sv.checkJob(peer.Hello()); err != nil {
+			return sv.shard.refuseErr(err) // logged by handle, with the peer
 		}
 		req.Worker = -1 // a control role is no worker
 	case RoleControl:

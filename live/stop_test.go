@@ -74,7 +74,7 @@ func TestServerProcessStopsPromptly(t *testing.T) {
 		t.Fatalf("a pull for a later version: %v, flags %#x; want pending", err, resp.Flags)
 	}
 	w.Send(ctx, &wire.Frame{Type: wire.MsgHeartbeat, Shard: 1, Worker: 0, Tag: 1 << 63})
-	obs := wire.ClientConfig{Hello: controlHello(RoleObserver, "control-secret")}
+	obs := wire.ClientConfig{Hello: controlHello(RoleObserver, "control-secret", nil)}
 	obs.Token = "secret"
 	o, err := wire.Dial(ctx, wire.TCP{}, addr, obs)
 	if err != nil {

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -58,13 +59,18 @@ type wlink struct {
 	inc    uint64 // incarnation of the shard we are connected to
 	pushed uint64 // incarnation that acknowledged our last push
 	held   uint64 // version of the last block delivered to the main loop
+	meta   []byte // the Hello's meta: the job this worker runs
 	req    wire.Frame
 	resp   wire.Frame
 	done   chan struct{}
 }
 
 func newLink(w *Worker, shard int, addr string) *wlink {
-	return &wlink{w: w, shard: shard, addr: addr, ops: make(chan linkOp, 4), notify: make(chan struct{}, 1),
+	// The Hello presents the job as the coordinator sent it (taken here,
+	// on the main loop, which alone writes w.info): a shard started with
+	// other job flags refuses it, naming the field.
+	meta, _ := json.Marshal(helloMeta{Job: &w.info.Job}) // plain values: cannot fail
+	return &wlink{w: w, shard: shard, addr: addr, meta: meta, ops: make(chan linkOp, 4), notify: make(chan struct{}, 1),
 		done: make(chan struct{}, 1)}
 }
 
@@ -88,7 +94,7 @@ func (l *wlink) connect(ctx context.Context) error {
 			return nil
 		}
 	}
-	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: RoleWorker, Worker: int32(l.w.id)}, OnNotify: l.onNotify}
+	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: RoleWorker, Worker: int32(l.w.id), Meta: l.meta}, OnNotify: l.onNotify}
 	cc.CallTimeout = -1 // calls never block on the server; ctx bounds them
 	c, err := dialRetry(ctx, l.w.tr, l.addr, cc, 0)
 	if err != nil {

@@ -166,6 +166,12 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
 	}
 	if w.ctl != nil {
+		// A coordinator restarted with other job flags: this worker's
+		// model, data shard and schedule are of the job it joined.
+		if err := info.Job.Mismatch("shard 0", &w.info.Job, fmt.Sprintf("worker %d", w.id)); err != nil {
+			c.Close()
+			return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
+		}
 		w.ctl.Close()
 	}
 	w.ctl, w.info, w.id = c, info, info.ID
