@@ -84,7 +84,7 @@ var layer = map[string]int{
 	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3,
 	"train": 4, "live": 4,
 	"launch":  5,
-	"compare": 6, "report": 6,
+	"compare": 6, "report": 6, "chaos": 6,
 	"cmd/pacer": 7,
 }
 
