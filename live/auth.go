@@ -48,6 +48,9 @@ type workerState struct {
 	// restarted coordinator learns again from its workers).
 	Clock int64 `json:"clock,omitempty"`
 	Held  bool  `json:"held,omitempty"`
+	// AgeUS is how long the process has run (µs): a coordinator restarted
+	// without its state file bounds the seconds workers report by it.
+	AgeUS int64 `json:"age_us,omitempty"`
 }
 
 // controlHello is the Hello of a control-role connection; j, when set, is

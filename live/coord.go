@@ -64,6 +64,7 @@ type Coordinator struct {
 	// gate counts from zero); restarts counts the coordinator's restarts.
 	base     paradigm.GateStats
 	restarts int64
+	blind    bool // restarted without a state file (restoreBlind)
 	nJoin    int64
 	refused  int64 // control frames refused
 	idCap    int
@@ -324,9 +325,16 @@ func (c *Coordinator) heartbeat(p int) {
 
 // sweep removes every live worker silent for longer than the timeout (and
 // ids never seen after the startup grace), releasing whoever waited on them.
-func (c *Coordinator) sweep() []*wire.Peer { return c.sweepAt(time.Now()) }
+//
+// It also returns the connections of the workers it removed: the server
+// closes them. A removed worker may still be alive (slow, or its beats
+// late on a loaded machine) and waiting for a release that, removed, it
+// would never get; its connection closing makes it redial, and the Hello
+// admits it again (with its own account of the reports it has made), so
+// it is not left out until the job ends.
+func (c *Coordinator) sweep() (notify, cut []*wire.Peer) { return c.sweepAt(time.Now()) }
 
-func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
+func (c *Coordinator) sweepAt(now time.Time) (notify, cut []*wire.Peer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// A sweep that comes late measures a stall of the coordinator itself
@@ -339,16 +347,15 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 	if c.done {
 		// The job has ended: workers stop beating as they exit, which is
 		// not a failure (counted as one, a finished worker read as removed).
-		return nil
+		return nil, nil
 	}
 	gap := now.Sub(c.swept)
 	late := !c.swept.IsZero() && gap > 2*c.every && !c.deferred
 	c.swept, c.deferred = now, late
 	if late {
 		c.log.Debug("coordinator stalled; removals wait for the next sweep", "gap", gap.Round(time.Millisecond))
-		return nil
+		return nil, nil
 	}
-	var notify []*wire.Peer
 	changed := false
 	for p := range c.members {
 		m := &c.members[p]
@@ -367,6 +374,9 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 			continue
 		}
 		m.state = removed
+		if m.peer != nil {
+			cut = append(cut, m.peer)
+		}
 		c.nRem++
 		changed = true
 		c.rel = c.gate.Leave(c.now(), p, c.rel[:0])
@@ -383,7 +393,7 @@ func (c *Coordinator) sweepAt(now time.Time) []*wire.Peer {
 	if changed {
 		c.publish()
 	}
-	return notify
+	return notify, cut
 }
 
 // publish hands the current membership to the shard links (lock held).

@@ -222,6 +222,15 @@ func (c *Coordinator) restore(st *coordState) error {
 func (c *Coordinator) resync(p int, ws workerState, out []int) []int {
 	m := &c.members[p]
 	m.inc = ws.Inc
+	if c.blind && ws.AgeUS > 0 {
+		// Without the file the job's start is unknown: it is at least
+		// as old as this worker (which bounds what it reports), capped
+		// at a year.
+		age := time.Duration(min(ws.AgeUS, int64(365*24*time.Hour/time.Microsecond))) * time.Microsecond
+		if at := time.Now().Add(-age); at.Before(c.start) {
+			c.start = at
+		}
+	}
 	if ws.Acked < m.seq {
 		// The file counted a report whose answer the worker never got:
 		// its clock there is the later one, and the report it sends
@@ -259,7 +268,7 @@ func (c *Coordinator) resync(p int, ws workerState, out []int) []int {
 func (c *Coordinator) restoreBlind() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.restarts = 1
+	c.restarts, c.blind = 1, true
 	for p := range c.members {
 		c.members[p].restored = true
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -19,6 +20,7 @@ func stateCoord(t *testing.T, spec string, k int) *Coordinator {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.plog = ratelog.New(c.log, ratelog.Limits{})
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -146,5 +147,31 @@ func TestSweepNeverConnected(t *testing.T) {
 	out := buf.String()
 	if !strings.Contains(out, "never connected") || strings.Contains(out, "silent") {
 		t.Fatalf("the removal's log line should say the worker never connected, and give no silence:\n%s", out)
+	}
+}
+
+// TestSweepCutsRemovedConnection: the sweep hands back the connection of
+// each worker it removes, for the server to close: a removed worker that
+// is alive (late beats on a loaded machine) and waits for a release it
+// would never get redials, and its Hello admits it again.
+func TestSweepCutsRemovedConnection(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoord(t, 2, 5, t0)
+	var cut []*wire.Peer
+	for now := t0; now.Before(t0.Add(2 * c.timeout)); now = now.Add(c.every) {
+		c.members[0].lastSeen = now
+		_, k := c.sweepAt(now)
+		cut = append(cut, k...)
+	}
+	if len(cut) != 1 || cut[0] != c.members[1].peer {
+		t.Fatalf("cut %d connections, want worker 1's alone", len(cut))
+	}
+	// Its redial (the same process, a report outstanding) admits it
+	// again: released by the Hello itself, the report counted once.
+	c.plog = ratelog.New(c.log, ratelog.Limits{})
+	c.members[1].inc, c.members[1].seq = 7, 5
+	info, _, err := c.hello(nil, 1, workerState{Inc: 7, Seq: 6, Acked: 5})
+	if err != nil || !info.Rejoined || c.members[1].state != live || c.members[1].seq != 6 || c.members[1].pushes != 6 {
+		t.Fatalf("rejoin: %+v err %v; state %d seq %d pushes %d", info, err, c.members[1].state, c.members[1].seq, c.members[1].pushes)
 	}
 }

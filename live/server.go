@@ -381,7 +381,13 @@ func (sv *Server) saveCoordinator() {
 
 // sweepLoop removes silent workers a few times per heartbeat timeout.
 func (sv *Server) sweepLoop(ctx context.Context) {
-	every(ctx, sv.coord.every, func() { release(sv.coord.sweep()) })
+	every(ctx, sv.coord.every, func() {
+		notify, cut := sv.coord.sweep()
+		release(notify)
+		for _, p := range cut {
+			p.Close()
+		}
+	})
 }
 
 // publishMembers hands the coordinator's membership to every shard's link

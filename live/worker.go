@@ -78,7 +78,8 @@ type Worker struct {
 	joined                            atomic.Bool
 	// ws is where this process stands, sent with every control Hello
 	// (written by the main loop, which is also the one that redials).
-	ws workerState
+	ws      workerState
+	started time.Time
 }
 
 // RunWorker runs a worker until the job ends, ctx ends, or it fails.
@@ -102,6 +103,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	w.id = cfg.ID
 	w.mID.Store(int64(cfg.ID))
 	w.ws.Inc = rand.Uint64() | 1 // this process, as against an earlier one under the same id
+	w.started = time.Now()
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = time.Minute
 	}
@@ -141,6 +143,7 @@ func (w *Worker) onNotify(f *wire.Frame) {
 
 // dialControl connects (or reconnects) to the coordinator and reads the job.
 func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
+	w.ws.AgeUS = time.Since(w.started).Microseconds()
 	meta, err := json.Marshal(helloMeta{workerState: w.ws})
 	if err != nil {
 		return err
