@@ -85,7 +85,7 @@ func TestBadConfigRefused(t *testing.T) {
 		{Runs: 1, Durability: "hope"},
 		{Runs: 1, Workers: 1},
 		{Runs: 1, Pushes: 10},
-		{Runs: 1, Pushes: 10_000},
+		{Runs: 1, Pushes: 1_000_000},
 	} {
 		c.Binary = "pacer"
 		if err := c.fill(); err == nil {

@@ -41,7 +41,7 @@ update or left a process behind. docs/chaos.md.`,
 	fs.StringVar(&c.Durability, "durability", "log", "the shards' --durability: log | checkpoint")
 	fs.IntVar(&c.Workers, "workers", 3, "workers per job")
 	fs.IntVar(&c.Shards, "shards", 2, "shards per job")
-	fs.IntVar(&c.Pushes, "pushes", 300, "the job's length in pushes, all workers together (at most 375)")
+	fs.IntVar(&c.Pushes, "pushes", 300, "the job's length in pushes, all workers together")
 	fs.DurationVar(&c.Timeout, "timeout", 60e9, "a run not finished by then is a hang")
 	fs.DurationVar(&c.HeartbeatTimeout, "heartbeat-timeout", 1e9, "the job's heartbeat timeout")
 	fs.StringVar(&c.Dir, "dir", "", "where runs keep their checkpoints and process logs (a failed run's are kept); default a temporary directory")
