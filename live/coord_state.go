@@ -98,6 +98,11 @@ func (c *Coordinator) saveState(dir string) error {
 	if err != nil {
 		return err
 	}
+	// The directory is made as a checkpoint makes it: the state's first
+	// write may come before shard 0's first checkpoint.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("live: coordinator state: %w", err)
+	}
 	f, err := os.CreateTemp(dir, ".coordinator-*.tmp")
 	if err != nil {
 		return fmt.Errorf("live: coordinator state: %w", err)

@@ -97,3 +97,17 @@ func TestCoordinatorStateRestored(t *testing.T) {
 		t.Fatal("a damaged state file was read")
 	}
 }
+
+// The coordinator's state may be written before shard 0's first
+// checkpoint has made the directory (a hand-started job whose
+// --checkpoint-dir does not exist yet): it makes it, as a checkpoint does.
+func TestCoordinatorStateMakesItsDirectory(t *testing.T) {
+	dir := t.TempDir() + "/not/yet"
+	c := stateCoord(t, "asp", 1)
+	if err := c.saveState(dir); err != nil {
+		t.Fatalf("saving into a directory not made yet: %v", err)
+	}
+	if _, err := readCoordState(dir); err != nil {
+		t.Fatal(err)
+	}
+}

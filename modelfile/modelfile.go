@@ -95,6 +95,9 @@ func WriteNPZ(path string, m *Model) error {
 		return fmt.Errorf("modelfile: %w", err)
 	}
 	_, err = tmp.Write(b.Bytes())
+	if err == nil {
+		err = tmp.Chmod(0o644) // a model to hand on, not a secret (CreateTemp makes 0600)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
