@@ -52,7 +52,9 @@
 //     and was admitted again (Tag = its new clock: it restarts with a full
 //     pull). Release and Shutdown are notifications.
 //   - Control (JSON): "stats", "stop" (observer), "members" (coordinator →
-//     shard: the complete live/removed view, resent after reconnects).
+//     shard: the complete live/removed view, resent after reconnects),
+//     "end" (coordinator → shard, on the same link, after the latest view:
+//     the job has ended; the shard replies, checkpoints and stops).
 //
 // # Faults
 //
