@@ -59,7 +59,7 @@ func TestExportLoadsInPyTorch(t *testing.T) {
 			if fromCkpt != fromFile || n != 1000 || n2 != 1000 {
 				t.Fatalf("pacer eval: %d of %d from the checkpoints, %d of %d from the exported file", fromCkpt, n, fromFile, n2)
 			}
-			if fromCkpt < 250 {
+			if fromCkpt < 200 {
 				t.Fatalf("%d of 1000 right: the job did not train (chance is 100)", fromCkpt)
 			}
 			if !haveTorch {
