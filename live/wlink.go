@@ -63,6 +63,11 @@ type wlink struct {
 	req    wire.Frame
 	resp   wire.Frame
 	done   chan struct{}
+	// into, when set, is the worker's own block of parameters: a pull
+	// reply is read straight into it, without a second copy. Only when
+	// the main loop waits for every pull before it computes (see
+	// Worker.loop), so no reply lands while the parameters are in use.
+	into []float32
 }
 
 func newLink(w *Worker, shard int, addr string) *wlink {
@@ -207,6 +212,9 @@ func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 	l.req.Reset()
 	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPull, uint32(l.shard), int32(l.w.id)
 	l.req.Tag, l.req.Extra = op.read, op.min
+	if l.into != nil {
+		l.resp.Floats = l.into[:0] // the reply's payload lands in place (Frame.FloatBuf)
+	}
 	if err := l.call(ctx); err != nil {
 		l.emit(ctx, linkEvent{kind: evFailed, shard: l.shard, err: err})
 		return true

@@ -251,8 +251,15 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 	links := make([]*wlink, len(st.ranges))
 	w.links = links
 	var wg sync.WaitGroup
+	// Pull replies are read straight into the parameters unless PSP's
+	// partial pulls let replies arrive while the worker computes.
+	direct := st.pl.Need() == len(st.ranges)
 	for i, addr := range w.info.ShardAddrs {
 		links[i] = newLink(w, i, addr)
+		if direct {
+			r := st.ranges[i]
+			links[i].into = st.params[r[0]:r[1]:r[1]]
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); links[i].run(ctx) }()
 	}
@@ -345,7 +352,9 @@ func (w *Worker) handle(st *state, links []*wlink, ev linkEvent) error {
 		}
 	case evData:
 		r := st.ranges[ev.shard]
-		copy(st.params[r[0]+0:r[1]], ev.floats)
+		if dst := st.params[r[0]:r[1]]; len(ev.floats) == 0 || len(dst) == 0 || &ev.floats[0] != &dst[0] {
+			copy(dst, ev.floats) // not read in place (PSP, or a reply of another size)
+		}
 		ev.done <- struct{}{}
 		st.pulling[ev.shard] = false
 		st.read[ev.shard] = ev.version
