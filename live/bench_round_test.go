@@ -70,9 +70,10 @@ func newRoundBench(b *testing.B, k, shards int, durability string) *roundBench {
 		wg.Wait()
 	}
 	per := benchN / shards
+	w0 := make([]float32, benchN) // the whole model: each shard cuts its block
 	for i := range shards {
-		sc := ShardConfig{Index: i, Params: p, Init: make([]float32, per)}
-		scfg := ServerConfig{Index: i, Params: p, Listener: lns[i], Token: "t", ControlToken: "c", ShardAddrs: addrs}
+		sc := ShardConfig{Index: i, Params: p, Init: w0}
+		scfg := ServerConfig{Index: i, Params: p, Listener: lns[i], Transport: wire.TCP{}, Token: "t", ControlToken: "c", ShardAddrs: addrs}
 		if durability == DurabilityLog {
 			scfg.CheckpointDir, scfg.CheckpointInterval, scfg.Durability = b.TempDir(), time.Hour, durability
 		}
