@@ -63,8 +63,9 @@ func controlHello(role, controlToken string, j *job.Description) wire.Hello {
 // checkJob refuses a connection whose Hello presents a job other than this
 // shard's. The presented job is shard 0's (the coordinator's own, or the
 // one it sent the worker), so the error reads "shard 1's job differs from
-// shard 0's: paradigm ssp:s=3 ≠ bsp". A Hello without a job (tools, tests
-// speaking the protocol by hand) is not checked.
+// shard 0's: paradigm ssp:s=3 ≠ bsp"; on shard 0 it is the job a worker
+// joined, refused by a shard 0 restarted with other flags. A Hello without
+// a job (tools, tests speaking the protocol by hand) is not checked.
 func (sv *Server) checkJob(h wire.Hello) error {
 	if len(h.Meta) == 0 {
 		return nil
@@ -73,10 +74,17 @@ func (sv *Server) checkJob(h wire.Hello) error {
 	if err := json.Unmarshal(h.Meta, &m); err != nil {
 		return remoteErr(wire.CodeBadRequest, "role %s: bad hello meta: %v", h.Role, err)
 	}
-	if m.Job == nil || sv.cfg.Index == 0 {
-		return nil // shard 0's job is the coordinator's: nothing to compare with
+	if m.Job == nil {
+		return nil
 	}
-	if err := sv.cfg.Params.Mismatch(fmt.Sprintf("shard %d", sv.cfg.Index), m.Job, "shard 0"); err != nil {
+	// The job a worker presents to shard 0 came from an earlier shard 0
+	// process (one restarted since, perhaps with other flags): the worker
+	// is named as its holder there.
+	from := "shard 0"
+	if sv.cfg.Index == 0 {
+		from = fmt.Sprintf("worker %d", h.Worker)
+	}
+	if err := sv.cfg.Params.Mismatch(fmt.Sprintf("shard %d", sv.cfg.Index), m.Job, from); err != nil {
 		return remoteErr(wire.CodeBadRequest, "%v", err)
 	}
 	return nil

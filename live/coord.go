@@ -368,7 +368,11 @@ func (c *Coordinator) sweepAt(now time.Time) (notify, cut []*wire.Peer) {
 		if m.pushes == 0 || m.restored {
 			limit = max(limit, min(c.graceD, startupTimeouts*c.timeout))
 		}
-		late := m.state == live && m.peer != nil && now.Sub(m.lastSeen) > limit
+		// A restored id that has not redialled has no connection; its
+		// silence counts from the restore (lastSeen): a worker that died
+		// while shard 0 was down never redials, and BSP would wait for
+		// it forever.
+		late := m.state == live && (m.peer != nil || m.restored) && now.Sub(m.lastSeen) > limit
 		never := m.state == unseen && now.After(c.grace)
 		if !late && !never {
 			continue

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
@@ -109,5 +110,48 @@ func TestCoordinatorStateMakesItsDirectory(t *testing.T) {
 	}
 	if _, err := readCoordState(dir); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRestoredWorkerThatNeverReturnsRemoved: a worker live in the state
+// file that died before shard 0 came back never redials; the restored
+// coordinator removes it after the starting worker's allowance, so BSP
+// does not wait for it forever (chaos seed 2, run 24: worker 2 killed,
+// then shard 0 killed and restored before the file recorded the removal;
+// the job hung at 682 of 1000 pushes).
+func TestRestoredWorkerThatNeverReturnsRemoved(t *testing.T) {
+	dir := t.TempDir()
+	c := stateCoord(t, "bsp", 2)
+	for p := range 2 {
+		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.saveState(dir); err != nil {
+		t.Fatal(err)
+	}
+	r := stateCoord(t, "bsp", 2)
+	st, err := readCoordState(dir)
+	if err != nil || st == nil {
+		t.Fatalf("read: %v %v", st, err)
+	}
+	if err := r.restore(st); err != nil {
+		t.Fatal(err)
+	}
+	// Worker 0 comes back and beats; worker 1 never does.
+	if _, _, err := r.hello(&wire.Peer{}, 0, workerState{Inc: 11}); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	limit := max(r.timeout, min(r.graceD, startupTimeouts*r.timeout))
+	for now := t0; !now.After(t0.Add(limit + 4*r.every)); now = now.Add(r.every) {
+		r.mu.Lock()
+		r.members[0].lastSeen = now
+		r.mu.Unlock()
+		r.sweepAt(now)
+	}
+	if r.members[1].state != removed || r.members[0].state != live {
+		t.Fatalf("states after %s: worker 0 %d, worker 1 %d: want worker 1 removed (%d), worker 0 live (%d)",
+			limit, r.members[0].state, r.members[1].state, removed, live)
 	}
 }
