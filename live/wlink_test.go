@@ -44,7 +44,8 @@ func TestPullReadsIntoParams(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	for _, direct := range []bool{true, false} {
-		w := &Worker{tr: tr, wireCfg: wire.Config{Token: "secret"}, log: slog.New(slog.DiscardHandler), events: make(chan linkEvent, 2)}
+		w := &Worker{tr: tr, wireCfg: wire.Config{Token: "secret"}, log: slog.New(slog.DiscardHandler), events: make(chan linkEvent, 2),
+			info: JobInfo{Job: *sc.Params}} // the Hello names the job the shard runs
 		l := newLink(w, 0, "s0")
 		params := make([]float32, n+2)
 		params[n], params[n+1] = -1, -1 // past the block: must stay
@@ -60,7 +61,7 @@ func TestPullReadsIntoParams(t *testing.T) {
 			t.Fatal("no pull reply")
 		}
 		if ev.kind != evData || len(ev.floats) != n {
-			t.Fatalf("event %+v", ev.kind)
+			t.Fatalf("event %v (err %v, %d floats)", ev.kind, ev.err, len(ev.floats))
 		}
 		if inPlace := &ev.floats[0] == &params[0]; inPlace != direct {
 			t.Errorf("direct=%v: reply read in place: %v", direct, inPlace)
