@@ -54,13 +54,20 @@
 //     costs page faults worth about half of loopback bandwidth. Decoding
 //     reuses Frame.Floats/Bytes capacity; the server keeps one request and
 //     one response Frame per connection; the client reads a reply's payload
-//     directly into the caller's resp Frame. Pooled call records and reused
-//     timers keep a Call to about one small allocation over TCP
+//     directly into the caller's resp Frame (give it capacity, and the reply
+//     lands there: a worker points it at its own parameters). A
+//     connection's last call record and a peer's notice queues are reused,
+//     so steady traffic allocates about nothing
 //     (BenchmarkCallSmall reports it). What a connection keeps is bounded
 //     all the same: a handler bounds each peer's frames when it accepts
 //     the Hello (Peer.LimitPayload), a refused frame's buffer is dropped,
 //     and a connection quiet for Config.IdleRelease gives back its payload
 //     and bufio buffers (it waits for its next byte unbuffered).
+//   - Checking while receiving: Hooks.Floats sees a float payload in
+//     PieceFloats pieces as each arrives, while it is in the cache (a shard
+//     screens pushed gradients for NaN and ±Inf this way, off the
+//     acknowledgement path); a refusal still reads the rest of the frame,
+//     so the connection goes on, and the handler never sees the frame.
 //   - Notices never wait on a peer: Peer.Send queues the frame and the
 //     connection's sender goroutine writes it, so a peer that stops
 //     reading holds up only itself, and is cut off once MaxQueuedNotices
