@@ -76,8 +76,8 @@ func (c *conv) backward(p, x, _, dy, dx, g []float32, batch int) {
 	w := p[:c.cout*kk]
 	gw, gb := g[:c.cout*kk], g[c.cout*kk:c.numParams()]
 	// A first layer (cin = 1: 25 values per patch, 32 filters) wastes less
-	// of the 6×16 register tile on dWᵀ = colᵀ·dy (25×32) than on dW (32×25);
-	// the transpose back is 800 values.
+	// of the 6×16 or 6×32 register tile on dWᵀ = colᵀ·dy (25×32) than on
+	// dW (32×25); the transpose back is 800 values.
 	transposed := kk < c.cout
 	if transposed {
 		c.gt = growF32(c.gt, kk*c.cout)
