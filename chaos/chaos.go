@@ -129,7 +129,8 @@ func (r Run) Failed() bool { return r.Outcome != "finished" || r.Lost > 0 || r.L
 
 // Replay is the command that runs r again.
 func (r Run) Replay(c Config) string {
-	return fmt.Sprintf("scripts/chaos --seed %d --from %d --runs 1 --durability %s --kinds %s", r.Seed, r.Index, c.Durability, r.Kind)
+	return fmt.Sprintf("scripts/chaos --seed %d --from %d --runs 1 --kinds %s --durability %s --pushes %d --workers %d --shards %d --heartbeat-timeout %s --timeout %s",
+		r.Seed, r.Index, r.Kind, c.Durability, c.Pushes, c.Workers, c.Shards, c.HeartbeatTimeout, c.Timeout)
 }
 
 func (c *Config) fill() error {

@@ -114,7 +114,7 @@ func TestSummaryCounts(t *testing.T) {
 	var b bytes.Buffer
 	s.Table(&b, c)
 	for _, want := range []string{"run 8 (bsp, worker-rejoin): hang", "kill -9 worker 1 at push 90, restart after 1.5s",
-		"scripts/chaos --seed 7 --from 8 --runs 1", "run 17 (asp, shard-restart): finished; lost 12"} {
+		"scripts/chaos --seed 7 --from 8 --runs 1 --kinds worker-rejoin --durability log --pushes 300", "run 17 (asp, shard-restart): finished; lost 12"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
