@@ -164,6 +164,13 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInf
 	returning := m.inc != 0 && m.inc != ws.Inc
 	if m.restored {
 		m.restored = false
+		if returning && ws.Inc != 0 && ws.Acked > 0 {
+			// A process that returned after the state file was written
+			// and was answered by the coordinator before its restart:
+			// the file does not know it, but its reports count from its
+			// own first, as a process the file had seen at none.
+			m.seq, returning = 0, false
+		}
 		if !returning && ws.Inc != 0 {
 			// The same process as before the coordinator's restart.
 			m.peer = peer
