@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -37,6 +38,10 @@ type driver struct {
 	// job rather than wait for a shard that will not come back.
 	failed chan error
 	last   live.CoordStats // the coordinator's latest counters (for errors)
+	// removed is the coordinator's count of removals as last polled: a
+	// restart with AfterRemoval waits for it to pass its count at the kill.
+	removed atomic.Int64
+	done    atomic.Bool
 }
 
 func (d *driver) run(ctx context.Context) (*Result, error) {
@@ -108,6 +113,8 @@ func (d *driver) interrupted() *Result {
 	if st, err := d.stats(ctx, 0); err == nil && st.Coord != nil {
 		cs = *st.Coord
 		d.last = cs
+		d.removed.Store(cs.Removed)
+		d.done.Store(cs.Done)
 	}
 	if acc, err := d.evaluate(ctx, cs.Seconds); err == nil {
 		d.report(cs, acc)
@@ -168,6 +175,8 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		}
 		cs = *st.Coord
 		d.last = cs
+		d.removed.Store(cs.Removed)
+		d.done.Store(cs.Done)
 		for k, f := range d.opt.Faults {
 			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done && d.armed(f, cs) {
 				fired[k] = true
@@ -251,12 +260,16 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 	if !f.Restart {
 		return nil
 	}
+	removedAtKill := d.removed.Load()
 	d.fwg.Add(1)
 	go func() {
 		defer d.fwg.Done()
 		select {
 		case <-time.After(f.RestartAfter):
 		case <-ctx.Done():
+		}
+		if f.AfterRemoval {
+			d.awaitRemoval(ctx, removedAtKill)
 		}
 		r, err := d.restart(ctx, f)
 		if err != nil {
@@ -272,6 +285,21 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 		d.mu.Unlock()
 	}()
 	return nil
+}
+
+// awaitRemoval returns once the watch loop has seen more removals than
+// before (or ctx ends, or the job is done: a restart then finds the job
+// over, as any late worker would).
+func (d *driver) awaitRemoval(ctx context.Context, before int64) {
+	tick := time.NewTicker(d.opt.Poll / 4)
+	defer tick.Stop()
+	for d.removed.Load() <= before && !d.done.Load() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // armed reports whether fault f may fire: a worker fault once its victim

@@ -72,6 +72,11 @@ type Fault struct {
 	Restart bool
 	// RestartAfter waits this long before the restart (0: at once).
 	RestartAfter time.Duration
+	// AfterRemoval holds a worker's restart, after RestartAfter, until the
+	// coordinator has removed a worker since the kill: the new process
+	// returns after its old one's removal however long the heartbeat
+	// timeout takes on a loaded machine, and without a guessed wait.
+	AfterRemoval bool
 	// AfterCheckpoint holds a shard fault back until the shard has written
 	// a checkpoint, so that a restart has one to restore.
 	AfterCheckpoint bool
