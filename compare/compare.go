@@ -34,6 +34,16 @@ const (
 	TCP     = "tcp"     // the live server as processes on loopback, wall clock
 )
 
+// DefaultSeeds is how many seeds a comparison in mode runs when none is
+// asked for: 5 in the deterministic modes (enough for a verdict with an
+// interval), 1 in the live ones, where each run costs its real time.
+func DefaultSeeds(mode string) int {
+	if mode == Inproc || mode == TCP {
+		return 1
+	}
+	return 5
+}
+
 // Config is one comparison. It is typed configuration: a scenario and the
 // command line's flags are merged into it before Run, never as strings.
 type Config struct {

@@ -108,6 +108,19 @@ func nonNegativeInt(v int) error {
 	return nil
 }
 
+// CheckEval refuses an --eval-every or --target that Config would read as
+// its default or that means nothing (the one home of both rules: pacer
+// train and compare, and pacer server, check their flags with it).
+func CheckEval(evalEvery, target float64) error {
+	if !(evalEvery > 0) || math.IsInf(evalEvery, 0) {
+		return fmt.Errorf("--eval-every=%g must be a positive number of epochs", evalEvery)
+	}
+	if !(target >= 0 && target <= 1) {
+		return fmt.Errorf("--target=%g must be an accuracy in [0, 1] (0: none)", target)
+	}
+	return nil
+}
+
 // checkedFloat is a float64 flag whose Set refuses what check refuses.
 type checkedFloat struct {
 	p     *float64

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -102,11 +101,8 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 		if f.trainN < 0 {
 			return nil, fmt.Errorf("--train-n=%d must not be negative", f.trainN)
 		}
-		if !(f.evalEvery > 0) || math.IsInf(f.evalEvery, 0) {
-			return nil, fmt.Errorf("--eval-every=%g must be a positive number of epochs", f.evalEvery)
-		}
-		if !(f.target >= 0 && f.target <= 1) {
-			return nil, fmt.Errorf("--target=%g must be an accuracy in [0, 1] (0: none)", f.target)
+		if err := job.CheckEval(f.evalEvery, f.target); err != nil {
+			return nil, err
 		}
 		j.EvalEvery, j.Target = f.evalEvery, f.target
 		if d, err = job.Describe(j, f.trainN); err != nil {

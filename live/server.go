@@ -41,9 +41,9 @@ type ServerConfig struct {
 	// ShardAddrs are every shard's address as workers dial them; shard 0
 	// (the coordinator) needs them all, other shards ignore them.
 	ShardAddrs []string
-	// CheckpointDir enables checkpoints every CheckpointInterval (30 s) and
-	// on shutdown; Restore starts from the directory's checkpoint when it
-	// has one.
+	// CheckpointDir enables checkpoints every CheckpointInterval
+	// (DefaultCheckpointInterval) and on shutdown; Restore starts from the
+	// directory's checkpoint when it has one.
 	CheckpointDir      string
 	CheckpointInterval time.Duration
 	Restore            bool
@@ -122,6 +122,10 @@ func controlPayload(p *job.Description) int { return max(wire.MaxHelloPayload, m
 // one per shard; tools a few more).
 const maxObservers = 64
 
+// DefaultCheckpointInterval is the time between a shard's checkpoints when
+// none is given (the --checkpoint-interval flags' default).
+const DefaultCheckpointInterval = 30 * time.Second
+
 // NewServer prepares shard cfg.Index: the model's w⁰ cut to the shard's
 // range, or the checkpoint when restoring.
 func NewServer(cfg ServerConfig) (*Server, error) {
@@ -152,7 +156,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Transport = wire.TCP{}
 	}
 	if cfg.CheckpointInterval == 0 {
-		cfg.CheckpointInterval = 30 * time.Second
+		cfg.CheckpointInterval = DefaultCheckpointInterval
 	}
 	log := cfg.Logger
 	if log == nil {

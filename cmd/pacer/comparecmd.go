@@ -128,10 +128,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		}
 	}
 	if cc.Seeds == 0 {
-		cc.Seeds = 5
-		if *mode == "inproc" || *mode == "tcp" {
-			cc.Seeds = 1 // real time: one run each unless asked
-		}
+		cc.Seeds = compare.DefaultSeeds(*mode)
 	}
 	if err := cc.Job.Fill(); err != nil {
 		return usage(err)
@@ -194,7 +191,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	desc := cc.Scenario.Description
 	if desc == "" {
-		desc = describe(&cc, tf.cl.failures, sum.HorizonSeconds)
+		desc = cc.Describe(tf.cl.failures, sum.HorizonSeconds)
 	}
 	rs := report.Scenario{Title: "pacer compare: " + cc.Scenario.Name, Description: desc,
 		Command: "pacer compare " + shellJoin(args)}
@@ -254,64 +251,6 @@ func learningFlags() []string {
 	names := []string{"lr-schedule", "eval-every", "target"}
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	return names
-}
-
-// describe is the report's description of a comparison without one of its
-// own: the cluster, then the training job (virtual mode) or the simulated
-// run's length (sim mode, which trains nothing).
-func describe(c *compare.Config, failures string, horizonSeconds float64) string {
-	j := &c.Job
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d workers, %d shard(s)", j.Workers, j.Shards)
-	if c.Mode == "inproc" || c.Mode == "tcp" {
-		fmt.Fprintf(&b, ", the live server in %s mode on this machine (real wall time; no simulated speeds); %s on %s, %g epochs, batch %d per worker, lr %g.",
-			c.Mode, j.Model, j.Dataset, j.Epochs, j.Batch, j.LR)
-		return b.String()
-	}
-	if len(j.Timing.Speeds) > 0 {
-		sp := floatList(j.Timing.Speeds)
-		fmt.Fprintf(&b, ", speeds %s", sp.String())
-	}
-	if j.Timing.Base > 0 {
-		fmt.Fprintf(&b, ", base iteration %s", j.Timing.Base)
-	}
-	if j.Timing.Jitter > 0 {
-		fmt.Fprintf(&b, ", jitter CV %g", j.Timing.Jitter)
-	}
-	if j.Timing.Straggler != "" {
-		fmt.Fprintf(&b, ", stragglers %s", j.Timing.Straggler)
-	}
-	if j.ServerDelay != "" {
-		fmt.Fprintf(&b, ", server delays %s", j.ServerDelay)
-	}
-	if c.Mode == "sim" {
-		switch {
-		case c.Duration > 0:
-			fmt.Fprintf(&b, "; timing only (no model), %s of virtual time", c.Duration)
-		case c.Iterations > 0:
-			fmt.Fprintf(&b, "; timing only (no model), %d iterations per worker", c.Iterations)
-		default:
-			b.WriteString("; timing only (no model), 100 iterations per worker")
-		}
-		if failures != "" {
-			fmt.Fprintf(&b, ", workers failing at %s", failures)
-		}
-		b.WriteString(".")
-		return b.String()
-	}
-	// Virtual mode: every run trains until the same horizon, not for
-	// the epochs (they only set the default horizon).
-	fmt.Fprintf(&b, "; %s on %s, batch %d per worker, lr %g; every run trains for %s of virtual time", j.Model, j.Dataset,
-		j.Batch, j.LR, time.Duration(horizonSeconds*float64(time.Second)))
-	if c.Horizon == 0 {
-		unit := "epochs"
-		if j.Epochs == 1 {
-			unit = "epoch"
-		}
-		fmt.Fprintf(&b, ", what the slowest paradigm needs for %g %s", j.Epochs, unit)
-	}
-	b.WriteString(".")
-	return b.String()
 }
 
 // shellJoin quotes each argument that a POSIX shell would split or expand, so

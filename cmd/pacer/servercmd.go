@@ -109,7 +109,7 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
 	listen := fs.String("listen", "", "address to serve on (default 127.0.0.1:7070+index; TF_CONFIG: its ps entry's port on every interface)")
 	peers := fs.String("peers", "", "every shard's address as workers dial them, comma-separated, shard 0 first (default $PACER_PEERS or TF_CONFIG's ps list)")
 	ckptDir := fs.String("checkpoint-dir", "", "write atomic shard checkpoints here (and on SIGINT/SIGTERM)")
-	ckptEvery := fs.Duration("checkpoint-interval", 30*time.Second, "time between checkpoints (> 0)")
+	ckptEvery := fs.Duration("checkpoint-interval", live.DefaultCheckpointInterval, "time between checkpoints (> 0)")
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	durability := fs.String("durability", live.DurabilityCheckpoint, "what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (a push is acknowledged once a write-ahead log in --checkpoint-dir holds it; --restore replays it)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -48,12 +47,8 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 	if err := t.cl.validate(); err != nil {
 		return job.Config{}, err
 	}
-	// job.Config reads a zero --eval-every as its default: refuse it here.
-	if !(t.evalEvery > 0) || math.IsInf(t.evalEvery, 0) {
-		return job.Config{}, fmt.Errorf("--eval-every=%g must be a positive number of epochs", t.evalEvery)
-	}
-	if !(t.target >= 0 && t.target <= 1) {
-		return job.Config{}, fmt.Errorf("--target=%g must be an accuracy in [0, 1] (0: none)", t.target)
+	if err := job.CheckEval(t.evalEvery, t.target); err != nil {
+		return job.Config{}, err
 	}
 	sched, err := optim.ParseSchedule(t.schedule)
 	if err != nil {
@@ -100,7 +95,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 	fs.StringVar(&lo.Host, "host", "127.0.0.1", "tcp mode: address the shard servers bind")
 	fs.StringVar(&lo.Token, "token", "", "live modes: shared secret every connection presents (default: random per job)")
 	fs.StringVar(&lo.CheckpointDir, "checkpoint-dir", "", "live modes: checkpoint the shards here (atomically) every --checkpoint-interval and at shutdown")
-	fs.DurationVar(&lo.CheckpointInterval, "checkpoint-interval", 30*time.Second, "live modes: time between shard checkpoints")
+	fs.DurationVar(&lo.CheckpointInterval, "checkpoint-interval", live.DefaultCheckpointInterval, "live modes: time between shard checkpoints")
 	fs.BoolVar(&lo.Restore, "restore", false, "live modes: start the shards from the checkpoints in --checkpoint-dir")
 	fs.StringVar(&lo.Durability, "durability", live.DurabilityCheckpoint, "live modes: what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (acknowledged once in a write-ahead log in --checkpoint-dir; nothing acknowledged is lost)")
 	fs.StringVar(&lo.MetricsAddr, "metrics-addr", "", "live modes: serve Prometheus metrics at host:port (shard i at port+i)")
