@@ -55,6 +55,10 @@ type Config struct {
 	Runs, From int
 	// Kinds restricts the fault kinds (nil: all of Kinds).
 	Kinds []string
+	// Paradigms restricts the specs cycled through (nil: all of
+	// Paradigms); run i takes Paradigms[i mod len]. Any spec the live
+	// modes run is accepted, e.g. only "bsp" to hunt a BSP hang.
+	Paradigms []string
 	// Durability of the shards: "log" (nothing acknowledged may be lost)
 	// or "checkpoint".
 	Durability string
@@ -129,8 +133,8 @@ func (r Run) Failed() bool { return r.Outcome != "finished" || r.Lost > 0 || r.L
 
 // Replay is the command that runs r again.
 func (r Run) Replay(c Config) string {
-	return fmt.Sprintf("scripts/chaos --seed %d --from %d --runs 1 --kinds %s --durability %s --pushes %d --workers %d --shards %d --heartbeat-timeout %s --timeout %s",
-		r.Seed, r.Index, r.Kind, c.Durability, c.Pushes, c.Workers, c.Shards, c.HeartbeatTimeout, c.Timeout)
+	return fmt.Sprintf("scripts/chaos --seed %d --from %d --runs 1 --kinds %s --durability %s --pushes %d --workers %d --shards %d --heartbeat-timeout %s --timeout %s --paradigms %s",
+		r.Seed, r.Index, r.Kind, c.Durability, c.Pushes, c.Workers, c.Shards, c.HeartbeatTimeout, c.Timeout, r.Paradigm)
 }
 
 func (c *Config) fill() error {
@@ -146,6 +150,14 @@ func (c *Config) fill() error {
 	for _, k := range c.Kinds {
 		if !contains(Kinds, k) {
 			return fmt.Errorf("chaos: fault kind %q: want one of %s", k, strings.Join(Kinds, ", "))
+		}
+	}
+	if len(c.Paradigms) == 0 {
+		c.Paradigms = Paradigms
+	}
+	for _, p := range c.Paradigms {
+		if _, err := paradigm.Parse(p); err != nil {
+			return fmt.Errorf("chaos: paradigm %q: %w", p, err)
 		}
 	}
 	if c.Durability == "" {
@@ -197,7 +209,7 @@ func contains(xs []string, x string) bool {
 // Schedule is run i's paradigm, kind and faults, drawn from (seed, i).
 func (c *Config) Schedule(i int) (spec, kind string, faults []Fault) {
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(i)))
-	spec = Paradigms[i%len(Paradigms)]
+	spec = c.Paradigms[i%len(c.Paradigms)]
 	kind = c.Kinds[i%len(c.Kinds)]
 	kinds := []string{kind}
 	if kind == "mixed" {

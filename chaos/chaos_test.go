@@ -78,10 +78,33 @@ func TestScheduleCoversAndStaysInTheJob(t *testing.T) {
 	}
 }
 
+// TestParadigmsRestricted: --paradigms bsp makes every run a BSP run with
+// the same fault draws as the full suite's run of that index, and its
+// replay command names the paradigm.
+func TestParadigmsRestricted(t *testing.T) {
+	all, only := testConfig(t), testConfig(t)
+	only.Paradigms = []string{"bsp"}
+	if err := only.fill(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 16 {
+		p, k, fs := only.Schedule(i)
+		_, k2, fs2 := all.Schedule(i)
+		if p != "bsp" || k != k2 || !reflect.DeepEqual(fs, fs2) {
+			t.Errorf("run %d: %s %s %+v, the full suite's: %s %+v", i, p, k, fs, k2, fs2)
+		}
+	}
+	r := Run{Index: 3, Seed: only.Seed, Paradigm: "bsp", Kind: "worker"}
+	if cmd := r.Replay(only); !strings.HasSuffix(cmd, " --paradigms bsp") {
+		t.Errorf("replay %q does not name the paradigm", cmd)
+	}
+}
+
 func TestBadConfigRefused(t *testing.T) {
 	for _, c := range []Config{
 		{Runs: 0},
 		{Runs: 1, Kinds: []string{"meteor"}},
+		{Runs: 1, Paradigms: []string{"bsp", "ssp:s=-1"}},
 		{Runs: 1, Durability: "hope"},
 		{Runs: 1, Workers: 1},
 		{Runs: 1, Pushes: 10},

@@ -38,6 +38,7 @@ update or left a process behind. docs/chaos.md.`,
 	fs.IntVar(&c.Runs, "runs", 24, "number of runs")
 	fs.IntVar(&c.From, "from", 0, "index of the first run (replay: --from i --runs 1)")
 	kinds := fs.String("kinds", "", "fault kinds, comma-separated (default all: "+strings.Join(chaos.Kinds, ",")+")")
+	paradigms := fs.String("paradigms", "", "paradigms to cycle through, separated by ';' (default all: "+strings.Join(chaos.Paradigms, ";")+")")
 	fs.StringVar(&c.Durability, "durability", "log", "the shards' --durability: log | checkpoint")
 	fs.IntVar(&c.Workers, "workers", 3, "workers per job")
 	fs.IntVar(&c.Shards, "shards", 2, "shards per job")
@@ -49,6 +50,9 @@ update or left a process behind. docs/chaos.md.`,
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		if *kinds != "" {
 			c.Kinds = strings.Split(*kinds, ",")
+		}
+		if *paradigms != "" {
+			c.Paradigms = strings.Split(*paradigms, ";")
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
