@@ -35,6 +35,13 @@ type Run struct {
 	StalenessHist  []int64   `json:"staleness_hist"` // all shards; index = staleness
 	ShardStaleness [][]int64 `json:"shard_staleness_hist,omitempty"`
 
+	// Network is the simulated network ("" when transfers were instant);
+	// ShardLinkIn and ShardLinkOut are each shard link's share of the run
+	// spent receiving pushes and sending pulls.
+	Network      string    `json:"network,omitempty"`
+	ShardLinkIn  []float64 `json:"shard_link_in,omitempty"`
+	ShardLinkOut []float64 `json:"shard_link_out,omitempty"`
+
 	// ControllerCalls counts DSSP controller runs or ElasticBSP barrier searches.
 	ControllerCalls int64 `json:"controller_calls,omitempty"`
 	// ControllerSeconds is the wall time those calls took on this machine

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/timing"
 )
@@ -25,6 +26,41 @@ func BenchmarkSSP1000(b *testing.B) {
 		pushes += r.Pushes
 	}
 	b.ReportMetric(float64(pushes)/b.Elapsed().Seconds(), "pushes/s")
+}
+
+// BenchmarkNetwork1000 is issue 16's scale goal: SSP on 1,000 workers
+// with the network on (the MLP's 235,146 values over 10 Gbit/s links) at no
+// less than 0.3× the pushes per second of the same run with instant
+// transfers. Each iteration runs both, one after the other, on the same
+// seed, and the ratio of their rates is reported (ratio, on/none), so
+// the machine's load touches both sides alike.
+func BenchmarkNetwork1000(b *testing.B) {
+	sp, _ := paradigm.Parse("ssp:s=3")
+	const k, iters = 1000, 100
+	var tNone, tOn time.Duration
+	var pNone, pOn int64
+	for i := 0; i < b.N; i++ {
+		for _, on := range []bool{false, true} {
+			cfg := Config{Spec: sp, Workers: k, Timing: timing.WorkerSpec{Jitter: 0.1}, Iterations: iters, Seed: uint64(i + 1)}
+			if on {
+				cfg.Network, cfg.Params = &network.Spec{Default: network.DefaultLink, ApplyRate: network.DefaultApplyRate}, 235146
+			}
+			t0 := time.Now()
+			r, err := Run(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if on {
+				tOn, pOn = tOn+time.Since(t0), pOn+r.Pushes
+			} else {
+				tNone, pNone = tNone+time.Since(t0), pNone+r.Pushes
+			}
+		}
+	}
+	none, on := float64(pNone)/tNone.Seconds(), float64(pOn)/tOn.Seconds()
+	b.ReportMetric(none, "none-pushes/s")
+	b.ReportMetric(on, "on-pushes/s")
+	b.ReportMetric(on/none, "ratio")
 }
 
 func BenchmarkQueueOnly(b *testing.B) {

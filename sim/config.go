@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/timing"
 )
@@ -28,6 +29,15 @@ type Config struct {
 	// would after missed heartbeats.
 	Failures         []Failure
 	HeartbeatTimeout time.Duration
+
+	// Network, when set, charges every push and pull for moving its bytes
+	// through the worker's and the shard's links, every clock report,
+	// release and pull request one latency, and every apply its time
+	// (package network); nil: transfers are instant (--network none).
+	Network *network.Spec
+	// Params is the model's size in values: shard i's push and pull move
+	// its share (network.BlockBytes). Needed with Network.
+	Params int
 
 	Learner Learner // nil: timing only, no gradient math
 	// Clock, when set, measures the wall time the DSSP controller and
@@ -69,6 +79,7 @@ const (
 	Drop                     // Shard refused Worker's gradient
 	Compute                  // Worker started computing with Fresh fresh blocks
 	Remove                   // Worker was removed after failing
+	Arrive                   // Worker's gradient block reached Shard (with a network, before its Push)
 )
 
 // Event is one trace record.
@@ -103,6 +114,10 @@ func (c *Config) fill() error {
 		return fmt.Errorf("%w: iterations=%d must not be negative", errConfig, c.Iterations)
 	case c.Duration < 0:
 		return fmt.Errorf("%w: duration=%s must not be negative", errConfig, c.Duration)
+	case c.Network != nil && c.Params < 1:
+		return fmt.Errorf("%w: a network needs the model's size (params=%d)", errConfig, c.Params)
+	case c.Params < 0:
+		return fmt.Errorf("%w: params=%d must not be negative", errConfig, c.Params)
 	}
 	for _, f := range c.Failures {
 		if f.Worker < 0 || f.Worker >= c.Workers || f.At < 0 {

@@ -12,6 +12,11 @@ const (
 	evReady                     // a partially pulled worker starts computing, after everything else at this instant
 	evFail                      // a worker dies silently
 	evRemove                    // the heartbeat timeout removes a dead worker
+	// With a network only:
+	evPushArrive  // a worker's push has reached a shard
+	evPushed      // a worker's clock report reaches the coordinator (its pushes acknowledged)
+	evRelease     // a release reaches its worker
+	evPullRequest // a pull request reaches a shard
 )
 
 type event struct {

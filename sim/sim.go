@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/timing"
@@ -31,6 +32,8 @@ type worker struct {
 	diedAt      time.Duration
 	pushes      int64
 	tickArmed   time.Duration // puller deadline already scheduled (−1: none)
+	acks        int           // with a network: pushes in flight
+	ackAt       time.Duration // with a network: the latest acknowledgement so far
 }
 
 type shard struct {
@@ -60,6 +63,9 @@ type engine struct {
 	nextID  uint64
 	removed int
 	stopped bool
+	net     *network.Net // nil: instant transfers
+	block   []int64      // with net: bytes of each shard's push and pull
+	floats  []int        // with net: values of each shard's block
 }
 
 // Run simulates cfg and returns its summary.
@@ -95,6 +101,16 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards),
 		timed: cfg.Clock != nil && (cfg.Spec.Kind == paradigm.DSSP || cfg.Spec.Kind == paradigm.Elastic)}
 	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
+	if cfg.Network != nil {
+		if e.net, err = network.New(*cfg.Network, cfg.Workers, cfg.Shards); err != nil {
+			return nil, err
+		}
+		e.block = network.BlockBytes(cfg.Params, cfg.Shards)
+		e.floats = make([]int, cfg.Shards)
+		for i := range e.floats {
+			e.floats[i] = int(e.block[i]-network.HeaderBytes) / 4
+		}
+	}
 	for p := range e.ws {
 		e.ws[p] = worker{read: make([]uint64, cfg.Shards), used: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
 	}
@@ -152,6 +168,18 @@ func (e *engine) loop() error {
 			e.fail(ev.worker())
 		case evRemove:
 			e.remove(ev.worker())
+		case evPushArrive:
+			e.pushArrive(ev.worker(), ev.shard())
+		case evPushed:
+			if !e.ws[ev.worker()].dead {
+				e.pushed(ev.worker())
+			}
+		case evRelease:
+			e.startPull(ev.worker())
+		case evPullRequest:
+			if !e.ws[ev.worker()].dead {
+				e.pullRequest(ev.worker(), ev.shard())
+			}
 		}
 	}
 	return nil
@@ -193,6 +221,16 @@ func (e *engine) startPull(p int) {
 
 func (e *engine) request(p, i int) {
 	e.ws[p].pending[i] = true
+	if e.net != nil {
+		e.q.push(event{at: e.now + e.net.Latency(p, i), key: mkKey(evPullRequest, p, i)})
+		return
+	}
+	e.pullRequest(p, i)
+}
+
+// pullRequest is worker p's pull reaching shard i: answered now, or once
+// the version it needs exists.
+func (e *engine) pullRequest(p, i int) {
 	if e.pol.Aggs[i].Version() >= e.pol.Pullers[p].MinVersion(i) {
 		e.serve(p, i)
 		return
@@ -205,7 +243,12 @@ func (e *engine) serve(p, i int) {
 	if e.cfg.Learner != nil {
 		e.cfg.Learner.Serve(e.now, p, i)
 	}
-	if d := e.servers.PullDelay(i*len(e.ws) + p); d > 0 {
+	d := e.servers.PullDelay(i*len(e.ws) + p)
+	if e.net != nil {
+		e.q.push(event{at: e.net.Pull(e.now+d, i, p, e.block[i]), key: mkKey(evPullArrive, p, i), v: v})
+		return
+	}
+	if d > 0 {
 		e.q.push(event{at: e.now + d, key: mkKey(evPullArrive, p, i), v: v})
 		return
 	}
@@ -312,26 +355,67 @@ func (e *engine) computeDone(p int) {
 		return
 	}
 	w.computing = false
+	w.waitFrom = e.now
+	if e.net != nil {
+		// The blocks leave one after another through the worker's uplink;
+		// the coordinator hears of the push once every shard has
+		// acknowledged its block.
+		w.acks, w.ackAt = len(e.ss), 0
+		for i := range e.ss {
+			e.q.push(event{at: e.net.Push(e.now, p, i, e.block[i]), key: mkKey(evPushArrive, p, i)})
+		}
+		return
+	}
+	for i := range e.ss {
+		e.offer(p, i)
+	}
+	e.pushed(p)
+}
+
+// offer hands worker p's gradient block to shard i's aggregator.
+func (e *engine) offer(p, i int) {
+	w := &e.ws[p]
+	g := paradigm.Grad{ID: w.grad, Worker: p, Read: w.used[i], Clock: w.clock}
+	if e.cfg.Trace != nil {
+		e.trace(Event{Kind: Arrive, Worker: p, Shard: i})
+	}
+	ok, applied, a := e.pol.Aggs[i].Push(e.now, g)
+	if !ok {
+		e.dropped++
+		if e.cfg.Learner != nil {
+			e.cfg.Learner.Drop(e.now, i, w.grad)
+		}
+		if e.cfg.Trace != nil {
+			e.trace(Event{Kind: Drop, Worker: p, Shard: i})
+		}
+	}
+	if applied {
+		e.apply(i, a)
+	}
+	e.armAggTick(i)
+}
+
+// pushArrive is worker p's block reaching shard i over the network. Its
+// acknowledgement leaves once the shard's apply in progress (its own,
+// if it completed an update) is over, as the live shard acknowledges
+// under its lock.
+func (e *engine) pushArrive(p, i int) {
+	w := &e.ws[p]
+	if w.dead {
+		return // the process is gone: the rest of its push with it
+	}
+	e.offer(p, i)
+	w.ackAt = max(w.ackAt, max(e.now, e.net.ApplyFree(i))+e.net.Latency(p, i))
+	if w.acks--; w.acks == 0 {
+		e.q.push(event{at: w.ackAt + e.net.Latency(p, 0), key: mkKey(evPushed, p, 0)})
+	}
+}
+
+// pushed is worker p's push counted by the coordinator's gate.
+func (e *engine) pushed(p int) {
+	w := &e.ws[p]
 	w.pushes++
 	e.pushes++
-	w.waitFrom = e.now
-	for i := range e.ss {
-		g := paradigm.Grad{ID: w.grad, Worker: p, Read: w.used[i], Clock: w.clock}
-		ok, applied, a := e.pol.Aggs[i].Push(e.now, g)
-		if !ok {
-			e.dropped++
-			if e.cfg.Learner != nil {
-				e.cfg.Learner.Drop(e.now, i, w.grad)
-			}
-			if e.cfg.Trace != nil {
-				e.trace(Event{Kind: Drop, Worker: p, Shard: i})
-			}
-		}
-		if applied {
-			e.apply(i, a)
-		}
-		e.armAggTick(i)
-	}
 	w.clock++
 	g := e.pol.Gate
 	if e.cfg.Trace != nil {
@@ -365,6 +449,10 @@ func (e *engine) carryOut(rd paradigm.Ready) {
 		if e.cfg.Trace != nil {
 			e.trace(Event{Kind: Release, Worker: q, Clock: e.pol.Gate.Clock(q), Min: e.pol.Gate.Min(), Live: e.live()})
 		}
+		if e.net != nil {
+			e.q.push(event{at: e.now + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
+			continue
+		}
 		e.startPull(q)
 	}
 }
@@ -375,6 +463,9 @@ func (e *engine) live() int { return len(e.ws) - e.removed }
 
 func (e *engine) apply(i int, a paradigm.Apply) {
 	e.updates++
+	if e.net != nil {
+		e.net.Apply(e.now, i, e.floats[i])
+	}
 	s := &e.ss[i]
 	for _, c := range a.Grads {
 		for int64(len(s.stale)) <= c.Staleness {

@@ -35,6 +35,17 @@ func (e *engine) summary() *runstats.Run {
 		r.WorkerPushes[p] = w.pushes
 	}
 	r.WaitFraction = waitSum / float64(k)
+	if e.net != nil {
+		r.Network = e.cfg.Network.String()
+		r.ShardLinkIn, r.ShardLinkOut = make([]float64, len(e.ss)), make([]float64, len(e.ss))
+		for i := range e.ss {
+			if l := e.net.Shard(i); end > 0 {
+				// Transfers reserved before the end may run past it.
+				r.ShardLinkIn[i] = min(1, l.BusyIn.Seconds()/end.Seconds())
+				r.ShardLinkOut[i] = min(1, l.BusyOut.Seconds()/end.Seconds())
+			}
+		}
+	}
 	r.StalenessHist, r.ShardStaleness = mergeHist(e.ss)
 	r.StalenessMean, r.StalenessMax = histStats(r.StalenessHist)
 	return r

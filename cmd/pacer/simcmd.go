@@ -25,7 +25,14 @@ func newSimCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Simulate one synchronization paradigm on a cluster you describe, in virtual time and
 without gradient math, and print its throughput, waiting, staleness and gaps.
 
-The run ends after --iterations per worker or at --duration of virtual time. The same
+The run ends after --iterations per worker or at --duration of virtual time.
+
+With a network (--network on, or any of --link, --worker-link, --shard-link, --apply-rate),
+every push and pull moves its block's bytes through the worker's and the shard's links
+(FIFO at each link; the model and its known error: docs/paradigms.md, "The network"), every
+clock report, release and pull request costs one latency, and a shard applies an update
+at --apply-rate floats per second. The model's size comes from --model or --params.
+Without one (--network none, the default), transfers are instant. The same
 seed gives the same result. --arrival-cdf instead prints the distribution of the k-th
 gradient's arrival per iteration (the straggler figure of the backup-workers paper).`,
 		Example: `  # SSP with staleness 3 on a 1:2 pair of workers, 500 iterations each
@@ -38,7 +45,11 @@ gradient's arrival per iteration (the straggler figure of the backup-workers pap
   pacer sim --paradigm bsp --workers 4 --fail 2@30s --duration 2m
 
   # the k-th gradient arrival CDF on 100 workers
-  pacer sim --workers 100 --straggler heavytail --arrival-cdf`,
+  pacer sim --workers 100 --straggler heavytail --arrival-cdf
+
+  # BSP on 16 workers whose pushes and pulls of the CNN cross 1 Gbit/s links,
+  # shard 0 on a 10 Gbit/s one
+  pacer sim --paradigm bsp --workers 16 --model cnn --link rate=1Gbit,latency=100us --shard-link 0:rate=10Gbit`,
 	}
 	fs := cmd.Flags()
 	var cl clusterFlags
@@ -49,8 +60,10 @@ gradient's arrival per iteration (the straggler figure of the backup-workers pap
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	cdf := fs.Bool("arrival-cdf", false, "print the CDF of the k-th gradient arrival per iteration (the backup-workers paper's straggler figure) and exit")
 	cdfIters := fs.Int("cdf-iterations", 2000, "iterations sampled by --arrival-cdf")
+	var nf netFlags
+	nf.bind(fs)
 	cmd.RunE = func(*cobra.Command, []string) error {
-		return runSim(fs, &cl, simFlags{spec, iters, dur, asJSON, cdf, cdfIters}, stdout, stderr)
+		return runSim(fs, &cl, simFlags{spec, iters, dur, asJSON, cdf, cdfIters, &nf}, stdout, stderr)
 	}
 	return cmd
 }
@@ -62,6 +75,7 @@ type simFlags struct {
 	dur         *time.Duration
 	asJSON, cdf *bool
 	cdfIters    *int
+	net         *netFlags
 }
 
 func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.Writer) error {
@@ -99,8 +113,12 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	if err != nil {
 		return usage(fmt.Errorf("--fail: %w", err))
 	}
+	netSpec, params, err := f.net.spec(fs, cl.workers, cl.shards)
+	if err != nil {
+		return usage(err)
+	}
 	pr := newProgress(stderr)
-	cfg := sim.Config{Spec: sp, Workers: cl.workers, Shards: cl.shards, Timing: cl.timing(),
+	cfg := sim.Config{Network: netSpec, Params: params, Spec: sp, Workers: cl.workers, Shards: cl.shards, Timing: cl.timing(),
 		ServerDelay: cl.serverDelay, Iterations: *iters, Duration: *dur, Seed: cl.seed, Failures: fails,
 		Clock: time.Now, // measures the controller; the run does not depend on it
 		Progress: func(pushes, target int64, now time.Duration) {
@@ -130,6 +148,16 @@ func printRun(w io.Writer, r *runstats.Run) {
 	fmt.Fprintf(w, "wait_fraction   %.3f (share of worker time spent not computing)\n", r.WaitFraction)
 	fmt.Fprintf(w, "max_gap         %d clocks between fastest and slowest at a release\n", r.MaxGap)
 	fmt.Fprintf(w, "staleness       mean %.2f, max %d\n", r.StalenessMean, r.StalenessMax)
+	if r.Network != "" {
+		fmt.Fprintf(w, "network         %s\n", r.Network)
+		if len(r.ShardLinkIn) <= 16 {
+			parts := make([]string, len(r.ShardLinkIn))
+			for i := range r.ShardLinkIn {
+				parts[i] = fmt.Sprintf("%.2f/%.2f", r.ShardLinkIn[i], r.ShardLinkOut[i])
+			}
+			fmt.Fprintf(w, "shard links     %s (share of the run busy in/out)\n", strings.Join(parts, " "))
+		}
+	}
 	if r.ControllerCalls > 0 {
 		fmt.Fprintf(w, "controller      %d calls, %.3f ms wall (%.2f µs per call)\n", r.ControllerCalls,
 			r.ControllerSeconds*1e3, r.ControllerSeconds*1e6/float64(r.ControllerCalls))

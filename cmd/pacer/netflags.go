@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/spf13/pflag"
+)
+
+// netFlags are the simulated network's flags (pacer sim).
+type netFlags struct {
+	mode      string
+	link      string
+	workers   []string
+	shards    []string
+	applyRate float64
+	params    int
+	model     string
+}
+
+func (n *netFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&n.mode, "network", "none", "none (instant transfers) | on (the links below; default "+network.DefaultLink.String()+")")
+	fs.StringVar(&n.link, "link", "", "every link not overridden, as rate=RATE,latency=DURATION (e.g. rate=10Gbit,latency=50us); turns the network on")
+	fs.StringArrayVar(&n.workers, "worker-link", nil, "one worker's link, INDEX:rate=RATE,latency=DURATION (repeatable; fields left out keep --link's)")
+	fs.StringArrayVar(&n.shards, "shard-link", nil, "one shard's link, INDEX:rate=RATE,latency=DURATION (repeatable)")
+	fs.Float64Var(&n.applyRate, "apply-rate", network.DefaultApplyRate, "floats per second a shard applies (0: instant)")
+	fs.IntVar(&n.params, "params", 0, "the model's size in values, for the transfers (default: --model's)")
+	fs.StringVar(&n.model, "model", job.DefaultModel, "model whose size the transfers move: mlp | cnn")
+}
+
+// spec is the network the flags describe for a job of workers and shards
+// (nil: none) and the model's size.
+func (n *netFlags) spec(fs *pflag.FlagSet, workers, shards int) (*network.Spec, int, error) {
+	given := setFlags(fs)
+	shaping := given["link"] || given["worker-link"] || given["shard-link"] || given["apply-rate"]
+	switch n.mode {
+	case "none":
+		if given["network"] && shaping {
+			return nil, 0, fmt.Errorf("--network none with --link, --worker-link, --shard-link or --apply-rate: give one or the other")
+		}
+		if !shaping {
+			if given["params"] || given["model"] {
+				return nil, 0, fmt.Errorf("--params and --model size the network's transfers: give --network on (or --link)")
+			}
+			return nil, 0, nil
+		}
+	case "on":
+	default:
+		return nil, 0, fmt.Errorf("--network=%q: want none or on", n.mode)
+	}
+	if given["params"] && given["model"] {
+		return nil, 0, fmt.Errorf("--params and --model both give the model's size: give one")
+	}
+	params := n.params
+	if !given["params"] {
+		m, err := nn.New(n.model)
+		if err != nil {
+			return nil, 0, fmt.Errorf("--model: %w", err)
+		}
+		params = m.NumParams()
+	} else if params < 1 || params > maxSimParams {
+		return nil, 0, fmt.Errorf("--params=%d: need 1 to %d values", params, maxSimParams)
+	}
+	s, err := network.ParseSpec(n.link, n.workers, n.shards, n.applyRate)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, o := range []struct {
+		flag, what string
+		m          map[int]network.Link
+		n          int
+	}{{"--worker-link", "worker", s.Workers, workers}, {"--shard-link", "shard", s.Shards, shards}} {
+		for i := range o.m {
+			if i >= o.n {
+				return nil, 0, fmt.Errorf("%s %d: the job has %ss 0–%d", o.flag, i, o.what, o.n-1)
+			}
+		}
+	}
+	return &s, params, nil
+}
+
+// maxSimParams bounds --params: 10¹⁰ values (40 GB a model) keeps every
+// byte count and time in range.
+const maxSimParams = 10_000_000_000

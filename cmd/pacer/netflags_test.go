@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Issue 16, item 5: a network that does not parse, or names a link the
+// job does not have, is refused naming the flag; nothing runs.
+func TestNetworkFlagsRefused(t *testing.T) {
+	sim := []string{"sim", "--paradigm", "bsp", "--workers", "4", "--shards", "2", "--iterations", "5"}
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--link", []string{"--link", "rate=0Gbit"}},
+		{"--link", []string{"--link", "rate=-1Gbit"}},
+		{"--link", []string{"--link", "latency=-1ms"}},
+		{"--link", []string{"--link", "rate=fast"}},
+		{"--link", []string{"--link", "speed=1Gbit"}},
+		{"--shard-link", []string{"--shard-link", "2:rate=1Gbit"}},
+		{"--shard-link", []string{"--shard-link", "rate=1Gbit"}},
+		{"--worker-link", []string{"--worker-link", "4:latency=1ms"}},
+		{"--worker-link", []string{"--worker-link", "0:rate=1Gbit", "--worker-link", "0:rate=2Gbit"}},
+		{"--apply-rate", []string{"--apply-rate", "-5"}},
+		{"--network", []string{"--network", "fast"}},
+		{"--network none", []string{"--network", "none", "--link", "rate=1Gbit"}},
+		{"--params", []string{"--params", "1000"}},
+		{"--params", []string{"--network", "on", "--params", "0"}},
+		{"--params", []string{"--network", "on", "--params", "10", "--model", "cnn"}},
+		{"--model", []string{"--network", "on", "--model", "resnet"}},
+	} {
+		refused(t, c.want, append(append([]string{}, sim...), c.args...)...)
+	}
+}
+
+// TestSimWithNetwork: pacer sim with a network says which, and moves the
+// model's bytes: a slow link makes the same BSP run take longer.
+func TestSimWithNetwork(t *testing.T) {
+	run := func(extra ...string) map[string]any {
+		args := append([]string{"sim", "--paradigm", "bsp", "--workers", "4", "--base", "10ms", "--iterations", "20", "--json"}, extra...)
+		out, errs, code := pacer(t, args...)
+		if code != 0 {
+			t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	none, fast, slow := run(), run("--network", "on"), run("--link", "rate=100Mbit", "--model", "mlp")
+	if _, ok := none["network"]; ok {
+		t.Errorf("--network none (the default) reports a network: %v", none["network"])
+	}
+	if s, _ := slow["network"].(string); !strings.Contains(s, "rate=100Mbit") {
+		t.Errorf("network %q", s)
+	}
+	tn, tf, ts := none["virtual_seconds"].(float64), fast["virtual_seconds"].(float64), slow["virtual_seconds"].(float64)
+	// 20 BSP rounds of 4 workers moving the MLP (0.94 MB, 75 ms over
+	// 100 Mbit/s): the shard's link sends 4 pulls, then the last push
+	// follows its pull (sim's TestNetworkBSPRound): (4+1) × 75 ms a round,
+	// 7.5 s in all, beside 0.2 s of compute.
+	if !(tn < tf && tf < ts && ts > 7.5) {
+		t.Errorf("virtual seconds: none %.3f, 10 Gbit/s %.3f, 100 Mbit/s %.3f", tn, tf, ts)
+	}
+}
