@@ -19,6 +19,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -305,8 +306,19 @@ func firstErr(errs []error) error {
 
 func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 	j := e.c.Job
-	return sim.Config{Spec: sp, Workers: j.Workers, Shards: j.Shards, Timing: j.Timing, ServerDelay: j.ServerDelay,
+	c := sim.Config{Spec: sp, Workers: j.Workers, Shards: j.Shards, Timing: j.Timing, ServerDelay: j.ServerDelay,
 		Seed: seed, HeartbeatTimeout: 0}
+	if j.Network != nil {
+		// The transfers move the job's model's size (sim mode trains
+		// nothing, but the horizon's timing run and its bytes are the
+		// virtual runs'). A model that does not build leaves Params 0,
+		// which sim refuses by name.
+		c.Network = j.Network
+		if m, err := nn.New(j.Model); err == nil {
+			c.Params = m.NumParams()
+		}
+	}
+	return c
 }
 
 func (e *engine) simRun(ctx context.Context, k int) (*runstats.Run, error) {

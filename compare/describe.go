@@ -39,6 +39,11 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	if j.ServerDelay != "" {
 		fmt.Fprintf(&b, ", server delays %s", j.ServerDelay)
 	}
+	if j.Network != nil {
+		fmt.Fprintf(&b, ", network %s", j.Network)
+	} else {
+		b.WriteString(", instant transfers (no network model: --network none)")
+	}
 	if c.Mode == Sim {
 		switch {
 		case c.Duration > 0:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/timing"
@@ -62,9 +63,11 @@ type Config struct {
 	EvalEvery float64
 	Target    float64 // accuracy whose first crossing is reported (0: none)
 
-	// Virtual time only: the cluster's speeds and delays.
+	// Virtual time only: the cluster's speeds and delays, and its network
+	// (nil: instant transfers; package network).
 	Timing      timing.WorkerSpec
 	ServerDelay string
+	Network     *network.Spec `json:",omitempty"`
 	// Horizon, when set, ends a virtual-time run at this virtual time
 	// instead of after Epochs, so that every paradigm of a comparison is
 	// judged over the same time budget (pacer compare's equal horizons).
@@ -154,6 +157,11 @@ func (c *Config) Fill() error {
 	}
 	if err := c.Optim().Validate(); err != nil {
 		return err
+	}
+	if c.Network != nil {
+		if _, err := network.New(*c.Network, c.Workers, c.Shards); err != nil {
+			return err
+		}
 	}
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
 }

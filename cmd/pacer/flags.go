@@ -124,7 +124,8 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 
 // virtualTimeFlags shape the simulated cluster's time only: the live modes
 // run at this machine's real speed.
-var virtualTimeFlags = []string{"speeds", "jitter", "straggler", "server-delay", "base"}
+var virtualTimeFlags = []string{"speeds", "jitter", "straggler", "server-delay", "base",
+	"network", "link", "worker-link", "shard-link", "apply-rate"}
 
 // refuseGiven returns an error for the first of names given on the command
 // line; why follows the flag's name ("--speeds " + why).

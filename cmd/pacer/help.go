@@ -17,6 +17,7 @@ const groupKey = "pacer_group"
 var flagGroups = []struct{ key, title string }{
 	{"", "Flags"},
 	{"cluster", "Cluster flags"},
+	{"network", "Network flags (virtual time)"},
 	{"learning", "Learning flags"},
 	{"output", "Output flags"},
 	{"live", "Live flags"},
@@ -29,6 +30,7 @@ var groupOf = map[string]string{}
 func init() {
 	for group, names := range map[string][]string{
 		"cluster": {"workers", "shards", "speeds", "jitter", "straggler", "server-delay", "base", "seed", "fail"},
+		"network": {"network", "link", "worker-link", "shard-link", "apply-rate", "params"},
 		"learning": {"model", "dataset", "data-dir", "train-limit", "test-limit", "epochs", "batch", "lr", "momentum",
 			"weight-decay", "full-async-lr", "lr-schedule", "lr-schedule-json", "train-n", "eval-every", "target"},
 		"output": {"out", "json", "v", "log-level", "log-json"},

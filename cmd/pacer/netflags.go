@@ -9,8 +9,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// netFlags are the simulated network's flags (pacer sim).
+// netFlags are the simulated network's flags: the links (pacer sim,
+// train and compare in virtual time) and, for pacer sim, which trains no
+// model, the model's size.
 type netFlags struct {
+	fs        *pflag.FlagSet
 	mode      string
 	link      string
 	workers   []string
@@ -20,52 +23,40 @@ type netFlags struct {
 	model     string
 }
 
-func (n *netFlags) bind(fs *pflag.FlagSet) {
+func (n *netFlags) bindLinks(fs *pflag.FlagSet) {
+	n.fs = fs
 	fs.StringVar(&n.mode, "network", "none", "none (instant transfers) | on (the links below; default "+network.DefaultLink.String()+")")
 	fs.StringVar(&n.link, "link", "", "every link not overridden, as rate=RATE,latency=DURATION (e.g. rate=10Gbit,latency=50us); turns the network on")
 	fs.StringArrayVar(&n.workers, "worker-link", nil, "one worker's link, INDEX:rate=RATE,latency=DURATION (repeatable; fields left out keep --link's)")
 	fs.StringArrayVar(&n.shards, "shard-link", nil, "one shard's link, INDEX:rate=RATE,latency=DURATION (repeatable)")
-	fs.Float64Var(&n.applyRate, "apply-rate", network.DefaultApplyRate, "floats per second a shard applies (0: instant)")
-	fs.IntVar(&n.params, "params", 0, "the model's size in values, for the transfers (default: --model's)")
-	fs.StringVar(&n.model, "model", job.DefaultModel, "model whose size the transfers move: mlp | cnn")
+	fs.Float64Var(&n.applyRate, "apply-rate", network.DefaultApplyRate, "floats per second a shard applies, with a network (0: instant)")
 }
 
-// spec is the network the flags describe for a job of workers and shards
-// (nil: none) and the model's size.
-func (n *netFlags) spec(fs *pflag.FlagSet, workers, shards int) (*network.Spec, int, error) {
-	given := setFlags(fs)
+func (n *netFlags) bindSize(fs *pflag.FlagSet) {
+	fs.IntVar(&n.params, "params", 0, "the model's size in values, for the network's transfers (default: --model's)")
+	fs.StringVar(&n.model, "model", job.DefaultModel, "model whose size the network's transfers move: mlp | cnn")
+}
+
+// links is the network the flags describe for a job of workers and
+// shards (nil: none).
+func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
+	given := setFlags(n.fs)
 	shaping := given["link"] || given["worker-link"] || given["shard-link"] || given["apply-rate"]
 	switch n.mode {
 	case "none":
 		if given["network"] && shaping {
-			return nil, 0, fmt.Errorf("--network none with --link, --worker-link, --shard-link or --apply-rate: give one or the other")
+			return nil, fmt.Errorf("--network none with --link, --worker-link, --shard-link or --apply-rate: give one or the other")
 		}
 		if !shaping {
-			if given["params"] || given["model"] {
-				return nil, 0, fmt.Errorf("--params and --model size the network's transfers: give --network on (or --link)")
-			}
-			return nil, 0, nil
+			return nil, nil
 		}
 	case "on":
 	default:
-		return nil, 0, fmt.Errorf("--network=%q: want none or on", n.mode)
-	}
-	if given["params"] && given["model"] {
-		return nil, 0, fmt.Errorf("--params and --model both give the model's size: give one")
-	}
-	params := n.params
-	if !given["params"] {
-		m, err := nn.New(n.model)
-		if err != nil {
-			return nil, 0, fmt.Errorf("--model: %w", err)
-		}
-		params = m.NumParams()
-	} else if params < 1 || params > maxSimParams {
-		return nil, 0, fmt.Errorf("--params=%d: need 1 to %d values", params, maxSimParams)
+		return nil, fmt.Errorf("--network=%q: want none or on", n.mode)
 	}
 	s, err := network.ParseSpec(n.link, n.workers, n.shards, n.applyRate)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for _, o := range []struct {
 		flag, what string
@@ -74,11 +65,40 @@ func (n *netFlags) spec(fs *pflag.FlagSet, workers, shards int) (*network.Spec, 
 	}{{"--worker-link", "worker", s.Workers, workers}, {"--shard-link", "shard", s.Shards, shards}} {
 		for i := range o.m {
 			if i >= o.n {
-				return nil, 0, fmt.Errorf("%s %d: the job has %ss 0–%d", o.flag, i, o.what, o.n-1)
+				return nil, fmt.Errorf("%s %d: the job has %ss 0–%d", o.flag, i, o.what, o.n-1)
 			}
 		}
 	}
-	return &s, params, nil
+	return &s, nil
+}
+
+// simSpec is pacer sim's network and the model's size its transfers move.
+func (n *netFlags) simSpec(workers, shards int) (*network.Spec, int, error) {
+	s, err := n.links(workers, shards)
+	if err != nil {
+		return nil, 0, err
+	}
+	given := setFlags(n.fs)
+	if s == nil {
+		if given["params"] || given["model"] {
+			return nil, 0, fmt.Errorf("--params and --model size the network's transfers: give --network on (or --link)")
+		}
+		return nil, 0, nil
+	}
+	if given["params"] && given["model"] {
+		return nil, 0, fmt.Errorf("--params and --model both give the model's size: give one")
+	}
+	if given["params"] {
+		if n.params < 1 || n.params > maxSimParams {
+			return nil, 0, fmt.Errorf("--params=%d: need 1 to %d values", n.params, maxSimParams)
+		}
+		return s, n.params, nil
+	}
+	m, err := nn.New(n.model)
+	if err != nil {
+		return nil, 0, fmt.Errorf("--model: %w", err)
+	}
+	return s, m.NumParams(), nil
 }
 
 // maxSimParams bounds --params: 10¹⁰ values (40 GB a model) keeps every

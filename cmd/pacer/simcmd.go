@@ -61,7 +61,8 @@ gradient's arrival per iteration (the straggler figure of the backup-workers pap
 	cdf := fs.Bool("arrival-cdf", false, "print the CDF of the k-th gradient arrival per iteration (the backup-workers paper's straggler figure) and exit")
 	cdfIters := fs.Int("cdf-iterations", 2000, "iterations sampled by --arrival-cdf")
 	var nf netFlags
-	nf.bind(fs)
+	nf.bindLinks(fs)
+	nf.bindSize(fs)
 	cmd.RunE = func(*cobra.Command, []string) error {
 		return runSim(fs, &cl, simFlags{spec, iters, dur, asJSON, cdf, cdfIters, &nf}, stdout, stderr)
 	}
@@ -113,7 +114,7 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	if err != nil {
 		return usage(fmt.Errorf("--fail: %w", err))
 	}
-	netSpec, params, err := f.net.spec(fs, cl.workers, cl.shards)
+	netSpec, params, err := f.net.simSpec(cl.workers, cl.shards)
 	if err != nil {
 		return usage(err)
 	}

@@ -33,10 +33,12 @@ type trainFlags struct {
 	schedule  string
 	evalEvery float64
 	target    float64
+	net       netFlags
 }
 
 func (t *trainFlags) bind(fs *pflag.FlagSet) {
 	t.cl.bind(fs, 1)
+	t.net.bindLinks(fs)
 	bindGo(fs, t.learn.Bind)
 	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs) and/or warmup:steps=N,div=K, joined by +")
 	fs.Float64Var(&t.evalEvery, "eval-every", job.DefaultEvalEvery, "test accuracy every this many epochs (> 0)")
@@ -58,6 +60,9 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 		EvalEvery: t.evalEvery, Target: t.target, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
 	t.learn.ApplyTo(&c)
 	if _, err := nn.New(c.Model); err != nil {
+		return c, err
+	}
+	if c.Network, err = t.net.links(t.cl.workers, t.cl.shards); err != nil {
 		return c, err
 	}
 	return c, c.Fill()
