@@ -109,6 +109,15 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		}
 		// The live modes run in real time, for the job's epochs.
 	}
+	// The network is one setting: any network flag on the command line
+	// replaces the scenario's section whole.
+	if sc.Network != nil && !given("network") && !given("link") && !given("worker-link") && !given("shard-link") && !given("apply-rate") {
+		n, err := sc.Network.Spec()
+		if err != nil {
+			return fmt.Errorf("scenario %s: network: %w", sc.Name, err)
+		}
+		j.Network = &n
+	}
 	if len(c.Specs) == 0 {
 		specs, err := sc.Specs()
 		if err != nil {
@@ -126,7 +135,8 @@ func Effective(c *Config) scenario.Scenario {
 	j := c.Job
 	s := scenario.Scenario{Name: c.Scenario.Name, Description: c.Scenario.Description,
 		Workers: j.Workers, Shards: j.Shards, Speeds: j.Timing.Speeds, Jitter: j.Timing.Jitter,
-		Straggler: j.Timing.Straggler, ServerDelay: j.ServerDelay, Seed: j.Seed, Seeds: c.Seeds}
+		Straggler: j.Timing.Straggler, ServerDelay: j.ServerDelay, Seed: j.Seed, Seeds: c.Seeds,
+		Network: scenario.NetworkOf(j.Network)}
 	if j.Timing.Base > 0 {
 		s.Base = j.Timing.Base.String()
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
@@ -51,6 +53,51 @@ type Scenario struct {
 	// Horizon is the virtual-time budget of every run, e.g. "45m" (virtual
 	// mode; default: the time the slowest paradigm needs for Epochs).
 	Horizon string `json:"horizon,omitempty"`
+	// Network is the cluster's network (virtual time and sim mode), in the
+	// link flags' syntax; absent: instant transfers.
+	Network *Network `json:"network,omitempty"`
+}
+
+// Network is a scenario's network section: link is every link (--link),
+// worker_links and shard_links override one each ("3:rate=1Gbit"),
+// apply_rate is floats a second a shard applies (absent: the default).
+type Network struct {
+	Link        string   `json:"link,omitempty"`
+	WorkerLinks []string `json:"worker_links,omitempty"`
+	ShardLinks  []string `json:"shard_links,omitempty"`
+	ApplyRate   *float64 `json:"apply_rate,omitempty"`
+}
+
+// Spec is the network the section describes.
+func (n *Network) Spec() (network.Spec, error) {
+	rate := network.DefaultApplyRate
+	if n.ApplyRate != nil {
+		rate = *n.ApplyRate
+	}
+	return network.ParseSpec(n.Link, n.WorkerLinks, n.ShardLinks, rate)
+}
+
+// NetworkOf is the section that describes s (nil for nil).
+func NetworkOf(s *network.Spec) *Network {
+	if s == nil {
+		return nil
+	}
+	rate := s.ApplyRate
+	n := &Network{Link: s.Default.String(), ApplyRate: &rate}
+	for _, o := range []struct {
+		m   map[int]network.Link
+		out *[]string
+	}{{s.Workers, &n.WorkerLinks}, {s.Shards, &n.ShardLinks}} {
+		idx := make([]int, 0, len(o.m))
+		for i := range o.m {
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		for _, i := range idx {
+			*o.out = append(*o.out, fmt.Sprintf("%d:%s", i, o.m[i]))
+		}
+	}
+	return n
 }
 
 // Specs parses the scenario's paradigms.
@@ -84,6 +131,11 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Seeds < 0 || s.Seeds > job.MaxSeeds {
 		return fmt.Errorf("scenario %q: seeds=%d must lie in [1, %d] (0: the default)", s.Name, s.Seeds, job.MaxSeeds)
+	}
+	if s.Network != nil {
+		if _, err := s.Network.Spec(); err != nil {
+			return fmt.Errorf("scenario %q: network: %w", s.Name, err)
+		}
 	}
 	if s.Horizon != "" {
 		if d, err := time.ParseDuration(s.Horizon); err != nil || d <= 0 {

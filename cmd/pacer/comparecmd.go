@@ -157,7 +157,8 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return usage(err)
 	}
 	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
-		fmt.Fprintf(stderr, "compare: the live %s mode runs at this machine's real speed; the scenario's simulated speeds and delays do not apply\n", *mode)
+		fmt.Fprintf(stderr, "compare: the live %s mode runs at this machine's real speed; the scenario's simulated speeds, delays and network do not apply\n", *mode)
+		cc.Job.Network = nil // the live runs move real bytes over loopback
 	}
 	// The flags given on the command line, as given: summary.json's
 	// scenario holds every value the runs used, defaults included, so

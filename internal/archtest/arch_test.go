@@ -98,7 +98,7 @@ var narrower = map[string][]string{
 	"paradigm": {"paradigm/zipline"},
 	"sim":      {"paradigm", "timing", "network", "runstats"},
 	"job":      {"paradigm", "optim", "timing", "network", "data"},
-	"scenario": {"job", "paradigm"},
+	"scenario": {"job", "paradigm", "network"},
 	"runstats": {"scenario"},
 }
 

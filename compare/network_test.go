@@ -1,0 +1,54 @@
+package compare
+
+import (
+	"testing"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/scenario"
+)
+
+// A scenario's network section applies unless a network flag was given
+// (which replaces it whole), reads back from the effective scenario, and
+// a bad one is refused by name.
+func TestScenarioNetwork(t *testing.T) {
+	rate := 1e9
+	sc := &scenario.Scenario{Name: "net", Paradigms: []string{"bsp"}, Workers: 4, Shards: 2,
+		Network: &scenario.Network{Link: "rate=1Gbit,latency=100us", ShardLinks: []string{"1:rate=10Gbit"}, ApplyRate: &rate}}
+	c := Config{Mode: Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
+	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	n := c.Job.Network
+	if n == nil || n.Default.Rate != 1.25e8 || n.Shards[1].Rate != 1.25e9 || n.Shards[1].Latency != n.Default.Latency || n.ApplyRate != 1e9 {
+		t.Fatalf("network %+v", n)
+	}
+	eff := Effective(&c)
+	back, err := eff.Network.Spec()
+	if err != nil || back.String() != n.String() {
+		t.Errorf("effective network %+v reads back as %s (%v), want %s", eff.Network, back.String(), err, n.String())
+	}
+	given := Config{Mode: Virtual, Job: job.Config{Seed: 1, Network: &network.Spec{Default: network.DefaultLink}}, Seeds: 1}
+	if err := ApplyScenario(&given, sc, func(f string) bool { return f == "link" }); err != nil {
+		t.Fatal(err)
+	}
+	if given.Job.Network.Default != network.DefaultLink || given.Job.Network.Shards != nil {
+		t.Errorf("--link given, yet the scenario's network applied: %s", given.Job.Network)
+	}
+	for _, bad := range []*scenario.Network{{Link: "rate=0bit"}, {WorkerLinks: []string{"x:rate=1Gbit"}}, {Link: "speed=1Gbit"}} {
+		sc.Network = bad
+		c := Config{Mode: Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
+		if err := ApplyScenario(&c, sc, func(string) bool { return false }); err == nil {
+			t.Errorf("network %+v accepted", bad)
+		}
+	}
+	// An index the job does not have is refused when the job is checked.
+	sc.Network = &scenario.Network{ShardLinks: []string{"5:rate=1Gbit"}}
+	c = Config{Mode: Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
+	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Job.Fill(); err == nil {
+		t.Error("a link for shard 5 of a 2-shard job accepted")
+	}
+}
