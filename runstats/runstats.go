@@ -41,6 +41,11 @@ type Run struct {
 	Network      string    `json:"network,omitempty"`
 	ShardLinkIn  []float64 `json:"shard_link_in,omitempty"`
 	ShardLinkOut []float64 `json:"shard_link_out,omitempty"`
+	// TimeSplit is, with a network, where the workers' time went: shares
+	// (mean over workers) computing, pushing (until the coordinator has
+	// counted the push), held by the gate, pulling over the network, and
+	// held at a shard during a pull (for a version, an apply or a delay).
+	TimeSplit *TimeSplit `json:"time_split,omitempty"`
 
 	// ControllerCalls counts DSSP controller runs or ElasticBSP barrier searches.
 	ControllerCalls int64 `json:"controller_calls,omitempty"`
@@ -61,6 +66,15 @@ type Run struct {
 	// Interrupted marks a live run stopped before it finished (Ctrl-C,
 	// SIGTERM): the counters and the curve are what was measured so far.
 	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// TimeSplit is Run.TimeSplit; the five shares add up to 1.
+type TimeSplit struct {
+	Compute float64 `json:"compute"`
+	Push    float64 `json:"push"`
+	Gate    float64 `json:"gate"`
+	Pull    float64 `json:"pull"`
+	Server  float64 `json:"server"`
 }
 
 // MarshalJSON writes final_accuracy and best_accuracy for every run that

@@ -158,3 +158,34 @@ func TestNetworkNeedsParams(t *testing.T) {
 		t.Error("a link for shard 1 of a one-shard job accepted")
 	}
 }
+
+// TestNetworkTimeSplit: the workers' time splits into shares that add up
+// to one, and each paradigm spends its waiting where its protocol says:
+// BSP at the gate, ASP not at all there, backup workers (whose pulls wait
+// at the shard for the version) held at a shard.
+func TestNetworkTimeSplit(t *testing.T) {
+	split := map[string]float64{}
+	for _, s := range []string{"bsp", "asp", "backup:b=1"} {
+		r, err := Run(Config{Spec: mustSpec(t, s), Workers: 8, Timing: timing.WorkerSpec{Base: 20 * time.Millisecond, Jitter: 0.2},
+			Iterations: 100, Seed: 2, Network: &network.Spec{Default: network.Link{Rate: 1.25e8, Latency: 50 * time.Microsecond}}, Params: 235146})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := r.TimeSplit
+		if ts == nil {
+			t.Fatalf("%s: no time split", s)
+		}
+		sum := ts.Compute + ts.Push + ts.Gate + ts.Pull + ts.Server
+		t.Logf("%s: %+v (sum %.6f)", s, *ts, sum)
+		if sum < 0.999999 || sum > 1.000001 || ts.Compute <= 0 || ts.Push <= 0 || ts.Pull <= 0 {
+			t.Errorf("%s: split %+v sums to %v", s, *ts, sum)
+		}
+		split[s+" gate"], split[s+" server"] = ts.Gate, ts.Server
+	}
+	if !(split["bsp gate"] > 0.1 && split["asp gate"] < 0.01 && split["backup:b=1 server"] > 0.01 && split["bsp server"] < 0.01) {
+		t.Errorf("shares: %v", split)
+	}
+	if r, _ := Run(Config{Spec: mustSpec(t, "bsp"), Workers: 2, Iterations: 5}); r.TimeSplit != nil {
+		t.Error("a run without a network has a time split")
+	}
+}

@@ -34,6 +34,32 @@ type worker struct {
 	tickArmed   time.Duration // puller deadline already scheduled (−1: none)
 	acks        int           // with a network: pushes in flight
 	ackAt       time.Duration // with a network: the latest acknowledgement so far
+	// With a network, where the worker's time went (phase, indexed by
+	// the ph constants) since mark, and the longest a shard held its pull
+	// in progress (for a version, an apply, a server delay) since reqAt.
+	phase  [nPhases]time.Duration
+	mark   time.Duration
+	srvMax time.Duration
+	reqAt  []time.Duration
+}
+
+// A worker's phases with a network: computing; pushing (until the
+// coordinator counts the push: transfer, acknowledgement, report);
+// held by the gate (until its release arrives); pulling (request to
+// last answer); of the pulls, held at a shard.
+const (
+	phCompute = iota
+	phPush
+	phGate
+	phPull
+	phServer
+	nPhases
+)
+
+// enter closes worker w's phase ph at now and starts the next.
+func (w *worker) enter(ph int, now time.Duration) {
+	w.phase[ph] += now - w.mark
+	w.mark = now
 }
 
 type shard struct {
@@ -113,6 +139,9 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 	}
 	for p := range e.ws {
 		e.ws[p] = worker{read: make([]uint64, cfg.Shards), used: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
+		if e.net != nil {
+			e.ws[p].reqAt = make([]time.Duration, cfg.Shards)
+		}
 	}
 	for _, f := range cfg.Failures {
 		e.q.push(event{at: f.At, key: mkKey(evFail, f.Worker, 0)})
@@ -197,6 +226,10 @@ func (e *engine) startPull(p int) {
 		return
 	}
 	w.pulling = true
+	if e.net != nil {
+		w.enter(phGate, e.now)
+		w.srvMax = 0
+	}
 	pl := e.pol.Pullers[p]
 	pl.Start(e.now, w.clock, w.read, w.first)
 	w.first = false
@@ -231,6 +264,9 @@ func (e *engine) request(p, i int) {
 // pullRequest is worker p's pull reaching shard i: answered now, or once
 // the version it needs exists.
 func (e *engine) pullRequest(p, i int) {
+	if e.net != nil {
+		e.ws[p].reqAt[i] = e.now
+	}
 	if e.pol.Aggs[i].Version() >= e.pol.Pullers[p].MinVersion(i) {
 		e.serve(p, i)
 		return
@@ -245,6 +281,8 @@ func (e *engine) serve(p, i int) {
 	}
 	d := e.servers.PullDelay(i*len(e.ws) + p)
 	if e.net != nil {
+		w := &e.ws[p]
+		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+max(0, e.net.ApplyFree(i)-e.now)+d)
 		e.q.push(event{at: e.net.Pull(e.now+d, i, p, e.block[i]), key: mkKey(evPullArrive, p, i), v: v})
 		return
 	}
@@ -313,6 +351,10 @@ func (e *engine) startCompute(p int) {
 	w := &e.ws[p]
 	pl := e.pol.Pullers[p]
 	w.pulling, w.computing, w.readyQueued = false, true, false
+	if e.net != nil {
+		w.enter(phPull, e.now)
+		w.phase[phServer] += w.srvMax
+	}
 	w.clock = pl.NextClock(w.clock)
 	// A PSP answer that lands during the compute updates read for the next
 	// iteration; this gradient stays tagged with what it was computed from.
@@ -357,6 +399,7 @@ func (e *engine) computeDone(p int) {
 	w.computing = false
 	w.waitFrom = e.now
 	if e.net != nil {
+		w.enter(phCompute, e.now)
 		// The blocks leave one after another through the worker's uplink;
 		// the coordinator hears of the push once every shard has
 		// acknowledged its block.
@@ -414,6 +457,9 @@ func (e *engine) pushArrive(p, i int) {
 // pushed is worker p's push counted by the coordinator's gate.
 func (e *engine) pushed(p int) {
 	w := &e.ws[p]
+	if e.net != nil {
+		w.enter(phPush, e.now)
+	}
 	w.pushes++
 	e.pushes++
 	w.clock++

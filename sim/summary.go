@@ -36,6 +36,7 @@ func (e *engine) summary() *runstats.Run {
 	}
 	r.WaitFraction = waitSum / float64(k)
 	if e.net != nil {
+		r.TimeSplit = e.timeSplit()
 		r.Network = e.cfg.Network.String()
 		r.ShardLinkIn, r.ShardLinkOut = make([]float64, len(e.ss)), make([]float64, len(e.ss))
 		for i := range e.ss {
@@ -79,4 +80,32 @@ func histStats(h []int64) (mean float64, maxV int64) {
 		mean = float64(sum) / float64(n)
 	}
 	return mean, maxV
+}
+
+// timeSplit averages the workers' phases (each worker's closed phases as
+// shares of their sum; a worker that never closed one is left out).
+func (e *engine) timeSplit() *runstats.TimeSplit {
+	var ts runstats.TimeSplit
+	n := 0
+	for p := range e.ws {
+		ph := &e.ws[p].phase
+		total := ph[phCompute] + ph[phPush] + ph[phGate] + ph[phPull]
+		if total <= 0 {
+			continue
+		}
+		n++
+		srv := min(ph[phServer], ph[phPull])
+		t := total.Seconds()
+		ts.Compute += ph[phCompute].Seconds() / t
+		ts.Push += ph[phPush].Seconds() / t
+		ts.Gate += ph[phGate].Seconds() / t
+		ts.Pull += (ph[phPull] - srv).Seconds() / t
+		ts.Server += srv.Seconds() / t
+	}
+	if n > 0 {
+		for _, v := range []*float64{&ts.Compute, &ts.Push, &ts.Gate, &ts.Pull, &ts.Server} {
+			*v /= float64(n)
+		}
+	}
+	return &ts
 }

@@ -151,6 +151,10 @@ func printRun(w io.Writer, r *runstats.Run) {
 	fmt.Fprintf(w, "staleness       mean %.2f, max %d\n", r.StalenessMean, r.StalenessMax)
 	if r.Network != "" {
 		fmt.Fprintf(w, "network         %s\n", r.Network)
+		if ts := r.TimeSplit; ts != nil {
+			fmt.Fprintf(w, "worker time     compute %.1f%%, push %.1f%%, gate %.1f%%, pull %.1f%%, held at a shard %.1f%%\n",
+				100*ts.Compute, 100*ts.Push, 100*ts.Gate, 100*ts.Pull, 100*ts.Server)
+		}
 		if len(r.ShardLinkIn) <= 16 {
 			parts := make([]string, len(r.ShardLinkIn))
 			for i := range r.ShardLinkIn {
