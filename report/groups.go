@@ -63,6 +63,21 @@ func typical(g pgroup) runstats.Run {
 			return 0
 		}))
 	}
+	// The time split is the mean of the runs' shares, which still add up
+	// to one (medians of each share need not).
+	var ts runstats.TimeSplit
+	nts := 0
+	for i := range g.runs {
+		if x := g.runs[i].TimeSplit; x != nil {
+			nts++
+			ts.Compute, ts.Push, ts.Gate, ts.Pull, ts.Server = ts.Compute+x.Compute, ts.Push+x.Push, ts.Gate+x.Gate, ts.Pull+x.Pull, ts.Server+x.Server
+		}
+	}
+	if nts > 0 {
+		f := 1 / float64(nts)
+		r.TimeSplit = &runstats.TimeSplit{Compute: ts.Compute * f, Push: ts.Push * f, Gate: ts.Gate * f, Pull: ts.Pull * f, Server: ts.Server * f}
+		r.Network = g.runs[0].Network
+	}
 	for i := range g.runs {
 		for s, n := range g.runs[i].StalenessHist {
 			for len(r.StalenessHist) <= s {

@@ -182,3 +182,62 @@ func throughputPlot(runs []runstats.Run) (figure, error) {
 		"longer means more iterations per second, which is not the same as reaching the target sooner."
 	return figure{name: FileThru, title: "Throughput", caption: caption, png: png}, err
 }
+
+// timeSplitPlot stacks, per paradigm, where its workers' time went with a
+// network (the mean over seeds of each share): computing, pushing,
+// held by the gate, pulling, and held at a shard during a pull.
+func timeSplitPlot(runs []runstats.Run) (figure, error) {
+	n := len(runs)
+	p := newPlot("Where the workers' time went", "share of the workers' time (mean over workers and seeds)", "")
+	p.X.Tick.Marker = percentTicks{scale: 100, upTo: 1}
+	p.Add(grid(true, false))
+	h, bar := barLayout(n, 1)
+	parts := []struct {
+		name string
+		get  func(*runstats.TimeSplit) float64
+	}{
+		{"computing", func(t *runstats.TimeSplit) float64 { return t.Compute }},
+		{"pushing", func(t *runstats.TimeSplit) float64 { return t.Push }},
+		{"held by the gate", func(t *runstats.TimeSplit) float64 { return t.Gate }},
+		{"pulling", func(t *runstats.TimeSplit) float64 { return t.Pull }},
+		{"held at a shard", func(t *runstats.TimeSplit) float64 { return t.Server }},
+	}
+	var below *plotter.BarChart
+	for k, part := range parts {
+		vals := make(plotter.Values, n)
+		for i := range runs {
+			if ts := runs[i].TimeSplit; ts != nil {
+				vals[n-1-i] = part.get(ts)
+			}
+		}
+		b, err := plotter.NewBarChart(vals, bar)
+		if err != nil {
+			return figure{}, fmt.Errorf("report: time split bars: %w", err)
+		}
+		b.Horizontal = true
+		b.Color = palette[(k+1)%len(palette)]
+		b.LineStyle = draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
+		if below != nil {
+			b.StackOn(below)
+		}
+		below = b
+		p.Add(b)
+		p.Legend.Add(part.name, b)
+	}
+	categories(p, runs, func(r *runstats.Run) string {
+		if r.TimeSplit == nil {
+			return " (no network)"
+		}
+		return ""
+	})
+	// Room on the right for the legend.
+	p.X.Min, p.X.Max = 0, 1.45
+	p.Legend.Top = true
+	p.Legend.XOffs = -vg.Points(6)
+	png, err := renderPNG(p, h)
+	caption := "With a network, each bar splits a paradigm's worker time: computing; pushing (the blocks' " +
+		"transfer and queueing at the links, the acknowledgements, the report to the coordinator); held by the " +
+		"gate until the release arrives; pulling; and, of the pull, held at a shard for a version or an apply. " +
+		"Network: " + runs[0].Network + "."
+	return figure{name: FileSplit, title: "Where the time went", caption: caption, png: png}, err
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ const (
 	FileWait     = "wait_per_worker.png"
 	FileStale    = "staleness.png"
 	FileThru     = "throughput.png"
+	FileSplit    = "time_split.png" // runs with a network only
 	FileMarkdown = "summary.md"
 	FileJSON     = "summary.json"
 	FileCSV      = "curves.csv"
@@ -63,7 +65,7 @@ func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	for _, name := range []string{FileAccuracy, FileBands, FileCSV} {
+	for _, name := range []string{FileAccuracy, FileBands, FileCSV, FileSplit} {
 		if !hasFile(files, name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
@@ -114,6 +116,13 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 	}
 	for _, mk := range []func([]runstats.Run) (figure, error){waitPlot, stalenessPlot, throughputPlot} {
 		fig, err := mk(typ)
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, fig)
+	}
+	if slices.ContainsFunc(typ, func(r runstats.Run) bool { return r.TimeSplit != nil }) {
+		fig, err := timeSplitPlot(typ)
 		if err != nil {
 			return nil, err
 		}
