@@ -35,6 +35,10 @@ const (
 	TCP     = "tcp"     // the live server as processes on loopback, wall clock
 )
 
+// MaxParams bounds Params: 10¹⁰ values (40 GB a model) keeps every byte
+// count and transfer time in range.
+const MaxParams = 10_000_000_000
+
 // DefaultSeeds is how many seeds a comparison in mode runs when none is
 // asked for: 5 in the deterministic modes (enough for a verdict with an
 // interval), 1 in the live ones, where each run costs its real time.
@@ -65,6 +69,9 @@ type Config struct {
 	Iterations int
 	Duration   time.Duration
 	Failures   []sim.Failure
+	// Params, in sim mode with a network, is the model's size its
+	// transfers move (0: Job.Model's).
+	Params int
 	// Scenario names and describes the comparison (the rest of the
 	// summary's scenario is Effective); Flags are the command line's flags
 	// that were given, recorded as they are.
@@ -86,6 +93,9 @@ func (c *Config) Validate() error {
 	case Virtual, Sim, Inproc, TCP:
 	default:
 		return fmt.Errorf("mode %q: valid modes are virtual, sim, inproc and tcp", c.Mode)
+	}
+	if c.Params != 0 && (c.Params < 1 || c.Params > MaxParams || c.Mode != Sim || c.Job.Network == nil) {
+		return fmt.Errorf("params=%d: sim mode with a network only, 1 to %d values", c.Params, MaxParams)
 	}
 	if len(c.Specs) == 0 {
 		return errors.New("no paradigm to compare")
@@ -316,6 +326,9 @@ func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 		c.Network = j.Network
 		if m, err := nn.New(j.Model); err == nil {
 			c.Params = m.NumParams()
+		}
+		if e.c.Params > 0 && e.c.Mode == Sim {
+			c.Params = e.c.Params
 		}
 	}
 	return c

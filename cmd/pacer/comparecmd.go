@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -58,9 +59,10 @@ plain lines otherwise.`,
 	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv")
 	seeds := fs.Int("seeds", 0, "runs per paradigm, with seeds --seed … --seed+N−1 (default: the scenario's, else 5; 1 in the live modes)")
 	horizon := fs.Duration("horizon", 0, "virtual mode: the virtual time every run trains for (default: what the slowest paradigm needs for --epochs)")
+	params := fs.Int("params", 0, "sim mode with a network: the model's size in values that the transfers move (default: --model's)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return runCompare(fs, commandArgs(cmd), compareFlags{tf: &tf, list: list, scen: scen, mode: mode, iters: iters, dur: dur,
-			out: out, seeds: seeds, horizon: horizon}, stdout, stderr)
+			out: out, seeds: seeds, horizon: horizon, params: params}, stdout, stderr)
 	}
 	return cmd
 }
@@ -69,7 +71,7 @@ plain lines otherwise.`,
 type compareFlags struct {
 	tf                    *trainFlags
 	list, scen, mode, out *string
-	iters, seeds          *int
+	iters, seeds, params  *int
 	dur, horizon          *time.Duration
 }
 
@@ -95,7 +97,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return usage(err)
 	}
 	cc := compare.Config{Mode: *mode, Job: base, Seeds: *seeds, Horizon: *horizon, Iterations: *iters, Duration: *dur,
-		Scenario: scenario.Scenario{Name: "custom"}}
+		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params}
 	what := "--paradigms"
 	if *list != "" {
 		if cc.Specs, err = parseParadigms(*list, what); err != nil {
@@ -218,6 +220,9 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 // mode, which trains for --epochs; the learning flags in sim mode, which
 // trains nothing.
 func checkCompareModeFlags(mode string, given map[string]bool) error {
+	if given["params"] && mode != "sim" {
+		return fmt.Errorf("--params applies to compare --mode sim with a network; training moves its own model's size")
+	}
 	switch mode {
 	case "virtual":
 		if given["fail"] {
@@ -231,7 +236,14 @@ func checkCompareModeFlags(mode string, given map[string]bool) error {
 		if given["horizon"] {
 			return fmt.Errorf("--horizon applies to compare --mode virtual; sim mode's equal budget is --duration")
 		}
-		return refuseGiven(given, learningFlags(), "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
+		learning := learningFlags()
+		if slices.ContainsFunc(virtualTimeFlags[5:], func(f string) bool { return given[f] }) {
+			// With a network the model's size is what its transfers move.
+			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" })
+		} else if given["params"] || given["model"] {
+			return fmt.Errorf("--params and --model size a network's transfers in sim mode: give --network on (or --link)")
+		}
+		return refuseGiven(given, learning, "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
 	case "inproc", "tcp":
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; the live modes run real workers")

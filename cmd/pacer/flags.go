@@ -124,6 +124,7 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 
 // virtualTimeFlags shape the simulated cluster's time only: the live modes
 // run at this machine's real speed.
+// The network's flags come last (checkCompareModeFlags slices them off).
 var virtualTimeFlags = []string{"speeds", "jitter", "straggler", "server-delay", "base",
 	"network", "link", "worker-link", "shard-link", "apply-rate"}
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/nn"
@@ -89,8 +90,8 @@ func (n *netFlags) simSpec(workers, shards int) (*network.Spec, int, error) {
 		return nil, 0, fmt.Errorf("--params and --model both give the model's size: give one")
 	}
 	if given["params"] {
-		if n.params < 1 || n.params > maxSimParams {
-			return nil, 0, fmt.Errorf("--params=%d: need 1 to %d values", n.params, maxSimParams)
+		if n.params < 1 || n.params > compare.MaxParams {
+			return nil, 0, fmt.Errorf("--params=%d: need 1 to %d values", n.params, compare.MaxParams)
 		}
 		return s, n.params, nil
 	}
@@ -100,7 +101,3 @@ func (n *netFlags) simSpec(workers, shards int) (*network.Spec, int, error) {
 	}
 	return s, m.NumParams(), nil
 }
-
-// maxSimParams bounds --params: 10¹⁰ values (40 GB a model) keeps every
-// byte count and time in range.
-const maxSimParams = 10_000_000_000

@@ -33,6 +33,21 @@ func TestNetworkFlagsRefused(t *testing.T) {
 	} {
 		refused(t, c.want, append(append([]string{}, sim...), c.args...)...)
 	}
+	// compare: --params sizes sim mode's transfers only, with a network;
+	// the network flags shape virtual time only.
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--params", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--params", "1000"}},
+		{"--params", []string{"compare", "--paradigms", "bsp", "--link", "rate=1Gbit", "--params", "1000"}},
+		{"params", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--link", "rate=1Gbit", "--params", "-3"}},
+		{"--model", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--model", "cnn"}},
+		{"--link", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--link", "rate=1Gbit"}},
+		{"--shard-link", []string{"compare", "--paradigms", "bsp", "--shards", "2", "--shard-link", "3:rate=1Gbit"}},
+	} {
+		refused(t, c.want, c.args...)
+	}
 }
 
 // TestSimWithNetwork: pacer sim with a network says which, and moves the
