@@ -1,6 +1,7 @@
 package network
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -165,4 +166,27 @@ func TestBadInput(t *testing.T) {
 	if _, err := New(Spec{Default: gig, ApplyRate: -1}, 1, 1); err == nil {
 		t.Error("a negative apply rate accepted")
 	}
+}
+
+// FuzzParseLink: any text is either refused or read as a link that the
+// model accepts, and what it reads writes back to the same link.
+func FuzzParseLink(f *testing.F) {
+	for _, s := range []string{"rate=10Gbit,latency=50us", "rate=1.5Mbit", "latency=2ms", "3:rate=1Gbit", "rate=0bit", "rate=1e400Gbit", ",", "rate=NaNGbit"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLink(s, DefaultLink)
+		if err != nil {
+			return
+		}
+		if err := l.check("fuzzed"); err != nil {
+			t.Fatalf("%q accepted as %+v, which the model refuses: %v", s, l, err)
+		}
+		if _, err := New(Spec{Default: l}, 1, 1); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if back, err := ParseLink(l.String(), Link{}); err != nil || back.Latency != l.Latency || math.Abs(back.Rate-l.Rate) > 1e-9*l.Rate {
+			t.Fatalf("%q read as %+v writes as %q, read back as %+v (%v)", s, l, l.String(), back, err)
+		}
+	})
 }
