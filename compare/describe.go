@@ -16,8 +16,16 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d workers, %d shard(s)", j.Workers, j.Shards)
 	if c.Mode == Inproc || c.Mode == TCP {
-		fmt.Fprintf(&b, ", the live server in %s mode on this machine (real wall time; no simulated speeds); %s on %s, %g epochs, batch %d per worker, lr %g.",
-			c.Mode, j.Model, j.Dataset, j.Epochs, j.Batch, j.LR)
+		speeds := "no emulated speeds"
+		if t := j.Timing; len(t.Speeds) > 0 || t.Jitter > 0 || t.Straggler != "" {
+			unit := "its own real step time"
+			if t.Base > 0 {
+				unit = t.Base.String()
+			}
+			speeds = fmt.Sprintf("workers stretched to speeds %v, jitter CV %g, stragglers %q in units of %s", t.Speeds, t.Jitter, t.Straggler, unit)
+		}
+		fmt.Fprintf(&b, ", the live server in %s mode on this machine (real wall time; %s); %s on %s, %g epochs, batch %d per worker, lr %g.",
+			c.Mode, speeds, j.Model, j.Dataset, j.Epochs, j.Batch, j.LR)
 		return b.String()
 	}
 	if len(j.Timing.Speeds) > 0 {

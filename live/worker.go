@@ -184,6 +184,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 
 // state is the main loop's view of the iteration.
 type state struct {
+	pace     *pace // nil: the worker runs at its real speed
 	pl       *paradigm.Puller
 	model    nn.Model
 	params   []float32
@@ -232,8 +233,12 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	pc, err := newPace(j.Timing, j.Workers, w.id, j.Seed)
+	if err != nil {
+		return nil, nil, err
+	}
 	n := m.NumParams()
-	st := &state{pl: pl, model: m, params: make([]float32, n), grad: make([]float32, n),
+	st := &state{pace: pc, pl: pl, model: m, params: make([]float32, n), grad: make([]float32, n),
 		ranges: job.Ranges(n, j.Shards), read: make([]uint64, j.Shards), pulling: make([]bool, j.Shards),
 		pushing: make([]bool, j.Shards), pushRead: make([]uint64, j.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
 	st.waitFrom = st.start
@@ -294,6 +299,12 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.res.Wait += t0.Sub(st.waitFrom)
 		bt := b.Next()
 		st.model.Grad(st.params, st.grad, bt.X, bt.Y, bt.N)
+		if st.pace != nil {
+			// An emulated slower worker: the stretch counts as computing.
+			if err := st.pace.hold(ctx, t0, time.Since(t0)); err != nil {
+				return w.result(st), err
+			}
+		}
 		st.waitFrom = time.Now()
 		st.res.Busy += st.waitFrom.Sub(t0)
 		if err := checkFinite(st.grad); err != nil {

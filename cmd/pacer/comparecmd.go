@@ -159,8 +159,11 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return usage(err)
 	}
 	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
-		fmt.Fprintf(stderr, "compare: the live %s mode runs at this machine's real speed; the scenario's simulated speeds, delays and network do not apply\n", *mode)
-		cc.Job.Network = nil // the live runs move real bytes over loopback
+		fmt.Fprintf(stderr, "compare: the live %s mode stretches the workers' real iterations to the scenario's speeds, jitter and stragglers (in units of their own real step time unless --base is given); its server delays and network do not apply\n", *mode)
+		cc.Job.Network, cc.Job.ServerDelay = nil, "" // the live runs move real bytes over loopback
+		if !given["base"] {
+			cc.Job.Timing.Base = 0 // the scenario's base is a simulated time unit
+		}
 	}
 	// The flags given on the command line, as given: summary.json's
 	// scenario holds every value the runs used, defaults included, so
@@ -237,7 +240,7 @@ func checkCompareModeFlags(mode string, given map[string]bool) error {
 			return fmt.Errorf("--horizon applies to compare --mode virtual; sim mode's equal budget is --duration")
 		}
 		learning := learningFlags()
-		if slices.ContainsFunc(virtualTimeFlags[5:], func(f string) bool { return given[f] }) {
+		if slices.ContainsFunc(networkFlagNames, func(f string) bool { return given[f] }) {
 			// With a network the model's size is what its transfers move.
 			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" })
 		} else if given["params"] || given["model"] {
@@ -251,7 +254,7 @@ func checkCompareModeFlags(mode string, given map[string]bool) error {
 		if err := refuseGiven(given, []string{"iterations", "duration", "horizon"}, "applies to the simulated modes only; the live modes train for --epochs in real time"); err != nil {
 			return err
 		}
-		return refuseGiven(given, virtualTimeFlags, "shapes virtual time; the live modes run at this machine's real speed (use --mode virtual)")
+		return refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds, not server delays or the network (use --mode virtual)")
 	}
 	return fmt.Errorf("--mode=%q: valid modes are virtual, sim, inproc and tcp", mode)
 }

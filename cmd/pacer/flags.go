@@ -122,11 +122,14 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 	return m
 }
 
-// virtualTimeFlags shape the simulated cluster's time only: the live modes
-// run at this machine's real speed.
-// The network's flags come last (checkCompareModeFlags slices them off).
-var virtualTimeFlags = []string{"speeds", "jitter", "straggler", "server-delay", "base",
-	"network", "link", "worker-link", "shard-link", "apply-rate"}
+// virtualOnlyFlags shape the simulated cluster only: the live modes do not
+// emulate server delays or the network (yet). The workers' timing flags
+// (speeds, jitter, straggler, base) apply in every mode: the live
+// workers stretch their real iterations to them (live/pace.go).
+var virtualOnlyFlags = append([]string{"server-delay"}, networkFlagNames...)
+
+// networkFlagNames are the simulated network's flags.
+var networkFlagNames = []string{"network", "link", "worker-link", "shard-link", "apply-rate"}
 
 // refuseGiven returns an error for the first of names given on the command
 // line; why follows the flag's name ("--speeds " + why).
