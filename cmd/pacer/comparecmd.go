@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -49,35 +50,53 @@ plain lines otherwise.`,
   pacer compare --paradigms 'bsp;ssp:s=3;asp' --workers 4 --speeds 1,1,1,3 --epochs 2`,
 	}
 	fs := cmd.Flags()
-	var tf trainFlags
-	tf.bind(fs)
-	list := fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)")
-	scen := fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it")
-	mode := fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)")
-	iters := fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)")
-	dur := fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)")
-	out := fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv")
-	seeds := fs.Int("seeds", 0, "runs per paradigm, with seeds --seed … --seed+N−1 (default: the scenario's, else 5; 1 in the live modes)")
-	horizon := fs.Duration("horizon", 0, "virtual mode: the virtual time every run trains for (default: what the slowest paradigm needs for --epochs)")
-	params := fs.Int("params", 0, "sim mode with a network: the model's size in values that the transfers move (default: --model's)")
+	f := bindCompareFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runCompare(fs, commandArgs(cmd), compareFlags{tf: &tf, list: list, scen: scen, mode: mode, iters: iters, dur: dur,
-			out: out, seeds: seeds, horizon: horizon, params: params}, stdout, stderr)
+		return runCompare(fs, commandArgs(cmd), f, stdout, stderr)
 	}
 	return cmd
 }
 
-// compareFlags are compare's flags, bound by newCompareCmd.
+// compareFlags are compare's flags (and check's, which adds live).
 type compareFlags struct {
 	tf                    *trainFlags
 	list, scen, mode, out *string
 	iters, seeds, params  *int
 	dur, horizon          *time.Duration
+	live                  *string // pacer check: the live mode it measures in; nil for compare
+}
+
+// bindCompareFlags binds compare's flags on fs.
+func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
+	var tf trainFlags
+	tf.bind(fs)
+	return compareFlags{tf: &tf,
+		list:    fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)"),
+		scen:    fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it"),
+		mode:    fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)"),
+		iters:   fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)"),
+		dur:     fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)"),
+		out:     fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv"),
+		seeds:   fs.Int("seeds", 0, "runs per paradigm, with seeds --seed … --seed+N−1 (default: the scenario's, else 5; 1 in the live modes)"),
+		horizon: fs.Duration("horizon", 0, "virtual mode: the virtual time every run trains for (default: what the slowest paradigm needs for --epochs)"),
+		params:  fs.Int("params", 0, "sim mode with a network: the model's size in values that the transfers move (default: --model's)"),
+	}
 }
 
 func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr io.Writer) error {
 	tf, list, scen, mode, iters, dur, out, seeds, horizon := f.tf, f.list, f.scen, f.mode, f.iters, f.dur, f.out, f.seeds, f.horizon
 	given := setFlags(fs) // before the scenario sets its own
+	if f.live != nil {
+		// pacer check: its job is checked as virtual mode's (the
+		// prediction); the live side runs the same.
+		if given["mode"] {
+			return usage(fmt.Errorf("--mode: pacer check runs both virtual time and --live %s", *f.live))
+		}
+		if *f.live != "inproc" && *f.live != "tcp" {
+			return usage(fmt.Errorf("--live=%q: want inproc or tcp", *f.live))
+		}
+		*mode = "virtual"
+	}
 	if err := checkCompareModeFlags(*mode, given); err != nil {
 		return usage(err)
 	}
@@ -131,6 +150,9 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	if cc.Seeds == 0 {
 		cc.Seeds = compare.DefaultSeeds(*mode)
+		if f.live != nil {
+			cc.Seeds = compare.DefaultSeeds(*f.live) // every seed also runs live, in real time
+		}
 	}
 	if err := cc.Job.Fill(); err != nil {
 		return usage(err)
@@ -174,9 +196,17 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 			cc.Flags[f.Name] = f.Value.String()
 		}
 	})
+	if f.live != nil {
+		if err := check.Validate(cc, *f.live); err != nil {
+			return usage(err)
+		}
+	}
 	undo, err := prepareOut(*out)
 	if err != nil {
 		return usage(err)
+	}
+	if f.live != nil {
+		return runCheck(cc, *f.live, *out, args, undo, stdout, stderr)
 	}
 	pr := newProgress(stderr)
 	pr.start(int64(len(cc.Specs)*cc.Seeds), true)

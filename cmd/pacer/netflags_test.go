@@ -81,3 +81,20 @@ func TestSimWithNetwork(t *testing.T) {
 		t.Errorf("virtual seconds: none %.3f, 10 Gbit/s %.3f, 100 Mbit/s %.3f", tn, tf, ts)
 	}
 }
+
+// pacer check refuses what it cannot run as asked, before running anything.
+func TestCheckRefuses(t *testing.T) {
+	base := []string{"check", "--paradigms", "bsp;asp", "--workers", "2", "--dataset", "synthetic"}
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--mode", []string{"--mode", "sim"}},
+		{"--live", []string{"--live", "virtual"}},
+		{"server delays", []string{"--server-delay", "spike"}},
+		{"network", []string{"--link", "rate=1Gbit"}},
+		{"--fail", []string{"--fail", "1@1s"}},
+	} {
+		refused(t, c.want, append(append([]string{}, base...), c.args...)...)
+	}
+}

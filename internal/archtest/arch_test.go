@@ -84,7 +84,7 @@ var layer = map[string]int{
 	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3,
 	"train": 4, "live": 4,
 	"launch":  5,
-	"compare": 6, "report": 6, "chaos": 6,
+	"compare": 6, "report": 6, "chaos": 6, "check": 6,
 	"cmd/pacer": 7,
 }
 
@@ -100,6 +100,7 @@ var narrower = map[string][]string{
 	"job":      {"paradigm", "optim", "timing", "network", "data"},
 	"scenario": {"job", "paradigm", "network"},
 	"runstats": {"scenario"},
+	"check":    {"compare", "runstats"},
 }
 
 // forbidden are imports the layers alone would allow that the table rules

@@ -1,0 +1,252 @@
+// Package check holds pacer's prediction against a live run (issue 12):
+// one comparison run twice with the same job, seeds and timing model,
+// once in virtual time (the prediction) and once on the live runtime,
+// whose workers stretch their real iterations to the same model (the
+// measurement), and the two set side by side per paradigm.
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/runstats"
+)
+
+// DefaultBase is the iteration time unit of a check that names none: the
+// prediction needs an absolute one, and the live workers' stretch must
+// exceed their real step (about a millisecond for the MLP here) for the
+// model's times to be the ones they run at.
+const DefaultBase = 20 * time.Millisecond
+
+// Metrics are one paradigm's figures on one side: medians over seeds,
+// but StalenessMax, the largest of any seed.
+type Metrics struct {
+	Throughput    float64  `json:"throughput"`     // pushes per second (virtual or wall)
+	WaitFraction  float64  `json:"wait_fraction"`  // share of worker time held
+	StalenessMean float64  `json:"staleness_mean"` // updates between a gradient's read and its apply
+	StalenessMax  int64    `json:"staleness_max"`
+	TimeToTarget  *float64 `json:"time_to_target,omitempty"` // seconds; nil: not reached (or no target)
+}
+
+// Paradigm is one paradigm's prediction and measurement.
+type Paradigm struct {
+	Paradigm  string  `json:"paradigm"`
+	Predicted Metrics `json:"predicted"`
+	Measured  Metrics `json:"measured"`
+	// ThroughputRatio is measured over predicted throughput.
+	ThroughputRatio float64 `json:"throughput_ratio"`
+	// WaitGap is the measured waiting share minus the predicted, in
+	// points of worker time.
+	WaitGap float64 `json:"wait_gap_points"`
+	// ExtraPerIteration is how much longer a live worker's iteration
+	// took than the prediction's, on average (seconds; negative: shorter).
+	ExtraPerIteration float64 `json:"extra_per_iteration_seconds"`
+}
+
+// Result is a check: per paradigm, and the throughput ranking each side
+// gives.
+type Result struct {
+	Live             string     `json:"live"` // inproc | tcp
+	Base             string     `json:"base"`
+	Seeds            []uint64   `json:"seeds"`
+	Paradigms        []Paradigm `json:"paradigms"`
+	PredictedRanking []string   `json:"predicted_ranking"` // by throughput, highest first
+	MeasuredRanking  []string   `json:"measured_ranking"`
+	SameRanking      bool       `json:"same_ranking"`
+	// Why says, in sentences, where the two differ and what the
+	// prediction leaves out.
+	Why []string `json:"why"`
+	// The two comparisons in full (their own reports).
+	Predicted *runstats.Summary `json:"-"`
+	Measured  *runstats.Summary `json:"-"`
+}
+
+// ErrNotEmulated refuses what the live runtime cannot yet carry out.
+var ErrNotEmulated = errors.New("check: not emulated in the live modes yet")
+
+// Validate refuses a check that cannot run as asked.
+func Validate(c compare.Config, live string) error {
+	if live != compare.Inproc && live != compare.TCP {
+		return fmt.Errorf("check: live mode %q: want inproc or tcp", live)
+	}
+	if c.Job.ServerDelay != "" || c.Job.Network != nil {
+		return fmt.Errorf("%w: server delays and the network (the prediction would charge what the live run does not emulate); leave them out of a check", ErrNotEmulated)
+	}
+	return nil
+}
+
+// Run predicts c in virtual time and measures it live (live: "inproc" or
+// "tcp"), the same paradigms, job and seeds. c.Mode is ignored; a zero
+// timing base becomes DefaultBase for both.
+func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
+	if err := Validate(c, live); err != nil {
+		return nil, err
+	}
+	j := &c.Job
+	if j.Timing.Base == 0 {
+		j.Timing.Base = DefaultBase
+	}
+	pc, lc := c, c
+	pc.Mode, lc.Mode = compare.Virtual, live
+	pc.Horizon = 0 // the default: the slowest paradigm's time for the epochs
+	say := c.Progress
+	if say != nil {
+		say(fmt.Sprintf("check: predicting %d paradigm(s) × %d seed(s) in virtual time", len(c.Specs), c.Seeds))
+	}
+	pred, err := compare.Run(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("check: the prediction: %w", err)
+	}
+	if say != nil {
+		say(fmt.Sprintf("check: measuring the same on the live runtime (%s mode)", live))
+	}
+	meas, err := compare.Run(ctx, lc)
+	if err != nil {
+		return nil, fmt.Errorf("check: the live runs: %w", err)
+	}
+	return Join(pred, meas, live, j.Timing.Base, j.Workers), nil
+}
+
+// Join sets two comparisons of the same paradigms side by side.
+func Join(pred, meas *runstats.Summary, live string, base time.Duration, workers int) *Result {
+	r := &Result{Live: live, Base: base.String(), Seeds: pred.Seeds, Predicted: pred, Measured: meas}
+	for _, ps := range pred.Paradigms {
+		i := slices.IndexFunc(meas.Paradigms, func(m runstats.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
+		if i < 0 {
+			continue
+		}
+		p := Paradigm{Paradigm: ps.Paradigm, Predicted: metrics(pred, ps), Measured: metrics(meas, meas.Paradigms[i])}
+		if p.Predicted.Throughput > 0 {
+			p.ThroughputRatio = p.Measured.Throughput / p.Predicted.Throughput
+		}
+		p.WaitGap = 100 * (p.Measured.WaitFraction - p.Predicted.WaitFraction)
+		if p.Predicted.Throughput > 0 && p.Measured.Throughput > 0 {
+			// Each worker's iteration time is workers / (pushes per second).
+			k := float64(workers)
+			p.ExtraPerIteration = k/p.Measured.Throughput - k/p.Predicted.Throughput
+		}
+		r.Paradigms = append(r.Paradigms, p)
+	}
+	r.PredictedRanking = ranking(r.Paradigms, func(p Paradigm) float64 { return p.Predicted.Throughput })
+	r.MeasuredRanking = ranking(r.Paradigms, func(p Paradigm) float64 { return p.Measured.Throughput })
+	r.SameRanking = slices.Equal(r.PredictedRanking, r.MeasuredRanking)
+	r.Why = why(r)
+	return r
+}
+
+func metrics(s *runstats.Summary, ps runstats.ParadigmStats) Metrics {
+	m := Metrics{Throughput: med(ps.Throughput), WaitFraction: med(ps.WaitFraction), StalenessMean: med(ps.StalenessMean)}
+	for i := range s.Runs {
+		if s.Runs[i].Paradigm == ps.Paradigm {
+			m.StalenessMax = max(m.StalenessMax, s.Runs[i].StalenessMax)
+		}
+	}
+	if ps.TimeToTarget != nil && ps.TimeToTarget.Median != nil {
+		v := *ps.TimeToTarget.Median
+		m.TimeToTarget = &v
+	}
+	return m
+}
+
+func med(iv runstats.Interval) float64 {
+	if iv.Median == nil {
+		return 0
+	}
+	return *iv.Median
+}
+
+// ranking orders the paradigms by f, highest first; ties keep the
+// comparison's order.
+func ranking(ps []Paradigm, f func(Paradigm) float64) []string {
+	order := slices.Clone(ps)
+	slices.SortStableFunc(order, func(a, b Paradigm) int {
+		switch {
+		case f(a) > f(b):
+			return -1
+		case f(a) < f(b):
+			return 1
+		}
+		return 0
+	})
+	out := make([]string, len(order))
+	for i, p := range order {
+		out[i] = p.Paradigm
+	}
+	return out
+}
+
+// Tolerances of the issue's acceptance: throughput within 10%, waiting
+// within 5 points.
+const (
+	ThroughputTolerance = 0.10
+	WaitTolerance       = 5.0
+)
+
+func why(r *Result) []string {
+	var out []string
+	for _, p := range r.Paradigms {
+		off := p.ThroughputRatio < 1-ThroughputTolerance || p.ThroughputRatio > 1+ThroughputTolerance
+		if off {
+			out = append(out, fmt.Sprintf("%s: live throughput %.0f%% of the prediction: a live iteration took %.1f ms longer than the model's. "+
+				"The prediction charges only the timing model's compute; the live run also pays its real pushes, pulls, applies and "+
+				"coordination, and any real step longer than --base (%s).", p.Paradigm, 100*p.ThroughputRatio, 1e3*p.ExtraPerIteration, r.Base))
+		}
+		if p.WaitGap > WaitTolerance || p.WaitGap < -WaitTolerance {
+			out = append(out, fmt.Sprintf("%s: live workers waited %.1f points %s than predicted.", p.Paradigm, abs(p.WaitGap), moreLess(p.WaitGap)))
+		}
+	}
+	if !r.SameRanking {
+		out = append(out, fmt.Sprintf("The throughput rankings differ: predicted %v, measured %v.", r.PredictedRanking, r.MeasuredRanking))
+	}
+	if len(out) == 0 {
+		out = append(out, fmt.Sprintf("Every paradigm's live throughput is within %.0f%% of the prediction and its waiting within %.0f points, and the rankings agree.",
+			100*ThroughputTolerance, WaitTolerance))
+	}
+	return out
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func moreLess(x float64) string {
+	if x > 0 {
+		return "more"
+	}
+	return "less"
+}
+
+// Markdown is the check as a table, the two rankings and the reasons.
+func (r *Result) Markdown() string {
+	var b []byte
+	add := func(format string, a ...any) { b = fmt.Appendf(b, format, a...) }
+	add("| paradigm | pushes/s predicted | measured | ratio | wait predicted | measured | staleness mean predicted | measured | max predicted | measured | time to target predicted | measured |\n")
+	add("| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, p := range r.Paradigms {
+		add("| %s | %.1f | %.1f | %.2f | %.1f%% | %.1f%% | %.2f | %.2f | %d | %d | %s | %s |\n", p.Paradigm,
+			p.Predicted.Throughput, p.Measured.Throughput, p.ThroughputRatio, 100*p.Predicted.WaitFraction, 100*p.Measured.WaitFraction,
+			p.Predicted.StalenessMean, p.Measured.StalenessMean, p.Predicted.StalenessMax, p.Measured.StalenessMax,
+			secs(p.Predicted.TimeToTarget), secs(p.Measured.TimeToTarget))
+	}
+	add("\nMedians over seeds %v (staleness max: the largest of any seed); predicted in virtual seconds, measured in wall seconds on the live runtime (%s mode), iterations in units of %s.\n\n",
+		r.Seeds, r.Live, r.Base)
+	add("Throughput ranking: predicted %v, measured %v (%s).\n\n", r.PredictedRanking, r.MeasuredRanking, map[bool]string{true: "the same", false: "different"}[r.SameRanking])
+	for _, w := range r.Why {
+		add("- %s\n", w)
+	}
+	return string(b)
+}
+
+func secs(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f s", *v)
+}

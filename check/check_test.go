@@ -1,0 +1,105 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+func iv(v float64) runstats.Interval { return runstats.Interval{Median: &v} }
+
+func summary(thr, wait map[string]float64, order ...string) *runstats.Summary {
+	s := &runstats.Summary{Seeds: []uint64{1}}
+	for _, p := range order {
+		s.Paradigms = append(s.Paradigms, runstats.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
+		s.Runs = append(s.Runs, runstats.Run{Paradigm: p, StalenessMax: 3})
+	}
+	return s
+}
+
+// Join: ratios, gaps, the extra time per iteration, the rankings, and a
+// reason for every figure out of tolerance.
+func TestJoin(t *testing.T) {
+	pred := summary(map[string]float64{"bsp": 50, "asp": 100}, map[string]float64{"bsp": 0.4, "asp": 0}, "bsp", "asp")
+	close := summary(map[string]float64{"bsp": 48, "asp": 95}, map[string]float64{"bsp": 0.42, "asp": 0.02}, "bsp", "asp")
+	r := Join(pred, close, "tcp", 20*time.Millisecond, 2)
+	if !r.SameRanking || len(r.Paradigms) != 2 || r.Paradigms[0].ThroughputRatio != 0.96 || len(r.Why) != 1 || !strings.Contains(r.Why[0], "within 10%") {
+		t.Errorf("a close measurement: %+v", r)
+	}
+	// 2 workers at 50 → 25 pushes/s: an iteration took 2/25 − 2/50 = 40 ms more.
+	far := summary(map[string]float64{"bsp": 25, "asp": 20}, map[string]float64{"bsp": 0.6, "asp": 0}, "bsp", "asp")
+	r = Join(pred, far, "tcp", 20*time.Millisecond, 2)
+	if r.SameRanking || r.MeasuredRanking[0] != "bsp" || r.PredictedRanking[0] != "asp" {
+		t.Errorf("rankings %v / %v", r.PredictedRanking, r.MeasuredRanking)
+	}
+	if d := r.Paradigms[0].ExtraPerIteration - 0.04; d > 1e-12 || d < -1e-12 {
+		t.Errorf("extra per iteration %v, want 0.04 s", r.Paradigms[0].ExtraPerIteration)
+	}
+	text := strings.Join(r.Why, "\n")
+	for _, w := range []string{"bsp: live throughput 50%", "40.0 ms longer", "waited 20.0 points more", "rankings differ"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("the reasons do not say %q:\n%s", w, text)
+		}
+	}
+	if md := r.Markdown(); !strings.Contains(md, "| bsp | 50.0 | 25.0 | 0.50 |") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// Run end to end on the live runtime in this process: the same paradigms
+// and seeds on both sides, the live workers stretched to the model; and
+// what the live runtime cannot emulate is refused before anything runs.
+func TestRunInproc(t *testing.T) {
+	specs := []paradigm.Spec{}
+	for _, s := range []string{"bsp", "asp"} {
+		sp, err := paradigm.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		specs = append(specs, sp)
+	}
+	c := compare.Config{Specs: specs, Seeds: 1, Job: job.Config{Workers: 3, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 1200, TestLimit: 300,
+		Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1, EvalEvery: 0.5, Timing: timing.WorkerSpec{Speeds: []float64{1, 1, 2.5}}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, c, compare.Inproc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", r.Markdown())
+	if len(r.Paradigms) != 2 || r.Base != DefaultBase.String() || r.Predicted == nil || r.Measured == nil {
+		t.Fatalf("result %+v", r)
+	}
+	for _, p := range r.Paradigms {
+		if p.Predicted.Throughput <= 0 || p.Measured.Throughput <= 0 {
+			t.Errorf("%s: throughput predicted %v, measured %v", p.Paradigm, p.Predicted.Throughput, p.Measured.Throughput)
+		}
+		// The live side pays real work on top of the model's compute:
+		// it can be slower than predicted, never much faster.
+		if p.ThroughputRatio > 1.15 {
+			t.Errorf("%s: live throughput %.2f× the prediction", p.Paradigm, p.ThroughputRatio)
+		}
+	}
+	for _, bad := range []func(*compare.Config){
+		func(c *compare.Config) { c.Job.ServerDelay = "spike" },
+		func(c *compare.Config) { c.Job.Network = &network.Spec{Default: network.DefaultLink} },
+	} {
+		cc := c
+		bad(&cc)
+		if _, err := Run(ctx, cc, compare.Inproc); !errors.Is(err, ErrNotEmulated) {
+			t.Errorf("%v, want ErrNotEmulated", err)
+		}
+	}
+	if _, err := Run(ctx, c, "virtual"); err == nil {
+		t.Error("a check measured in virtual mode accepted")
+	}
+}
