@@ -35,6 +35,13 @@ func TestJoin(t *testing.T) {
 	if !r.SameRanking || len(r.Paradigms) != 2 || r.Paradigms[0].ThroughputRatio != 0.96 || len(r.Why) != 1 || !strings.Contains(r.Why[0], "within 10%") {
 		t.Errorf("a close measurement: %+v", r)
 	}
+	// Predicted within 5% of each other: a tie, whichever way round the
+	// measurement puts them.
+	tie := summary(map[string]float64{"bsp": 100, "asp": 98}, map[string]float64{}, "bsp", "asp")
+	swapped := summary(map[string]float64{"bsp": 90, "asp": 92}, map[string]float64{}, "bsp", "asp")
+	if r := Join(tie, swapped, "tcp", 20*time.Millisecond, 2); !r.SameRanking {
+		t.Errorf("a predicted tie measured the other way round: %v", r.Inversions)
+	}
 	// 2 workers at 50 → 25 pushes/s: an iteration took 2/25 − 2/50 = 40 ms more.
 	far := summary(map[string]float64{"bsp": 25, "asp": 20}, map[string]float64{"bsp": 0.6, "asp": 0}, "bsp", "asp")
 	r = Join(pred, far, "tcp", 20*time.Millisecond, 2)
@@ -45,7 +52,7 @@ func TestJoin(t *testing.T) {
 		t.Errorf("extra per iteration %v, want 0.04 s", r.Paradigms[0].ExtraPerIteration)
 	}
 	text := strings.Join(r.Why, "\n")
-	for _, w := range []string{"bsp: live throughput 50%", "40.0 ms longer", "waited 20.0 points more", "rankings differ"} {
+	for _, w := range []string{"bsp: live throughput 50%", "40.0 ms longer", "waiting 20.0 points more", "rankings differ", "bsp over asp"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the reasons do not say %q:\n%s", w, text)
 		}
