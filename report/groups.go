@@ -73,6 +73,22 @@ func typical(g pgroup) runstats.Run {
 			ts.Compute, ts.Push, ts.Gate, ts.Pull, ts.Server = ts.Compute+x.Compute, ts.Push+x.Push, ts.Gate+x.Gate, ts.Pull+x.Pull, ts.Server+x.Server
 		}
 	}
+	// Each shard link's busy share, in and out: the median over seeds.
+	for sh := 0; sh < len(g.runs[0].ShardLinkIn); sh++ {
+		in := med(g.runs, func(x *runstats.Run) float64 {
+			if sh < len(x.ShardLinkIn) {
+				return x.ShardLinkIn[sh]
+			}
+			return 0
+		})
+		out := med(g.runs, func(x *runstats.Run) float64 {
+			if sh < len(x.ShardLinkOut) {
+				return x.ShardLinkOut[sh]
+			}
+			return 0
+		})
+		r.ShardLinkIn, r.ShardLinkOut = append(r.ShardLinkIn, in), append(r.ShardLinkOut, out)
+	}
 	if nts > 0 {
 		f := 1 / float64(nts)
 		r.TimeSplit = &runstats.TimeSplit{Compute: ts.Compute * f, Push: ts.Push * f, Gate: ts.Gate * f, Pull: ts.Pull * f, Server: ts.Server * f}

@@ -241,3 +241,66 @@ func timeSplitPlot(runs []runstats.Run) (figure, error) {
 		"Network: " + runs[0].Network + "."
 	return figure{name: FileSplit, title: "Where the time went", caption: caption, png: png}, err
 }
+
+// linksPlot shows, per paradigm, how busy the shards' links were: the
+// share of the run each spent receiving pushes and sending pulls (the
+// mean over shards of the median over seeds).
+func linksPlot(runs []runstats.Run) (figure, error) {
+	n := len(runs)
+	p := newPlot("How busy the shards' links were", "share of the run a shard's link spent moving data (mean over shards)", "")
+	p.X.Tick.Marker = percentTicks{scale: 100, upTo: 1}
+	p.Add(grid(true, false))
+	series := []struct {
+		name string
+		get  func(*runstats.Run) []float64
+	}{
+		{"receiving pushes", func(r *runstats.Run) []float64 { return r.ShardLinkIn }},
+		{"sending pulls", func(r *runstats.Run) []float64 { return r.ShardLinkOut }},
+	}
+	h, bar := barLayout(n, len(series))
+	var lxy plotter.XYs
+	var ltxt []string
+	for s, se := range series {
+		vals := make(plotter.Values, n)
+		for i := range runs {
+			if v := se.get(&runs[i]); len(v) > 0 {
+				sum := 0.0
+				for _, x := range v {
+					sum += x
+				}
+				vals[n-1-i] = sum / float64(len(v))
+				off := (float64(len(series)-1)/2 - float64(s)) * 0.8 / float64(len(series))
+				lxy = append(lxy, plotter.XY{X: vals[n-1-i], Y: pos(n, i) + off})
+				ltxt = append(ltxt, pct(vals[n-1-i]))
+			}
+		}
+		b, err := plotter.NewBarChart(vals, bar)
+		if err != nil {
+			return figure{}, fmt.Errorf("report: link bars: %w", err)
+		}
+		b.Horizontal = true
+		b.Color = palette[(s+5)%len(palette)]
+		b.LineStyle = draw.LineStyle{Color: color.White, Width: vg.Points(0.5)}
+		b.Offset = (vg.Length(len(series)-1)/2 - vg.Length(s)) * bar
+		p.Add(b)
+		p.Legend.Add(se.name, b)
+	}
+	labels, err := valueLabels(lxy, ltxt)
+	if err != nil {
+		return figure{}, err
+	}
+	p.Add(labels)
+	categories(p, runs, func(r *runstats.Run) string {
+		if len(r.ShardLinkIn) == 0 {
+			return " (no network)"
+		}
+		return ""
+	})
+	p.X.Min, p.X.Max = 0, 1.5
+	p.Legend.Top = true
+	p.Legend.XOffs = -vg.Points(6)
+	png, err := renderPNG(p, h)
+	caption := "With a network, each pair of bars is a paradigm's shard links: the share of the run they spent " +
+		"receiving pushes and sending pulls. Near 100% the links, not the workers, set the pace."
+	return figure{name: FileLinks, title: "Shard links", caption: caption, png: png}, err
+}

@@ -32,6 +32,7 @@ const (
 	FileStale    = "staleness.png"
 	FileThru     = "throughput.png"
 	FileSplit    = "time_split.png" // runs with a network only
+	FileLinks    = "links.png"      // runs with a network only
 	FileMarkdown = "summary.md"
 	FileJSON     = "summary.json"
 	FileCSV      = "curves.csv"
@@ -65,7 +66,7 @@ func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	for _, name := range []string{FileAccuracy, FileBands, FileCSV, FileSplit} {
+	for _, name := range []string{FileAccuracy, FileBands, FileCSV, FileSplit, FileLinks} {
 		if !hasFile(files, name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
@@ -122,11 +123,13 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 		plots = append(plots, fig)
 	}
 	if slices.ContainsFunc(typ, func(r runstats.Run) bool { return r.TimeSplit != nil }) {
-		fig, err := timeSplitPlot(typ)
-		if err != nil {
-			return nil, err
+		for _, mk := range []func([]runstats.Run) (figure, error){timeSplitPlot, linksPlot} {
+			fig, err := mk(typ)
+			if err != nil {
+				return nil, err
+			}
+			plots = append(plots, fig)
 		}
-		plots = append(plots, fig)
 	}
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {

@@ -20,17 +20,18 @@ func TestTimeSplitPlot(t *testing.T) {
 		c := 0.2 + 0.1*float64(i%3)
 		sum.Runs[i].TimeSplit = &runstats.TimeSplit{Compute: c, Push: 0.1, Gate: 0.5 - c, Pull: 0.3, Server: 0.1}
 		sum.Runs[i].Network = "rate=1Gbit,latency=50µs; apply 2e+09 floats/s"
+		sum.Runs[i].ShardLinkIn, sum.Runs[i].ShardLinkOut = []float64{0.6, 0.4}, []float64{0.5, 0.5}
 	}
 	paths, err := Write(dir, Scenario{Title: "net"}, sum)
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := readAll(t, paths)
-	if len(files[FileSplit]) == 0 {
-		t.Fatalf("no %s among %v", FileSplit, paths)
+	if len(files[FileSplit]) == 0 || len(files[FileLinks]) == 0 {
+		t.Fatalf("no %s or %s among %v", FileSplit, FileLinks, paths)
 	}
 	page := string(files[FileHTML])
-	for _, w := range []string{"Where the time went", "rate=1Gbit", "held by the gate"} {
+	for _, w := range []string{"Where the time went", "rate=1Gbit", "held by the gate", "Shard links", "receiving pushes"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("report.html does not say %q", w)
 		}
@@ -38,7 +39,9 @@ func TestTimeSplitPlot(t *testing.T) {
 	if _, err := Write(dir, Scenario{Title: "no net"}, simSummary(3)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, FileSplit)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s left beside a report without a network: %v", FileSplit, err)
+	for _, f := range []string{FileSplit, FileLinks} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left beside a report without a network: %v", f, err)
+		}
 	}
 }
