@@ -201,14 +201,26 @@ func (n *Net) Shard(i int) ShardLink {
 	return ShardLink{BytesIn: n.sBytesIn[i], BytesOut: n.sBytesOut[i], BusyIn: n.sBusyIn[i], BusyOut: n.sBusyOut[i]}
 }
 
-// BlockBytes is the bytes of each shard's push or pull of a model of
-// params values cut into shards near-equal ranges (job.Ranges' cut): 4
-// bytes a value plus the frame header.
-func BlockBytes(params, shards int) []int64 {
-	out := make([]int64, shards)
+// BlockFloats is the values of each shard's block of a model of params
+// values cut into shards near-equal ranges (job.Ranges' cut).
+func BlockFloats(params, shards int) []int {
+	out := make([]int, shards)
 	for i := range out {
-		lo, hi := i*params/shards, (i+1)*params/shards
-		out[i] = int64(hi-lo)*4 + HeaderBytes
+		out[i] = (i+1)*params/shards - i*params/shards
+	}
+	return out
+}
+
+// FrameBytes is what a push or pull of a block of n values moves: 4 bytes
+// a value plus the frame header.
+func FrameBytes(n int) int64 { return int64(n)*4 + HeaderBytes }
+
+// BlockBytes is FrameBytes of each of BlockFloats' blocks.
+func BlockBytes(params, shards int) []int64 {
+	fl := BlockFloats(params, shards)
+	out := make([]int64, len(fl))
+	for i, n := range fl {
+		out[i] = FrameBytes(n)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package network
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -148,6 +149,16 @@ func ParseSpec(link string, workers, shards []string, applyRate float64) (Spec, 
 	return s, nil
 }
 
+// Overrides writes m's links as ParseOverride reads them ("I:fields"),
+// in index order.
+func Overrides(m map[int]Link) []string {
+	var out []string
+	for _, i := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, fmt.Sprintf("%d:%s", i, m[i]))
+	}
+	return out
+}
+
 // String describes s in one line, overrides in index order.
 func (s *Spec) String() string {
 	var b strings.Builder
@@ -156,12 +167,7 @@ func (s *Spec) String() string {
 		what string
 		m    map[int]Link
 	}{{"worker", s.Workers}, {"shard", s.Shards}} {
-		idx := make([]int, 0, len(o.m))
-		for i := range o.m {
-			idx = append(idx, i)
-		}
-		slices.Sort(idx)
-		for _, i := range idx {
+		for _, i := range slices.Sorted(maps.Keys(o.m)) {
 			fmt.Fprintf(&b, "; %s %d %s", o.what, i, o.m[i])
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -83,21 +82,7 @@ func NetworkOf(s *network.Spec) *Network {
 		return nil
 	}
 	rate := s.ApplyRate
-	n := &Network{Link: s.Default.String(), ApplyRate: &rate}
-	for _, o := range []struct {
-		m   map[int]network.Link
-		out *[]string
-	}{{s.Workers, &n.WorkerLinks}, {s.Shards, &n.ShardLinks}} {
-		idx := make([]int, 0, len(o.m))
-		for i := range o.m {
-			idx = append(idx, i)
-		}
-		slices.Sort(idx)
-		for _, i := range idx {
-			*o.out = append(*o.out, fmt.Sprintf("%d:%s", i, o.m[i]))
-		}
-	}
-	return n
+	return &Network{Link: s.Default.String(), WorkerLinks: network.Overrides(s.Workers), ShardLinks: network.Overrides(s.Shards), ApplyRate: &rate}
 }
 
 // Specs parses the scenario's paradigms.

@@ -36,7 +36,7 @@ type Config struct {
 	// (package network); nil: transfers are instant (--network none).
 	Network *network.Spec
 	// Params is the model's size in values: shard i's push and pull move
-	// its share (network.BlockBytes). Needed with Network.
+	// its share (network.BlockFloats). Needed with Network.
 	Params int
 
 	Learner Learner // nil: timing only, no gradient math

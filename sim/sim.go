@@ -90,7 +90,6 @@ type engine struct {
 	removed int
 	stopped bool
 	net     *network.Net // nil: instant transfers
-	block   []int64      // with net: bytes of each shard's push and pull
 	floats  []int        // with net: values of each shard's block
 }
 
@@ -131,11 +130,7 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 		if e.net, err = network.New(*cfg.Network, cfg.Workers, cfg.Shards); err != nil {
 			return nil, err
 		}
-		e.block = network.BlockBytes(cfg.Params, cfg.Shards)
-		e.floats = make([]int, cfg.Shards)
-		for i := range e.floats {
-			e.floats[i] = int(e.block[i]-network.HeaderBytes) / 4
-		}
+		e.floats = network.BlockFloats(cfg.Params, cfg.Shards)
 	}
 	for p := range e.ws {
 		e.ws[p] = worker{read: make([]uint64, cfg.Shards), used: make([]uint64, cfg.Shards), pending: make([]bool, cfg.Shards), first: true, tickArmed: -1}
@@ -283,7 +278,7 @@ func (e *engine) serve(p, i int) {
 	if e.net != nil {
 		w := &e.ws[p]
 		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+max(0, e.net.ApplyFree(i)-e.now)+d)
-		e.q.push(event{at: e.net.Pull(e.now+d, i, p, e.block[i]), key: mkKey(evPullArrive, p, i), v: v})
+		e.q.push(event{at: e.net.Pull(e.now+d, i, p, network.FrameBytes(e.floats[i])), key: mkKey(evPullArrive, p, i), v: v})
 		return
 	}
 	if d > 0 {
@@ -405,7 +400,7 @@ func (e *engine) computeDone(p int) {
 		// acknowledged its block.
 		w.acks, w.ackAt = len(e.ss), 0
 		for i := range e.ss {
-			e.q.push(event{at: e.net.Push(e.now, p, i, e.block[i]), key: mkKey(evPushArrive, p, i)})
+			e.q.push(event{at: e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), key: mkKey(evPushArrive, p, i)})
 		}
 		return
 	}
