@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -210,7 +211,7 @@ func why(r *Result) []string {
 			parts = append(parts, fmt.Sprintf("live throughput %.0f%% of the prediction (an iteration %.1f ms longer)", 100*p.ThroughputRatio, 1e3*p.ExtraPerIteration))
 		}
 		if p.WaitGap > WaitTolerance || p.WaitGap < -WaitTolerance {
-			parts = append(parts, fmt.Sprintf("waiting %.1f points %s", abs(p.WaitGap), moreLess(p.WaitGap)))
+			parts = append(parts, fmt.Sprintf("waiting %.1f points %s", math.Abs(p.WaitGap), moreLess(p.WaitGap)))
 		}
 		if len(parts) > 0 {
 			out = append(out, p.Paradigm+": "+strings.Join(parts, "; ")+".")
@@ -229,13 +230,6 @@ func why(r *Result) []string {
 			100*ThroughputTolerance, WaitTolerance))
 	}
 	return out
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 func moreLess(x float64) string {
