@@ -45,7 +45,8 @@ func writeFloats(w *bufio.Writer, f []float32) error {
 	return nil
 }
 
-func readFloats(r *bufio.Reader, f []float32) error {
+func (rd *Reader) readFloats(f []float32, _ bool) error {
+	r := rd.br
 	chunk := r.Size() / 4
 	for len(f) > 0 {
 		n := min(chunk, len(f))

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // sampleFrames returns one representative frame of every message type.
@@ -407,4 +408,52 @@ func overLimit() int {
 	n := MaxPayloadLimit
 	n++
 	return n
+}
+
+// TestLargePayloadsPastTheBuffer reads float payloads larger than the
+// reader's buffer, which bypass it, between small frames that share it,
+// from a source that answers in short reads; a stream cut inside such a
+// payload is a truncation.
+func TestLargePayloadsPastTheBuffer(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, 4096, 0)
+	var want []Frame
+	for i, n := range []int{5000, 3, 1024, 1023, 700, 20000, 0, 511} {
+		f := Frame{Type: MsgPush, Worker: int32(i), Count: uint32(n), Floats: make([]float32, n)}
+		for j := range f.Floats {
+			f.Floats[j] = float32(i*100000 + j)
+		}
+		want = append(want, f, Frame{Type: MsgHeartbeat, Worker: int32(i), Tag: uint64(i)})
+	}
+	for i := range want {
+		if _, err := w.WriteFrame(&want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	whole := buf.Bytes()
+	for _, src := range []struct {
+		name string
+		r    io.Reader
+	}{
+		{"whole", bytes.NewReader(whole)},
+		{"halves", iotest.HalfReader(bytes.NewReader(whole))},
+		{"bytes", iotest.OneByteReader(bytes.NewReader(whole))},
+	} {
+		r := NewReader(src.r, 4096, 0)
+		var f Frame
+		for i := range want {
+			if err := r.ReadFrame(&f); err != nil || !sameFrame(f, want[i]) {
+				t.Fatalf("%s: frame %d: err=%v", src.name, i, err)
+			}
+		}
+		if err := r.ReadFrame(&f); err != io.EOF {
+			t.Fatalf("%s: after the last frame: %v, want io.EOF", src.name, err)
+		}
+	}
+	cut := whole[:HeaderSize+4*3000] // inside the first, 5000-float payload
+	var f Frame
+	if err := NewReader(iotest.HalfReader(bytes.NewReader(cut)), 4096, 0).ReadFrame(&f); !errors.Is(err, ErrTruncated) {
+		t.Fatalf("payload cut past the buffer: %v, want ErrTruncated", err)
+	}
 }

@@ -125,7 +125,7 @@ func (r *Reader) readPayload(h *header, f *Frame) error {
 		if r.piece != nil {
 			err = r.readPieces(f, f.FloatBuf(int(h.count)))
 		} else {
-			err = readFloats(r.br, f.FloatBuf(int(h.count)))
+			err = r.readFloats(f.FloatBuf(int(h.count)), r.large(int(h.count)))
 		}
 	} else {
 		f.Floats = f.Floats[:0]
@@ -137,14 +137,18 @@ func (r *Reader) readPayload(h *header, f *Frame) error {
 	return nil
 }
 
+// large says a float payload of n values is read past the buffer.
+func (r *Reader) large(n int) bool { return 4*n >= r.size/2 }
+
 // readPieces reads fs a piece at a time and hands each to the piece hook
 // while it is warm in the cache. After a refusal the rest is still read
 // (unchecked) so the next frame starts where it should.
 func (r *Reader) readPieces(f *Frame, fs []float32) error {
 	var refused error
+	large := r.large(len(fs))
 	for off := 0; off < len(fs); off += PieceFloats {
 		p := fs[off:min(off+PieceFloats, len(fs))]
-		if err := readFloats(r.br, p); err != nil {
+		if err := r.readFloats(p, large); err != nil {
 			return err
 		}
 		if refused == nil {
