@@ -35,7 +35,19 @@ func TestScenarioNetwork(t *testing.T) {
 	if given.Job.Network.Default != network.DefaultLink || given.Job.Network.Shards != nil {
 		t.Errorf("--link given, yet the scenario's network applied: %s", given.Job.Network)
 	}
-	for _, bad := range []*scenario.Network{{Link: "rate=0bit"}, {WorkerLinks: []string{"x:rate=1Gbit"}}, {Link: "speed=1Gbit"}} {
+	// none: true is instant transfers, whatever the command line's default;
+	// a run without a network writes it, so its rerun has none either.
+	sc.Network = &scenario.Network{None: true}
+	def := Config{Mode: Virtual, Job: job.Config{Seed: 1, Network: &network.Spec{Default: network.DefaultLink}}, Seeds: 1}
+	if err := ApplyScenario(&def, sc, func(string) bool { return false }); err != nil || def.Job.Network != nil {
+		t.Fatalf("none: true gave network %v (%v)", def.Job.Network, err)
+	}
+	if eff := Effective(&def); eff.Network == nil || !eff.Network.None {
+		t.Errorf("a run without a network is written as %+v, want none: true", eff.Network)
+	}
+	rate2 := 5e8
+	for _, bad := range []*scenario.Network{{Link: "rate=0bit"}, {WorkerLinks: []string{"x:rate=1Gbit"}}, {Link: "speed=1Gbit"},
+		{None: true, Link: "rate=1Gbit"}, {None: true, ApplyRate: &rate2}} {
 		sc.Network = bad
 		c := Config{Mode: Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
 		if err := ApplyScenario(&c, sc, func(string) bool { return false }); err == nil {

@@ -116,7 +116,7 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		if err != nil {
 			return fmt.Errorf("scenario %s: network: %w", sc.Name, err)
 		}
-		j.Network = &n
+		j.Network = n
 	}
 	if len(c.Specs) == 0 {
 		specs, err := sc.Specs()

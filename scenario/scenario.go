@@ -53,33 +53,47 @@ type Scenario struct {
 	// mode; default: the time the slowest paradigm needs for Epochs).
 	Horizon string `json:"horizon,omitempty"`
 	// Network is the cluster's network (virtual time and sim mode), in the
-	// link flags' syntax; absent: instant transfers.
+	// link flags' syntax; absent: the command line's (by default
+	// network.DefaultLink); none: true for instant transfers.
 	Network *Network `json:"network,omitempty"`
 }
 
 // Network is a scenario's network section: link is every link (--link),
 // worker_links and shard_links override one each ("3:rate=1Gbit"),
-// apply_rate is floats a second a shard applies (absent: the default).
+// apply_rate is floats a second a shard applies (absent: the default);
+// none: true is instant transfers (--network none), with no other field.
 type Network struct {
+	None        bool     `json:"none,omitempty"`
 	Link        string   `json:"link,omitempty"`
 	WorkerLinks []string `json:"worker_links,omitempty"`
 	ShardLinks  []string `json:"shard_links,omitempty"`
 	ApplyRate   *float64 `json:"apply_rate,omitempty"`
 }
 
-// Spec is the network the section describes.
-func (n *Network) Spec() (network.Spec, error) {
+// Spec is the network the section describes (nil: none, instant transfers).
+func (n *Network) Spec() (*network.Spec, error) {
+	if n.None {
+		if n.Link != "" || len(n.WorkerLinks) > 0 || len(n.ShardLinks) > 0 || n.ApplyRate != nil {
+			return nil, fmt.Errorf("none: true (instant transfers) with links or an apply rate: give one or the other")
+		}
+		return nil, nil
+	}
 	rate := network.DefaultApplyRate
 	if n.ApplyRate != nil {
 		rate = *n.ApplyRate
 	}
-	return network.ParseSpec(n.Link, n.WorkerLinks, n.ShardLinks, rate)
+	sp, err := network.ParseSpec(n.Link, n.WorkerLinks, n.ShardLinks, rate)
+	if err != nil {
+		return nil, err
+	}
+	return &sp, nil
 }
 
-// NetworkOf is the section that describes s (nil for nil).
+// NetworkOf is the section that describes s (nil: none: true, so that a
+// rerun of the scenario does not take the command line's default).
 func NetworkOf(s *network.Spec) *Network {
 	if s == nil {
-		return nil
+		return &Network{None: true}
 	}
 	rate := s.ApplyRate
 	return &Network{Link: s.Default.String(), WorkerLinks: network.Overrides(s.Workers), ShardLinks: network.Overrides(s.Shards), ApplyRate: &rate}

@@ -97,7 +97,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		}
 		*mode = "virtual"
 	}
-	if err := checkCompareModeFlags(*mode, given); err != nil {
+	if err := checkCompareModeFlags(*mode, given, tf.net.mode); err != nil {
 		return usage(err)
 	}
 	if *iters < 0 || *dur < 0 {
@@ -111,6 +111,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	// The flags as typed configuration; the scenario then fills what the
 	// command line left unset.
+	tf.net.live = *mode == "inproc" || *mode == "tcp" || f.live != nil // a check's prediction charges what its live run moves: no simulated links
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
 	if err != nil {
 		return usage(err)
@@ -252,7 +253,8 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 // on the command line: the simulator's run length and failures in virtual
 // mode, which trains for --epochs; the learning flags in sim mode, which
 // trains nothing.
-func checkCompareModeFlags(mode string, given map[string]bool) error {
+// network is --network's value.
+func checkCompareModeFlags(mode string, given map[string]bool, network string) error {
 	if given["params"] && mode != "sim" {
 		return fmt.Errorf("--params applies to compare --mode sim with a network; training moves its own model's size")
 	}
@@ -270,11 +272,11 @@ func checkCompareModeFlags(mode string, given map[string]bool) error {
 			return fmt.Errorf("--horizon applies to compare --mode virtual; sim mode's equal budget is --duration")
 		}
 		learning := learningFlags()
-		if slices.ContainsFunc(networkFlagNames, func(f string) bool { return given[f] }) {
+		if network != "none" || slices.ContainsFunc(networkFlagNames[1:], func(f string) bool { return given[f] }) {
 			// With a network the model's size is what its transfers move.
 			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" })
 		} else if given["params"] || given["model"] {
-			return fmt.Errorf("--params and --model size a network's transfers in sim mode: give --network on (or --link)")
+			return fmt.Errorf("--params and --model size a network's transfers in sim mode, which --network none leaves out")
 		}
 		return refuseGiven(given, learning, "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
 	case "inproc", "tcp":

@@ -22,11 +22,14 @@ type netFlags struct {
 	applyRate float64
 	params    int
 	model     string
+	// live: the job runs on the live server, which moves real bytes; the
+	// simulated network's default does not apply (its flags are refused).
+	live bool
 }
 
 func (n *netFlags) bindLinks(fs *pflag.FlagSet) {
 	n.fs = fs
-	fs.StringVar(&n.mode, "network", "none", "none (instant transfers) | on (the links below; default "+network.DefaultLink.String()+")")
+	fs.StringVar(&n.mode, "network", "on", "on (the links below; default "+network.DefaultLink.String()+") | none (instant transfers)")
 	fs.StringVar(&n.link, "link", "", "every link not overridden, as rate=RATE,latency=DURATION (e.g. rate=10Gbit,latency=50us); turns the network on")
 	fs.StringArrayVar(&n.workers, "worker-link", nil, "one worker's link, INDEX:rate=RATE,latency=DURATION (repeatable; fields left out keep --link's)")
 	fs.StringArrayVar(&n.shards, "shard-link", nil, "one shard's link, INDEX:rate=RATE,latency=DURATION (repeatable)")
@@ -39,9 +42,17 @@ func (n *netFlags) bindSize(fs *pflag.FlagSet) {
 }
 
 // links is the network the flags describe for a job of workers and
-// shards (nil: none).
+// shards (nil: none, and always in the live modes).
 func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
 	given := setFlags(n.fs)
+	if n.live {
+		for _, f := range networkFlagNames {
+			if given[f] {
+				return nil, fmt.Errorf("--%s: the live server moves real bytes over this machine's network; it does not emulate links yet (use --mode virtual)", f)
+			}
+		}
+		return nil, nil
+	}
 	shaping := given["link"] || given["worker-link"] || given["shard-link"] || given["apply-rate"]
 	switch n.mode {
 	case "none":
@@ -82,7 +93,7 @@ func (n *netFlags) simSpec(workers, shards int) (*network.Spec, int, error) {
 	given := setFlags(n.fs)
 	if s == nil {
 		if given["params"] || given["model"] {
-			return nil, 0, fmt.Errorf("--params and --model size the network's transfers: give --network on (or --link)")
+			return nil, 0, fmt.Errorf("--params and --model size the network's transfers, which --network none leaves out")
 		}
 		return nil, 0, nil
 	}

@@ -26,7 +26,8 @@ func TestNetworkFlagsRefused(t *testing.T) {
 		{"--apply-rate", []string{"--apply-rate", "-5"}},
 		{"--network", []string{"--network", "fast"}},
 		{"--network none", []string{"--network", "none", "--link", "rate=1Gbit"}},
-		{"--params", []string{"--params", "1000"}},
+		{"--params", []string{"--network", "none", "--params", "1000"}},
+		{"--model", []string{"--network", "none", "--model", "cnn"}},
 		{"--params", []string{"--network", "on", "--params", "0"}},
 		{"--params", []string{"--network", "on", "--params", "10", "--model", "cnn"}},
 		{"--model", []string{"--network", "on", "--model", "resnet"}},
@@ -39,19 +40,21 @@ func TestNetworkFlagsRefused(t *testing.T) {
 		want string
 		args []string
 	}{
-		{"--params", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--params", "1000"}},
+		{"--params", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--network", "none", "--params", "1000"}},
 		{"--params", []string{"compare", "--paradigms", "bsp", "--link", "rate=1Gbit", "--params", "1000"}},
 		{"params", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--link", "rate=1Gbit", "--params", "-3"}},
-		{"--model", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--model", "cnn"}},
+		{"--model", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--network", "none", "--model", "cnn"}},
 		{"--link", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--link", "rate=1Gbit"}},
+		{"--network", []string{"train", "--mode", "inproc", "--network", "on"}},
 		{"--shard-link", []string{"compare", "--paradigms", "bsp", "--shards", "2", "--shard-link", "3:rate=1Gbit"}},
 	} {
 		refused(t, c.want, c.args...)
 	}
 }
 
-// TestSimWithNetwork: pacer sim with a network says which, and moves the
-// model's bytes: a slow link makes the same BSP run take longer.
+// TestSimWithNetwork: pacer sim with a network (the default: 10 Gbit/s,
+// 50 µs) says which, and moves the model's bytes: a slow link makes the
+// same BSP run take longer; --network none is instant transfers.
 func TestSimWithNetwork(t *testing.T) {
 	run := func(extra ...string) map[string]any {
 		args := append([]string{"sim", "--paradigm", "bsp", "--workers", "4", "--base", "10ms", "--iterations", "20", "--json"}, extra...)
@@ -65,9 +68,12 @@ func TestSimWithNetwork(t *testing.T) {
 		}
 		return r
 	}
-	none, fast, slow := run(), run("--network", "on"), run("--link", "rate=100Mbit", "--model", "mlp")
+	none, fast, slow := run("--network", "none"), run(), run("--link", "rate=100Mbit", "--model", "mlp")
 	if _, ok := none["network"]; ok {
-		t.Errorf("--network none (the default) reports a network: %v", none["network"])
+		t.Errorf("--network none reports a network: %v", none["network"])
+	}
+	if s, _ := fast["network"].(string); s != "rate=10Gbit,latency=50µs; apply 2e+09 floats/s" {
+		t.Errorf("the default network is %q, want 10 Gbit/s, 50 µs and the default apply rate", s)
 	}
 	if s, _ := slow["network"].(string); !strings.Contains(s, "rate=100Mbit") {
 		t.Errorf("network %q", s)

@@ -119,6 +119,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 		if err != nil {
 			return usage(fmt.Errorf("--paradigm: %w", err))
 		}
+		tf.net.live = *mode != "virtual"
 		cfg, err := tf.job(sp)
 		if err != nil {
 			return usage(err)
