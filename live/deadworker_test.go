@@ -1,0 +1,234 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// This file: issue 11's first hang ("BSP hung once: the dead worker was
+// never removed; pushes stuck at 1,877 of 6,000"), never reproduced. These
+// tests pin the interleavings a reading of the code found most plausible
+// for a BSP worker that dies for good on a 2-shard job (docs/chaos.md):
+// each must end with the dead worker removed from the gate and from both
+// shards' rounds and the job finished. They passed before any change: no
+// cause of the issue's hang was found.
+
+// victimStep is how far the victim, worker 2, gets before it dies.
+type victimStep int
+
+const (
+	vHello      victimStep = iota // its control Hello, nothing more (no push: the starting worker's allowance)
+	vRejoined                     // removed while silent, then back with a Hello of the same process (a rejoin), then dead
+	vPulled                       // it pulled version 0 from both shards
+	vPushed0                      // it pushed round 0 to shard 0 only: shard 1's round waits for it
+	vPushedBoth                   // it pushed round 0 to both shards; its clock report never sent
+	vReported                     // its report counted (round 0 complete at the gate), then dead before round 1
+)
+
+func (s victimStep) String() string {
+	return [...]string{"hello", "rejoined", "pulled", "pushed-shard-0", "pushed-both", "reported"}[s]
+}
+
+// TestBSPKilledWorkerRemoved: a BSP job of 3 workers on 2 shards over the
+// in-process transport, workers 0 and 1 real, worker 2 driven frame by
+// frame and killed at each step of its round: its connections closed (the
+// kernel's doing after kill -9), or, half-open, left open and silent (the
+// coordinator removes by silence, not by a connection's error). The
+// surviving workers must finish the job, and worker 2 must be removed
+// from the gate and from both shards.
+func TestBSPKilledWorkerRemoved(t *testing.T) {
+	for _, step := range []victimStep{vHello, vRejoined, vPulled, vPushed0, vPushedBoth, vReported} {
+		for _, halfOpen := range []bool{false, true} {
+			name := step.String()
+			if halfOpen {
+				name += "/half-open"
+			}
+			t.Run(name, func(t *testing.T) { deadWorkerJob(t, step, halfOpen) })
+		}
+	}
+}
+
+func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
+	const victim, hb = 2, 300 * time.Millisecond
+	cfg := quickJob(t, "bsp", 3, 2)
+	cfg.HeartbeatTimeout, cfg.TrainLimit, cfg.TestLimit = hb, 480, 10
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := job.Data(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := &job.Description{Version: job.Version, Job: cfg, TrainN: ds.Train.N} // 30 pushes
+	tr := &wire.Inproc{}
+	addrs := []string{"s0", "s1"}
+	var sv [2]*Server
+	for i, a := range addrs {
+		ln, err := tr.Listen(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv[i] = runServer(t, ServerConfig{Index: i, Params: desc, Listener: ln, Transport: tr, Token: "secret",
+			ControlToken: "control-secret", ShardAddrs: addrs})
+	}
+	coord := sv[0].coord
+	state := func() int {
+		coord.mu.Lock()
+		defer coord.mu.Unlock()
+		return coord.members[victim].state
+	}
+	// waitFor polls cond every 5 ms for at most 20 s.
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for i := 0; i < 4000 && !cond(); i++ {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if !cond() {
+			t.Fatalf("%s: not within 20 s (victim at %s); coordinator %+v", what, step, coord.Stats())
+		}
+	}
+
+	// The victim's control connection: one process (Inc) throughout.
+	var conns []*wire.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	hello := func() *wire.Conn {
+		t.Helper()
+		meta, _ := json.Marshal(helloMeta{workerState: workerState{Inc: 0x2a1}})
+		c, err := dialHello(tr, "s0", "secret", wire.Hello{Role: RoleControl, Worker: victim, Meta: meta})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		return c
+	}
+	ctl := hello()
+	if step == vRejoined {
+		// Silent from the start (no push: 4 timeouts), removed, back.
+		waitFor("the silent victim's removal", func() bool { return state() == removed })
+		ctl = hello()
+		var info JobInfo
+		if err := ctl.HelloOK().JSON(&info); err != nil || !info.Rejoined {
+			t.Fatalf("the victim's second Hello: %+v, %v: want a rejoin", info, err)
+		}
+	}
+
+	// The surviving workers push round 0 and wait at the gate for the victim.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	type result struct {
+		res WorkerResult
+		err error
+	}
+	results := make(chan result, 2)
+	for p := 0; p < 2; p++ {
+		go func() {
+			res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
+			results <- result{res, err}
+		}()
+	}
+	waitFor("the survivors' first pushes", func() bool { return coord.Stats().Pushes >= 2 })
+
+	// The victim's round, as far as step.
+	var data [2]*wire.Conn
+	if step >= vPulled {
+		for i, a := range addrs {
+			c, err := dialHello(tr, a, "secret", wire.Hello{Role: RoleWorker, Worker: victim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+			data[i] = c
+		}
+	}
+	var blocks [2][]float32
+	for i, c := range data {
+		if c == nil {
+			break
+		}
+		var req, resp wire.Frame
+		req.Type, req.Shard, req.Worker = wire.MsgPull, uint32(i), victim
+		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&flagPending != 0 || resp.Tag != 0 {
+			t.Fatalf("the victim's pull of shard %d: version %d flags %#x, %v: want version 0", i, resp.Tag, resp.Flags, err)
+		}
+		blocks[i] = append([]float32(nil), resp.Floats...)
+	}
+	push := func(i int) {
+		t.Helper()
+		var req, resp wire.Frame
+		req.Type, req.Shard, req.Worker, req.Floats = wire.MsgPush, uint32(i), victim, make([]float32, len(blocks[i]))
+		if err := data[i].Call(ctx, &req, &resp); err != nil || resp.Flags&flagDropped != 0 {
+			t.Fatalf("the victim's push to shard %d: flags %#x, %v", i, resp.Flags, err)
+		}
+	}
+	switch step {
+	case vPushed0:
+		push(0)
+	case vPushedBoth, vReported:
+		push(0)
+		push(1)
+	}
+	if step == vReported {
+		var req, resp wire.Frame
+		req.Type, req.Worker, req.Tag = wire.MsgClock, victim, 1
+		if err := ctl.Call(ctx, &req, &resp); err != nil {
+			t.Fatalf("the victim's clock report: %v", err)
+		}
+		if st := coord.Stats(); st.Pushes != 3 {
+			t.Fatalf("coordinator counted %d pushes after the victim's report, want 3", st.Pushes)
+		}
+	}
+	if step == vPushed0 {
+		// Shard 0 has closed round 0 (every worker's gradient), shard 1
+		// waits for the victim's.
+		if v0, v1 := sv[0].Shard().Stats().Version, sv[1].Shard().Stats().Version; v0 != 1 || v1 != 0 {
+			t.Fatalf("shard versions %d and %d after the victim's push to shard 0 alone, want 1 and 0", v0, v1)
+		}
+	}
+
+	// kill -9: the connections close (or, half-open, go silent).
+	killed := time.Now()
+	if !halfOpen {
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	for p := 0; p < 2; p++ {
+		select {
+		case r := <-results:
+			if r.err != nil {
+				t.Fatalf("worker %d: %v", r.res.ID, r.err)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("the survivors did not finish within a minute of the kill: coordinator %+v; victim state %d; shard versions %d, %d",
+				coord.Stats(), state(), sv[0].Shard().Stats().Version, sv[1].Shard().Stats().Version)
+		}
+	}
+	st := coord.Stats()
+	t.Logf("%s: finished %v after the kill; pushes %d of %d, removed %d, joined %d, live %d; shard versions %d, %d",
+		step, time.Since(killed).Round(time.Millisecond), st.Pushes, st.Target, st.Removed, st.Joined, st.Live,
+		sv[0].Shard().Stats().Version, sv[1].Shard().Stats().Version)
+	if !st.Done || st.Pushes < st.Target {
+		t.Errorf("job not done: pushes %d of %d", st.Pushes, st.Target)
+	}
+	if state() != removed || st.Removed < 1 {
+		t.Errorf("victim state %d, %d removed: want the victim removed", state(), st.Removed)
+	}
+	for i := range sv {
+		sh := sv[i].Shard()
+		sh.mu.Lock()
+		in := sh.members[victim]
+		sh.mu.Unlock()
+		if in {
+			t.Errorf("shard %d still counts the victim a member", i)
+		}
+	}
+}
