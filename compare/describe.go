@@ -47,11 +47,7 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	if j.ServerDelay != "" {
 		fmt.Fprintf(&b, ", server delays %s", j.ServerDelay)
 	}
-	if j.Network != nil {
-		fmt.Fprintf(&b, ", network %s", j.Network)
-	} else {
-		b.WriteString(", instant transfers (no network model: --network none)")
-	}
+	fmt.Fprintf(&b, ", %s", c.networkPhrase())
 	if c.Mode == Sim {
 		switch {
 		case c.Duration > 0:
@@ -80,4 +76,25 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// networkPhrase names the simulated network.
+func (c *Config) networkPhrase() string {
+	if c.Job.Network == nil {
+		return "instant transfers (no network model: --network none)"
+	}
+	return "network " + c.Job.Network.String()
+}
+
+// WithNetwork is a scenario's own description followed by the simulated
+// network it ran on (a preset's text does not know the command line's).
+// The live modes move real bytes: their description is left as it is.
+func (c *Config) WithNetwork(desc string) string {
+	if c.Mode == Inproc || c.Mode == TCP {
+		return desc
+	}
+	if c.Job.Network == nil {
+		return strings.TrimSpace(desc) + " Transfers are instant (no network model: --network none)."
+	}
+	return strings.TrimSpace(desc) + " Simulated network: " + c.Job.Network.String() + "."
 }

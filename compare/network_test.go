@@ -64,3 +64,19 @@ func TestScenarioNetwork(t *testing.T) {
 		t.Error("a link for shard 5 of a 2-shard job accepted")
 	}
 }
+
+// A preset's own description is followed by the network its runs had.
+func TestDescriptionNamesNetwork(t *testing.T) {
+	c := Config{Mode: Virtual, Job: job.Config{Network: &network.Spec{Default: network.DefaultLink, ApplyRate: network.DefaultApplyRate}}}
+	if got := c.WithNetwork("Two workers."); got != "Two workers. Simulated network: "+c.Job.Network.String()+"." {
+		t.Errorf("with a network: %q", got)
+	}
+	c.Job.Network = nil
+	if got := c.WithNetwork("Two workers. "); got != "Two workers. Transfers are instant (no network model: --network none)." {
+		t.Errorf("without: %q", got)
+	}
+	c.Mode = TCP
+	if got := c.WithNetwork("Two workers."); got != "Two workers." {
+		t.Errorf("live: %q", got)
+	}
+}

@@ -229,6 +229,8 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	desc := cc.Scenario.Description
 	if desc == "" {
 		desc = cc.Describe(tf.cl.failures, sum.HorizonSeconds)
+	} else {
+		desc = cc.WithNetwork(desc)
 	}
 	rs := report.Scenario{Title: "pacer compare: " + cc.Scenario.Name, Description: desc,
 		Command: "pacer compare " + shellJoin(args)}
