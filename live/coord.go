@@ -8,6 +8,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -21,6 +22,7 @@ type member struct {
 	pushes   int64
 	waitUS   uint64
 	busyUS   uint64
+	iters    runstats.IterAcc // iteration times from the clock reports (not kept across a coordinator restart)
 	// restored: carried over by a restarted coordinator and not heard
 	// from since; its first Hello says where it stands (resync).
 	restored bool
@@ -249,7 +251,8 @@ func (c *Coordinator) peersOf(ids []int) []*wire.Peer {
 // clock records worker p's push: seq is its running push count (so a
 // retried frame is not counted twice), wait and busy its cumulative
 // seconds held and computing, in µs.
-func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame) ([]*wire.Peer, bool, error) {
+// iterUS is the pushed iteration's compute time (0: not reported).
+func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, resp *wire.Frame) ([]*wire.Peer, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p < 0 || p >= len(c.members) {
@@ -305,6 +308,9 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, resp *wire.Frame)
 	m.seq = seq
 	m.pushes++
 	c.pushes++
+	if iterUS > 0 {
+		m.iters.Add(float64(iterUS) / 1e6)
+	}
 	calls, t0 := c.gate.Stats().ControllerCalls, time.Now()
 	c.rel = c.gate.Pushed(c.now(), p, c.rel[:0])
 	if c.gate.Stats().ControllerCalls > calls {
@@ -471,6 +477,7 @@ func (c *Coordinator) Stats() CoordStats {
 		st.WorkerPushes = append(st.WorkerPushes, m.pushes)
 		st.WorkerWait = append(st.WorkerWait, float64(m.waitUS)/1e6)
 		st.WorkerBusy = append(st.WorkerBusy, float64(m.busyUS)/1e6)
+		st.WorkerIter = append(st.WorkerIter, m.iters.Stats())
 	}
 	return st
 }

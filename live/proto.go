@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -118,6 +119,8 @@ type CoordStats struct {
 	WorkerPushes    []int64   `json:"worker_pushes"`
 	WorkerWait      []float64 `json:"worker_wait"` // seconds held (push, gate, pull)
 	WorkerBusy      []float64 `json:"worker_busy"` // seconds computing
+	// WorkerIter are each worker's iteration times (pacer profile).
+	WorkerIter []runstats.IterStats `json:"worker_iterations,omitempty"`
 }
 
 // Stats is the reply to a "stats" control request.

@@ -643,7 +643,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 	}
 	switch req.Type {
 	case wire.MsgClock:
-		notify, finished, err := sv.coord.clock(p, req.Tag, req.Extra, req.Offset, resp)
+		notify, finished, err := sv.coord.clock(p, req.Tag, req.Extra, req.Offset, req.Count, resp)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,12 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 		r.Throughput = float64(cs.Pushes) / cs.Seconds
 	}
 	r.WaitFraction, r.WorkerWait = WaitFractions(cs)
+	for _, it := range cs.WorkerIter {
+		if it.N > 0 {
+			r.WorkerIterations = cs.WorkerIter
+			break
+		}
+	}
 	var n, sum int64
 	for _, st := range shards {
 		r.Updates += st.Updates

@@ -197,6 +197,7 @@ type state struct {
 	first    bool
 	inPull   bool
 	seq      uint64
+	iter     time.Duration // the last iteration's compute time, reported with its push
 	waitFrom time.Time
 	res      WorkerResult
 	start    time.Time
@@ -306,7 +307,8 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 			}
 		}
 		st.waitFrom = time.Now()
-		st.res.Busy += st.waitFrom.Sub(t0)
+		st.iter = st.waitFrom.Sub(t0)
+		st.res.Busy += st.iter
 		if err := checkFinite(st.grad); err != nil {
 			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pacer-ps/pacer/wire"
@@ -27,6 +28,7 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		req.Reset()
 		req.Type, req.Worker, req.Tag = wire.MsgClock, int32(w.id), st.seq
 		req.Extra, req.Offset = uint64(st.res.Wait.Microseconds()), uint64(st.res.Busy.Microseconds())
+		req.Count = uint32(min(st.iter.Microseconds(), math.MaxUint32)) // for pacer profile
 		w.ctlMu.Lock()
 		ctl := w.ctl
 		w.ctlMu.Unlock()

@@ -4,7 +4,10 @@
 // command-line contract of DESIGN.md and must not change.
 package runstats
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Run is one run's summary, written as summary.json (a list of them for
 // compare). Fields that do not apply to a mode are left zero and omitted.
@@ -66,6 +69,52 @@ type Run struct {
 	// Interrupted marks a live run stopped before it finished (Ctrl-C,
 	// SIGTERM): the counters and the curve are what was measured so far.
 	Interrupted bool `json:"interrupted,omitempty"`
+
+	// WorkerIterations are a live run's per-worker iteration (compute)
+	// times, the input of pacer profile.
+	WorkerIterations []IterStats `json:"worker_iterations,omitempty"`
+}
+
+// IterStats summarises one worker's iteration times: their count, mean
+// (seconds) and the mean and sample standard deviation of their natural
+// logarithms (a log-normal's parameters).
+type IterStats struct {
+	N       int64   `json:"n"`
+	Mean    float64 `json:"mean_seconds"`
+	LogMean float64 `json:"log_mean"`
+	LogSD   float64 `json:"log_sd"`
+}
+
+// IterAcc accumulates iteration times into IterStats.
+type IterAcc struct {
+	N                  int64
+	Sum, SumLog, SumL2 float64
+}
+
+// Add counts one iteration of d seconds (d > 0; others are ignored).
+func (a *IterAcc) Add(d float64) {
+	if !(d > 0) {
+		return
+	}
+	l := math.Log(d)
+	a.N++
+	a.Sum += d
+	a.SumLog += l
+	a.SumL2 += l * l
+}
+
+// Stats are the accumulated figures.
+func (a IterAcc) Stats() IterStats {
+	if a.N == 0 {
+		return IterStats{}
+	}
+	n := float64(a.N)
+	st := IterStats{N: a.N, Mean: a.Sum / n, LogMean: a.SumLog / n}
+	if a.N > 1 {
+		v := (a.SumL2 - a.SumLog*a.SumLog/n) / (n - 1)
+		st.LogSD = math.Sqrt(max(v, 0))
+	}
+	return st
 }
 
 // TimeSplit is Run.TimeSplit; the five shares add up to 1.

@@ -2,6 +2,7 @@ package runstats
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,20 @@ func TestAccuracyFieldsPresentForTrainingRuns(t *testing.T) {
 	b, _ = json.Marshal(r)
 	if !strings.Contains(string(b), `"final_accuracy":0.7`) || !strings.Contains(string(b), `"time_to_target":1.333333333333333`) {
 		t.Errorf("%s", b)
+	}
+}
+
+// IterAcc gives a sample's count, mean and log-moments.
+func TestIterAcc(t *testing.T) {
+	var a IterAcc
+	for _, d := range []float64{0.01, 0.02, 0.04, 0, -1} {
+		a.Add(d)
+	}
+	st := a.Stats()
+	if st.N != 3 || math.Abs(st.Mean-0.07/3) > 1e-12 || math.Abs(st.LogMean-math.Log(0.02)) > 1e-12 || math.Abs(st.LogSD-math.Ln2) > 1e-12 {
+		t.Errorf("stats %+v: want n 3, mean 0.0233, log mean ln 0.02, log sd ln 2", st)
+	}
+	if (IterAcc{}).Stats() != (IterStats{}) {
+		t.Error("an empty accumulator has stats")
 	}
 }
