@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,14 @@ func TestJoin(t *testing.T) {
 			t.Errorf("the reasons do not say %q:\n%s", w, text)
 		}
 	}
+	// bsp 40 ms longer an iteration, asp 2/20 − 2/100 = 80 ms: the median
+	// 60 ms over 5 messages.
+	if lat := r.FitLatency(); lat != 12*time.Millisecond {
+		t.Errorf("fitted latency %s, want 12ms", lat)
+	}
+	if lat := Join(pred, close, "tcp", 20*time.Millisecond, 2).FitLatency(); lat != 272*time.Microsecond {
+		t.Errorf("fitted latency of a close measurement %s", lat)
+	}
 	if md := r.Markdown(); !strings.Contains(md, "| bsp | 50.0 | 25.0 | 0.50 |") {
 		t.Errorf("markdown:\n%s", md)
 	}
@@ -94,6 +103,21 @@ func TestRunInproc(t *testing.T) {
 		// it can be slower than predicted, never much faster.
 		if p.ThroughputRatio > 1.15 {
 			t.Errorf("%s: live throughput %.2f× the prediction", p.Paradigm, p.ThroughputRatio)
+		}
+	}
+	// The refit charges the measured overhead and lands closer to the
+	// measurement than the first prediction (medians over the paradigms
+	// of |1 − ratio|).
+	if r.FitLatency() > 0 {
+		if r.Refit == nil || len(r.Refit.Paradigms) != 2 {
+			t.Fatalf("a %s overhead a message measured, no refit: %+v", r.FitLatency(), r.Refit)
+		}
+		off := func(ps []Paradigm) float64 {
+			return (math.Abs(1-ps[0].ThroughputRatio) + math.Abs(1-ps[1].ThroughputRatio)) / 2
+		}
+		if off(r.Refit.Paradigms) > off(r.Paradigms)+0.02 {
+			t.Errorf("refit ratios %.2f, %.2f; first prediction's %.2f, %.2f", r.Refit.Paradigms[0].ThroughputRatio, r.Refit.Paradigms[1].ThroughputRatio,
+				r.Paradigms[0].ThroughputRatio, r.Paradigms[1].ThroughputRatio)
 		}
 	}
 	for _, bad := range []func(*compare.Config){
