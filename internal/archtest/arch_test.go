@@ -81,7 +81,7 @@ var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1,
 	"live/ckpt": 1, "live/wal": 1, "paradigm/zipline": 1, "internal/archtest": 1, "nn/npz": 1, "network": 1,
 	"paradigm": 2, "sim": 2,
-	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3,
+	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3, "profile": 3,
 	"train": 4, "live": 4,
 	"launch":  5,
 	"compare": 6, "report": 6, "chaos": 6, "check": 6,
@@ -100,7 +100,8 @@ var narrower = map[string][]string{
 	"job":      {"paradigm", "optim", "timing", "network", "data"},
 	"scenario": {"job", "paradigm", "network"},
 	"runstats": {"scenario"},
-	"check":    {"compare", "runstats"},
+	"check":    {"compare", "runstats", "network"},
+	"profile":  {"runstats", "scenario"},
 }
 
 // forbidden are imports the layers alone would allow that the table rules
