@@ -121,7 +121,6 @@ func TestRunInproc(t *testing.T) {
 		}
 	}
 	for _, bad := range []func(*compare.Config){
-		func(c *compare.Config) { c.Job.ServerDelay = "spike" },
 		func(c *compare.Config) { c.Job.Network = &network.Spec{Default: network.DefaultLink} },
 	} {
 		cc := c

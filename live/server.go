@@ -97,6 +97,8 @@ type Server struct {
 	report *reporter
 	// endAfter is the connection whose reply to "end" stops the server.
 	endAfter atomic.Pointer[wire.Peer]
+	// delay emulates slow servers (emulate.go; nil: none).
+	delay *serverDelay
 
 	// conns holds the open connection of each (role, worker id), and
 	// observers counts observer connections: see admit.
@@ -208,6 +210,9 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	sv := &Server{cfg: cfg, shard: sh, log: log, conns: map[connKey]*wire.Peer{}, observers: map[*wire.Peer]bool{},
 		plog: ratelog.New(log, ratelog.Limits{}), controlHash: sha256.Sum256([]byte(cfg.ControlToken))}
 	sh.plog = sv.plog
+	if sv.delay, err = newServerDelay(sc.Params, cfg.Index); err != nil {
+		return nil, fmt.Errorf("live: --server-delay: %w", err)
+	}
 	if err := CheckDurability(cfg.Durability, cfg.CheckpointDir); err != nil {
 		return nil, fmt.Errorf("live: %w", err)
 	}
@@ -410,6 +415,8 @@ func (sv *Server) handle(ctx context.Context, req, resp *wire.Frame) error {
 	err := sv.dispatch(peer, req, resp)
 	if err != nil {
 		sv.logRefusal(peer, req, err)
+	} else if sv.delay != nil && delays(peer, req, resp) {
+		sv.delay.hold(ctx, peer.ID())
 	}
 	return err
 }

@@ -54,7 +54,7 @@ func TestTrainRefusesFlagsItsModeIgnores(t *testing.T) {
 		want string
 		args []string
 	}{
-		{"--server-delay", []string{"--mode", "tcp", "--server-delay", "const:delay=10ms"}},
+		{"--shard-link", []string{"--mode", "tcp", "--shard-link", "0:rate=1Gbit"}},
 		{"--link", []string{"--mode", "inproc", "--link", "rate=1Gbit"}},
 		{"--restore", []string{"--restore"}},
 		{"--checkpoint-dir", []string{"--checkpoint-dir", "ckpt"}},
@@ -71,8 +71,8 @@ func TestTrainRefusesFlagsItsModeIgnores(t *testing.T) {
 	} {
 		refused(t, c.want, append(append([]string{"train"}, quick...), c.args...)...)
 	}
-	_, errs, _ := pacer(t, "train", "--mode", "inproc", "--server-delay", "spike")
-	if !strings.Contains(errs, "--server-delay shapes the simulated cluster only") || !strings.Contains(errs, "--mode virtual") {
+	_, errs, _ := pacer(t, "train", "--mode", "inproc", "--link", "rate=1Gbit")
+	if !strings.Contains(errs, "--link shapes the simulated cluster only") || !strings.Contains(errs, "--mode virtual") {
 		t.Errorf("the refusal should say why and what to use instead: %q", errs)
 	}
 }

@@ -31,7 +31,10 @@ predicted and measured throughput, waiting share, staleness mean and max and tim
 the throughput ranking on each side, and where the two differ, why. Each side's full report
 goes to --out/predicted and --out/measured.
 
-Server delays and the network are not emulated live yet: a check refuses them.`,
+Server delays (--server-delay, real durations) are emulated on both sides; the simulated
+network is not emulated live yet, so a check refuses it. After the live runs the check
+predicts again with the overhead it measured charged as a latency on every message (the
+refit: one parameter, fitted on the median paradigm, checked on every one).`,
 		Example: `  # the pair preset, 1 seed, live processes over TCP
   pacer check --scenario pair --epochs 1 --out out/check
 

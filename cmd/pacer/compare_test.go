@@ -152,7 +152,7 @@ func TestCompareLiveInproc(t *testing.T) {
 		t.Errorf("summary.md does not describe the live run:\n%s", md)
 	}
 	for _, c := range [][]string{
-		{"--server-delay", "spike"},
+		{"--link", "rate=1Gbit"},
 		{"--fail", "1@1s"},
 		{"--iterations", "10"},
 		{"--paradigms", "elastic:r=4,apply=local"},

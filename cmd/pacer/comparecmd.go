@@ -182,8 +182,8 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return usage(err)
 	}
 	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
-		fmt.Fprintf(stderr, "compare: the live %s mode stretches the workers' real iterations to the scenario's speeds, jitter and stragglers (in units of their own real step time unless --base is given); its server delays and network do not apply\n", *mode)
-		cc.Job.Network, cc.Job.ServerDelay = nil, "" // the live runs move real bytes over loopback
+		fmt.Fprintf(stderr, "compare: the live %s mode stretches the workers' real iterations to the scenario's speeds, jitter and stragglers (in units of their own real step time unless --base is given) and holds pull replies for its server delays (as written: real durations); its network does not apply\n", *mode)
+		cc.Job.Network = nil // the live runs move real bytes over loopback
 		if !given["base"] {
 			cc.Job.Timing.Base = 0 // the scenario's base is a simulated time unit
 		}
@@ -288,7 +288,7 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string) e
 		if err := refuseGiven(given, []string{"iterations", "duration", "horizon"}, "applies to the simulated modes only; the live modes train for --epochs in real time"); err != nil {
 			return err
 		}
-		return refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds, not server delays or the network (use --mode virtual)")
+		return refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds and server delays, not the network (use --mode virtual)")
 	}
 	return fmt.Errorf("--mode=%q: valid modes are virtual, sim, inproc and tcp", mode)
 }

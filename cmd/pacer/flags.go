@@ -123,10 +123,11 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 }
 
 // virtualOnlyFlags shape the simulated cluster only: the live modes do not
-// emulate server delays or the network (yet). The workers' timing flags
-// (speeds, jitter, straggler, base) apply in every mode: the live
-// workers stretch their real iterations to them (live/pace.go).
-var virtualOnlyFlags = append([]string{"server-delay"}, networkFlagNames...)
+// emulate the network (yet). The workers' timing flags (speeds, jitter,
+// straggler, base) and server delays apply in every mode: the live workers
+// stretch their real iterations to them (live/pace.go), and the shards
+// hold their pull replies (live/emulate.go).
+var virtualOnlyFlags = networkFlagNames
 
 // networkFlagNames are the simulated network's flags.
 var networkFlagNames = []string{"network", "link", "worker-link", "shard-link", "apply-rate"}

@@ -97,7 +97,6 @@ func TestCheckRefuses(t *testing.T) {
 	}{
 		{"--mode", []string{"--mode", "sim"}},
 		{"--live", []string{"--live", "virtual"}},
-		{"server delays", []string{"--server-delay", "spike"}},
 		{"network", []string{"--link", "rate=1Gbit"}},
 		{"--fail", []string{"--fail", "1@1s"}},
 	} {

@@ -185,7 +185,7 @@ func checkTrainModeFlags(mode string, given map[string]bool) error {
 	case "virtual":
 		return refuseGiven(given, liveOnlyFlags, "configures the live servers; virtual mode runs none (use --mode inproc or tcp)")
 	case "inproc", "tcp":
-		if err := refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds, not server delays or the network (use --mode virtual)"); err != nil {
+		if err := refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds and server delays, not the network (use --mode virtual)"); err != nil {
 			return err
 		}
 		if mode == "inproc" {
