@@ -279,6 +279,9 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, re
 			m.seq = seq
 			m.pushes++
 			c.pushes++
+			if iterUS > 0 {
+				m.iters.Add(float64(iterUS) / 1e6)
+			}
 		}
 		return nil, false, remoteErr(wire.CodeShuttingDown, "the job has finished")
 	}

@@ -131,6 +131,10 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 	if len(r.Curve) < 2 || r.FinalAccuracy != r.Curve[len(r.Curve)-1][1] || r.FinalAccuracy < 0.4 || r.Target != 0.6 {
 		t.Errorf("curve %v, final %g, target %g: want evaluations during the job and a trained model at the end", r.Curve, r.FinalAccuracy, r.Target)
 	}
+	// Every push reported its iteration's compute time (pacer profile).
+	if len(r.WorkerIterations) != 2 || r.WorkerIterations[0].N+r.WorkerIterations[1].N != r.Pushes || r.WorkerIterations[0].Mean <= 0 {
+		t.Errorf("worker_iterations %+v for %d pushes", r.WorkerIterations, r.Pushes)
+	}
 	for i := 0; i < 2; i++ {
 		m, err := ckpt.ReadMeta(ckpt.Path(ck, i))
 		if err != nil {
