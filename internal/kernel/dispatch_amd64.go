@@ -141,6 +141,28 @@ func microRows(k int, a []float32, lda int, b []float32, ldb int, c []float32, l
 	microStridedGo(k, a, lda, 1, b, ldb, c, ldc, alpha, acc)
 }
 
+// microGatherAVX2 and microGatherAVX512 are microGatherGo in assembly
+// (6×16 and 6×32 tiles); rows must hold six offsets and bias, when not
+// nil, a whole tile row.
+//
+//go:noescape
+func microGatherAVX2(k int, x []float32, rows, cols []int32, b []float32, ldb int, c []float32, ldc int, bias []float32, acc bool)
+
+//go:noescape
+func microGatherAVX512(k int, x []float32, rows, cols []int32, b []float32, ldb int, c []float32, ldc int, bias []float32, acc bool)
+
+func microGather(k int, x []float32, rows, cols []int32, b []float32, ldb int, c []float32, ldc int, bias []float32, acc bool) {
+	switch path {
+	case PathAVX512:
+		microGatherAVX512(k, x, rows, cols, b, ldb, c, ldc, bias, acc)
+		return
+	case PathAVX2:
+		microGatherAVX2(k, x, rows, cols, b, ldb, c, ldc, bias, acc)
+		return
+	}
+	microGatherGo(k, x, rows, cols, b, ldb, c, ldc, bias, acc)
+}
+
 //go:noescape
 func maxPool2RowAVX2(dst, r0, r1 []float32, ow, c int)
 

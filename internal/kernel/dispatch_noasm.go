@@ -26,6 +26,10 @@ func microCols(k int, a []float32, lda int, b []float32, ldb int, c []float32, l
 	microStridedGo(k, a, 1, lda, b, ldb, c, ldc, alpha, acc)
 }
 
+func microGather(k int, x []float32, rows, cols []int32, b []float32, ldb int, c []float32, ldc int, bias []float32, acc bool) {
+	microGatherGo(k, x, rows, cols, b, ldb, c, ldc, bias, acc)
+}
+
 func maxPool2Row(dst, r0, r1 []float32, ow, c int) { maxPool2RowGo(dst, r0, r1, ow, c) }
 
 func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {

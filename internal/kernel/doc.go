@@ -2,7 +2,9 @@
 // compute (package nn) and optimizers: level-1 vector operations
 // (AxpyUnitary, ScalUnitary, Sum, DotUnitary), a single-threaded,
 // cache-blocked matrix multiply (Sgemm) with the transposes that dense and
-// convolution layers need forward and backward, and the element-wise layer
+// convolution layers need forward and backward, the same product with its
+// A operand gathered through two offset tables (SgemmGather: a convolution
+// without a materialised im2col matrix), and the element-wise layer
 // kernels whose Go loops would branch on data (ReluTo, ReluBackwardTo,
 // MaxPool2Row, MaxPool2RowBackward).
 //
@@ -43,6 +45,14 @@
 // written, so nothing outside C is ever touched. When beta is 0 the first k
 // block stores instead of adding, so C is write-only. k and m are split into
 // near-equal blocks (800 = 4×200, not 3×256+32).
+//
+// SgemmGather has its own micro-kernels (microGather*): the tile of
+// microRows, but each of the six A values of a k step is loaded from
+// x[rows[i] + cols[p]], six row pointers plus the step's offset, one more
+// load per step than microRows. Its blocking is Sgemm's, so each element of
+// C sums the same products in the same order as Sgemm on the materialised
+// matrix, and gets the same bits on the same path. A bias row can be added
+// to the first k block's tile as it is stored.
 //
 // The pooling kernels recompute the argmax in the backward pass by
 // comparing inputs with the pooled output under a mask of lanes already

@@ -284,3 +284,108 @@ cols_overwrite:
 	ROWSTORE(Y10, Y11)
 	VZEROUPPER
 	RET
+
+// microGatherAVX2 is microGatherGo: microAVX2 with the six A values of a
+// step gathered from x at the six row pointers (x + rows[i], R9 R10 R12
+// R13 R14 R15) plus the step's column offset cols[p], loaded into AX or BX.
+// With acc unset and a bias, the bias row is added to the tile as it is
+// stored. R14 and R15 are free here: the ABI0 wrapper restores them.
+// func microGatherAVX2(k int, x []float32, rows, cols []int32, b []float32, ldb int, c []float32, ldc int, bias []float32, acc bool)
+TEXT ·microGatherAVX2(SB), NOSPLIT, $0-169
+	MOVQ    x_base+8(FP), AX
+	MOVQ    rows_base+32(FP), BX
+	MOVLQSX 0(BX), R9
+	LEAQ    (AX)(R9*4), R9
+	MOVLQSX 4(BX), R10
+	LEAQ    (AX)(R10*4), R10
+	MOVLQSX 8(BX), R12
+	LEAQ    (AX)(R12*4), R12
+	MOVLQSX 12(BX), R13
+	LEAQ    (AX)(R13*4), R13
+	MOVLQSX 16(BX), R14
+	LEAQ    (AX)(R14*4), R14
+	MOVLQSX 20(BX), R15
+	LEAQ    (AX)(R15*4), R15
+	MOVQ    cols_base+56(FP), SI
+	MOVQ    b_base+80(FP), DI
+	MOVQ    ldb+104(FP), R11
+	SHLQ    $2, R11
+	ZERO12
+	MOVQ    k+0(FP), CX
+	MOVQ    CX, DX
+	SHRQ    $2, DX
+	ANDQ    $3, CX
+	TESTQ   DX, DX
+	JZ      gather_tail
+
+gather_loop4:
+	MOVLQSX 0(SI), AX
+	MOVLQSX 4(SI), BX
+	STEP6((DI), 32(DI), (R9)(AX*4), (R10)(AX*4), (R12)(AX*4), (R13)(AX*4), (R14)(AX*4), (R15)(AX*4))
+	STEP6((DI)(R11*1), 32(DI)(R11*1), (R9)(BX*4), (R10)(BX*4), (R12)(BX*4), (R13)(BX*4), (R14)(BX*4), (R15)(BX*4))
+	LEAQ    (DI)(R11*2), DI
+	MOVLQSX 8(SI), AX
+	MOVLQSX 12(SI), BX
+	STEP6((DI), 32(DI), (R9)(AX*4), (R10)(AX*4), (R12)(AX*4), (R13)(AX*4), (R14)(AX*4), (R15)(AX*4))
+	STEP6((DI)(R11*1), 32(DI)(R11*1), (R9)(BX*4), (R10)(BX*4), (R12)(BX*4), (R13)(BX*4), (R14)(BX*4), (R15)(BX*4))
+	LEAQ    (DI)(R11*2), DI
+	ADDQ    $16, SI
+	DECQ    DX
+	JNZ     gather_loop4
+
+gather_tail:
+	TESTQ CX, CX
+	JZ    gather_store
+
+gather_loop1:
+	MOVLQSX 0(SI), AX
+	STEP6((DI), 32(DI), (R9)(AX*4), (R10)(AX*4), (R12)(AX*4), (R13)(AX*4), (R14)(AX*4), (R15)(AX*4))
+	ADDQ    $4, SI
+	ADDQ    R11, DI
+	DECQ    CX
+	JNZ     gather_loop1
+
+gather_store:
+	MOVQ    c_base+112(FP), DX
+	MOVQ    ldc+136(FP), R8
+	SHLQ    $2, R8
+	MOVBQZX acc+168(FP), AX
+	TESTQ   AX, AX
+	JNZ     gather_add
+	MOVQ    bias_base+144(FP), AX
+	TESTQ   AX, AX
+	JZ      gather_overwrite
+	VMOVUPS (AX), Y12
+	VMOVUPS 32(AX), Y13
+	VADDPS  Y12, Y0, Y0
+	VADDPS  Y13, Y1, Y1
+	VADDPS  Y12, Y2, Y2
+	VADDPS  Y13, Y3, Y3
+	VADDPS  Y12, Y4, Y4
+	VADDPS  Y13, Y5, Y5
+	VADDPS  Y12, Y6, Y6
+	VADDPS  Y13, Y7, Y7
+	VADDPS  Y12, Y8, Y8
+	VADDPS  Y13, Y9, Y9
+	VADDPS  Y12, Y10, Y10
+	VADDPS  Y13, Y11, Y11
+
+gather_overwrite:
+	ROWSTORE(Y0, Y1)
+	ROWSTORE(Y2, Y3)
+	ROWSTORE(Y4, Y5)
+	ROWSTORE(Y6, Y7)
+	ROWSTORE(Y8, Y9)
+	ROWSTORE(Y10, Y11)
+	VZEROUPPER
+	RET
+
+gather_add:
+	ROWADD(Y0, Y1)
+	ROWADD(Y2, Y3)
+	ROWADD(Y4, Y5)
+	ROWADD(Y6, Y7)
+	ROWADD(Y8, Y9)
+	ROWADD(Y10, Y11)
+	VZEROUPPER
+	RET

@@ -278,3 +278,104 @@ zcols_overwrite:
 	ZROWSTORE(Z10, Z11)
 	VZEROUPPER
 	RET
+
+// microGatherAVX512 is microGatherAVX2 with the 6×32 tile.
+// func microGatherAVX512(k int, x []float32, rows, cols []int32, b []float32, ldb int, c []float32, ldc int, bias []float32, acc bool)
+TEXT ·microGatherAVX512(SB), NOSPLIT, $0-169
+	MOVQ    x_base+8(FP), AX
+	MOVQ    rows_base+32(FP), BX
+	MOVLQSX 0(BX), R9
+	LEAQ    (AX)(R9*4), R9
+	MOVLQSX 4(BX), R10
+	LEAQ    (AX)(R10*4), R10
+	MOVLQSX 8(BX), R12
+	LEAQ    (AX)(R12*4), R12
+	MOVLQSX 12(BX), R13
+	LEAQ    (AX)(R13*4), R13
+	MOVLQSX 16(BX), R14
+	LEAQ    (AX)(R14*4), R14
+	MOVLQSX 20(BX), R15
+	LEAQ    (AX)(R15*4), R15
+	MOVQ    cols_base+56(FP), SI
+	MOVQ    b_base+80(FP), DI
+	MOVQ    ldb+104(FP), R11
+	SHLQ    $2, R11
+	ZZERO12
+	MOVQ    k+0(FP), CX
+	MOVQ    CX, DX
+	SHRQ    $2, DX
+	ANDQ    $3, CX
+	TESTQ   DX, DX
+	JZ      zgather_tail
+
+zgather_loop4:
+	MOVLQSX 0(SI), AX
+	MOVLQSX 4(SI), BX
+	ZSTEP6((DI), 64(DI), (R9)(AX*4), (R10)(AX*4), (R12)(AX*4), (R13)(AX*4), (R14)(AX*4), (R15)(AX*4))
+	ZSTEP6((DI)(R11*1), 64(DI)(R11*1), (R9)(BX*4), (R10)(BX*4), (R12)(BX*4), (R13)(BX*4), (R14)(BX*4), (R15)(BX*4))
+	LEAQ    (DI)(R11*2), DI
+	MOVLQSX 8(SI), AX
+	MOVLQSX 12(SI), BX
+	ZSTEP6((DI), 64(DI), (R9)(AX*4), (R10)(AX*4), (R12)(AX*4), (R13)(AX*4), (R14)(AX*4), (R15)(AX*4))
+	ZSTEP6((DI)(R11*1), 64(DI)(R11*1), (R9)(BX*4), (R10)(BX*4), (R12)(BX*4), (R13)(BX*4), (R14)(BX*4), (R15)(BX*4))
+	LEAQ    (DI)(R11*2), DI
+	ADDQ    $16, SI
+	DECQ    DX
+	JNZ     zgather_loop4
+
+zgather_tail:
+	TESTQ CX, CX
+	JZ    zgather_store
+
+zgather_loop1:
+	MOVLQSX 0(SI), AX
+	ZSTEP6((DI), 64(DI), (R9)(AX*4), (R10)(AX*4), (R12)(AX*4), (R13)(AX*4), (R14)(AX*4), (R15)(AX*4))
+	ADDQ    $4, SI
+	ADDQ    R11, DI
+	DECQ    CX
+	JNZ     zgather_loop1
+
+zgather_store:
+	MOVQ    c_base+112(FP), DX
+	MOVQ    ldc+136(FP), R8
+	SHLQ    $2, R8
+	MOVBQZX acc+168(FP), AX
+	TESTQ   AX, AX
+	JNZ     zgather_add
+	MOVQ    bias_base+144(FP), AX
+	TESTQ   AX, AX
+	JZ      zgather_overwrite
+	VMOVUPS (AX), Z12
+	VMOVUPS 64(AX), Z13
+	VADDPS  Z12, Z0, Z0
+	VADDPS  Z13, Z1, Z1
+	VADDPS  Z12, Z2, Z2
+	VADDPS  Z13, Z3, Z3
+	VADDPS  Z12, Z4, Z4
+	VADDPS  Z13, Z5, Z5
+	VADDPS  Z12, Z6, Z6
+	VADDPS  Z13, Z7, Z7
+	VADDPS  Z12, Z8, Z8
+	VADDPS  Z13, Z9, Z9
+	VADDPS  Z12, Z10, Z10
+	VADDPS  Z13, Z11, Z11
+
+zgather_overwrite:
+	ZROWSTORE(Z0, Z1)
+	ZROWSTORE(Z2, Z3)
+	ZROWSTORE(Z4, Z5)
+	ZROWSTORE(Z6, Z7)
+	ZROWSTORE(Z8, Z9)
+	ZROWSTORE(Z10, Z11)
+	VZEROUPPER
+	RET
+
+zgather_add:
+	ZROWADD(Z0, Z1)
+	ZROWADD(Z2, Z3)
+	ZROWADD(Z4, Z5)
+	ZROWADD(Z6, Z7)
+	ZROWADD(Z8, Z9)
+	ZROWADD(Z10, Z11)
+	VZEROUPPER
+	RET
