@@ -13,19 +13,18 @@ import (
 // kh, kw, ci so that it lines up with an im2col row) followed by b (cout).
 //
 // The convolution is a matrix product with the im2col matrix (a row of
-// k·k·cin input values per output pixel), which kernel.SgemmGather reads
-// straight from the input through two offset tables: pix (where each output
-// pixel's window starts) and tap (where each filter value sits in a
-// window). forward is y = col·Wᵀ + b, already NHWC, with the bias added as
-// the tiles are stored; the weight gradient is dWᵀ = colᵀ·dy, the same
-// tables swapped. Only the input gradient still materialises a matrix: dcol
-// = dy·W, added back onto the input pixels by col2im, a chunk of the batch
-// at a time.
+// k·k·cin input values per output pixel), which is never materialised:
+// kernel.SgemmGather reads it straight from the input through two offset
+// tables, pix (where each output pixel's window starts) and tap (where each
+// filter value sits in a window). forward is y = col·Wᵀ + b, already NHWC,
+// with the bias added as the tiles are stored; the weight gradient is dWᵀ =
+// colᵀ·dy, the same tables swapped. The input gradient, dcol = dy·W added
+// back onto the pixels it came from (col2im), is kernel.SgemmScatterAdd
+// through the same tables.
 type conv struct {
 	h, w, cin, k, cout int
 	oh, ow             int
 	ws                 *kernel.Workspace
-	col                []float32 // dcol of one chunk
 	gt                 []float32 // the weight gradient, transposed
 	pix, tap           []int32   // offsets of the windows in a batch, of the taps in a window
 	budget             int       // colBudget; tests lower it to exercise chunking
@@ -54,15 +53,14 @@ func (c *conv) init(p []float32, r *rand.Rand) {
 	uniform(p, 1/math.Sqrt(float64(c.patch())), r)
 }
 
-// colBudget bounds the dcol buffer of the input gradient, in floats
-// (4 MiB). The batch is taken a chunk of samples at a time: for the second
-// CNN layer the whole batch of 64 would need 13 MB per model instance, and
-// so per worker goroutine; at batch 64 it is cut into four chunks. The
-// weight gradient follows the same chunks, so that its sums are blocked as
-// they were when im2col was materialised (the same bits).
+// colBudget is the im2col chunk, in floats, of the materialised im2col
+// this layer used to lower the batch through (at batch 64: the first layer
+// in one chunk, the second in four). The weight gradient still sums the
+// batch chunk by chunk, last chunk first, each in Sgemm's k blocks: the
+// same sums in the same order, so the same bits as then.
 const colBudget = 1 << 20
 
-// chunk is the number of samples per backward chunk.
+// chunk is the number of samples per weight-gradient chunk.
 func (c *conv) chunk(batch int) int {
 	return max(1, min(batch, c.budget/(c.oh*c.ow*c.patch())))
 }
@@ -91,35 +89,23 @@ func (c *conv) forward(p, x, y []float32, batch int) {
 	c.ws.SgemmGather(rows, c.cout, kk, x[:batch*c.inSize()], c.windows(batch), c.tap, true, w, kk, b, 0, y, c.cout)
 }
 
-// backward walks the chunks in reverse, the order in which the weight
-// gradient summed them when forward left the last chunk's im2col for it;
-// keeping the order keeps the bits.
 func (c *conv) backward(p, x, _, dy, dx, g []float32, batch int) {
 	kk, px := c.patch(), c.oh*c.ow
 	ch := c.chunk(batch)
 	w := p[:c.cout*kk]
 	gw, gb := g[:c.cout*kk], g[c.cout*kk:c.numParams()]
 	c.gt = growF32(c.gt, kk*c.cout)
-	if dx != nil {
-		c.col = growF32(c.col, ch*px*kk)
-	}
-	pix := c.windows(ch)
+	pix := c.windows(batch)
 	last := (batch - 1) / ch * ch
 	for n0 := last; n0 >= 0; n0 -= ch {
 		nb := min(ch, batch-n0)
 		rows := nb * px
-		dyc := dy[n0*c.outSize() : (n0+nb)*c.outSize()]
 		beta := float32(1)
 		if n0 == last {
 			beta = 0
 		}
-		c.ws.SgemmGather(kk, c.cout, rows, x[n0*c.inSize():(n0+nb)*c.inSize()], c.tap, pix[:rows], false, dyc, c.cout, nil, beta, c.gt, c.cout)
-		if dx != nil {
-			// dcol = dy·W, then col2im adds each patch back onto the
-			// pixels it was read from.
-			c.ws.Sgemm(false, false, rows, kk, c.cout, 1, dyc, c.cout, w, kk, 0, c.col, kk)
-			c.col2im(dx[n0*c.inSize():], nb)
-		}
+		c.ws.SgemmGather(kk, c.cout, rows, x[n0*c.inSize():(n0+nb)*c.inSize()], c.tap, pix[:rows], false,
+			dy[n0*c.outSize():(n0+nb)*c.outSize()], c.cout, nil, beta, c.gt, c.cout)
 	}
 	for q := 0; q < kk; q++ {
 		for o := 0; o < c.cout; o++ {
@@ -127,25 +113,15 @@ func (c *conv) backward(p, x, _, dy, dx, g []float32, batch int) {
 		}
 	}
 	c.sums = columnSums(dy, batch*px, c.cout, gb, c.sums)
-}
-
-func (c *conv) col2im(dx []float32, batch int) {
-	run := c.k * c.cin
-	kk := c.patch()
+	if dx == nil {
+		return
+	}
+	// More filters than one k block of the scatter (none in the models)
+	// are added a block at a time: the same sum, rounded in between.
 	clear(dx[:batch*c.inSize()])
-	r := 0
-	for n := 0; n < batch; n++ {
-		img := dx[n*c.inSize() : (n+1)*c.inSize()]
-		for oy := 0; oy < c.oh; oy++ {
-			for ox := 0; ox < c.ow; ox++ {
-				src := c.col[r*kk : (r+1)*kk]
-				for ky := 0; ky < c.k; ky++ {
-					dst := ((oy+ky)*c.w + ox) * c.cin
-					kernel.AxpyUnitary(1, src[ky*run:(ky+1)*run], img[dst:dst+run])
-				}
-				r++
-			}
-		}
+	for o := 0; o < c.cout; o += kernel.MaxScatterK {
+		ob := min(kernel.MaxScatterK, c.cout-o)
+		c.ws.SgemmScatterAdd(batch*px, kk, ob, dy[o:], c.cout, w[o*kk:], kk, dx, pix, c.tap)
 	}
 }
 

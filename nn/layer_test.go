@@ -185,3 +185,45 @@ func TestConvChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestConvWideInputGradient covers a layer with more filters than one k
+// block of kernel.SgemmScatterAdd, whose input gradient is added a block
+// of filters at a time, against the float64 sum over all filters.
+func TestConvWideInputGradient(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	c := newConv(4, 5, 2, 2, kernel.MaxScatterK+3, new(kernel.Workspace))
+	const batch = 2
+	p := randF32(r, c.numParams())
+	x := randF32(r, batch*c.inSize())
+	y := make([]float32, batch*c.outSize())
+	dy := randF32(r, batch*c.outSize())
+	dx := randF32(r, batch*c.inSize()) // overwritten
+	c.forward(p, x, y, batch)
+	c.backward(p, x, y, dy, dx, make([]float32, c.numParams()), batch)
+	want := make([]float64, len(dx))
+	kk := c.patch()
+	for n := 0; n < batch; n++ {
+		for oy := 0; oy < c.oh; oy++ {
+			for ox := 0; ox < c.ow; ox++ {
+				g := dy[((n*c.oh+oy)*c.ow+ox)*c.cout:][:c.cout]
+				for ky := 0; ky < c.k; ky++ {
+					for kx := 0; kx < c.k; kx++ {
+						for ci := 0; ci < c.cin; ci++ {
+							q := (ky*c.k+kx)*c.cin + ci
+							var s float64
+							for o, v := range g {
+								s += float64(v) * float64(p[o*kk+q])
+							}
+							want[n*c.inSize()+((oy+ky)*c.w+ox+kx)*c.cin+ci] += s
+						}
+					}
+				}
+			}
+		}
+	}
+	for i, v := range dx {
+		if !gradClose(v, want[i]) {
+			t.Fatalf("dx[%d] = %v, reference %v", i, v, want[i])
+		}
+	}
+}

@@ -163,6 +163,27 @@ func microGather(k int, x []float32, rows, cols []int32, b []float32, ldb int, c
 	microGatherGo(k, x, rows, cols, b, ldb, c, ldc, bias, acc)
 }
 
+// microRowsScatterAVX2 and microRowsScatterAVX512 are microRowsScatterGo
+// in assembly; a must cover six rows and rows hold six offsets.
+//
+//go:noescape
+func microRowsScatterAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, rows []int32)
+
+//go:noescape
+func microRowsScatterAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, rows []int32)
+
+func microRowsScatter(k int, a []float32, lda int, b []float32, ldb int, c []float32, rows []int32) {
+	switch path {
+	case PathAVX512:
+		microRowsScatterAVX512(k, a, lda, b, ldb, c, rows)
+		return
+	case PathAVX2:
+		microRowsScatterAVX2(k, a, lda, b, ldb, c, rows)
+		return
+	}
+	microRowsScatterGo(k, a, lda, b, ldb, c, rows)
+}
+
 //go:noescape
 func maxPool2RowAVX2(dst, r0, r1 []float32, ow, c int)
 

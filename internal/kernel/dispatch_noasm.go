@@ -30,6 +30,10 @@ func microGather(k int, x []float32, rows, cols []int32, b []float32, ldb int, c
 	microGatherGo(k, x, rows, cols, b, ldb, c, ldc, bias, acc)
 }
 
+func microRowsScatter(k int, a []float32, lda int, b []float32, ldb int, c []float32, rows []int32) {
+	microRowsScatterGo(k, a, lda, b, ldb, c, rows)
+}
+
 func maxPool2Row(dst, r0, r1 []float32, ow, c int) { maxPool2RowGo(dst, r0, r1, ow, c) }
 
 func maxPool2RowBackward(dx0, dx1, r0, r1, y, dy []float32, ow, c int) {

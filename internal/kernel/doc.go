@@ -4,7 +4,9 @@
 // cache-blocked matrix multiply (Sgemm) with the transposes that dense and
 // convolution layers need forward and backward, the same product with its
 // A operand gathered through two offset tables (SgemmGather: a convolution
-// without a materialised im2col matrix), and the element-wise layer
+// without a materialised im2col matrix) and its mirror that scatters the
+// product onto its destination as it is stored (SgemmScatterAdd: the
+// input gradient's col2im without the dcol matrix), and the element-wise layer
 // kernels whose Go loops would branch on data (ReluTo, ReluBackwardTo,
 // MaxPool2Row, MaxPool2RowBackward).
 //
@@ -52,7 +54,12 @@
 // load per step than microRows. Its blocking is Sgemm's, so each element of
 // C sums the same products in the same order as Sgemm on the materialised
 // matrix, and gets the same bits on the same path. A bias row can be added
-// to the first k block's tile as it is stored.
+// to the first k block's tile as it is stored. SgemmScatterAdd's
+// microRowsScatter* are microRows* whose six tile rows are added to C at six
+// row pointers; it visits the column panels from the last one back, so
+// that each element of C, which a convolution's overlapping windows reach
+// from several rows, receives its terms in increasing row order, as
+// col2im's loop adds them (the same bits again).
 //
 // The pooling kernels recompute the argmax in the backward pass by
 // comparing inputs with the pooled output under a mask of lanes already

@@ -389,3 +389,92 @@ gather_add:
 	ROWADD(Y10, Y11)
 	VZEROUPPER
 	RET
+
+// microRowsScatterAVX2 is microRowsScatterGo: microRowsAVX2 with alpha 1,
+// its tile added to six rows of C at c + rows[i] (a col2im done in the
+// stores). The rows are added in order, each loaded after the previous one
+// is stored, so rows that overlap in C add up as they would one by one.
+// func microRowsScatterAVX2(k int, a []float32, lda int, b []float32, ldb int, c []float32, rows []int32)
+TEXT ·microRowsScatterAVX2(SB), NOSPLIT, $0-120
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ lda+32(FP), R9
+	SHLQ $2, R9
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10
+	MOVQ b_base+40(FP), DI
+	MOVQ ldb+64(FP), R11
+	SHLQ $2, R11
+	ZERO12
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   scat_tail
+
+scat_loop4:
+	LEAQ (DI)(R11*2), R12
+	ADDQ R11, R12
+	STEP6((DI), 32(DI), 0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2))
+	STEP6((DI)(R11*1), 32(DI)(R11*1), 4(SI), 4(SI)(R9*1), 4(SI)(R9*2), 4(R10), 4(R10)(R9*1), 4(R10)(R9*2))
+	STEP6((DI)(R11*2), 32(DI)(R11*2), 8(SI), 8(SI)(R9*1), 8(SI)(R9*2), 8(R10), 8(R10)(R9*1), 8(R10)(R9*2))
+	STEP6((R12), 32(R12), 12(SI), 12(SI)(R9*1), 12(SI)(R9*2), 12(R10), 12(R10)(R9*1), 12(R10)(R9*2))
+	ADDQ $16, SI
+	ADDQ $16, R10
+	LEAQ (DI)(R11*4), DI
+	DECQ BX
+	JNZ  scat_loop4
+
+scat_tail:
+	TESTQ CX, CX
+	JZ   scat_store
+
+scat_loop1:
+	STEP6((DI), 32(DI), 0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2))
+	ADDQ $4, SI
+	ADDQ $4, R10
+	ADDQ R11, DI
+	DECQ CX
+	JNZ  scat_loop1
+
+scat_store:
+	MOVQ c_base+72(FP), DX
+	MOVQ rows_base+96(FP), BX
+	MOVLQSX 0(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Y0, Y0
+	VADDPS  32(AX), Y1, Y1
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	MOVLQSX 4(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Y2, Y2
+	VADDPS  32(AX), Y3, Y3
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	MOVLQSX 8(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Y4, Y4
+	VADDPS  32(AX), Y5, Y5
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	MOVLQSX 12(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Y6, Y6
+	VADDPS  32(AX), Y7, Y7
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	MOVLQSX 16(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Y8, Y8
+	VADDPS  32(AX), Y9, Y9
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, 32(AX)
+	MOVLQSX 20(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Y10, Y10
+	VADDPS  32(AX), Y11, Y11
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET

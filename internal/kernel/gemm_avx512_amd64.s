@@ -379,3 +379,89 @@ zgather_add:
 	ZROWADD(Z10, Z11)
 	VZEROUPPER
 	RET
+
+// microRowsScatterAVX512 is microRowsScatterAVX2 with the 6×32 tile.
+// func microRowsScatterAVX512(k int, a []float32, lda int, b []float32, ldb int, c []float32, rows []int32)
+TEXT ·microRowsScatterAVX512(SB), NOSPLIT, $0-120
+	MOVQ k+0(FP), CX
+	MOVQ a_base+8(FP), SI
+	MOVQ lda+32(FP), R9
+	SHLQ $2, R9
+	LEAQ (SI)(R9*2), R10
+	ADDQ R9, R10
+	MOVQ b_base+40(FP), DI
+	MOVQ ldb+64(FP), R11
+	SHLQ $2, R11
+	ZZERO12
+	MOVQ CX, BX
+	SHRQ $2, BX
+	ANDQ $3, CX
+	TESTQ BX, BX
+	JZ   zscat_tail
+
+zscat_loop4:
+	LEAQ (DI)(R11*2), R12
+	ADDQ R11, R12
+	ZSTEP6((DI), 64(DI), 0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2))
+	ZSTEP6((DI)(R11*1), 64(DI)(R11*1), 4(SI), 4(SI)(R9*1), 4(SI)(R9*2), 4(R10), 4(R10)(R9*1), 4(R10)(R9*2))
+	ZSTEP6((DI)(R11*2), 64(DI)(R11*2), 8(SI), 8(SI)(R9*1), 8(SI)(R9*2), 8(R10), 8(R10)(R9*1), 8(R10)(R9*2))
+	ZSTEP6((R12), 64(R12), 12(SI), 12(SI)(R9*1), 12(SI)(R9*2), 12(R10), 12(R10)(R9*1), 12(R10)(R9*2))
+	ADDQ $16, SI
+	ADDQ $16, R10
+	LEAQ (DI)(R11*4), DI
+	DECQ BX
+	JNZ  zscat_loop4
+
+zscat_tail:
+	TESTQ CX, CX
+	JZ   zscat_store
+
+zscat_loop1:
+	ZSTEP6((DI), 64(DI), 0(SI), 0(SI)(R9*1), 0(SI)(R9*2), 0(R10), 0(R10)(R9*1), 0(R10)(R9*2))
+	ADDQ $4, SI
+	ADDQ $4, R10
+	ADDQ R11, DI
+	DECQ CX
+	JNZ  zscat_loop1
+
+zscat_store:
+	MOVQ c_base+72(FP), DX
+	MOVQ rows_base+96(FP), BX
+	MOVLQSX 0(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Z0, Z0
+	VADDPS  64(AX), Z1, Z1
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	MOVLQSX 4(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Z2, Z2
+	VADDPS  64(AX), Z3, Z3
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, 64(AX)
+	MOVLQSX 8(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Z4, Z4
+	VADDPS  64(AX), Z5, Z5
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	MOVLQSX 12(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Z6, Z6
+	VADDPS  64(AX), Z7, Z7
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, 64(AX)
+	MOVLQSX 16(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Z8, Z8
+	VADDPS  64(AX), Z9, Z9
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, 64(AX)
+	MOVLQSX 20(BX), AX
+	LEAQ    (DX)(AX*4), AX
+	VADDPS  (AX), Z10, Z10
+	VADDPS  64(AX), Z11, Z11
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, 64(AX)
+	VZEROUPPER
+	RET
