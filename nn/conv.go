@@ -53,11 +53,12 @@ func (c *conv) init(p []float32, r *rand.Rand) {
 	uniform(p, 1/math.Sqrt(float64(c.patch())), r)
 }
 
-// colBudget is the im2col chunk, in floats, of the materialised im2col
-// this layer used to lower the batch through (at batch 64: the first layer
-// in one chunk, the second in four). The weight gradient still sums the
-// batch chunk by chunk, last chunk first, each in Sgemm's k blocks: the
-// same sums in the same order, so the same bits as then.
+// colBudget, in floats, is how much of the im2col matrix one chunk of the
+// weight gradient covers (4 MiB: at batch 64, the first layer's batch in one
+// chunk, the second's in four). The chunks bounded the matrix's buffer when
+// it was materialised; the weight gradient still sums the batch chunk by
+// chunk, last chunk first, each in Sgemm's k blocks, because that keeps the
+// sums, and so the bits and every recorded trajectory, of that time.
 const colBudget = 1 << 20
 
 // chunk is the number of samples per weight-gradient chunk.

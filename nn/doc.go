@@ -33,15 +33,15 @@
 //     product reads W in place; only the input gradient, never needed for
 //     the first layer, transposes it.
 //   - conv (valid, stride 1): activations are NHWC, filters stored
-//     cout×(kh,kw,ci). im2col turns each output pixel into a row of k·k·cin
-//     values, copied k runs at a time because a filter row is contiguous in
-//     NHWC; then y = col·Wᵀ + b is already NHWC, dW = dyᵀ·col, and dx is
-//     col2im of dy·W. The batch is lowered in chunks that keep the im2col
-//     buffer at 4 MiB; backward visits the chunks in reverse so the first
-//     is still lowered from forward and the rest are lowered again. When a
-//     filter has fewer values than there are filters (the first layer: 25
-//     against 32) dWᵀ is computed instead, which fits the kernel's 6×16
-//     tile better.
+//     cout×(kh,kw,ci). The products are those of im2col (a row of k·k·cin
+//     input values per output pixel), but the matrix is never written:
+//     kernel.SgemmGather reads it from the input through offset tables of
+//     windows and taps for y = col·Wᵀ + b (bias added in the stores) and
+//     dWᵀ = colᵀ·dy, and kernel.SgemmScatterAdd adds dy·W onto dx through
+//     the same tables as its tiles are stored (col2im without the dcol
+//     matrix). The weight gradient sums the batch in the chunks and order
+//     of the earlier materialised im2col (4 MiB chunks, last first), which
+//     keeps its bits.
 //   - max-pool 2×2 stores no argmax: backward finds the winner again by
 //     comparing each window with the pooled value (first in row-major order
 //     on ties), branch-free in the kernel.

@@ -133,8 +133,8 @@ func TestMaxPoolOddAndTies(t *testing.T) {
 	}
 }
 
-// TestConvChunks runs batches that span several im2col chunks (with the
-// budget lowered to two and a half samples) and checks them against the same
+// TestConvChunks runs batches that span several weight-gradient chunks
+// (with the budget lowered to two and a half samples) and checks them against the same
 // samples one at a time: the outputs and input gradients must match and the
 // weight gradients add up.
 func TestConvChunks(t *testing.T) {
