@@ -91,7 +91,10 @@
 // The avx2 and avx512 GEMMs give the same bits: each element of C is one
 // vector lane that sums its k products in order with fused multiply-adds,
 // in kc blocks that do not depend on the tile width (TestPathsAgree checks
-// it on the shapes of a training step). The go path, without fused
+// it on the shapes of a training step). SgemmGather and SgemmScatterAdd
+// give the bits of Sgemm on the materialised matrix (and, for the scatter,
+// of col2im after it) on each path, so the same holds for them
+// (TestSgemmGather, TestSgemmScatterAdd). The go path, without fused
 // multiply-adds and with scalar sums, agrees with them to rounding: within
 // 1e-5·√k relative for Sgemm, 1e-5·√(n+1) for Sum and DotUnitary (the
 // tolerances of the tests). Within one path a given call is deterministic,
