@@ -160,7 +160,8 @@ func TestGradNoAllocs(t *testing.T) {
 		m, _ := New(name)
 		p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 		m.Init(p, 1)
-		// 33 samples: the CNN's second convolution lowers them in two chunks.
+		// 33 samples: the CNN's second convolution sums its weight gradient
+		// in two chunks.
 		const batch = 33
 		x, y := make([]float32, batch*784), make([]uint8, batch)
 		out := make([]uint8, batch)
