@@ -1,0 +1,481 @@
+"""A pacer worker's side of a live job, in Python: what live/worker.go,
+worker_ctl.go and wlink.go do, for parameters held in a float32 array.
+
+The engine knows nothing of models: it pulls the job's weights into a flat
+float32 array and pushes a flat float32 gradient of the same length, cut
+into the job's shard ranges (job.Ranges). pacer.torch puts a model's
+parameters in such an array.
+"""
+import logging
+import math
+import os
+import random
+import select
+import ssl
+import threading
+import time
+
+import numpy as np
+
+from . import wire
+
+log = logging.getLogger("pacer")
+
+# The live package's application flag bits (live/proto.go).
+FLAG_PENDING = 1   # PullResp: the shard's version is below the minimum; a ready notice follows
+FLAG_DROPPED = 2   # PushAck: the aggregator refused the gradient (stale or surplus)
+FLAG_REJOINED = 4  # Clock reply: the worker had been removed and was admitted again
+FLAG_READY = 8     # one-way PullResp: the version a pending pull waits for exists
+
+JOB_VERSION = 1  # job.Version: the description this client reads
+
+# paradigm.Kind values as the description carries them.
+KINDS = {1: "bsp", 2: "asp", 3: "ssp", 4: "dssp", 5: "elastic", 6: "backup", 7: "psp", 8: "softsync"}
+
+# A pull that waits for its version polls at this interval besides the
+# shard's ready notice, as the Go worker does (a safety net).
+PENDING_POLL = 0.5
+
+
+class JobDone(Exception):
+    """The coordinator has ended the job."""
+
+
+class JobError(Exception):
+    """The job cannot be run by this worker (wrong model size, an
+    unsupported paradigm option, a mismatched coordinator)."""
+
+
+def ranges(n, s):
+    """job.Ranges: n parameters cut into s contiguous near-equal blocks."""
+    return [(i * n // s, (i + 1) * n // s) for i in range(s)]
+
+
+class Job:
+    """The job description the coordinator sent (job.Description)."""
+
+    def __init__(self, desc):
+        if desc.get("version") != JOB_VERSION:
+            raise JobError("job description version %r: this client reads version %d (a pacer of another build?)"
+                           % (desc.get("version"), JOB_VERSION))
+        self.desc = desc
+        j = desc["job"]
+        self.spec = j["Spec"]
+        self.kind = KINDS.get(self.spec.get("Kind"))
+        if self.kind is None:
+            raise JobError("unknown paradigm kind %r" % self.spec.get("Kind"))
+        self.workers, self.shards = j["Workers"], j["Shards"]
+        self.model, self.dataset = j["Model"], j["Dataset"]
+        self.batch, self.epochs, self.seed = j["Batch"], j["Epochs"], j["Seed"]
+        self.lr, self.train_limit = j["LR"], j.get("TrainLimit", 0)
+        self.train_n = desc.get("train_n", 0)
+        self.heartbeat_timeout = j.get("HeartbeatTimeout", 5_000_000_000) / 1e9
+        self.timing = j.get("Timing") or {}
+
+    @property
+    def pushes(self):
+        """The job's total pushes, all workers together (Description.Pushes)."""
+        return max(1, int(self.epochs * self.train_n / self.batch + 0.999999))
+
+
+class Puller:
+    """paradigm.Puller for the live paradigms: the minimum version each
+    shard must reach before it answers, per iteration."""
+
+    def __init__(self, job):
+        self.kind, self.shards = job.kind, job.shards
+        if self.kind == "psp":
+            bfrac = job.spec.get("BFrac", 0) or 1.0
+            need = max(1, min(self.shards, math.ceil(bfrac * self.shards - 1e-9)))
+            if need < self.shards:
+                raise JobError("psp with b=%g over %d shards pulls partially (%d of %d blocks fresh); "
+                               "the Python client pulls every block: partial pulls are not built"
+                               % (bfrac, self.shards, need, self.shards))
+        self.max_seen = 0
+
+    def min_versions(self, clock, read, first):
+        self.max_seen = 0
+        out = []
+        for i in range(self.shards):
+            if self.kind == "bsp":
+                m = clock  # the round just pushed for must be applied (first pull too: a returning id)
+            elif first:
+                m = 0
+            elif self.kind == "psp":
+                m = clock
+            elif self.kind == "backup":
+                m = read[i] + 1  # a version newer than the one read
+            else:
+                m = 0
+            out.append(m)
+        return out
+
+    def saw(self, version):
+        self.max_seen = max(self.max_seen, version)
+
+    def next_clock(self, clock):
+        # Under PSP a worker that is behind jumps to the largest version it saw.
+        if self.kind == "psp" and self.max_seen > clock:
+            return self.max_seen
+        return clock
+
+
+class Client:
+    """One worker of a live job.
+
+    Client(coordinator) joins: it dials shard 0's control role with the job
+    token and reads the job from the HelloOK. attach(params, grad) then dials
+    every shard and checks that the arrays' length is the job's model's;
+    pull() fills params, push() sends grad, and report() tells the gate,
+    waiting for its release. step() is push, report and pull in the Go
+    worker's order. Not thread-safe: one thread drives it (a second, its own,
+    sends the heartbeats).
+    """
+
+    def __init__(self, coordinator, token=None, worker_id=-1, tls_ca=None, tls=False, server_name=None,
+                 connect_timeout=60.0, call_timeout=30.0):
+        self.token = token if token is not None else os.environ.get("PACER_TOKEN", "")
+        if not self.token:
+            raise ValueError("a token is required (token= or $PACER_TOKEN)")
+        self.coordinator = coordinator
+        self.tls = None
+        if tls_ca or tls:
+            self.tls = ssl.create_default_context(cafile=tls_ca) if tls_ca else ssl.create_default_context()
+        self.server_name = server_name
+        self.call_timeout = call_timeout
+        self.id = worker_id
+        # Where this process stands, sent with every control Hello (live/auth.go workerState).
+        self.inc = random.getrandbits(63) | 1
+        self.seq = 0
+        self.acked = 0
+        self.gate_clock = 0
+        self.held = False
+        self.started = time.monotonic()
+        self.done = False
+        self._released = False
+        self._ctl_lock = threading.Lock()
+        self.ctl = None
+        self.links = []
+        self.wait_s = 0.0   # seconds held: pushing, at the gate, pulling
+        self.busy_s = 0.0   # seconds computing
+        self.iter_s = 0.0   # the last iteration's compute time
+        self.pushes = 0
+        self.dropped = 0
+        self._dial_control(connect_timeout)
+        self.job = Job(self.info["job"])
+        self.puller = Puller(self.job)
+        if len(self.info["shard_addrs"]) != self.job.shards:
+            raise JobError("coordinator sent %d shard addresses for %d shards"
+                           % (len(self.info["shard_addrs"]), self.job.shards))
+        self.clock = self.info["clock"]
+        self.first = True
+        self._hb_stop = threading.Event()
+        self._hb = threading.Thread(target=self._heartbeats, name="pacer-heartbeats", daemon=True)
+        self._hb.start()
+
+    # -- control connection
+
+    def _state(self):
+        st = {"inc": self.inc, "seq": self.seq, "acked": self.acked, "clock": self.gate_clock,
+              "held": self.held, "age_us": int((time.monotonic() - self.started) * 1e6)}
+        return {k: v for k, v in st.items() if v}  # omitempty, as the Go worker sends it
+
+    def _on_control(self, f):
+        if f.type == wire.RELEASE:
+            self._released = True
+        elif f.type == wire.SHUTDOWN:
+            self.done = True
+
+    def _dial_control(self, give_up):
+        def make():
+            return wire.Conn(self.coordinator, self.token, "control", worker=self.id, meta=self._state(),
+                             tls=self.tls, server_name=self.server_name, timeout=self.call_timeout,
+                             on_notify=self._on_control)
+        try:
+            c = wire.dial_retry(make, give_up, "coordinator %s" % self.coordinator)
+        except wire.RemoteError as e:
+            if e.code == wire.CODE_SHUTTING_DOWN:
+                raise JobDone() from None
+            raise
+        info = c.welcome.json()
+        if self.ctl is not None:
+            # A coordinator restarted with other job flags: this worker's
+            # model and data are the job it joined.
+            if info.get("job") != self.info.get("job"):
+                c.close()
+                raise JobError("coordinator %s now runs another job than the one worker %d joined"
+                               % (self.coordinator, self.id))
+            self.ctl.close()
+        with self._ctl_lock:
+            self.ctl = c
+        self.info, self.id = info, info["id"]
+
+    def _redial(self):
+        self._dial_control(None)
+
+    def _heartbeats(self):
+        # Four beats per removal timeout, also while the user's loop computes.
+        every = max(self.job.heartbeat_timeout / 4, 0.01)
+        while not self._hb_stop.wait(every):
+            with self._ctl_lock:
+                c = self.ctl
+            try:
+                c.send(wire.HEARTBEAT, worker=self.id)
+            except wire.ConnectionLost:
+                pass  # the main thread redials when it next uses the connection
+
+    def report(self):
+        """Tells the gate about the push just made and waits for its release."""
+        self._released = False
+        delay = 0.05
+        rejoined = False
+        while True:
+            try:
+                r = self.ctl.call(wire.CLOCK, worker=self.id, tag=self.seq, extra=int(self.wait_s * 1e6),
+                                  offset=int(self.busy_s * 1e6), count=min(int(self.iter_s * 1e6), 2**32 - 1))
+                break
+            except wire.RemoteError as e:
+                if e.code == wire.CODE_SHUTTING_DOWN:
+                    raise JobDone() from None
+                raise
+            except wire.ConnectionLost:
+                # Redial under the same id and resend: seq keeps the push from counting twice.
+                time.sleep(delay)
+                delay = min(2 * delay, 1.0)
+                self._redial()
+                rejoined = rejoined or self.info.get("rejoined", False)
+        if r.flags & FLAG_REJOINED or rejoined:
+            log.warning("worker %d rejoined the job after being removed (clock %d)", self.id, r.tag)
+            self.first, self.clock = True, r.tag
+        self.acked, self.gate_clock, self.held = self.seq, r.tag, True
+        self._await_release()
+
+    def _await_release(self):
+        try:
+            while not self._released:
+                if self.done:
+                    raise JobDone()
+                try:
+                    f = self.ctl.read_frame(timeout=1.0)
+                except wire.socket.timeout:
+                    continue
+                except wire.ConnectionLost:
+                    # The coordinator re-sends the release of a worker that is not held when it reconnects.
+                    self._redial()
+                    if self.info.get("rejoined"):
+                        log.warning("worker %d rejoined the job after being removed", self.id)
+                        self.first, self.clock = True, self.info["clock"]
+                        self.gate_clock = self.info["clock"]
+                        return
+                    continue
+                if f.req_id == 0:
+                    self._on_control(f)
+            if self.done:
+                raise JobDone()
+        finally:
+            self.held = False
+
+    # -- data connections
+
+    def attach(self, params, grad):
+        """Dials every shard for params and grad (float32, C-contiguous, the
+        job's model's length) and pulls the weights into params."""
+        for a, name in ((params, "params"), (grad, "grad")):
+            if not isinstance(a, np.ndarray) or a.dtype != np.float32 or a.ndim != 1 or not a.flags.c_contiguous:
+                raise TypeError("%s must be a contiguous 1-D float32 NumPy array" % name)
+        if params.size != grad.size:
+            raise ValueError("params has %d values, grad %d" % (params.size, grad.size))
+        self.params, self.grad = params, grad
+        n = params.size
+        self.ranges = ranges(n, self.job.shards)
+        self.read = [0] * self.job.shards
+        meta = {"job": self.info["job"]}
+        for i, addr in enumerate(self.info["shard_addrs"]):
+            link = _Link(self, i, addr, meta)
+            self.links.append(link)
+            link.connect(give_up=60.0)
+            lo, hi = self.ranges[i]
+            if (link.lo, link.hi) != (lo, hi):
+                raise JobError("a model of %d parameters puts shard %d at [%d, %d), but the shard holds [%d, %d) "
+                               "of job model %r: the model is not the job's"
+                               % (n, i, lo, hi, link.lo, link.hi, self.job.model))
+        if self.info.get("held"):
+            # Back under an id whose earlier process pushed and waits at the gate.
+            self._await_release()
+        self.pull()
+        self._computing_from = time.monotonic()
+
+    def pull(self):
+        """Pulls every block into params as the paradigm says (its minimum
+        versions), all shards at once."""
+        mins = self.puller.min_versions(self.clock, self.read, self.first)
+        self.first = False
+        for i, link in enumerate(self.links):
+            link.start_pull(mins[i])
+        for i, link in enumerate(self.links):
+            v = link.finish_pull(mins[i])
+            self.read[i] = v
+            self.puller.saw(v)
+        self.clock = self.puller.next_clock(self.clock)
+
+    def push(self):
+        """Pushes grad, each shard its block, tagged with the clock."""
+        for i, link in enumerate(self.links):
+            lo, hi = self.ranges[i]
+            link.start_push(self.grad[lo:hi], self.read[i], self.clock)
+        for link in self.links:
+            if link.finish_push():
+                self.dropped += 1
+
+    def step(self):
+        """Push the gradient, report it, wait for the release and pull: one
+        iteration's communication. Returns False once the job has ended."""
+        if self.done:
+            return False
+        t0 = time.monotonic()
+        self.iter_s = t0 - self._computing_from
+        self.busy_s += self.iter_s
+        try:
+            self.push()
+            self.clock += 1
+            self.pushes += 1
+            self.seq += 1
+            self.report()
+            self.pull()
+        except JobDone:
+            self.done = True
+            self.close()
+            return False
+        now = time.monotonic()
+        self.wait_s += now - t0
+        self._computing_from = now
+        return True
+
+    def close(self):
+        self._hb_stop.set()
+        for link in self.links:
+            link.close()
+        with self._ctl_lock:
+            if self.ctl is not None:
+                self.ctl.close()
+
+
+class _Link:
+    """The data connection to one shard (live/wlink.go), redialled when it
+    breaks."""
+
+    def __init__(self, client, shard, addr, meta):
+        self.c, self.shard, self.addr, self.meta = client, shard, addr, meta
+        self.conn = None
+        self.inc = 0
+        self.held = 0
+        self.ready = False
+        self._rid = None
+        self._op = None
+
+    def _on_notify(self, f):
+        if f.type == wire.PULL_RESP and f.flags & FLAG_READY:
+            self.ready = True
+
+    def connect(self, give_up=None):
+        c = self.c
+        def make():
+            return wire.Conn(self.addr, c.token, "worker", worker=c.id, meta=self.meta, tls=c.tls,
+                             server_name=c.server_name, timeout=c.call_timeout, on_notify=self._on_notify)
+        self.conn = wire.dial_retry(make, give_up, "shard %d at %s" % (self.shard, self.addr))
+        si = self.conn.welcome.json()
+        self.lo, self.hi = si["lo"], si["hi"]
+        restarted = self.inc != 0 and si["incarnation"] != self.inc
+        self.inc = si["incarnation"]
+        if restarted and self.held:
+            # A restarted shard skips forward to the version this worker holds.
+            log.warning("shard %d restarted (version %d, worker holds %d)", self.shard, si["version"], self.held)
+            self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=c.id, tag=self.held)
+
+    def _request(self, op):
+        """Sends op (a function of the connection returning a request id),
+        redialling first if the connection is gone."""
+        self._op = op
+        while True:
+            if self.conn is None or self.conn.closed:
+                self.connect()
+            try:
+                self._rid = op(self.conn)
+                return
+            except wire.ConnectionLost:
+                self.conn = None
+
+    def _reply(self, into=None):
+        while True:
+            try:
+                return self.conn.reply(self._rid, into=into)
+            except wire.ConnectionLost as e:
+                log.info("shard %d: connection lost (%s); redialling", self.shard, e)
+                self.conn = None
+                self._request(self._op)  # the request again, on the new connection
+
+    def start_push(self, block, read, clock):
+        c = self.c
+        self._request(lambda conn: conn.request(wire.PUSH, floats=block, shard=self.shard, worker=c.id,
+                                                tag=clock, extra=read))
+
+    def finish_push(self):
+        r = self._reply()
+        return bool(r.flags & FLAG_DROPPED)
+
+    def start_pull(self, min_version):
+        self.ready = False
+        c = self.c
+        self._request(lambda conn: conn.request(wire.PULL, shard=self.shard, worker=c.id, tag=self.held,
+                                                extra=min_version))
+
+    def finish_pull(self, min_version):
+        c = self.c
+        into = c.params[self.lo:self.hi]
+        while True:
+            r = self._reply(into=into)
+            if not r.flags & FLAG_PENDING:
+                break
+            # Below the minimum: wait for the ready notice (or poll), then ask again.
+            self._await_ready()
+            self.start_pull(min_version)
+        if r.payload is not None:
+            if r.count != into.size:
+                raise wire.ProtocolError("shard %d sent %d floats for a block of %d" % (self.shard, r.count, into.size))
+        self.held = r.tag
+        # The reply pointed into the shard's snapshot: the acknowledgement releases it.
+        try:
+            self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=c.id, tag=self.held)
+        except wire.ConnectionLost:
+            self.conn = None
+        return r.tag
+
+    def _await_ready(self):
+        deadline = time.monotonic() + PENDING_POLL
+        while not self.ready:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            ctl = self.c.ctl
+            socks = [self.conn.sock, ctl.sock]
+            if any(isinstance(s, ssl.SSLSocket) and s.pending() for s in socks):
+                readable = socks
+            else:
+                readable, _, _ = select.select(socks, [], [], left)
+            try:
+                if self.conn.sock in readable:
+                    f = self.conn.read_frame()
+                    if f.req_id == 0:
+                        self._on_notify(f)
+                if ctl.sock in readable:
+                    f = ctl.read_frame()
+                    if f.req_id == 0:
+                        self.c._on_control(f)
+                    if self.c.done:
+                        raise JobDone()
+            except wire.ConnectionLost:
+                return  # the next request redials
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()

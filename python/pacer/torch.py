@@ -1,0 +1,157 @@
+"""PyTorch workers for pacer: any training loop's model, its parameters in
+one flat float32 vector the shards hold.
+
+    model = MyNet()
+    w = pacer.torch.Worker(model, coordinator="10.0.0.1:7070")   # $PACER_TOKEN
+    while not w.done:
+        for x, y in loader:
+            w.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            if not w.step():      # instead of optimizer.step(): the shards apply the optimizer
+                break
+
+The flat vector is the model's parameters in model.parameters() order, each
+tensor row-major (C order) in its own shape, unless the model names pacer's
+layout (pacer_layout = "pacer", as pacer.torch.models' MLP and CNN do): then
+each weight is stored as pacer's Go models store it (nn/layout.go), so a
+PyTorch worker trains the same job a Go worker does. Each parameter's data
+and .grad are views into the flat vectors, so backward() writes the
+gradient in place and a pull lands in the model without a copy.
+"""
+import time
+
+import numpy as np
+import torch
+
+from . import client as _client
+
+
+def _views(flat, params, layout):
+    """For each parameter, a view of flat with its shape and pacer's element
+    order (layout "pacer") or row-major order (layout "torch")."""
+    out, off = [], 0
+    for p in params:
+        n = p.numel()
+        seg = flat[off:off + n]
+        shape = tuple(p.shape)
+        if layout == "pacer" and p.dim() == 2:
+            # pacer's dense layer stores its weight in×out; torch's Linear is out×in.
+            v = seg.view(shape[1], shape[0]).t()
+        elif layout == "pacer" and p.dim() == 4:
+            # pacer's convolution stores cout×k×k×cin; torch's is cout×cin×k×k.
+            co, ci, kh, kw = shape
+            v = seg.view(co, kh, kw, ci).permute(0, 3, 1, 2)
+        else:
+            v = seg.view(shape)
+        out.append(v)
+        off += n
+    return out
+
+
+class Worker:
+    """A PyTorch model as a pacer worker.
+
+    Joining pulls the job's weights into the model. Each step() pushes the
+    gradient backward() left in the parameters' .grad, reports the push to the
+    coordinator, waits for its release and pulls the weights the paradigm
+    names: the shards apply the job's optimizer, so the user's loop calls
+    step() where it would call optimizer.step(). step() returns False once
+    the job has ended (done).
+
+    layout: "torch" (row-major, model.parameters() order) or "pacer" (pacer's
+    own models); default: the model's pacer_layout attribute, else "torch".
+    The job's shards must hold as many floats as the model has parameters:
+    pacer's built-in models (--model mlp|cnn) match pacer.models. To build
+    the model from the job, join first and pass the client:
+
+        c = pacer.Client(coordinator)
+        w = Worker(pacer.models.for_job(c.job), client=c)
+    """
+
+    def __init__(self, model, coordinator=None, token=None, worker_id=-1, layout=None, tls_ca=None, tls=False,
+                 server_name=None, connect_timeout=60.0, check_finite=True, client=None):
+        self.model = model
+        self.layout = layout or getattr(model, "pacer_layout", "torch")
+        if self.layout not in ("torch", "pacer"):
+            raise ValueError("layout %r: want 'torch' or 'pacer'" % self.layout)
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        for p in self.params:
+            if p.dtype != torch.float32 or p.device.type != "cpu":
+                raise TypeError("parameter of shape %s is %s on %s: pacer workers train float32 on the CPU"
+                                % (tuple(p.shape), p.dtype, p.device))
+        n = sum(p.numel() for p in self.params)
+        self.flat = np.zeros(n, dtype=np.float32)
+        self.flat_grad = np.zeros(n, dtype=np.float32)
+        self._tflat = torch.from_numpy(self.flat)
+        self._tgrad = torch.from_numpy(self.flat_grad)
+        self._pviews = _views(self._tflat, self.params, self.layout)
+        self._gviews = _views(self._tgrad, self.params, self.layout)
+        with torch.no_grad():
+            for p, v, g in zip(self.params, self._pviews, self._gviews):
+                p.data = v
+                p.grad = g
+        self.check_finite = check_finite
+        if client is None:
+            if coordinator is None:
+                raise ValueError("give the coordinator's address (or a joined pacer.Client)")
+            client = _client.Client(coordinator, token=token, worker_id=worker_id, tls_ca=tls_ca, tls=tls,
+                                    server_name=server_name, connect_timeout=connect_timeout)
+        self.client = client
+        try:
+            self.client.attach(self.flat, self.flat_grad)
+        except BaseException:
+            self.client.close()
+            raise
+
+    @property
+    def job(self):
+        """The job description (pacer.client.Job): batch, epochs, workers, ..."""
+        return self.client.job
+
+    @property
+    def id(self):
+        return self.client.id
+
+    @property
+    def done(self):
+        return self.client.done
+
+    def zero_grad(self):
+        """Zeroes the flat gradient (and gives back .grad views a
+        model.zero_grad(set_to_none=True) took away)."""
+        self.flat_grad.fill(0)
+        for p, g in zip(self.params, self._gviews):
+            if p.grad is None or p.grad.data_ptr() != g.data_ptr():
+                p.grad = g
+
+    def _gather(self):
+        for p, v, g in zip(self.params, self._pviews, self._gviews):
+            if p.data_ptr() != v.data_ptr() or p.data.stride() != v.stride():
+                raise RuntimeError("parameter of shape %s no longer lives in the worker's vector "
+                                   "(replaced, or the model moved); build the Worker after such changes"
+                                   % (tuple(p.shape),))
+            if p.grad is None:
+                g.zero_()  # unused in this iteration's graph
+            elif p.grad.data_ptr() != g.data_ptr():
+                g.copy_(p.grad)  # the user replaced .grad: copy it in, then give the view back
+                p.grad = g
+
+    def step(self):
+        """Pushes the gradient, waits as the paradigm says and pulls the new
+        weights into the model. False: the job has ended."""
+        if self.client.done:
+            return False
+        self._gather()
+        if self.check_finite and not np.isfinite(self.flat_grad).all():
+            raise FloatingPointError("worker %d: the model's gradient is not finite (NaN or Inf): "
+                                     "the shards would refuse it" % self.id)
+        return self.client.step()
+
+    def close(self):
+        self.client.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,384 @@
+#!/usr/bin/python3
+"""Tests of pacer's Python client (python/pacer) against the Go servers.
+
+    PYTHONPATH=python /usr/bin/python3 -m unittest -v python/test_pacer.py
+
+scripts/test runs them after building ./pacer. They start `pacer server`
+processes on loopback (and PyTorch workers as processes), stop every one of
+them when a test ends, and bound every wait. PACER_BIN names the binary
+(default ./pacer at the repository's root).
+"""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import pacer  # noqa: E402
+from pacer import wire  # noqa: E402
+
+PACER = os.environ.get("PACER_BIN", os.path.join(ROOT, "pacer"))
+TOKEN, CONTROL = "py-test-token", "py-test-control"
+
+
+def free_addrs(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    addrs = ["127.0.0.1:%d" % s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return addrs
+
+
+class Procs:
+    """Processes a test started, all killed at its end."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.procs = []
+
+    def start(self, name, args, env=None):
+        e = dict(os.environ, PACER_TOKEN=TOKEN, PYTHONPATH=HERE)
+        e.update(env or {})
+        log = open(os.path.join(self.tmp, name + ".log"), "wb")
+        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=e)
+        p.name, p.logpath = name, log.name
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def log(self, p):
+        with open(p.logpath, errors="replace") as f:
+            return f.read()
+
+    def wait_all(self, timeout):
+        deadline = time.monotonic() + timeout
+        for p in self.procs:
+            left = deadline - time.monotonic()
+            try:
+                p.wait(timeout=max(left, 0.1))
+            except subprocess.TimeoutExpired:
+                raise AssertionError("%s still running %.0f s after the start:\n%s"
+                                     % (p.name, timeout, "\n".join("== %s\n%s" % (q.name, self.log(q)[-3000:])
+                                                                   for q in self.procs))) from None
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+
+
+def start_shards(procs, addrs, job, control=CONTROL, extra=()):
+    started = []
+    for i, a in enumerate(addrs):
+        p = procs.start("shard-%d" % i, [PACER, "server", "--index", str(i), "--peers", ",".join(addrs), "--listen", a,
+                                     "--out", os.path.join(procs.tmp, "out"), "--checkpoint-dir",
+                                     os.path.join(procs.tmp, "ckpt")] + list(job) + list(extra),
+                    env={"PACER_CONTROL_TOKEN": control})
+        started.append(p)
+    for a, p in zip(addrs, started):
+        wait_listening(a, 60, p, procs)
+
+
+def wait_listening(addr, timeout, proc=None, procs=None):
+    host, port = wire.parse_addr(addr)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError:
+            if proc is not None and proc.poll() is not None:
+                raise AssertionError("%s exited %s before listening:\n%s" % (proc.name, proc.returncode, procs.log(proc)))
+            if time.monotonic() > deadline:
+                raise AssertionError("nothing listens on %s after %.0f s" % (addr, timeout))
+            time.sleep(0.05)
+
+
+def observer(addr):
+    return wire.Conn(addr, TOKEN, "observer", meta={"control": CONTROL})
+
+
+def stats(addr):
+    c = observer(addr)
+    try:
+        return c.call(wire.CONTROL, json.dumps({"op": "stats"}).encode()).json()["shard"]
+    finally:
+        c.close()
+
+
+def weights(addr, shard=0):
+    c = observer(addr)
+    try:
+        r = c.call(wire.PULL, shard=shard, worker=-1)
+        c.send(wire.HEARTBEAT, shard=shard, worker=-1)
+        return r.tag, r.payload.copy()
+    finally:
+        c.close()
+
+
+def expect_closed(test, conn, timeout=5):
+    """The server closed conn (after an Error frame, which is returned)."""
+    conn.sock.settimeout(timeout)
+    err = None
+    try:
+        while True:
+            f = conn.read_frame()
+            if f.type == wire.ERROR:
+                err = f
+    except wire.ConnectionLost:
+        return err
+    except socket.timeout:
+        test.fail("the server kept the connection open")
+
+
+class FrameTest(unittest.TestCase):
+    """The encoding, byte for byte, as docs/protocol.md gives it."""
+
+    def test_documented_pull_example(self):
+        want = bytes.fromhex("50 43 52 01 05 00 00 00 03 00 00 00 00 00 00 00"
+                             "07 00 00 00 01 00 00 00 32 00 00 00 00 00 00 00"
+                             "00 00 00 00 00 00 00 00 2a 00 00 00 00 00 00 00"
+                             "58 02 00 00 00 00 00 00")
+        got = wire.encode_header(wire.PULL, 0, req_id=3, worker=7, shard=1, offset=50, extra=42, count=600)
+        self.assertEqual(got, want)
+        f, plen = wire.decode_header(want)
+        self.assertEqual((f.type, f.req_id, f.worker, f.shard, f.offset, f.extra, f.count, plen),
+                         (wire.PULL, 3, 7, 1, 50, 42, 600, 0))
+
+    def test_header_validation(self):
+        good = wire.encode_header(wire.PUSH, 8, count=2)
+        cases = {
+            "magic": b"PCX" + good[3:],
+            "version": good[:3] + b"\x02" + good[4:],
+            "type": good[:4] + b"\x0f" + good[5:],
+            "reserved flags": good[:5] + b"\x10" + good[6:],
+            "reserved field": good[:6] + b"\x01\x00" + good[8:],
+            "float length": good[:48] + struct.pack("<II", 3, 8),
+        }
+        for name, b in cases.items():
+            with self.subTest(name), self.assertRaises(wire.ProtocolError):
+                wire.decode_header(b)
+        with self.assertRaises(wire.ProtocolError):
+            wire.decode_header(good, max_payload=4)
+        with self.assertRaises(wire.ProtocolError):
+            wire.encode_header(wire.PULL, 4)
+        with self.assertRaises(wire.ProtocolError):
+            wire.encode_header(wire.HELLO, 0, flags=0x20)
+
+    def test_ranges_are_jobs(self):
+        self.assertEqual(pacer.ranges(235146, 3), [(0, 78382), (78382, 156764), (156764, 235146)])
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s (go build -o pacer ./cmd/pacer)" % PACER)
+class ConformanceTest(unittest.TestCase):
+    """The Python client against a Go shard: refusals change nothing, and a
+    push moves the weights exactly as the job's SGD says."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmpdir = tempfile.TemporaryDirectory()
+        cls.procs = Procs(cls.tmpdir.name)
+        cls.addr = free_addrs(1)[0]
+        # One worker, plain SGD (momentum 0), so one BSP round is w − lr·g.
+        try:
+            start_shards(cls.procs, [cls.addr], ["--workers", "1", "--paradigm", "bsp", "--lr", "0.5",
+                                                  "--momentum", "0", "--train-n", "6400", "--test-limit", "100"])
+        except BaseException:
+            cls.procs.stop()
+            cls.tmpdir.cleanup()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.procs.stop()
+        cls.tmpdir.cleanup()
+
+    def unchanged(self, before):
+        st = stats(self.addr)
+        self.assertEqual((st["version"], st["pushes"], st["updates"]), (before["version"], before["pushes"],
+                                                                        before["updates"]))
+        return st
+
+    def test_wrong_token_refused(self):
+        before = stats(self.addr)
+        for role in ("control", "worker"):
+            with self.subTest(role), self.assertRaises(wire.RemoteError) as cm:
+                wire.Conn(self.addr, "not-the-token", role, worker=0)
+            self.assertEqual(cm.exception.code, wire.CODE_UNAUTHENTICATED)
+        with self.assertRaises(wire.RemoteError) as cm:
+            wire.Conn(self.addr, TOKEN, "observer", meta={"control": "not-the-control-token"})
+        self.assertEqual(cm.exception.code, wire.CODE_UNAUTHENTICATED)
+        with self.assertRaises(ValueError):
+            pacer.Client(self.addr, token="")
+        self.unchanged(before)
+
+    def test_frame_before_hello_refused(self):
+        before = stats(self.addr)
+        s = socket.create_connection(wire.parse_addr(self.addr), timeout=5)
+        s.sendall(wire.encode_header(wire.PULL, 0, worker=0))
+        c = wire.Conn.__new__(wire.Conn)
+        c.sock, c.addr, c.closed, c.timeout, c.max_payload = s, self.addr, False, 5, wire.DEFAULT_MAX_PAYLOAD
+        c._hdr = bytearray(wire.HEADER_SIZE)
+        err = expect_closed(self, c)
+        self.assertIsNotNone(err)
+        self.assertEqual(err.extra, wire.CODE_UNAUTHENTICATED)
+        self.unchanged(before)
+
+    def test_malformed_frame_refused(self):
+        before = stats(self.addr)
+        n = before_block = weights(self.addr)[1].size
+        good = wire.encode_header(wire.PUSH, 4 * n, worker=0, count=n)
+        for name, hdr in {"magic": b"XYZ" + good[3:], "version": good[:3] + b"\x09" + good[4:],
+                          "type": good[:4] + b"\x63" + good[5:], "reserved": good[:6] + b"\x01\x00" + good[8:],
+                          "length": good[:48] + struct.pack("<II", n, 4 * n - 4)}.items():
+            with self.subTest(name):
+                c = wire.Conn(self.addr, TOKEN, "worker", worker=0)
+                c._send([hdr])
+                err = expect_closed(self, c)
+                self.assertIsNotNone(err, "no Error frame before the close")
+                self.assertEqual(err.extra, wire.CODE_BAD_FRAME)
+        self.assertEqual(before_block, n)
+        self.unchanged(before)
+
+    def test_oversized_frame_refused(self):
+        before = stats(self.addr)
+        _, w0 = weights(self.addr)
+        # A worker's data connection may send its block and no more: a
+        # header announcing 1 GiB − 4 is refused before anything is read.
+        c = wire.Conn(self.addr, TOKEN, "worker", worker=0)
+        big = (1 << 28) - 1
+        c._send([wire.encode_header(wire.PUSH, 4 * big, worker=0, count=big)])
+        err = expect_closed(self, c)
+        self.assertIsNotNone(err)
+        self.assertEqual(err.extra, wire.CODE_BAD_FRAME)
+        self.assertIn("too large", bytes(err.payload).decode())
+        # The first frame, before authentication, is bounded at 64 KiB.
+        s = socket.create_connection(wire.parse_addr(self.addr), timeout=5)
+        s.sendall(wire.encode_header(wire.HELLO, wire.MAX_HELLO_PAYLOAD + 1))
+        s.settimeout(5)
+        got = b""
+        while True:
+            b = s.recv(4096)
+            if not b:
+                break
+            got += b
+        s.close()
+        f, plen = wire.decode_header(got[:wire.HEADER_SIZE])
+        self.assertEqual((f.type, f.extra), (wire.ERROR, wire.CODE_BAD_FRAME))
+        self.unchanged(before)
+        _, w1 = weights(self.addr)
+        np.testing.assert_array_equal(w0, w1)
+
+    def test_bad_pushes_refused_connection_stays(self):
+        before = stats(self.addr)
+        _, w0 = weights(self.addr)
+        c = wire.Conn(self.addr, TOKEN, "worker", worker=0)
+        n = w0.size
+        g = np.ones(n, dtype=np.float32)
+        g[n // 2] = np.nan
+        cases = [("non_finite", wire.CODE_NON_FINITE, dict(floats=g)),
+                 ("short block", wire.CODE_BAD_REQUEST, dict(floats=np.ones(n - 1, dtype=np.float32))),
+                 ("other worker", wire.CODE_BAD_REQUEST, dict(floats=np.ones(n, dtype=np.float32), worker=5)),
+                 ("other shard", wire.CODE_BAD_REQUEST, dict(floats=np.ones(n, dtype=np.float32), shard=3)),
+                 ("implausible read version", wire.CODE_BAD_REQUEST,
+                  dict(floats=np.ones(n, dtype=np.float32), extra=1 << 40))]
+        for name, code, kw in cases:
+            with self.subTest(name), self.assertRaises(wire.RemoteError) as cm:
+                kw.setdefault("worker", 0)
+                c.call(wire.PUSH, **kw)
+            self.assertEqual(cm.exception.code, code, cm.exception)
+        # The connection is still usable: a pull answers.
+        r = c.call(wire.PULL, worker=0)
+        self.assertEqual(r.count, n)
+        c.close()
+        st = self.unchanged(before)
+        self.assertGreaterEqual(st["refused"], before["refused"] + len(cases))
+        _, w1 = weights(self.addr)
+        np.testing.assert_array_equal(w0, w1)
+
+    def test_zz_client_round(self):
+        # Last (zz): it moves the job one round forward.
+        c = pacer.Client(self.addr, token=TOKEN, worker_id=0, connect_timeout=10)
+        try:
+            self.assertEqual((c.job.kind, c.job.workers, c.job.shards, c.job.model), ("bsp", 1, 1, "mlp"))
+            with self.assertRaises(pacer.JobError):
+                c.attach(np.zeros(1000, dtype=np.float32), np.zeros(1000, dtype=np.float32))
+            c.links = []
+            n = 235146
+            params, grad = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+            c.attach(params, grad)
+            _, w0 = weights(self.addr)
+            np.testing.assert_array_equal(params, w0)
+            grad[:] = np.linspace(-1, 1, n, dtype=np.float32)
+            self.assertTrue(c.step())
+            self.assertEqual(c.read, [1])
+            np.testing.assert_array_equal(params, w0 - np.float32(0.5) * grad)
+            _, w1 = weights(self.addr)
+            np.testing.assert_array_equal(params, w1)
+        finally:
+            c.close()
+
+
+FASHION = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") or os.environ.get("PACER_DATA")
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+class EndToEndTest(unittest.TestCase):
+    """Two shards (pacer server) and two PyTorch workers (python/torch_worker.py)
+    train pacer's MLP on Fashion-MNIST for one epoch; shard 0 evaluates the
+    model at the end and writes summary.json."""
+
+    def job(self, paradigm, want=0.80):
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "2", "--paradigm", paradigm, "--model", "mlp",
+                                            "--epochs", "1", "--batch", "64", "--lr", "0.05", "--eval-every", "1"])
+                for w in range(2):
+                    procs.start("worker-%d" % w, [sys.executable, os.path.join(HERE, "torch_worker.py"),
+                                                  "--coordinator", addrs[0], "--id", str(w)])
+                procs.wait_all(90)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, "%s exited %s:\n%s" % (p.name, p.returncode, procs.log(p)))
+                with open(os.path.join(tmp, "out", "summary.json")) as f:
+                    r = json.load(f)
+                ws = [json.loads(procs.log(p).strip().splitlines()[-1]) for p in procs.procs[2:]]
+                print("\n%s: final test accuracy %.4f, %d pushes, %.1f s; workers %s"
+                      % (paradigm, r["final_accuracy"], r["pushes"], r["seconds"], ws), file=sys.stderr)
+                self.assertEqual(r["paradigm"], paradigm)
+                self.assertGreaterEqual(r["pushes"], 60000 // 64)
+                self.assertEqual(sorted(w["id"] for w in ws), [0, 1])
+                self.assertEqual(sum(w["pushes"] for w in ws), r["pushes"])
+                self.assertGreaterEqual(r["final_accuracy"], want)
+                log0 = procs.log(procs.procs[0])
+                self.assertNotIn("worker removed", log0)
+            finally:
+                procs.stop()
+
+    def test_bsp(self):
+        self.job("bsp")
+
+    def test_asp(self):
+        self.job("asp")
+
+    def test_ssp(self):
+        self.job("ssp:s=3")
+
+
+if __name__ == "__main__":
+    unittest.main()
