@@ -316,6 +316,8 @@ class ConformanceTest(unittest.TestCase):
             self.assertEqual((c.job.kind, c.job.workers, c.job.shards, c.job.model), ("bsp", 1, 1, "mlp"))
             with self.assertRaises(pacer.JobError):
                 c.attach(np.zeros(1000, dtype=np.float32), np.zeros(1000, dtype=np.float32))
+            for link in c.links:
+                link.close()  # the refused attach left its first link open
             c.links = []
             n = 235146
             params, grad = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
@@ -330,6 +332,56 @@ class ConformanceTest(unittest.TestCase):
             np.testing.assert_array_equal(params, w1)
         finally:
             c.close()
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+class LayoutTest(unittest.TestCase):
+    """pacer.models' MLP and CNN in pacer's layout hold the very weights
+    pacer's Go models hold: a PyTorch worker pulls a shard's initial weights,
+    and pacer export (Go's nn.Tensors) turns the shard's checkpoint of the
+    same version into PyTorch's layout; the two must agree tensor by tensor
+    (the CNN's fc1 up to its documented flatten order)."""
+
+    def layout(self, name):
+        import torch  # noqa: F401  (the test needs PyTorch; imported here so FrameTest runs without it)
+        import pacer.models
+        import pacer.torch
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addr = free_addrs(1)[0]
+                start_shards(procs, [addr], ["--workers", "1", "--paradigm", "asp", "--model", name,
+                                             "--train-n", "640", "--test-limit", "10"])
+                c = pacer.Client(addr, token=TOKEN, worker_id=0, connect_timeout=10)
+                model = pacer.models.for_job(c.job)
+                w = pacer.torch.Worker(model, client=c)
+                w.close()
+                procs.procs[0].terminate()  # a shard checkpoints as it stops
+                procs.procs[0].wait(timeout=30)
+                npz = os.path.join(tmp, "model.npz")
+                out = subprocess.run([PACER, "export", "--checkpoint-dir", os.path.join(tmp, "ckpt"),
+                                      "--model-file", npz], capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                with np.load(npz) as z:
+                    exported = {k: z[k] for k in z.files}
+            finally:
+                procs.stop()
+        ours = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+        self.assertEqual(sorted(ours), sorted(exported))
+        if name == "cnn":
+            # Ours flattens (row, column, channel); PyTorch's export (channel, row, column).
+            fc1 = ours["fc1.weight"].reshape(128, 4, 4, 64).transpose(0, 3, 1, 2).reshape(128, 1024)
+            ours["fc1.weight"] = fc1
+        for k in ours:
+            with self.subTest(k):
+                np.testing.assert_array_equal(ours[k], exported[k])
+        self.assertGreater(np.abs(ours["fc1.weight"]).sum(), 0)  # initialized weights, not zeros
+
+    def test_mlp(self):
+        self.layout("mlp")
+
+    def test_cnn(self):
+        self.layout("cnn")
 
 
 FASHION = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") or os.environ.get("PACER_DATA")
