@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,6 +120,21 @@ func (c *tcpCluster) command(name string, args []string) *exec.Cmd {
 	return cmd
 }
 
+// pythonWorker is worker p as a PyTorch worker process: the same id,
+// coordinator and token as a `pacer worker`'s (docs/python.md).
+func (c *tcpCluster) pythonWorker(p int) *exec.Cmd {
+	args := []string{c.opt.PythonWorker, "--coordinator", c.hosts[0], "--id", strconv.Itoa(p)}
+	if d := c.params.Job.DataDir; d != "" {
+		args = append(args, "--data-dir", d)
+	}
+	cmd := exec.Command(c.opt.PythonBin, args...)
+	cmd.Env = append(childEnv(os.Environ()), "PACER_TOKEN="+c.opt.Token, "PYTHONPATH="+filepath.Dir(c.opt.PythonWorker))
+	cmd.SysProcAttr = childAttr()
+	w := c.logWriter(fmt.Sprintf("worker-%d", p))
+	cmd.Stdout, cmd.Stderr = w, w
+	return cmd
+}
+
 // childEnv is env without the tokens: a child gets exactly the ones its
 // role needs.
 func childEnv(env []string) []string {
@@ -212,7 +228,12 @@ func (c *tcpCluster) startWorker(p int) error {
 	if d := c.params.Job.DataDir; d != "" {
 		args = append(args, "--data-dir", d)
 	}
-	cmd := c.command(fmt.Sprintf("worker-%d", p), args)
+	var cmd *exec.Cmd
+	if p >= c.params.Job.Workers-c.opt.PythonWorkers {
+		cmd = c.pythonWorker(p)
+	} else {
+		cmd = c.command(fmt.Sprintf("worker-%d", p), args)
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("launch: starting worker %d: %w", p, err)
 	}

@@ -58,6 +58,14 @@ type Options struct {
 	Poll time.Duration
 	// Timeout aborts a job that has not finished (0: none).
 	Timeout time.Duration
+	// PythonWorkers runs the job's last PythonWorkers workers as PyTorch
+	// workers (python/torch_worker.py, docs/python.md) instead of
+	// `pacer worker` processes: tcp mode only.
+	PythonWorkers int
+	// PythonWorker is that script ("": python/torch_worker.py beside
+	// Binary, else under the working directory) and PythonBin its
+	// interpreter ("": /usr/bin/python3, Debian's, which has PyTorch).
+	PythonWorker, PythonBin string
 }
 
 // Fault is one injected failure, fired once the coordinator has counted
@@ -157,6 +165,9 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 			rand.Read(b[:])
 			*t = hex.EncodeToString(b[:])
 		}
+	}
+	if err := checkPythonWorkers(cfg, &opt); err != nil {
+		return nil, err
 	}
 	if opt.Token == opt.ControlToken {
 		return nil, errors.New("launch: the control token must differ from the job token")

@@ -39,9 +39,15 @@ def main():
     torch.set_num_threads(a.threads)
 
     x, y = pacer.data.load("train", a.data_dir)
-    c = pacer.Client(a.coordinator, worker_id=a.id, tls_ca=a.tls_ca)
-    model = pacer.models.for_job(c.job)
-    w = pacer.torch.Worker(model, client=c)
+    try:
+        c = pacer.Client(a.coordinator, worker_id=a.id, tls_ca=a.tls_ca)
+        model = pacer.models.for_job(c.job)
+        w = pacer.torch.Worker(model, client=c)
+    except pacer.JobDone:
+        # The job ended before this worker joined it (the others did its
+        # pushes): done, as a Go worker is.
+        print(json.dumps({"id": a.id, "pushes": 0, "joined": False}))
+        return
     job = w.job
     if job.train_limit:
         x, y = x[:job.train_limit], y[:job.train_limit]

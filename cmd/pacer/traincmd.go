@@ -88,7 +88,8 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
   pacer train --paradigm bsp --workers 4 --target 0.85 --lr-schedule step:every=2,gamma=0.5
 
   # the live server over TCP on loopback, with checkpoints
-  pacer train --mode tcp --paradigm asp --workers 4 --checkpoint-dir ckpt`,
+  pacer train --mode tcp --paradigm asp --workers 4 --checkpoint-dir ckpt
+  pacer train --mode tcp --paradigm ssp:s=3 --workers 3 --python-workers 2   # one Go and two PyTorch workers`,
 	}
 	fs := cmd.Flags()
 	var tf trainFlags
@@ -105,6 +106,8 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 	fs.StringVar(&lo.Durability, "durability", live.DurabilityCheckpoint, "live modes: what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (acknowledged once in a write-ahead log in --checkpoint-dir; nothing acknowledged is lost)")
 	fs.StringVar(&lo.MetricsAddr, "metrics-addr", "", "live modes: serve Prometheus metrics at host:port (shard i at port+i)")
 	verbose := fs.BoolP("v", "v", false, "live modes: print the servers' and workers' logs to stderr")
+	fs.IntVar(&lo.PythonWorkers, "python-workers", 0, "tcp mode: run the last N of the --workers as PyTorch workers (python/torch_worker.py; docs/python.md)")
+	fs.StringVar(&lo.PythonWorker, "python-worker", "", "tcp mode: the PyTorch worker script (default: python/torch_worker.py beside the pacer binary, else under the working directory)")
 	cmd.RunE = func(*cobra.Command, []string) error {
 		if err := checkTrainModeFlags(*mode, setFlags(fs)); err != nil {
 			return usage(err)
@@ -171,7 +174,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 }
 
 // liveOnlyFlags configure the live servers, which virtual mode does not run.
-var liveOnlyFlags = []string{"host", "token", "checkpoint-dir", "checkpoint-interval", "restore", "durability", "metrics-addr", "v"}
+var liveOnlyFlags = []string{"host", "token", "checkpoint-dir", "checkpoint-interval", "restore", "durability", "metrics-addr", "v", "python-workers", "python-worker"}
 
 // checkTrainModeFlags refuses a valid --mode's inapplicable flags given on
 // the command line (given): virtual time's cluster model in the live modes,
@@ -189,6 +192,9 @@ func checkTrainModeFlags(mode string, given map[string]bool) error {
 			return err
 		}
 		if mode == "inproc" {
+			if err := refuseGiven(given, []string{"python-workers", "python-worker"}, "runs PyTorch workers as processes; inproc mode runs goroutines (use --mode tcp)"); err != nil {
+				return err
+			}
 			return refuseGiven(given, []string{"host"}, "is the address tcp mode binds; inproc mode binds none (use --mode tcp)")
 		}
 		return nil
