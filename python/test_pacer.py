@@ -334,6 +334,47 @@ class ConformanceTest(unittest.TestCase):
             c.close()
 
 
+OPENSSL = next((p for p in ("/usr/bin/openssl", "/bin/openssl") if os.path.exists(p)), None)
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(OPENSSL, "no openssl to make a test certificate")
+class TLSTest(unittest.TestCase):
+    """The client over TLS (Python's ssl) against a shard with a
+    certificate: it verifies the server with the CA bundle and runs a round;
+    a plaintext client is told the server speaks TLS, at once."""
+
+    def test_tls_round_and_mismatch(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+            subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                            "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=pacer-test",
+                            "-addext", "subjectAltName=IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:TRUE"],
+                           check=True, capture_output=True, timeout=30)
+            procs = Procs(tmp)
+            try:
+                addr = free_addrs(1)[0]
+                start_shards(procs, [addr], ["--workers", "1", "--paradigm", "asp", "--train-n", "640",
+                                             "--test-limit", "10", "--tls-cert", cert, "--tls-key", key, "--tls-ca", cert])
+                c = pacer.Client(addr, token=TOKEN, worker_id=0, tls_ca=cert, connect_timeout=10)
+                try:
+                    n = 235146
+                    params, grad = np.zeros(n, dtype=np.float32), np.full(n, 0.01, dtype=np.float32)
+                    c.attach(params, grad)
+                    self.assertGreater(np.abs(params).sum(), 0)
+                    self.assertTrue(c.step())
+                    self.assertEqual(c.read, [1])
+                finally:
+                    c.close()
+                t0 = time.monotonic()
+                with self.assertRaises(wire.ProtocolError) as cm:
+                    pacer.Client(addr, token=TOKEN, worker_id=0, connect_timeout=30)
+                self.assertIn("serves TLS", str(cm.exception))
+                self.assertLess(time.monotonic() - t0, 15, "the mismatch was retried, not reported")
+            finally:
+                procs.stop()
+
+
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 class LayoutTest(unittest.TestCase):
     """pacer.models' MLP and CNN in pacer's layout hold the very weights

@@ -179,6 +179,14 @@ class Conn:
         try:
             # The first frame is read before authentication, under a small limit.
             self.welcome = self.call(HELLO, body, worker=worker, max_payload=max(MAX_HELLO_PAYLOAD, 1 << 20))
+        except ConnectionLost as e:
+            self.close()
+            if tls is None and _speaks_tls(host, port, handshake_timeout):
+                # A TLS server closes a plaintext Hello unanswered: say why,
+                # once, instead of retrying a dial that cannot succeed.
+                raise ProtocolError("%s serves TLS, while this side dials in plaintext (give a CA bundle: "
+                                    "tls_ca=...; the server closed the connection at the Hello: %s)" % (addr, e)) from None
+            raise
         except BaseException:
             self.close()
             raise
@@ -306,6 +314,20 @@ class Conn:
                 self.sock.close()
             except OSError:
                 pass
+
+
+def _speaks_tls(host, port, timeout):
+    """Whether host:port completes a TLS handshake (certificate unchecked:
+    this only names the cause of a refused plaintext Hello)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as s:
+            with ctx.wrap_socket(s, server_hostname=host):
+                return True
+    except (OSError, ssl.SSLError):
+        return False
 
 
 def _float_view(a):
