@@ -67,7 +67,7 @@ def main():
         epoch += 1
     c = w.client
     print(json.dumps({"id": w.id, "model": job.model, "paradigm": job.kind, "pushes": c.pushes,
-                      "dropped": c.dropped, "busy_s": round(c.busy_s, 3), "wait_s": round(c.wait_s, 3),
+                      "dropped": c.dropped, "stale_pulls": c.stale_pulls, "busy_s": round(c.busy_s, 3), "wait_s": round(c.wait_s, 3),
                       "seconds": round(time.monotonic() - t0, 3)}))
     w.close()
 

@@ -84,13 +84,13 @@ class Puller:
 
     def __init__(self, job):
         self.kind, self.shards = job.kind, job.shards
+        self.partial, self.grace = self.shards, 0.0
         if self.kind == "psp":
+            # PSP: ⌈b·S⌉ fresh blocks suffice (−1e-9: a b·S whole in decimal
+            # does not round up), then τ2's grace for the rest.
             bfrac = job.spec.get("BFrac", 0) or 1.0
-            need = max(1, min(self.shards, math.ceil(bfrac * self.shards - 1e-9)))
-            if need < self.shards:
-                raise JobError("psp with b=%g over %d shards pulls partially (%d of %d blocks fresh); "
-                               "the Python client pulls every block: partial pulls are not built"
-                               % (bfrac, self.shards, need, self.shards))
+            self.partial = max(1, min(self.shards, math.ceil(bfrac * self.shards - 1e-9)))
+            self.grace = job.spec.get("T2", 0) / 1e9
         self.max_seen = 0
 
     def min_versions(self, clock, read, first):
@@ -161,6 +161,7 @@ class Client:
         self.iter_s = 0.0   # the last iteration's compute time
         self.pushes = 0
         self.dropped = 0
+        self.stale_pulls = 0  # PSP: iterations computed with some block not fresh
         self._dial_control(connect_timeout)
         self.job = Job(self.info["job"])
         self.puller = Puller(self.job)
@@ -308,6 +309,8 @@ class Client:
     def pull(self):
         """Pulls every block into params as the paradigm says (its minimum
         versions), all shards at once."""
+        if self.puller.partial < self.job.shards:
+            return self._pull_partial()
         mins = self.puller.min_versions(self.clock, self.read, self.first)
         self.first = False
         for i, link in enumerate(self.links):
@@ -320,6 +323,8 @@ class Client:
 
     def push(self):
         """Pushes grad, each shard its block, tagged with the clock."""
+        if self.puller.partial < self.job.shards:
+            return self._push_partial()
         for i, link in enumerate(self.links):
             lo, hi = self.ranges[i]
             link.start_push(self.grad[lo:hi], self.read[i], self.clock)
@@ -351,6 +356,93 @@ class Client:
         self._computing_from = now
         return True
 
+    # -- PSP's partial pulls: a pull may stay outstanding across iterations,
+    # so each link keeps a queue of requests in flight (a connection's
+    # replies come in order) and replies are taken whenever the worker
+    # communicates. They land in params in place: the user's loop never
+    # computes while this client reads.
+
+    def _pull_partial(self):
+        first = self.first
+        mins = self.puller.min_versions(self.clock, self.read, first)
+        self.first = False
+        need = self.job.shards if first else self.puller.partial
+        fresh = [False] * self.job.shards
+        state = {"n": 0, "deadline": None}
+
+        def response(i, version):
+            self.puller.saw(version)
+            if not fresh[i] and version >= mins[i]:
+                fresh[i] = True
+                state["n"] += 1
+            elif not fresh[i]:
+                self.links[i].pull_async(mins[i])  # left over from an earlier pull: ask again
+
+        for i, link in enumerate(self.links):
+            if first or not link.pulling():
+                link.pull_async(mins[i])
+        while True:
+            now = time.monotonic()
+            if state["n"] >= need:
+                if state["n"] == self.job.shards or self.puller.grace == 0:
+                    break
+                if state["deadline"] is None:
+                    state["deadline"] = now + self.puller.grace
+                if now >= state["deadline"]:
+                    break
+            self._wait_links(state["deadline"], response)
+        if state["n"] < self.job.shards:
+            self.stale_pulls += 1
+        self.clock = self.puller.next_clock(self.clock)
+
+    def _push_partial(self):
+        read = list(self.read)  # the versions the gradient was computed from
+        for i, link in enumerate(self.links):
+            lo, hi = self.ranges[i]
+            link.push_async(self.grad[lo:hi], read[i], self.clock)
+        for link in self.links:
+            while link.pushing():
+                link.take(late=self._late)
+
+    def _late(self, i, version):
+        # A reply to an earlier pull outside a pull: take() has refreshed the
+        # copy for the next iteration; the puller counts only what answers
+        # its own pull (as paradigm.Puller.Response is called).
+        pass
+
+    def _wait_links(self, deadline, response):
+        """Takes whatever the links (and the control connection) have to
+        give, waiting at most until deadline or the pending poll."""
+        timeout = PENDING_POLL if deadline is None else max(0.0, min(PENDING_POLL, deadline - time.monotonic()))
+        socks = {}
+        for i, link in enumerate(self.links):
+            # Pending links too: their ready notice arrives on the socket.
+            if (link.fifo or link.pending_min is not None) and link.conn is not None and not link.conn.closed:
+                socks[link.conn.sock] = i
+        ctl = self.ctl.sock
+        watch = list(socks) + [ctl]
+        if any(isinstance(s, ssl.SSLSocket) and s.pending() for s in watch):
+            readable = watch
+        else:
+            readable, _, _ = select.select(watch, [], [], timeout)
+        for sk in readable:
+            if sk is ctl:
+                try:
+                    f = self.ctl.read_frame()
+                    if f.req_id == 0:
+                        self._on_control(f)
+                except wire.ConnectionLost:
+                    pass  # redialled at the next report
+                if self.done:
+                    raise JobDone()
+            else:
+                self.links[socks[sk]].take(late=response)
+        now = time.monotonic()
+        for link in self.links:
+            # A pending pull asks again on the shard's ready notice, or at the poll.
+            if link.pending_min is not None and (link.ready or now - link.pending_at >= PENDING_POLL):
+                link.pull_async(link.pending_min)
+
     def close(self):
         self._hb_stop.set()
         for link in self.links:
@@ -372,6 +464,9 @@ class _Link:
         self.ready = False
         self._rid = None
         self._op = None
+        self.fifo = []  # partial-pull mode: (request id, kind, min version or push op) in flight, oldest first
+        self.pending_min = None  # partial-pull mode: a pull answered "pending", to ask again
+        self.pending_at = 0.0
 
     def _on_notify(self, f):
         if f.type == wire.PULL_RESP and f.flags & FLAG_READY:
@@ -475,6 +570,85 @@ class _Link:
                         raise JobDone()
             except wire.ConnectionLost:
                 return  # the next request redials
+
+    # -- partial-pull mode (Client._pull_partial)
+
+    def pulling(self):
+        return self.pending_min is not None or any(k == "pull" for _, k, _ in self.fifo)
+
+    def pushing(self):
+        return any(k == "push" for _, k, _ in self.fifo)
+
+    def _send_async(self, kind, arg, send):
+        while True:
+            if self.conn is None or self.conn.closed:
+                self._reconnect_async()
+            try:
+                self.fifo.append((send(self.conn), kind, arg))
+                return
+            except wire.ConnectionLost:
+                self.conn = None
+
+    def pull_async(self, min_version):
+        self.ready, self.pending_min = False, None
+        c = self.c
+        self._send_async("pull", min_version, lambda conn: conn.request(
+            wire.PULL, shard=self.shard, worker=c.id, tag=self.held, extra=min_version))
+
+    def push_async(self, block, read, clock):
+        c = self.c
+        op = (block, read, clock)
+        self._send_async("push", op, lambda conn: conn.request(
+            wire.PUSH, floats=block, shard=self.shard, worker=c.id, tag=clock, extra=read))
+
+    def _reconnect_async(self):
+        """A new connection: pushes in flight are sent again (a lost ack
+        may mean a lost push), pulls in flight are asked again."""
+        old, self.fifo = self.fifo, []
+        self.connect()
+        for _, kind, arg in old:
+            if kind == "push":
+                self.push_async(*arg)
+            else:
+                self.pull_async(arg)
+
+    def take(self, late):
+        """Reads one frame of this link and applies it: a pull reply lands in
+        params (then late(shard, version)), a push ack ends the push."""
+        c = self.c
+        into = c.params[self.lo:self.hi]
+        try:
+            f = self.conn.read_frame(into=into if self.fifo and self.fifo[0][1] == "pull" else None)
+        except wire.ConnectionLost as e:
+            log.info("shard %d: connection lost (%s); redialling", self.shard, e)
+            self.conn = None
+            self._reconnect_async()
+            return
+        if f.req_id == 0:
+            self._on_notify(f)
+            return
+        if not self.fifo or f.req_id != self.fifo[0][0]:
+            self.conn.close()
+            raise wire.ProtocolError("shard %d: reply to request %d out of order" % (self.shard, f.req_id))
+        _, kind, arg = self.fifo.pop(0)
+        if f.type == wire.ERROR:
+            raise wire.RemoteError(f.extra, bytes(f.payload).decode("utf-8", "replace"))
+        if kind == "push":
+            if f.flags & FLAG_DROPPED:
+                c.dropped += 1
+            return
+        if f.flags & FLAG_PENDING:
+            self.pending_min, self.pending_at = arg, time.monotonic()
+            return
+        if f.payload is not None:
+            raise wire.ProtocolError("shard %d sent %d floats for a block of %d" % (self.shard, f.count, into.size))
+        self.held = f.tag
+        c.read[self.shard] = f.tag
+        try:
+            self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=c.id, tag=self.held)
+        except wire.ConnectionLost:
+            self.conn = None
+        late(self.shard, f.tag)
 
     def close(self):
         if self.conn is not None:
