@@ -311,12 +311,13 @@ class Client:
         versions), all shards at once."""
         if self.puller.partial < self.job.shards:
             return self._pull_partial()
-        mins = self.puller.min_versions(self.clock, self.read, self.first)
+        first = self.first
+        mins = self.puller.min_versions(self.clock, self.read, first)
         self.first = False
         for i, link in enumerate(self.links):
             link.start_pull(mins[i])
         for i, link in enumerate(self.links):
-            v = link.finish_pull(mins[i])
+            v = link.finish_pull(mins[i], first)
             self.read[i] = v
             self.puller.saw(v)
         self.clock = self.puller.next_clock(self.clock)
@@ -462,6 +463,8 @@ class _Link:
         self.inc = 0
         self.held = 0
         self.ready = False
+        self.pushed = 0  # the incarnation that acknowledged our last push
+        self.last_push = None  # (block, read, clock) of that push
         self._rid = None
         self._op = None
         self.fifo = []  # partial-pull mode: (request id, kind, min version or push op) in flight, oldest first
@@ -511,11 +514,13 @@ class _Link:
 
     def start_push(self, block, read, clock):
         c = self.c
+        self.last_push = (block, read, clock)
         self._request(lambda conn: conn.request(wire.PUSH, floats=block, shard=self.shard, worker=c.id,
                                                 tag=clock, extra=read))
 
     def finish_push(self):
         r = self._reply()
+        self.pushed = r.extra
         return bool(r.flags & FLAG_DROPPED)
 
     def start_pull(self, min_version):
@@ -524,13 +529,22 @@ class _Link:
         self._request(lambda conn: conn.request(wire.PULL, shard=self.shard, worker=c.id, tag=self.held,
                                                 extra=min_version))
 
-    def finish_pull(self, min_version):
+    def finish_pull(self, min_version, first=False):
         c = self.c
         into = c.params[self.lo:self.hi]
         while True:
             r = self._reply(into=into)
             if not r.flags & FLAG_PENDING:
                 break
+            if not first and self.pushed and self.pushed != r.extra and self.last_push is not None:
+                # The shard that took our last push has died: its successor
+                # may never have seen it, and a synchronous round would
+                # wait for it. The gradient is still in grad (step() has
+                # not returned): push it again (live/wlink.go, evRepush).
+                log.warning("shard %d restarted after taking our push of clock %d: pushing it again",
+                            self.shard, self.last_push[2])
+                self.start_push(*self.last_push)
+                self.finish_push()
             # Below the minimum: wait for the ready notice (or poll), then ask again.
             self._await_ready()
             self.start_pull(min_version)
