@@ -48,7 +48,7 @@ func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
 	if n.live {
 		for _, f := range networkFlagNames {
 			if given[f] {
-				return nil, fmt.Errorf("--%s: the live server moves real bytes over this machine's network; it does not emulate links yet (use --mode virtual)", f)
+				return nil, fmt.Errorf("--%s: the live server moves real bytes over this machine's network and does not emulate links yet; the simulated network applies in virtual time and sim mode only", f)
 			}
 		}
 		return nil, nil
