@@ -115,12 +115,11 @@ func (r *Result) medianExtra() (float64, bool) {
 	if len(xs) < 2 {
 		return 0, false
 	}
-	slices.Sort(xs)
-	m := xs[len(xs)/2]
-	if len(xs)%2 == 0 {
-		m = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	m := runstats.MedianInterval(xs).Median
+	if m == nil {
+		return 0, false
 	}
-	return m, true
+	return *m, true
 }
 
 // refitSteps bounds the secant steps after the first guess: each is one

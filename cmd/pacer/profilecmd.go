@@ -38,7 +38,7 @@ func (p *profileSource) bind(fs *pflag.FlagSet) {
 
 // fit reads the iteration times and fits them; shards and model are the
 // job's (0 and "" when the source does not say).
-func (p *profileSource) fit(stderr io.Writer) (profile.Fit, int, string, error) {
+func (p *profileSource) fit() (profile.Fit, int, string, error) {
 	switch {
 	case (p.summary == "") == (p.coordinator == ""):
 		return profile.Fit{}, 0, "", usage(errors.New("give one of --summary (a finished job) and --coordinator (a running one)"))
@@ -94,16 +94,10 @@ func writeScenario(path string, sc scenario.Scenario) error {
 	if err != nil {
 		return err
 	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := writeFileAtomic(path, b); err != nil {
 		return err
 	}
 	_, err = scenario.Load(path)
@@ -133,7 +127,7 @@ server delays and the network; edit the file to add them.`,
 	out := fs.String("out", "profile.yaml", "the scenario file to write")
 	name := fs.String("name", "profiled", "the scenario's name")
 	cmd.RunE = func(*cobra.Command, []string) error {
-		f, shards, model, err := src.fit(stderr)
+		f, shards, model, err := src.fit()
 		if err != nil {
 			return err
 		}
@@ -173,7 +167,7 @@ Flags other than --summary and --coordinator are pacer compare's and override th
 		if given["scenario"] || given["mode"] {
 			return usage(errors.New("--scenario and --mode: advise compares the profiled cluster in virtual time"))
 		}
-		fit, shards, model, err := src.fit(stderr)
+		fit, shards, model, err := src.fit()
 		if err != nil {
 			return err
 		}

@@ -267,9 +267,15 @@ func writeJSON(dir, name string, v any) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, name)
+	return path, writeFileAtomic(path, append(b, '\n'))
+}
+
+// writeFileAtomic writes b to path through a temporary file beside it, so
+// a reader never sees half a file.
+func writeFileAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return "", err
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
 	}
-	return path, os.Rename(tmp, path)
+	return os.Rename(tmp, path)
 }
