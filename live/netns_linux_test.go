@@ -188,7 +188,10 @@ func TestJobAcrossNamespaces(t *testing.T) {
 	if rn.Workers != 2 || rn.Shards != 2 || rn.Paradigm != "bsp" || rn.Updates == 0 {
 		t.Fatalf("the namespaced job's summary %+v: want a 2-worker, 2-shard BSP job that trained", rn)
 	}
-	if rn.Pushes != rl.Pushes || rn.Updates != rl.Updates || rn.FinalAccuracy != rl.FinalAccuracy {
+	// Updates and weights must match; a push that races the job's end is
+	// counted but applies nothing (the coordinator's done path), so pushes
+	// may exceed the job's 128 by one on either side.
+	if rn.Updates != rl.Updates || rn.FinalAccuracy != rl.FinalAccuracy || rn.Pushes < 128 || rn.Pushes > 129 || rl.Pushes < 128 || rl.Pushes > 129 {
 		t.Errorf("across namespaces %d pushes, %d updates, accuracy %v; on loopback %d, %d, %v: BSP makes the same updates on any network",
 			rn.Pushes, rn.Updates, rn.FinalAccuracy, rl.Pushes, rl.Updates, rl.FinalAccuracy)
 	}
