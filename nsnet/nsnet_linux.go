@@ -1,0 +1,275 @@
+//go:build linux
+
+package nsnet
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Net is a set of hosts on one bridge. Its methods are safe for concurrent
+// use; Close removes everything New made.
+type Net struct {
+	prefix string
+	hub    string
+	ns     map[string]string // host name → namespace
+	addr   map[string]string // host name → IP address
+	mu     sync.Mutex
+	made   []string // namespaces, removed by Close (their links go with them)
+}
+
+var seq atomic.Int64
+
+// namePrefix is the namespaces' names' start: this process's pid, so a
+// later Net can tell leftovers of a dead process (killed before its Close)
+// from a live one's.
+const namePrefix = "pacer-"
+
+// Check says whether this machine can make a Net: root, ip and tc.
+func Check() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("%w: making network namespaces needs root", ErrUnsupported)
+	}
+	for _, tool := range []string{"ip", "tc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%w: no %s (Debian: apt-get install iproute2)", ErrUnsupported, tool)
+		}
+	}
+	return nil
+}
+
+// New makes the hub and one namespace per host, each with its link shaped
+// as its Link says. On an error it removes what it made.
+func New(hosts []Host) (n *Net, err error) {
+	if err := checkHosts(hosts); err != nil {
+		return nil, err
+	}
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	sweep()
+	n = &Net{prefix: fmt.Sprintf("%s%d-%d-", namePrefix, os.Getpid(), seq.Add(1)), ns: map[string]string{}, addr: map[string]string{}}
+	defer func() {
+		if err != nil {
+			n.Close()
+		}
+	}()
+	if n.hub, err = n.add("hub"); err != nil {
+		return nil, err
+	}
+	if err := n.ip("-n", n.hub, "link", "add", "br0", "type", "bridge"); err != nil {
+		return nil, err
+	}
+	if err := n.ip("-n", n.hub, "link", "set", "br0", "up"); err != nil {
+		return nil, err
+	}
+	for i, h := range hosts {
+		if err := n.host(i, h); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (n *Net) ip(args ...string) error { return run("ip", args...) }
+
+func run(tool string, args ...string) error {
+	if out, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("nsnet: %s %s: %v: %s", tool, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (n *Net) add(name string) (string, error) {
+	ns := n.prefix + name
+	if err := n.ip("netns", "add", ns); err != nil {
+		return "", fmt.Errorf("%w (%w)", ErrUnsupported, err)
+	}
+	n.mu.Lock()
+	n.made = append(n.made, ns)
+	n.mu.Unlock()
+	return ns, n.ip("-n", ns, "link", "set", "lo", "up")
+}
+
+// host makes host i's namespace, its veth pair into the hub's bridge, its
+// address, and the two shapers: on its own end (what it sends) and on the
+// hub's end (what it receives).
+func (n *Net) host(i int, h Host) error {
+	ns, err := n.add(h.Name)
+	if err != nil {
+		return err
+	}
+	v := "v-" + h.Name
+	a := addrOf(i)
+	for _, args := range [][]string{
+		{"-n", n.hub, "link", "add", v, "type", "veth", "peer", "name", "eth0", "netns", ns},
+		{"-n", n.hub, "link", "set", v, "master", "br0", "up"},
+		{"-n", ns, "addr", "add", a + "/16", "dev", "eth0"},
+		{"-n", ns, "link", "set", "eth0", "up"},
+	} {
+		if err := n.ip(args...); err != nil {
+			return err
+		}
+	}
+	if err := shape(ns, "eth0", h.Link); err != nil {
+		return err
+	}
+	if err := shape(n.hub, v, h.Link); err != nil {
+		return err
+	}
+	n.ns[h.Name], n.addr[h.Name] = ns, a
+	return nil
+}
+
+// shape limits what dev sends. The token bucket's depth holds two of the
+// veth's largest (segmentation-offloaded) packets or a millisecond at the
+// rate, and its queue half a second at the rate (at least 8 MiB), so that a
+// round's pushes wait at the link rather than being dropped: the model's
+// links are first-in first-out queues without loss, and a drop would cost a
+// TCP retransmission timeout the model knows nothing of.
+func shape(ns, dev string, l Link) error {
+	if l.Rate == 0 && l.Latency == 0 {
+		return nil
+	}
+	if l.Latency > 0 {
+		args := []string{"-n", ns, "qdisc", "add", "dev", dev, "root", "netem", "delay", strconv.FormatInt(l.Latency.Microseconds(), 10) + "us",
+			"limit", "100000"}
+		if l.Rate > 0 {
+			args = append(args, "rate", bits(l.Rate))
+		}
+		if err := run("tc", args...); err != nil {
+			if strings.Contains(err.Error(), "unknown") {
+				return fmt.Errorf("%w: a link latency needs the netem queueing discipline (kernel module sch_netem), which this kernel lacks; leave the latency out to keep the veth's own: %w", ErrUnsupported, err)
+			}
+			return err
+		}
+		return nil
+	}
+	burst := math.Max(2*65536, l.Rate/1000)
+	limit := math.Max(8<<20, l.Rate/2)
+	return run("tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", bits(l.Rate),
+		"burst", strconv.FormatInt(int64(burst), 10), "limit", strconv.FormatInt(int64(limit), 10))
+}
+
+func bits(bytesPerSec float64) string { return strconv.FormatInt(int64(bytesPerSec*8), 10) + "bit" }
+
+// Addr is host name's IP address.
+func (n *Net) Addr(name string) string { return n.addr[name] }
+
+// Namespace is host name's network namespace (for ip netns exec).
+func (n *Net) Namespace(name string) string { return n.ns[name] }
+
+// Command is argv run on host name (through ip netns exec, which execs it:
+// the process's pid is the command's own).
+func (n *Net) Command(name string, argv ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", n.ns[name]}, argv...)...)
+}
+
+// in runs f on an OS thread switched into host name's namespace. Sockets
+// belong to the namespace they were made in, whichever thread uses them
+// later, so a listener or a connection made by f works from anywhere. The
+// thread is never switched back: it ends with f's goroutine (a locked
+// goroutine that exits takes its thread with it).
+func (n *Net) in(name string, f func() error) error {
+	ns, ok := n.ns[name]
+	if !ok {
+		return fmt.Errorf("nsnet: no host %q", name)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		fd, err := unix.Open("/var/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("nsnet: opening namespace %s: %w", ns, err)
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			errc <- fmt.Errorf("nsnet: entering namespace %s: %w", ns, err)
+			return
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
+// Listen opens a TCP listener on host name at port (0: any free one).
+func (n *Net) Listen(name string, port int) (*net.TCPListener, error) {
+	var ln *net.TCPListener
+	err := n.in(name, func() error {
+		l, err := net.Listen("tcp", net.JoinHostPort(n.addr[name], strconv.Itoa(port)))
+		if err == nil {
+			ln = l.(*net.TCPListener)
+		}
+		return err
+	})
+	return ln, err
+}
+
+// Dial connects from host name to addr.
+func (n *Net) Dial(ctx context.Context, name, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := n.in(name, func() error {
+		var d net.Dialer
+		var err error
+		c, err = d.DialContext(ctx, "tcp", addr)
+		return err
+	})
+	return c, err
+}
+
+// Close removes every namespace New made, with their links and shapers.
+// Processes still running in them keep their (then unreachable) network.
+func (n *Net) Close() error {
+	n.mu.Lock()
+	made := n.made
+	n.made = nil
+	n.mu.Unlock()
+	var errs []string
+	for i := len(made) - 1; i >= 0; i-- {
+		if err := run("ip", "netns", "del", made[i]); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if errs != nil {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// sweep removes the namespaces of Nets whose process died before its
+// Close (a kill -9 of the launcher), so they do not pile up.
+func sweep() {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		rest, ok := strings.CutPrefix(name, namePrefix)
+		if !ok {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + pidText); err == nil {
+			continue
+		}
+		exec.Command("ip", "netns", "del", name).Run()
+	}
+}

@@ -1,0 +1,161 @@
+package nsnet
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestHostsChecked(t *testing.T) {
+	for _, hs := range [][]Host{
+		nil,
+		{{Name: ""}},
+		{{Name: "a b"}},
+		{{Name: "waytoolongname"}},
+		{{Name: "a"}, {Name: "a"}},
+		{{Name: "a", Link: Link{Rate: -1}}},
+		{{Name: "a", Link: Link{Rate: 10}}},
+		{{Name: "a", Link: Link{Latency: -time.Second}}},
+	} {
+		if n, err := New(hs); err == nil || errors.Is(err, ErrUnsupported) {
+			n.Close()
+			t.Errorf("New(%+v) = %v: want a refusal of the hosts", hs, err)
+		}
+	}
+}
+
+// newNet skips where namespaces cannot be made.
+func newNet(t *testing.T, hosts []Host) *Net {
+	t.Helper()
+	if err := Check(); err != nil {
+		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
+	}
+	n, err := New(hosts)
+	if errors.Is(err, ErrUnsupported) {
+		t.Skipf("%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return n
+}
+
+// send moves size bytes from host from to ln and returns how long the
+// receiver took to read them all.
+func send(t *testing.T, n *Net, from string, addr string, size int) error {
+	c, err := n.Dial(context.Background(), from, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Write(make([]byte, size))
+	return err
+}
+
+// receive accepts k connections on ln and reads each to its end; it
+// returns when all are read.
+func receive(ln net.Listener, k int) (int64, error) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var total int64
+	var first error
+	for range k {
+		c, err := ln.Accept()
+		if err != nil {
+			return total, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			m, err := io.Copy(io.Discard, c)
+			mu.Lock()
+			total += m
+			if err != nil && first == nil {
+				first = err
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return total, first
+}
+
+// A shaped link is as slow as its rate: 6 MB into a 20 MB/s link takes at
+// least 0.3 s (less would mean the shaper is not there), whoever sends;
+// two senders into it share it (the incast the model charges).
+func TestLinksShaped(t *testing.T) {
+	const rate, size = 20e6, 6 << 20
+	n := newNet(t, []Host{{Name: "slow", Link: Link{Rate: rate}}, {Name: "a"}, {Name: "b"}})
+	for _, h := range []string{"slow", "a", "b"} {
+		if !strings.HasPrefix(n.Addr(h), "10.77.") {
+			t.Fatalf("host %s's address %q", h, n.Addr(h))
+		}
+	}
+	out, err := n.Command("a", "ip", "-o", "-4", "addr", "show", "dev", "eth0").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), n.Addr("a")+"/16") {
+		t.Fatalf("host a's eth0: %v: %s", err, out)
+	}
+	ln, err := n.Listen("slow", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, senders := range [][]string{{"a"}, {"a", "b"}} {
+		start := time.Now()
+		errc := make(chan error, len(senders))
+		for _, s := range senders {
+			go func() { errc <- send(t, n, s, ln.Addr().String(), size) }()
+		}
+		got, err := receive(ln, len(senders))
+		took := time.Since(start)
+		for range senders {
+			if e := <-errc; e != nil {
+				t.Fatal(e)
+			}
+		}
+		if err != nil || got != int64(len(senders)*size) {
+			t.Fatalf("received %d of %d bytes: %v", got, len(senders)*size, err)
+		}
+		floor := time.Duration(float64(len(senders)*size) / rate * 0.9 * float64(time.Second))
+		t.Logf("%d sender(s): %d bytes in %v through a %.0f MB/s link (floor %v)", len(senders), got, took, rate/1e6, floor)
+		if took < floor {
+			t.Errorf("%d sender(s): %d bytes in %v: faster than the link's rate allows (%v)", len(senders), got, took, floor)
+		}
+	}
+	// Unshaped hosts talk at the veth's own speed.
+	lb, err := n.Listen("b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lb.Close()
+	start := time.Now()
+	go send(t, n, "a", lb.Addr().String(), size)
+	if got, err := receive(lb, 1); err != nil || got != size {
+		t.Fatalf("a → b: %d bytes: %v", got, err)
+	}
+	t.Logf("unshaped a → b: %d bytes in %v", size, time.Since(start))
+}
+
+func TestCloseRemovesEverything(t *testing.T) {
+	n := newNet(t, []Host{{Name: "x", Link: Link{Rate: 1e8}}})
+	ns := n.Namespace("x")
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	if strings.Contains(string(out), ns) || strings.Contains(string(out), strings.TrimSuffix(ns, "x")+"hub") {
+		t.Fatalf("namespaces left after Close:\n%s", out)
+	}
+}
