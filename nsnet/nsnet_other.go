@@ -23,11 +23,13 @@ func New(hosts []Host) (*Net, error) {
 	return nil, Check()
 }
 
-func (n *Net) Addr(name string) string                      { return "" }
-func (n *Net) Namespace(name string) string                 { return "" }
-func (n *Net) Command(name string, argv ...string) *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }
+func (n *Net) Addr(name string) string      { return "" }
+func (n *Net) Namespace(name string) string { return "" }
+func (n *Net) Command(name string, argv ...string) *exec.Cmd {
+	return exec.Command(argv[0], argv[1:]...)
+}
 func (n *Net) Listen(name string, port int) (*net.TCPListener, error) {
 	return nil, Check()
 }
 func (n *Net) Dial(ctx context.Context, name, addr string) (net.Conn, error) { return nil, Check() }
-func (n *Net) Close() error                                                 { return nil }
+func (n *Net) Close() error                                                  { return nil }
