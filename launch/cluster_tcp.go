@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/nsnet"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -33,6 +35,10 @@ type tcpCluster struct {
 	bin    string
 	hosts  []string
 	lns    []*net.TCPListener // the shards' sockets, held across restarts
+	// net is the emulated network when the job has links (nil: loopback):
+	// every shard and worker on a host of its own, the driver's observers
+	// on one more, unshaped.
+	net *nsnet.Net
 
 	mu       sync.Mutex
 	shards   []*shardProc
@@ -59,8 +65,81 @@ func newTCP(p *job.Description, opt *Options) *tcpCluster {
 		shards: make([]*shardProc, p.Job.Shards), workers: make([]*exec.Cmd, p.Job.Workers)}
 }
 
-func (c *tcpCluster) addrs() []string           { return c.hosts }
-func (c *tcpCluster) transport() wire.Transport { return wire.TCP{} }
+func (c *tcpCluster) addrs() []string { return c.hosts }
+
+func (c *tcpCluster) transport() wire.Transport {
+	if c.net != nil {
+		return nsTransport{c.net}
+	}
+	return wire.TCP{}
+}
+
+// nsTransport dials from the observers' host of an emulated network.
+type nsTransport struct{ n *nsnet.Net }
+
+func (t nsTransport) Listen(addr string) (net.Listener, error) {
+	return nil, errors.New("launch: the driver listens on no emulated host")
+}
+
+func (t nsTransport) Dial(ctx context.Context, addr string) (net.Conn, error) {
+	return t.n.Dial(ctx, observerHost, addr)
+}
+
+const observerHost = "driver"
+
+// VethLatency is the one-way latency an emulated link has without netem,
+// the veth's own (measured about 20-60 µs on a loaded 2-core machine): a
+// link latency at or below it is left to the veth, a larger one is added
+// with netem where the kernel has it.
+const VethLatency = 100 * time.Microsecond
+
+// emulate makes the emulated network of the job's links: shard i is host
+// "s<i>", worker p "w<p>", each with its link from spec.
+func emulate(spec *network.Spec, shards, workers int) (*nsnet.Net, error) {
+	link := func(l network.Link) nsnet.Link {
+		out := nsnet.Link{Rate: l.Rate}
+		if l.Latency > VethLatency {
+			out.Latency = l.Latency
+		}
+		return out
+	}
+	hosts := []nsnet.Host{{Name: observerHost}}
+	for i := range shards {
+		l, ok := spec.Shards[i]
+		if !ok {
+			l = spec.Default
+		}
+		hosts = append(hosts, nsnet.Host{Name: fmt.Sprintf("s%d", i), Link: link(l)})
+	}
+	for p := range workers {
+		l, ok := spec.Workers[p]
+		if !ok {
+			l = spec.Default
+		}
+		hosts = append(hosts, nsnet.Host{Name: fmt.Sprintf("w%d", p), Link: link(l)})
+	}
+	n, err := nsnet.New(hosts)
+	if err != nil {
+		return nil, fmt.Errorf("launch: the job's links are emulated in network namespaces: %w", err)
+	}
+	return n, nil
+}
+
+// hostOf is the emulated host of a child named as logWriter names it.
+func hostOf(name string) string {
+	if i, ok := strings.CutPrefix(name, "shard-"); ok {
+		return "s" + i
+	}
+	return "w" + strings.TrimPrefix(name, "worker-")
+}
+
+// exec is argv run as child name: on its own host in an emulated network.
+func (c *tcpCluster) exec(name string, argv ...string) *exec.Cmd {
+	if c.net != nil {
+		return c.net.Command(hostOf(name), argv...)
+	}
+	return exec.Command(argv[0], argv[1:]...)
+}
 
 func (c *tcpCluster) start(ctx context.Context) error {
 	c.bin = c.opt.Binary
@@ -77,14 +156,25 @@ func (c *tcpCluster) start(ctx context.Context) error {
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	if l := c.params.Job.Network; l != nil {
+		if c.net, err = emulate(l, c.params.Job.Shards, c.params.Job.Workers); err != nil {
+			return err
+		}
+	}
 	// The shards' listening sockets are opened here and handed down
 	// (--listen-fd), so every address is known before any process starts
 	// and stays the same across a restart: no other program can take a
 	// port in between (picking a free port and closing it lost that race
 	// now and then, and the shard exited). Dials while a shard is down wait
 	// in the socket's backlog for its successor.
-	for range c.params.Job.Shards {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	for i := range c.params.Job.Shards {
+		var ln net.Listener
+		var err error
+		if c.net != nil {
+			ln, err = c.net.Listen(fmt.Sprintf("s%d", i), shardPort)
+		} else {
+			ln, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+		}
 		if err != nil {
 			return fmt.Errorf("launch: listening for a shard: %w", err)
 		}
@@ -108,8 +198,11 @@ func (c *tcpCluster) start(ctx context.Context) error {
 	return nil
 }
 
+// shardPort is every shard's port on an emulated host of its own.
+const shardPort = 7070
+
 func (c *tcpCluster) command(name string, args []string) *exec.Cmd {
-	cmd := exec.Command(c.bin, args...)
+	cmd := c.exec(name, append([]string{c.bin}, args...)...)
 	cmd.Env = append(childEnv(os.Environ()), "PACER_TOKEN="+c.opt.Token)
 	if args[0] == "server" {
 		cmd.Env = append(cmd.Env, "PACER_CONTROL_TOKEN="+c.opt.ControlToken)
@@ -127,7 +220,7 @@ func (c *tcpCluster) pythonWorker(p int) *exec.Cmd {
 	if d := c.params.Job.DataDir; d != "" {
 		args = append(args, "--data-dir", d)
 	}
-	cmd := exec.Command(c.opt.PythonBin, args...)
+	cmd := c.exec(fmt.Sprintf("worker-%d", p), append([]string{c.opt.PythonBin}, args...)...)
 	cmd.Env = append(childEnv(os.Environ()), "PACER_TOKEN="+c.opt.Token, "PYTHONPATH="+filepath.Dir(c.opt.PythonWorker))
 	cmd.SysProcAttr = childAttr()
 	w := c.logWriter(fmt.Sprintf("worker-%d", p))
@@ -337,6 +430,11 @@ func (c *tcpCluster) stop() error {
 	}
 	for _, ln := range c.lns {
 		ln.Close()
+	}
+	if c.net != nil {
+		if err := c.net.Close(); err != nil {
+			errs = errors.Join(errs, err)
+		}
 	}
 	return errs
 }

@@ -169,6 +169,16 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if err := checkPythonWorkers(cfg, &opt); err != nil {
 		return nil, err
 	}
+	if cfg.Network != nil {
+		// The links are emulated for real (package nsnet), never by
+		// sleeps in the data plane.
+		if opt.Mode != "tcp" {
+			return nil, errors.New("launch: a job with links emulates them with processes in network namespaces: tcp mode only")
+		}
+		if opt.MetricsAddr != "" {
+			return nil, errors.New("launch: metrics are served on the shards' emulated hosts, out of reach: leave out the metrics address or the links")
+		}
+	}
 	if opt.Token == opt.ControlToken {
 		return nil, errors.New("launch: the control token must differ from the job token")
 	}

@@ -179,8 +179,10 @@ func (n *Net) Command(name string, argv ...string) *exec.Cmd {
 // in runs f on an OS thread switched into host name's namespace. Sockets
 // belong to the namespace they were made in, whichever thread uses them
 // later, so a listener or a connection made by f works from anywhere. The
-// thread is never switched back: it ends with f's goroutine (a locked
-// goroutine that exits takes its thread with it).
+// thread is switched back before it is released: it may be the one that
+// started child processes, and a thread that ends sends their parent-death
+// signal (a launcher's children are started with one). If switching back
+// fails the thread stays locked and ends with the goroutine instead.
 func (n *Net) in(name string, f func() error) error {
 	ns, ok := n.ns[name]
 	if !ok {
@@ -189,18 +191,31 @@ func (n *Net) in(name string, f func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			errc <- fmt.Errorf("nsnet: this thread's namespace: %w", err)
+			return
+		}
+		defer unix.Close(orig)
 		fd, err := unix.Open("/var/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("nsnet: opening namespace %s: %w", ns, err)
 			return
 		}
 		err = unix.Setns(fd, unix.CLONE_NEWNET)
 		unix.Close(fd)
 		if err != nil {
+			runtime.UnlockOSThread()
 			errc <- fmt.Errorf("nsnet: entering namespace %s: %w", ns, err)
 			return
 		}
-		errc <- f()
+		err = f()
+		if unix.Setns(orig, unix.CLONE_NEWNET) == nil {
+			runtime.UnlockOSThread()
+		}
+		errc <- err
 	}()
 	return <-errc
 }

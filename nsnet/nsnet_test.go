@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -157,5 +158,49 @@ func TestCloseRemovesEverything(t *testing.T) {
 	out, _ := exec.Command("ip", "netns", "list").Output()
 	if strings.Contains(string(out), ns) || strings.Contains(string(out), strings.TrimSuffix(ns, "x")+"hub") {
 		t.Fatalf("namespaces left after Close:\n%s", out)
+	}
+}
+
+// A child started with a parent-death signal outlives the namespace
+// switches of Listen and Dial: the threads they switch are switched back,
+// not ended (an ended thread that had started the child killed it, and a
+// launcher's shards with it).
+func TestSwitchesKeepChildren(t *testing.T) {
+	n := newNet(t, []Host{{Name: "a"}, {Name: "b"}})
+	child := exec.Command("sleep", "30")
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	defer child.Process.Kill()
+	ln, err := n.Listen("b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	// Many switches on many threads (a sleeping goroutine beside them
+	// keeps the runtime moving goroutines between threads).
+	for i := range 200 {
+		c, err := n.Dial(context.Background(), "a", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		c.Close()
+	}
+	select {
+	case err := <-exited:
+		t.Fatalf("the child died during the switches: %v", err)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

@@ -1,0 +1,63 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/nsnet"
+)
+
+// A job with links runs every process on a host of its own whose link is
+// shaped (package nsnet): a BSP round can go no faster than its incast
+// through the shard's link allows, and it makes the same updates as on
+// loopback.
+func TestTCPLinksEmulated(t *testing.T) {
+	if err := nsnet.Check(); err != nil {
+		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
+	}
+	const rate = 20e6 // bytes/s: the shard's link
+	cfg := fmnistJob(t, "bsp", 2, 1, 1024, 1)
+	plain, err := TrainResult(context.Background(), cfg, tcpOpts(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Network = &network.Spec{Default: network.DefaultLink, Shards: map[int]network.Link{0: {Rate: rate, Latency: network.DefaultLink.Latency}}}
+	shaped, err := TrainResult(context.Background(), cfg, tcpOpts(t), nil)
+	if errors.Is(err, nsnet.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, s := plain.Run, shaped.Run
+	// Each round moves both workers' blocks in through the shard's link
+	// and both back out: 2·2 MLP blocks, one after another each way.
+	block := float64(network.FrameBytes(235146))
+	rounds := float64(s.Updates)
+	floor := rounds * 2 * block / rate
+	t.Logf("loopback: %d updates in %.2f s, accuracy %.4f; shard link %.0f MB/s: %d updates in %.2f s (the link alone needs %.2f s), accuracy %.4f",
+		p.Updates, p.Seconds, p.FinalAccuracy, rate/1e6, s.Updates, s.Seconds, floor, s.FinalAccuracy)
+	if s.Updates != p.Updates || s.FinalAccuracy != p.FinalAccuracy {
+		t.Errorf("BSP through shaped links made %d updates to accuracy %v, on loopback %d to %v: want the same", s.Updates, s.FinalAccuracy, p.Updates, p.FinalAccuracy)
+	}
+	if s.Seconds < floor*0.9 {
+		t.Errorf("%d rounds in %.2f s through a %.0f MB/s link: faster than its %.2f s of transfers", s.Updates, s.Seconds, rate/1e6, floor)
+	}
+}
+
+func TestLinksNeedTCP(t *testing.T) {
+	cfg := fmnistJob(t, "bsp", 2, 1, 256, 1)
+	cfg.Network = &network.Spec{Default: network.DefaultLink}
+	_, err := TrainResult(context.Background(), cfg, Options{Mode: "inproc"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "tcp mode only") {
+		t.Fatalf("inproc with links: %v", err)
+	}
+	o := tcpOpts(t)
+	o.MetricsAddr = "127.0.0.1:0"
+	if _, err := TrainResult(context.Background(), cfg, o, nil); err == nil || !strings.Contains(err.Error(), "metrics") {
+		t.Fatalf("links with metrics: %v", err)
+	}
+}
