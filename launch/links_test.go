@@ -33,11 +33,11 @@ func TestTCPLinksEmulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, s := plain.Run, shaped.Run
-	// Each round moves both workers' blocks in through the shard's link
-	// and both back out: 2·2 MLP blocks, one after another each way.
+	// Each round moves both workers' blocks in through the shard's link,
+	// then (BSP: after the round) both back out: 4 MLP blocks at the rate.
 	block := float64(network.FrameBytes(235146))
 	rounds := float64(s.Updates)
-	floor := rounds * 2 * block / rate
+	floor := rounds * 4 * block / rate
 	t.Logf("loopback: %d updates in %.2f s, accuracy %.4f; shard link %.0f MB/s: %d updates in %.2f s (the link alone needs %.2f s), accuracy %.4f",
 		p.Updates, p.Seconds, p.FinalAccuracy, rate/1e6, s.Updates, s.Seconds, floor, s.FinalAccuracy)
 	if s.Updates != p.Updates || s.FinalAccuracy != p.FinalAccuracy {
