@@ -31,12 +31,19 @@ predicted and measured throughput, waiting share, staleness mean and max and tim
 the throughput ranking on each side, and where the two differ, why. Each side's full report
 goes to --out/predicted and --out/measured.
 
-Server delays (--server-delay, real durations) are emulated on both sides; the simulated
-network is not emulated live yet, so a check refuses it. After the live runs the check
+Server delays (--server-delay, real durations) are emulated on both sides. Links (--link,
+--worker-link, --shard-link) are charged by the prediction and emulated live in tcp mode:
+each shard and worker runs on a host of its own, a Linux network namespace whose link the
+kernel rate-limits (needs root and iproute2; latencies up to 100us are left to the veth, larger
+ones need the kernel's netem). Without link flags the live side runs on loopback and the
+prediction charges no network. After the live runs the check
 predicts again with the overhead it measured charged as a latency on every message (the
 refit: one parameter, fitted on the median paradigm, checked on every one).`,
 		Example: `  # the pair preset, 1 seed, live processes over TCP
   pacer check --scenario pair --epochs 1 --out out/check
+
+  # incast: two workers into one shard whose link carries 160 Mbit/s (as root)
+  pacer check --paradigms 'bsp;asp' --workers 2 --shard-link 0:rate=160Mbit --epochs 1 --seeds 1
 
   # three paradigms on an uneven cluster, in-process live runs, 2 seeds
   pacer check --paradigms 'bsp;asp;ssp:s=2' --workers 3 --speeds 1,1,2.5 --jitter 0.1 --live inproc --seeds 2`,

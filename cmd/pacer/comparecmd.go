@@ -111,7 +111,12 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	// The flags as typed configuration; the scenario then fills what the
 	// command line left unset.
-	tf.net.live = *mode == "inproc" || *mode == "tcp" || f.live != nil // a check's prediction charges what its live run moves: no simulated links
+	switch {
+	case f.live != nil:
+		tf.net.live = *f.live // a check predicts the links its live run emulates, and no others
+	case *mode == "inproc" || *mode == "tcp":
+		tf.net.live = *mode
+	}
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
 	if err != nil {
 		return usage(err)
@@ -288,7 +293,7 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string) e
 		if err := refuseGiven(given, []string{"iterations", "duration", "horizon"}, "applies to the simulated modes only; the live modes train for --epochs in real time"); err != nil {
 			return err
 		}
-		return refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds and server delays, not the network (use --mode virtual)")
+		return refuseGiven(given, virtualOnlyFlags, "is the simulated shards' apply speed; the live shards apply at their own (use --mode virtual)")
 	}
 	return fmt.Errorf("--mode=%q: valid modes are virtual, sim, inproc and tcp", mode)
 }

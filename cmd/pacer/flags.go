@@ -122,12 +122,12 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 	return m
 }
 
-// virtualOnlyFlags shape the simulated cluster only: the live modes do not
-// emulate the network (yet). The workers' timing flags (speeds, jitter,
-// straggler, base) and server delays apply in every mode: the live workers
-// stretch their real iterations to them (live/pace.go), and the shards
-// hold their pull replies (live/emulate.go).
-var virtualOnlyFlags = networkFlagNames
+// virtualOnlyFlags shape the simulated cluster only. The workers' timing
+// flags (speeds, jitter, straggler, base) and server delays apply in every
+// mode: the live workers stretch their real iterations to them
+// (live/pace.go), and the shards hold their pull replies
+// (live/emulate.go); tcp mode emulates the links (package nsnet).
+var virtualOnlyFlags = []string{"apply-rate"}
 
 // networkFlagNames are the simulated network's flags.
 var networkFlagNames = []string{"network", "link", "worker-link", "shard-link", "apply-rate"}

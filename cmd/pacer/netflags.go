@@ -22,9 +22,12 @@ type netFlags struct {
 	applyRate float64
 	params    int
 	model     string
-	// live: the job runs on the live server, which moves real bytes; the
-	// simulated network's default does not apply (its flags are refused).
-	live bool
+	// live is the live mode the job runs in ("" for virtual time and
+	// sim): the live server moves real bytes over this machine's network,
+	// so the simulated default does not apply; tcp mode emulates the links
+	// the flags give (each process on a host of its own, package nsnet),
+	// inproc refuses them.
+	live string
 }
 
 func (n *netFlags) bindLinks(fs *pflag.FlagSet) {
@@ -45,15 +48,19 @@ func (n *netFlags) bindSize(fs *pflag.FlagSet) {
 // shards (nil: none, and always in the live modes).
 func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
 	given := setFlags(n.fs)
-	if n.live {
-		for _, f := range networkFlagNames {
-			if given[f] {
-				return nil, fmt.Errorf("--%s: the live server moves real bytes over this machine's network and does not emulate links yet; the simulated network applies in virtual time and sim mode only", f)
+	shaping := given["link"] || given["worker-link"] || given["shard-link"] || given["apply-rate"]
+	if n.live != "" {
+		if !shaping && (!given["network"] || n.mode == "none") {
+			return nil, nil // this machine's own network
+		}
+		if n.live != "tcp" {
+			for _, f := range networkFlagNames {
+				if given[f] {
+					return nil, fmt.Errorf("--%s: the live server emulates links in tcp mode only (each shard and worker a process on a host of its own, a Linux network namespace; needs root); inproc moves bytes in memory", f)
+				}
 			}
 		}
-		return nil, nil
 	}
-	shaping := given["link"] || given["worker-link"] || given["shard-link"] || given["apply-rate"]
 	switch n.mode {
 	case "none":
 		if given["network"] && shaping {

@@ -44,7 +44,8 @@ func TestNetworkFlagsRefused(t *testing.T) {
 		{"--params", []string{"compare", "--paradigms", "bsp", "--link", "rate=1Gbit", "--params", "1000"}},
 		{"params", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--link", "rate=1Gbit", "--params", "-3"}},
 		{"--model", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--network", "none", "--model", "cnn"}},
-		{"--link", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--link", "rate=1Gbit"}},
+		{"--link", []string{"compare", "--mode", "inproc", "--paradigms", "bsp", "--link", "rate=1Gbit"}},
+		{"--apply-rate", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--apply-rate", "1e9"}},
 		{"--network", []string{"train", "--mode", "inproc", "--network", "on"}},
 		{"--shard-link", []string{"compare", "--paradigms", "bsp", "--shards", "2", "--shard-link", "3:rate=1Gbit"}},
 	} {
@@ -97,7 +98,7 @@ func TestCheckRefuses(t *testing.T) {
 	}{
 		{"--mode", []string{"--mode", "sim"}},
 		{"--live", []string{"--live", "virtual"}},
-		{"network", []string{"--link", "rate=1Gbit"}},
+		{"--link", []string{"--live", "inproc", "--link", "rate=1Gbit"}},
 		{"--fail", []string{"--fail", "1@1s"}},
 	} {
 		refused(t, c.want, append(append([]string{}, base...), c.args...)...)

@@ -122,7 +122,9 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 		if err != nil {
 			return usage(fmt.Errorf("--paradigm: %w", err))
 		}
-		tf.net.live = *mode != "virtual"
+		if *mode != "virtual" {
+			tf.net.live = *mode
+		}
 		cfg, err := tf.job(sp)
 		if err != nil {
 			return usage(err)
@@ -188,7 +190,7 @@ func checkTrainModeFlags(mode string, given map[string]bool) error {
 	case "virtual":
 		return refuseGiven(given, liveOnlyFlags, "configures the live servers; virtual mode runs none (use --mode inproc or tcp)")
 	case "inproc", "tcp":
-		if err := refuseGiven(given, virtualOnlyFlags, "shapes the simulated cluster only; the live modes emulate the workers' speeds and server delays, not the network (use --mode virtual)"); err != nil {
+		if err := refuseGiven(given, virtualOnlyFlags, "is the simulated shards' apply speed; the live shards apply at their own (use --mode virtual)"); err != nil {
 			return err
 		}
 		if mode == "inproc" {
