@@ -51,7 +51,7 @@ func Check() error {
 
 // New makes the hub and one namespace per host, each with its link shaped
 // as its Link says. On an error it removes what it made.
-func New(hosts []Host) (n *Net, err error) {
+func New(hosts []Host) (_ *Net, err error) {
 	if err := checkHosts(hosts); err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func New(hosts []Host) (n *Net, err error) {
 		return nil, err
 	}
 	sweep()
-	n = &Net{prefix: fmt.Sprintf("%s%d-%d-", namePrefix, os.Getpid(), seq.Add(1)), ns: map[string]string{}, addr: map[string]string{}}
+	n := &Net{prefix: fmt.Sprintf("%s%d-%d-", namePrefix, os.Getpid(), seq.Add(1)), ns: map[string]string{}, addr: map[string]string{}}
 	defer func() {
 		if err != nil {
 			n.Close()

@@ -204,3 +204,24 @@ func TestSwitchesKeepChildren(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// A Net that fails partway (here a latency on a kernel without netem, or
+// anything else) leaves nothing behind; with netem it is made.
+func TestFailedNewLeavesNothing(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skip(err)
+	}
+	before, _ := exec.Command("ip", "netns", "list").Output()
+	n, err := New([]Host{{Name: "a"}, {Name: "b", Link: Link{Rate: 1e8, Latency: time.Millisecond}}})
+	if err == nil {
+		n.Close()
+		t.Skip("this kernel has netem: the latency was applied")
+	}
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "netem") {
+		t.Errorf("a latency without netem: %v", err)
+	}
+	after, _ := exec.Command("ip", "netns", "list").Output()
+	if string(after) != string(before) {
+		t.Errorf("namespaces before:\n%s\nafter the failed New:\n%s", before, after)
+	}
+}
