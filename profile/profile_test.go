@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/timing"
 )
 
 // sample draws n log-normal iteration times of mean base×speed and CV cv.
@@ -72,5 +73,72 @@ func TestFitRefusesTooLittle(t *testing.T) {
 	ws := []runstats.IterStats{{N: 50, Mean: 0.02, LogSD: 0.1}, {N: 3, Mean: 0.04, LogSD: 0.1}}
 	if _, err := FromStats(ws); err == nil || !strings.Contains(err.Error(), "worker 1") {
 		t.Errorf("a worker with 3 iterations: %v", err)
+	}
+}
+
+// draw runs timing's own model (the simulator's) for n iterations of each
+// worker and returns what a coordinator would have accumulated.
+func draw(t *testing.T, spec timing.WorkerSpec, k, n int, seed uint64) []runstats.IterStats {
+	t.Helper()
+	w, err := timing.NewWorkers(spec, k, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]runstats.IterStats, k)
+	for p := range k {
+		var a runstats.IterAcc
+		for range n {
+			a.Add(w.Next(p).Seconds())
+		}
+		out[p] = a.Stats()
+	}
+	return out
+}
+
+// A straggler tail drawn by timing's heavytail model is found and fitted:
+// its spec, given back to timing, puts as many iterations past 2× the
+// median as the original did (within a third), and the body's speeds and
+// jitter come through it; iterations without a tail show none (over many
+// seeds: a false tail would put stragglers into every prediction).
+func TestFitFindsTail(t *testing.T) {
+	spec := timing.WorkerSpec{Base: 20 * time.Millisecond, Speeds: []float64{1, 1, 2.5}, Jitter: 0.1,
+		Straggler: "heavytail:q=0.02,body=1-1,delay=1.5,alpha=1.5,burst=0"}
+	ws := draw(t, spec, 3, 3000, 7)
+	f, err := FromStats(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fit: base %s speeds %v jitter %g tail %+v → %s", f.Base, f.Speeds, f.Jitter, f.Tail, f.Tail.Straggler())
+	if f.Tail.Q == 0 {
+		t.Fatalf("no tail found in iterations drawn with %s", spec.Straggler)
+	}
+	if math.Abs(f.Speeds[2]/2.5-1) > 0.05 || math.Abs(f.Jitter-0.1) > 0.03 || math.Abs(f.Base.Seconds()/0.02-1) > 0.05 {
+		t.Errorf("body: base %s, speeds %v, jitter %g; want 20ms, [1 1 2.5], 0.1", f.Base, f.Speeds, f.Jitter)
+	}
+	past := func(ws []runstats.IterStats) float64 { // share of iterations over twice their worker's median
+		var over, n int64
+		for _, w := range ws {
+			m := quantile(w.Hist, 0.5)
+			for _, bc := range w.Hist {
+				if runstats.IterBucketLow(int(bc[0])) >= 2*m {
+					over += bc[1]
+				}
+				n += bc[1]
+			}
+		}
+		return float64(over) / float64(n)
+	}
+	refit := spec
+	refit.Base, refit.Speeds, refit.Jitter, refit.Straggler = f.Base, f.Speeds, f.Jitter, f.Tail.Straggler()
+	want, got := past(ws), past(draw(t, refit, 3, 3000, 8))
+	t.Logf("iterations past 2× the median: %.4f drawn, %.4f from the fit", want, got)
+	if math.Abs(got/want-1) > 1.0/3 {
+		t.Errorf("the fitted tail puts %.4f of iterations past 2× the median, the original %.4f", got, want)
+	}
+	for seed := range uint64(40) {
+		plain := timing.WorkerSpec{Base: 20 * time.Millisecond, Speeds: []float64{1, 2}, Jitter: 0.3}
+		if f, err := FromStats(draw(t, plain, 2, 2000, seed)); err != nil || f.Tail.Q != 0 {
+			t.Fatalf("seed %d: a tail %+v (%v) found in log-normal iterations", seed, f.Tail, err)
+		}
 	}
 }

@@ -83,12 +83,34 @@ type IterStats struct {
 	Mean    float64 `json:"mean_seconds"`
 	LogMean float64 `json:"log_mean"`
 	LogSD   float64 `json:"log_sd"`
+	// Hist counts the iterations by time, as [bucket, count] pairs of the
+	// non-empty buckets in bucket order; bucket b holds the times in
+	// [IterBucketLow(b), IterBucketLow(b+1)). A straggler tail shows there,
+	// not in the moments.
+	Hist [][2]int64 `json:"hist,omitempty"`
 }
+
+// Iteration time buckets: IterBucketsPerOctave per doubling from 1 µs, the
+// first and last open-ended.
+const (
+	IterBucketsPerOctave = 16
+	IterBuckets          = 32 * IterBucketsPerOctave // 1 µs to 2³² µs (71 minutes)
+)
+
+// IterBucket is the bucket of an iteration of d seconds (d > 0).
+func IterBucket(d float64) int {
+	b := math.Floor(math.Log2(d*1e6) * IterBucketsPerOctave)
+	return int(max(0, min(b, IterBuckets-1)))
+}
+
+// IterBucketLow is the shortest time (seconds) in bucket b.
+func IterBucketLow(b int) float64 { return math.Exp2(float64(b)/IterBucketsPerOctave) * 1e-6 }
 
 // IterAcc accumulates iteration times into IterStats.
 type IterAcc struct {
 	N                  int64
 	Sum, SumLog, SumL2 float64
+	Hist               [IterBuckets]uint32
 }
 
 // Add counts one iteration of d seconds (d > 0; others are ignored).
@@ -101,6 +123,9 @@ func (a *IterAcc) Add(d float64) {
 	a.Sum += d
 	a.SumLog += l
 	a.SumL2 += l * l
+	if b := IterBucket(d); a.Hist[b] < math.MaxUint32 {
+		a.Hist[b]++
+	}
 }
 
 // Stats are the accumulated figures.
@@ -113,6 +138,11 @@ func (a IterAcc) Stats() IterStats {
 	if a.N > 1 {
 		v := (a.SumL2 - a.SumLog*a.SumLog/n) / (n - 1)
 		st.LogSD = math.Sqrt(max(v, 0))
+	}
+	for b, c := range a.Hist {
+		if c > 0 {
+			st.Hist = append(st.Hist, [2]int64{int64(b), int64(c)})
+		}
 	}
 	return st
 }

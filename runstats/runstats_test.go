@@ -3,6 +3,7 @@ package runstats
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,22 @@ func TestIterAcc(t *testing.T) {
 	if st.N != 3 || math.Abs(st.Mean-0.07/3) > 1e-12 || math.Abs(st.LogMean-math.Log(0.02)) > 1e-12 || math.Abs(st.LogSD-math.Ln2) > 1e-12 {
 		t.Errorf("stats %+v: want n 3, mean 0.0233, log mean ln 0.02, log sd ln 2", st)
 	}
-	if (IterAcc{}).Stats() != (IterStats{}) {
+	if !reflect.DeepEqual((IterAcc{}).Stats(), IterStats{}) {
 		t.Error("an empty accumulator has stats")
+	}
+	// The histogram: 10, 20 and 40 ms an octave apart, 16 buckets each
+	// (the bucket's low edge at most the time, the next one's above it).
+	want := []int{IterBucket(0.01), IterBucket(0.01) + IterBucketsPerOctave, IterBucket(0.01) + 2*IterBucketsPerOctave}
+	if len(st.Hist) != 3 {
+		t.Fatalf("hist %v: want 3 buckets", st.Hist)
+	}
+	for i, bc := range st.Hist {
+		d := []float64{0.01, 0.02, 0.04}[i]
+		if int(bc[0]) != want[i] || bc[1] != 1 || IterBucketLow(int(bc[0])) > d*(1+1e-9) || IterBucketLow(int(bc[0])+1) <= d {
+			t.Errorf("bucket %v for %g s: want [%d 1] holding it", bc, d, want[i])
+		}
+	}
+	if IterBucket(1e-9) != 0 || IterBucket(1e9) != IterBuckets-1 {
+		t.Errorf("the end buckets: %d, %d", IterBucket(1e-9), IterBucket(1e9))
 	}
 }

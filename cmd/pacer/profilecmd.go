@@ -85,6 +85,9 @@ func printFit(w io.Writer, f profile.Fit) {
 			f.Speeds[i], math.Sqrt(math.Expm1(s.LogSD*s.LogSD)))
 	}
 	fmt.Fprintf(w, "fitted: base %s (the fastest worker's mean iteration), speeds %v, jitter CV %g (pooled)\n", f.Base, f.Speeds, f.Jitter)
+	if s := f.Tail.Straggler(); s != "" {
+		fmt.Fprintf(w, "a straggler tail: %d iterations far above their worker's median; fitted as --straggler %s\n", f.Tail.Events, s)
+	}
 }
 
 // writeScenario writes sc as YAML to path and reads it back as pacer
@@ -107,7 +110,7 @@ func writeScenario(path string, sc scenario.Scenario) error {
 func newProfileCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profile",
-		Short: "fit a live job's timing (speeds, jitter) and write it as a scenario pacer compare accepts",
+		Short: "fit a live job's timing (speeds, jitter, a straggler tail) and write it as a scenario pacer compare accepts",
 		Long: `Read each worker's iteration times from a live job (a finished one's summary.json, or a
 running one's coordinator) and fit the timing models: the fastest worker's mean iteration
 is the base, each worker's speed is its mean iteration over the base, and the jitter is the
@@ -115,8 +118,10 @@ coefficient of variation of a mean-1 log-normal, pooled over the workers (each a
 mean, so different speeds do not read as jitter). Write them as a scenario file with every
 paradigm that applies, which pacer compare --scenario FILE runs unchanged.
 
-Fitted: speeds, base and jitter. Not fitted (yet): a straggler tail beyond the log-normal,
-server delays and the network; edit the file to add them.`,
+A straggler tail beyond the log-normal (iterations far above their worker's median, more of
+them than the log-normal gives) is fitted as the heavytail model, and the body's speeds and
+jitter are then read from medians and quartiles. Not fitted (yet): server delays and the
+network; edit the file to add them.`,
 		Example: `  pacer train --mode tcp --paradigm asp --workers 3 --speeds 1,1,2.5 --jitter 0.1 --base 20ms --out out/job
   pacer profile --summary out/job/summary.json --out my-cluster.yaml
   pacer compare --scenario my-cluster.yaml`,
