@@ -53,8 +53,11 @@ type Paradigm struct {
 // Result is a check: per paradigm, and the throughput ranking each side
 // gives.
 type Result struct {
-	Live             string     `json:"live"` // inproc | tcp
-	Base             string     `json:"base"`
+	Live string `json:"live"` // inproc | tcp
+	Base string `json:"base"`
+	// Links are the emulated links both sides ran on ("" : loopback, and
+	// no network in the prediction).
+	Links            string     `json:"links,omitempty"`
 	Seeds            []uint64   `json:"seeds"`
 	Paradigms        []Paradigm `json:"paradigms"`
 	PredictedRanking []string   `json:"predicted_ranking"` // by throughput, highest first
@@ -227,6 +230,9 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 		return nil, fmt.Errorf("check: the live runs: %w", err)
 	}
 	r := Join(pred, meas, live, j.Timing.Base, j.Workers)
+	if j.Network != nil {
+		r.Links = j.Network.String()
+	}
 	if r.Refit, err = refit(ctx, pc, r, meas, say); err != nil {
 		return nil, err
 	}
@@ -333,7 +339,12 @@ func why(r *Result) []string {
 			out = append(out, p.Paradigm+": "+strings.Join(parts, "; ")+".")
 		}
 	}
-	if off > 0 {
+	switch {
+	case off > 0 && r.Links != "":
+		out = append(out, fmt.Sprintf("The prediction charges the timing model's compute (in units of %s) and the links (%s), each link "+
+			"serving one transfer at a time; the live runs move the same bytes over emulated links by TCP, whose flows share a link "+
+			"and ramp up, and also pay their applies, acknowledgements and coordination, and any real step longer than the base.", r.Base, r.Links))
+	case off > 0:
 		out = append(out, fmt.Sprintf("The prediction charges only the timing model's compute (in units of %s); the live runs also pay their real "+
 			"pushes, pulls, applies and coordination, and any real step longer than the base.", r.Base))
 	}
@@ -381,6 +392,9 @@ func (r *Result) Markdown() string {
 	}
 	add("\nMedians over seeds %v (staleness max: the largest of any seed); predicted in virtual seconds, measured in wall seconds on the live runtime (%s mode), iterations in units of %s.\n\n",
 		r.Seeds, r.Live, r.Base)
+	if r.Links != "" {
+		add("Both sides on the links %s: charged by the prediction, emulated live (each process on a host of its own, its link rate-limited by the kernel).\n\n", r.Links)
+	}
 	agree := "they agree, ties (within 5%) either way round"
 	if !r.SameRanking {
 		agree = "they differ: " + strings.Join(r.Inversions, ", ")
