@@ -15,7 +15,6 @@ import (
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
-	"github.com/pacer-ps/pacer/wire"
 )
 
 // Issue 12, item 3: pacer profile on a live job with injected speeds 1, 1,
@@ -115,6 +114,7 @@ func TestProfileRefuses(t *testing.T) {
 		{"--summary", []string{"profile", "--summary", "x.json", "--coordinator", "127.0.0.1:1"}},
 		{"--summary", []string{"profile", "--summary", filepath.Join(dir, "none.json")}},
 		{"--mode", []string{"advise", "--summary", "x.json", "--mode", "sim"}},
+		{"--tls", []string{"profile", "--summary", filepath.Join(virt, "summary.json"), "--tls-ca", "ca.pem"}},
 	} {
 		_, errs, code := pacer(t, c.args...)
 		if code == 0 || !strings.Contains(errs, c.want) {
@@ -135,6 +135,9 @@ func TestProfileRunningJob(t *testing.T) {
 	t.Setenv("PACER_TOKEN", "job-secret")
 	t.Setenv("PACER_CONTROL_TOKEN", "control-secret")
 	dir := t.TempDir()
+	// Over TLS, as a job across machines runs: profile dials as its
+	// workers do.
+	cert, key := selfSigned(t, dir)
 	type result struct {
 		code int
 		errs string
@@ -142,11 +145,12 @@ func TestProfileRunningJob(t *testing.T) {
 	srv, wrk := make(chan result, 1), make(chan result, 1)
 	go func() {
 		_, errs, code := pacer(t, "server", "--index", "0", "--peers", addr, "--listen", addr, "--workers", "1", "--paradigm", "asp",
-			"--dataset", "synthetic", "--train-limit", "2000", "--epochs", "1000", "--batch", "32", "--eval-every", "500", "--exit-when-done", "--out", filepath.Join(dir, "out"))
+			"--dataset", "synthetic", "--train-limit", "2000", "--epochs", "1000", "--batch", "32", "--eval-every", "500", "--exit-when-done", "--out", filepath.Join(dir, "out"),
+			"--tls-cert", cert, "--tls-key", key, "--tls-ca", cert)
 		srv <- result{code, errs}
 	}()
 	go func() {
-		_, errs, code := pacer(t, "worker", "--coordinator", addr, "--id", "0", "--connect-timeout", "30s")
+		_, errs, code := pacer(t, "worker", "--coordinator", addr, "--id", "0", "--connect-timeout", "30s", "--tls-ca", cert)
 		wrk <- result{code, errs}
 	}()
 	yml := filepath.Join(dir, "running.yaml")
@@ -157,11 +161,16 @@ func TestProfileRunningJob(t *testing.T) {
 	for time.Now().Before(deadline) && code != 0 {
 		// Until the worker has pushed the iterations a fit needs.
 		time.Sleep(200 * time.Millisecond)
-		out, errs, code = pacer(t, "profile", "--coordinator", addr, "--out", yml)
+		out, errs, code = pacer(t, "profile", "--coordinator", addr, "--out", yml, "--tls-ca", cert)
 	}
 	t.Logf("profile answered after %s", time.Since(t0))
 	// The job would run for minutes: stop it, as an operator would.
-	o := live.NewObserver(wire.TCP{}, addr, 0, "job-secret", "control-secret")
+	tf := tlsFlags{ca: cert}
+	tr, err := tf.transport(live.Env{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := live.NewObserver(tr, addr, 0, "job-secret", "control-secret")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	if err := o.Stop(ctx); err != nil {
 		t.Errorf("stopping the job: %v", err)

@@ -15,7 +15,6 @@ import (
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
-	"github.com/pacer-ps/pacer/wire"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"sigs.k8s.io/yaml"
@@ -29,11 +28,13 @@ func init() {
 // profileSource is where a profile's iteration times come from.
 type profileSource struct {
 	summary, coordinator string
+	tls                  tlsFlags
 }
 
 func (p *profileSource) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&p.summary, "summary", "", "a live job's summary.json (pacer train --mode inproc|tcp, or shard 0's --out of a hand-run job)")
-	fs.StringVar(&p.coordinator, "coordinator", "", "a running job's shard 0 (host:port, plain TCP), read with $PACER_TOKEN and $PACER_CONTROL_TOKEN")
+	fs.StringVar(&p.coordinator, "coordinator", "", "a running job's shard 0 (host:port), read with $PACER_TOKEN and $PACER_CONTROL_TOKEN (over TLS with the --tls flags, as the job's workers dial)")
+	p.tls.bind(fs)
 }
 
 // fit reads the iteration times and fits them; shards and model are the
@@ -43,6 +44,9 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 	case (p.summary == "") == (p.coordinator == ""):
 		return profile.Fit{}, 0, "", usage(errors.New("give one of --summary (a finished job) and --coordinator (a running one)"))
 	case p.summary != "":
+		if t := p.tls; t.on || t.cert != "" || t.key != "" || t.ca != "" || t.serverNameOver != "" {
+			return profile.Fit{}, 0, "", usage(errors.New("the --tls flags apply to --coordinator, which --summary does not dial"))
+		}
 		b, err := os.ReadFile(p.summary)
 		if err != nil {
 			return profile.Fit{}, 0, "", fmt.Errorf("--summary: %w", err)
@@ -61,7 +65,11 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 	if env.Token() == "" || env.ControlToken() == "" {
 		return profile.Fit{}, 0, "", usage(errors.New("--coordinator: set $PACER_TOKEN and $PACER_CONTROL_TOKEN to the job's secrets"))
 	}
-	o := live.NewObserver(wire.TCP{}, p.coordinator, 0, env.Token(), env.ControlToken())
+	tr, err := p.tls.transport(env, false)
+	if err != nil {
+		return profile.Fit{}, 0, "", usage(err)
+	}
+	o := live.NewObserver(tr, p.coordinator, 0, env.Token(), env.ControlToken())
 	o.GiveUp = 10 * time.Second
 	defer o.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
