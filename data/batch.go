@@ -12,6 +12,10 @@ type BatcherConfig struct {
 	Seed            uint64 // with Worker and the epoch number, determines each epoch's order
 	// DropLast skips an epoch's final short batch, so every batch has exactly Batch samples.
 	DropLast bool
+	// Global draws from the whole set instead of the worker's shard: each worker passes through
+	// its own permutation of every sample (the backup-workers and staleness-aware papers' sampling),
+	// so no sample belongs to one worker alone.
+	Global bool
 }
 
 // Batch is one mini-batch. X and Y alias the Batcher's buffers and are overwritten by the next
@@ -22,6 +26,9 @@ type Batch struct {
 	N     int
 	Epoch int // 0-based epoch the batch belongs to
 	Index int // 0-based position of the batch within its epoch
+	// Indices are the N samples' indices in the Set, aliasing the Batcher's order (valid until
+	// the next call to Next).
+	Indices []int
 }
 
 // Batcher yields one worker's mini-batches epoch after epoch. Each epoch's order is a fresh
@@ -52,6 +59,12 @@ func NewBatcher(s *Set, cfg BatcherConfig) (*Batcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Global {
+		shard = make([]int, s.N)
+		for i := range shard {
+			shard[i] = i
+		}
+	}
 	if cfg.DropLast && len(shard) < cfg.Batch {
 		return nil, fmt.Errorf("data: BatcherConfig.Batch = %d exceeds worker %d's shard of %d samples with DropLast set",
 			cfg.Batch, cfg.Worker, len(shard))
@@ -79,7 +92,7 @@ func (b *Batcher) BatchesPerEpoch() int {
 	return (len(b.shard) + b.cfg.Batch - 1) / b.cfg.Batch
 }
 
-// ShardSize is the number of samples this worker owns.
+// ShardSize is the number of samples this worker owns (with Global, the whole set's).
 func (b *Batcher) ShardSize() int { return len(b.shard) }
 
 // Seek positions the Batcher at the start of epoch (≥ 0; a negative epoch counts as 0).
@@ -106,7 +119,7 @@ func (b *Batcher) Next() Batch {
 		copy(b.x[k*dim:(k+1)*dim], b.set.X[idx*dim:(idx+1)*dim])
 		b.y[k] = b.set.Y[idx]
 	}
-	batch := Batch{X: b.x[:n*dim], Y: b.y[:n], N: n, Epoch: b.epoch, Index: b.next / b.cfg.Batch}
+	batch := Batch{X: b.x[:n*dim], Y: b.y[:n], N: n, Epoch: b.epoch, Index: b.next / b.cfg.Batch, Indices: b.order[b.next : b.next+n]}
 	b.next += n
 	return batch
 }

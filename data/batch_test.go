@@ -164,3 +164,36 @@ func TestSubset(t *testing.T) {
 		t.Fatal("Subset does not clamp")
 	}
 }
+
+// Global sampling: each worker passes through its own permutation of the
+// whole set, and a batch's Indices name its samples.
+func TestBatcherGlobal(t *testing.T) {
+	s := indexedSet(50)
+	var orders [][]int
+	for w := range 2 {
+		b, err := NewBatcher(s, BatcherConfig{Worker: w, Workers: 2, Batch: 7, Seed: 3, Global: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.ShardSize() != 50 || b.BatchesPerEpoch() != 8 {
+			t.Fatalf("worker %d: shard %d, %d batches an epoch: want the whole set's 50, 8", w, b.ShardSize(), b.BatchesPerEpoch())
+		}
+		var seen []int
+		for range b.BatchesPerEpoch() {
+			bt := b.Next()
+			for k, idx := range bt.Indices {
+				if got := sampleOf(s, bt.X[k*2:k*2+2]); got != idx {
+					t.Fatalf("row %d holds sample %d, Indices says %d", k, got, idx)
+				}
+			}
+			seen = append(seen, bt.Indices...)
+		}
+		if sorted := slices.Sorted(slices.Values(seen)); len(sorted) != 50 || sorted[0] != 0 || sorted[49] != 49 || len(slices.Compact(sorted)) != 50 {
+			t.Fatalf("worker %d's epoch is not a permutation of the whole set: %v", w, sorted)
+		}
+		orders = append(orders, seen)
+	}
+	if slices.Equal(orders[0], orders[1]) {
+		t.Error("two workers drew the same order")
+	}
+}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -55,6 +56,7 @@ func (d *Description) fields() []shaping {
 		f("lr-schedule", fmt.Sprintf("%+v", j.Schedule), j.Schedule),
 		f("seed", strconv.FormatUint(j.Seed, 10), j.Seed),
 		f("full-async-lr", strconv.FormatBool(j.FullAsyncLR), j.FullAsyncLR),
+		f("sampling", cmp.Or(j.Sampling, SamplingShard), j.Sampling),
 		f("heartbeat-timeout", j.HeartbeatTimeout.String(), j.HeartbeatTimeout),
 	}
 }

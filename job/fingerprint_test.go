@@ -35,6 +35,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"batch", func(c *Config) { c.Batch = 32 }, "64 ≠ 32"},
 		{"model", func(c *Config) { c.Model = "cnn" }, "mlp ≠ cnn"},
 		{"full-async-lr", func(c *Config) { c.FullAsyncLR = true }, "false ≠ true"},
+		{"sampling", func(c *Config) { c.Sampling = SamplingGlobal }, "shard ≠ global"},
 		{"heartbeat-timeout", func(c *Config) { c.HeartbeatTimeout = time.Second }, "5s ≠ 1s"},
 	} {
 		c := base

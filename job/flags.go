@@ -31,6 +31,7 @@ type LearnFlags struct {
 	Momentum    float64 // in [0, 1); the flag's 0 is plain SGD
 	WeightDecay float64
 	FullAsyncLR bool
+	Sampling    string
 }
 
 // Bind registers the flags on fs.
@@ -45,6 +46,13 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	floatFlag(fs, &f.LR, "lr", DefaultLR, "base learning rate α₀ (a `float` > 0)", positive)
 	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
+	fs.Func("sampling", "where a worker's mini-batches come from: shard (its fixed 1/K of the training set; default) | global (the whole set, each worker through its own permutation, as the backup-workers and staleness-aware papers sample)", func(v string) error {
+		if err := samplingValid(v); err != nil {
+			return err
+		}
+		f.Sampling = v
+		return nil
+	})
 	fs.BoolVar(&f.FullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 }
 
@@ -53,6 +61,7 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.Model, c.Dataset, c.DataDir = f.Model, f.Dataset, f.DataDir
 	c.TrainLimit, c.TestLimit = f.TrainLimit, f.TestLimit
 	c.Epochs, c.Batch, c.LR, c.WeightDecay, c.FullAsyncLR = f.Epochs, f.Batch, f.LR, f.WeightDecay, f.FullAsyncLR
+	c.Sampling = f.Sampling
 	c.Momentum = f.Momentum
 	if c.Momentum == 0 {
 		c.Momentum = -1 // Config: zero means the default, negative means none

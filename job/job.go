@@ -58,6 +58,10 @@ type Config struct {
 	// rule ASP at K workers takes K times BSP's step and diverges at rates BSP
 	// trains well with). See docs/paradigms.md.
 	FullAsyncLR bool
+	// Sampling is where a worker's mini-batches come from: "" (or
+	// "shard", its fixed 1/K of the training set) or "global" (the whole
+	// set, through its own permutation; SamplingGlobal).
+	Sampling string `json:",omitempty"`
 
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
 	EvalEvery float64
@@ -150,6 +154,12 @@ func (c *Config) Fill() error {
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
 	}
+	if err := samplingValid(c.Sampling); err != nil {
+		return fmt.Errorf("sampling=%q: %v", c.Sampling, err)
+	}
+	if c.Sampling == SamplingShard {
+		c.Sampling = "" // one spelling of the default: descriptions and fingerprints agree
+	}
 	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec},
 		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds), Speeds: c.Timing.Speeds,
 		Jitter: c.Timing.Jitter}).Check(""); err != nil {
@@ -165,6 +175,22 @@ func (c *Config) Fill() error {
 	}
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
 }
+
+// The sampling modes (Config.Sampling).
+const (
+	SamplingShard  = "shard"
+	SamplingGlobal = "global"
+)
+
+func samplingValid(v string) error {
+	if v != "" && v != SamplingShard && v != SamplingGlobal {
+		return fmt.Errorf("want %s or %s", SamplingShard, SamplingGlobal)
+	}
+	return nil
+}
+
+// Global is whether workers draw from the whole training set.
+func (c *Config) Global() bool { return c.Sampling == SamplingGlobal }
 
 // StepSize is the effective step size of one apply a made in epoch
 // (0-based, all workers together): the schedule's rate at the apply's

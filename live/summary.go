@@ -13,7 +13,8 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 	j := &d.Job
 	r := &runstats.Run{Paradigm: j.Spec.String(), Mode: mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
-		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes}
+		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes,
+		Sampling: j.Sampling}
 	r.SetCurve(curve, j.Target)
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds

@@ -230,7 +230,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 		return nil, nil, fmt.Errorf("live: worker: %w", err)
 	}
 	// A worker beyond the initial K shares a data shard: ids past K wrap.
-	b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: w.id % j.Workers, Workers: j.Workers, Batch: j.Batch, Seed: j.Seed})
+	b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: w.id % j.Workers, Workers: j.Workers, Batch: j.Batch, Seed: j.Seed, Global: j.Global()})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -106,7 +106,7 @@ func group64(n int64) string { return group(n) }
 
 // methods are the report's notes on how its figures were obtained.
 func methods(s *runstats.Summary) []string {
-	var m []string
+	m := unlearnt(s)
 	m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
 		seedWord(len(s.Seeds)), seedRange(s.Seeds)))
 	if s.HorizonSeconds > 0 && s.Mode == "virtual" {
@@ -218,4 +218,32 @@ func ctrlTime(s float64) string {
 		return fmt.Sprintf("%.1f ms", s*1e3)
 	}
 	return fmt.Sprintf("%.2f s", s)
+}
+
+// unlearnt warns of paradigms whose runs left part of the training set out
+// of every applied gradient (virtual time measures it): with each worker
+// sampling its own shard, a worker whose gradients are always dropped (a
+// persistently slow one under backup workers) takes its shard with it.
+func unlearnt(s *runstats.Summary) []string {
+	var out []string
+	for _, g := range groupsOf(s) {
+		worst, global := 1.0, false
+		for _, r := range g.runs {
+			if r.SamplesLearnt != nil {
+				worst = min(worst, *r.SamplesLearnt)
+			}
+			global = global || r.Sampling == "global"
+		}
+		if worst >= 0.99 {
+			continue
+		}
+		w := fmt.Sprintf("Warning: %s left %s of the training samples out of every applied gradient (in its worst run).", g.name, pct(1-worst))
+		if !global {
+			w += " Each worker samples its own shard, so a worker whose gradients are always dropped takes its shard with it: its data is never learnt from. --sampling global draws every worker's mini-batches from the whole set."
+		} else {
+			w += " The run was too short for the workers whose gradients were applied to draw every sample."
+		}
+		out = append(out, w)
+	}
+	return out
 }

@@ -66,6 +66,15 @@ type Run struct {
 	// linearly between the two evaluations around the crossing (TimeTo);
 	// nil when never reached.
 	TimeToTarget *float64 `json:"time_to_target,omitempty"`
+	// SamplesLearnt is, in virtual time, the share of the training set
+	// that was in at least one applied gradient. Below 1 when a worker's
+	// gradients are always dropped and it samples its own shard (its data
+	// is never learnt from), or when the run is too short to draw every
+	// sample; nil where it is not measured (sim and the live modes).
+	SamplesLearnt *float64 `json:"samples_learnt,omitempty"`
+	// Sampling is the job's sampling mode, "global" (else the default,
+	// shard).
+	Sampling string `json:"sampling,omitempty"`
 	// Interrupted marks a live run stopped before it finished (Ctrl-C,
 	// SIGTERM): the counters and the curve are what was measured so far.
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -29,9 +29,11 @@ var presets = map[string]Scenario{
 		Name: "heavytail",
 		Description: "Sixteen workers with the backup-workers paper's heavy tail: 1.3–1.8 s iterations, and about 1% " +
 			"of iterations delayed by seconds to minutes. Does dropping the slowest gradients pay, and which b is " +
-			"best for a fixed N + b = 16 (the paper's N + b = 100 procedure, scaled down)?",
+			"best for a fixed N + b = 16 (the paper's N + b = 100 procedure, scaled down)? Every worker draws its " +
+			"mini-batches from the whole training set (sampling: global), as the paper's Algorithm 3 does: with a " +
+			"shard each, a worker whose gradients are always dropped would take its shard's data with it.",
 		Paradigms: []string{"bsp", "asp", "backup:b=1", "backup:b=2", "backup:b=4", "backup:b=6", "backup:b=8"},
-		Workers:   16, Straggler: "heavytail",
+		Workers:   16, Straggler: "heavytail", Sampling: "global",
 		Epochs: 3, Target: 0.8, Seeds: 5,
 	},
 	"slow-servers": {
@@ -62,10 +64,11 @@ var presets = map[string]Scenario{
 	"softsync": {
 		Name: "softsync",
 		Description: "The staleness-aware paper: n-softsync on 8 workers for n = 1, 2, 4, 8 with constant α₀ and " +
-			"with α₀/τ, against hardsync (BSP), with plain SGD as in the paper's formulas.",
+			"with α₀/τ, against hardsync (BSP), with plain SGD as in the paper's formulas. Every worker draws its " +
+			"mini-batches from the whole training set (sampling: global), as the paper's learners do.",
 		Paradigms: []string{"bsp", "softsync:n=1,lr=const", "softsync:n=2,lr=const", "softsync:n=4,lr=const",
 			"softsync:n=8,lr=const", "softsync:n=1", "softsync:n=2", "softsync:n=4", "softsync:n=8"},
-		Workers: 8, Jitter: 0.1,
+		Workers: 8, Jitter: 0.1, Sampling: "global",
 		Epochs: 2, LR: 0.2, Momentum: plainSGD, Target: 0.75, Seeds: 5,
 	},
 	"mixed32": {

@@ -42,11 +42,13 @@ type Scenario struct {
 	Momentum    *float64 `json:"momentum,omitempty"`
 	EvalEvery   float64  `json:"eval_every,omitempty"` // epochs between test evaluations
 	FullAsyncLR bool     `json:"full_async_lr,omitempty"`
-	Target      float64  `json:"target,omitempty"`
-	TrainLimit  int      `json:"train_limit,omitempty"`
-	TestLimit   int      `json:"test_limit,omitempty"`
-	Iterations  int      `json:"iterations,omitempty"` // sim mode
-	Seed        uint64   `json:"seed,omitempty"`
+	// Sampling is shard (default) or global (job.Config.Sampling).
+	Sampling   string  `json:"sampling,omitempty"`
+	Target     float64 `json:"target,omitempty"`
+	TrainLimit int     `json:"train_limit,omitempty"`
+	TestLimit  int     `json:"test_limit,omitempty"`
+	Iterations int     `json:"iterations,omitempty"` // sim mode
+	Seed       uint64  `json:"seed,omitempty"`
 	// Seeds is how many times every paradigm runs (seeds Seed … Seed+Seeds−1).
 	Seeds int `json:"seeds,omitempty"`
 	// Horizon is the virtual-time budget of every run, e.g. "45m" (virtual
@@ -151,6 +153,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Target < 0 || s.Target > 1 {
 		return fmt.Errorf("scenario %q: target=%g must be an accuracy in [0, 1]", s.Name, s.Target)
+	}
+	if s.Sampling != "" && s.Sampling != job.SamplingShard && s.Sampling != job.SamplingGlobal {
+		return fmt.Errorf("scenario %q: sampling=%q: want %s or %s", s.Name, s.Sampling, job.SamplingShard, job.SamplingGlobal)
 	}
 	// A zero means the default; a negative count is an error, never
 	// silently the default.

@@ -64,7 +64,9 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 		return nil, err
 	}
 	l.evaluate(time.Duration(r.VirtualSeconds * float64(time.Second)))
-	r.Mode, r.Model = "virtual", cfg.Model
+	r.Mode, r.Model, r.Sampling = "virtual", cfg.Model, cfg.Sampling
+	learnt := float64(l.nLearnt) / float64(len(l.learnt))
+	r.SamplesLearnt = &learnt
 	r.SetCurve(l.curve, cfg.Target)
 	return r, nil
 }
@@ -92,6 +94,8 @@ type learner struct {
 	samples    int64   // samples consumed by computes so far
 	nextEval   float64 // next evaluation, in epochs
 	curve      [][2]float64
+	learnt     []bool // per training sample: in an applied gradient yet
+	nLearnt    int
 	pred       []uint8
 	progress   func(Progress)
 	wallStart  time.Time
@@ -101,6 +105,7 @@ type learner struct {
 type grad struct {
 	g    []float32
 	refs int
+	idx  []int // the samples it was computed on
 }
 
 func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*learner, error) {
@@ -116,7 +121,8 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 		return nil, fmt.Errorf("shards=%d exceeds the model's %d parameters", cfg.Shards, n)
 	}
 	l := &learner{cfg: cfg, ds: ds, model: m, w: make([]float32, n), ranges: job.Ranges(n, cfg.Shards),
-		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery}
+		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery,
+		learnt: make([]bool, ds.Train.N)}
 	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
 	oc := cfg.Optim()
 	for _, r := range l.ranges {
@@ -127,7 +133,7 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 		l.opts = append(l.opts, o)
 	}
 	for p := 0; p < cfg.Workers; p++ {
-		b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: p, Workers: cfg.Workers, Batch: cfg.Batch, Seed: cfg.Seed})
+		b, err := data.NewBatcher(ds.Train, data.BatcherConfig{Worker: p, Workers: cfg.Workers, Batch: cfg.Batch, Seed: cfg.Seed, Global: cfg.Global()})
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +170,7 @@ func (l *learner) Compute(now time.Duration, p int) uint64 {
 		g = &grad{g: make([]float32, len(l.w))}
 	}
 	l.model.Grad(l.local[p], g.g, b.X, b.Y, b.N)
+	g.idx = append(g.idx[:0], b.Indices...)
 	if l.cfg.Spec.LocalSteps() {
 		// ElasticBSP local-only: the worker steps its own copy with plain
 		// SGD at the shards' current rate; the barrier's pull replaces it.
@@ -181,8 +188,17 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 	r := l.ranges[i]
 	l.slices, l.weights = l.slices[:0], l.weights[:0]
 	for _, c := range a.Grads {
-		l.slices = append(l.slices, l.grads[c.ID].g[r[0]:r[1]])
+		g := l.grads[c.ID]
+		l.slices = append(l.slices, g.g[r[0]:r[1]])
 		l.weights = append(l.weights, float32(c.Weight))
+		if i == 0 && c.Weight != 0 {
+			for _, k := range g.idx {
+				if !l.learnt[k] {
+					l.learnt[k] = true
+					l.nLearnt++
+				}
+			}
+		}
 	}
 	epoch := l.samples / int64(l.ds.Train.N)
 	if l.cfg.Spec.LocalSteps() {
