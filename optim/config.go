@@ -23,7 +23,16 @@ const (
 	Constant ScheduleKind = iota
 	// StepDecay multiplies LR by Gamma every Every units (steps or epochs, see Unit).
 	StepDecay
+	// MultiStep multiplies LR by Gamma at each of the epochs in At (PyTorch's MultiStepLR:
+	// the rate in epoch e is LR·Gamma^(number of milestones ≤ e)).
+	MultiStep
+	// Exponential multiplies LR by Gamma every epoch (PyTorch's ExponentialLR stepped once an
+	// epoch: LR·Gamma^e in epoch e).
+	Exponential
 )
+
+// MaxMilestones bounds a MultiStep schedule's list.
+const MaxMilestones = 64
 
 // Unit is what a step-decay interval counts.
 type Unit int
@@ -40,6 +49,7 @@ type Schedule struct {
 	Every int64   // StepDecay: interval between drops, ≥ 1
 	Gamma float64 // StepDecay: factor per drop, in (0, 1]
 	Unit  Unit    // StepDecay: whether Every counts Steps or Epochs
+	At    []int64 `json:",omitempty"` // MultiStep: the epochs of the drops, increasing, ≥ 1
 	// Warmup is the number of warm-up steps (0: none). During warm-up the rate rises linearly
 	// from LR/WarmupDiv at step 0 to the scheduled rate at step Warmup (Goyal et al., 2017).
 	Warmup    int64
@@ -62,8 +72,14 @@ func (c Config) Validate() error {
 		return bad("WeightDecay", c.WeightDecay, "≥ 0 and finite")
 	case c.Nesterov && c.Momentum == 0:
 		return bad("Nesterov", c.Nesterov, "false when Momentum is 0")
-	case s.Kind != Constant && s.Kind != StepDecay:
-		return bad("Schedule.Kind", int(s.Kind), "Constant or StepDecay")
+	case s.Kind != Constant && s.Kind != StepDecay && s.Kind != MultiStep && s.Kind != Exponential:
+		return bad("Schedule.Kind", int(s.Kind), "Constant, StepDecay, MultiStep or Exponential")
+	case (s.Kind == MultiStep || s.Kind == Exponential) && !(s.Gamma > 0 && s.Gamma <= 1):
+		return bad("Schedule.Gamma", s.Gamma, "in (0, 1]")
+	case s.Kind == MultiStep && (len(s.At) == 0 || len(s.At) > MaxMilestones):
+		return bad("Schedule.At", s.At, fmt.Sprintf("1 to %d epochs for MultiStep", MaxMilestones))
+	case s.Kind != MultiStep && len(s.At) > 0:
+		return bad("Schedule.At", s.At, "empty unless MultiStep")
 	case s.Kind == StepDecay && s.Every < 1:
 		return bad("Schedule.Every", s.Every, "≥ 1 for StepDecay")
 	case s.Kind == StepDecay && !(s.Gamma > 0 && s.Gamma <= 1):
@@ -72,10 +88,21 @@ func (c Config) Validate() error {
 		return bad("Schedule.Unit", int(s.Unit), "Steps or Epochs")
 	case s.Warmup < 0:
 		return bad("Schedule.Warmup", s.Warmup, "≥ 0")
+	case !milestonesValid(s.At):
+		return bad("Schedule.At", s.At, "increasing epochs ≥ 1")
 	case s.Warmup > 0 && !(s.WarmupDiv >= 1 && finite(s.WarmupDiv)):
 		return bad("Schedule.WarmupDiv", s.WarmupDiv, "≥ 1 and finite when Warmup > 0")
 	}
 	return nil
+}
+
+func milestonesValid(at []int64) bool {
+	for i, m := range at {
+		if m < 1 || (i > 0 && m <= at[i-1]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Rate is the learning rate for a step (0-based count of optimizer steps) in an epoch
@@ -90,6 +117,18 @@ func (c Config) Rate(step, epoch int64) float64 {
 			t = epoch
 		}
 		lr *= math.Pow(s.Gamma, float64(t/s.Every))
+	}
+	switch s.Kind {
+	case MultiStep:
+		n := 0
+		for _, m := range s.At {
+			if epoch >= m {
+				n++
+			}
+		}
+		lr *= math.Pow(s.Gamma, float64(n))
+	case Exponential:
+		lr *= math.Pow(s.Gamma, float64(epoch))
 	}
 	if s.Warmup > 0 && step < s.Warmup && s.WarmupDiv >= 1 {
 		start := 1 / s.WarmupDiv
