@@ -36,6 +36,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"model", func(c *Config) { c.Model = "cnn" }, "mlp ≠ cnn"},
 		{"full-async-lr", func(c *Config) { c.FullAsyncLR = true }, "false ≠ true"},
 		{"sampling", func(c *Config) { c.Sampling = SamplingGlobal }, "shard ≠ global"},
+		{"clip-norm", func(c *Config) { c.ClipNorm = 5 }, "0 ≠ 5"},
 		{"heartbeat-timeout", func(c *Config) { c.HeartbeatTimeout = time.Second }, "5s ≠ 1s"},
 	} {
 		c := base

@@ -62,6 +62,10 @@ type Config struct {
 	// "shard", its fixed 1/K of the training set) or "global" (the whole
 	// set, through its own permutation; SamplingGlobal).
 	Sampling string `json:",omitempty"`
+	// ClipNorm, when positive, scales each worker's gradient to at most
+	// this 2-norm before it is pushed (optim.ClipNorm; PyTorch's
+	// clip_grad_norm_).
+	ClipNorm float64 `json:",omitempty"`
 
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
 	EvalEvery float64
@@ -131,6 +135,7 @@ func (c *Config) Fill() error {
 		{"epochs", c.Epochs, epochsRange(c.Epochs)},
 		{"lr", c.LR, positive(c.LR)},
 		{"weight-decay", c.WeightDecay, nonNegative(c.WeightDecay)},
+		{"clip-norm", c.ClipNorm, nonNegative(c.ClipNorm)},
 		{"train-limit", c.TrainLimit, nonNegativeInt(c.TrainLimit)},
 		{"test-limit", c.TestLimit, nonNegativeInt(c.TestLimit)},
 	} {

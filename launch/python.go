@@ -27,6 +27,8 @@ func checkPythonWorkers(cfg job.Config, opt *Options) error {
 		return fmt.Errorf("launch: PyTorch workers run as processes: --python-workers needs --mode tcp, not %s", opt.Mode)
 	case n > cfg.Workers:
 		return fmt.Errorf("launch: %d PyTorch workers for a job of %d workers", n, cfg.Workers)
+	case cfg.ClipNorm > 0:
+		return fmt.Errorf("launch: the PyTorch worker does not clip its gradient yet: --clip-norm needs Go workers")
 	case cfg.Global():
 		return fmt.Errorf("launch: the PyTorch worker samples its own shard only (python/pacer/data.py): --sampling global needs Go workers")
 	case cfg.Model != "mlp" && cfg.Model != "cnn":

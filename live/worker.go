@@ -14,6 +14,7 @@ import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -311,6 +312,9 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.res.Busy += st.iter
 		if err := checkFinite(st.grad); err != nil {
 			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
+		}
+		if c := w.info.Job.Job.ClipNorm; c > 0 {
+			optim.ClipNorm(st.grad, c)
 		}
 		// Push each block to its shard, then report the push to the gate.
 		for i, r := range st.ranges {

@@ -43,7 +43,9 @@ type Scenario struct {
 	EvalEvery   float64  `json:"eval_every,omitempty"` // epochs between test evaluations
 	FullAsyncLR bool     `json:"full_async_lr,omitempty"`
 	// Sampling is shard (default) or global (job.Config.Sampling).
-	Sampling   string  `json:"sampling,omitempty"`
+	Sampling string `json:"sampling,omitempty"`
+	// ClipNorm is job.Config.ClipNorm (0: none).
+	ClipNorm   float64 `json:"clip_norm,omitempty"`
 	Target     float64 `json:"target,omitempty"`
 	TrainLimit int     `json:"train_limit,omitempty"`
 	TestLimit  int     `json:"test_limit,omitempty"`
@@ -146,7 +148,7 @@ func (s *Scenario) Validate() error {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"jitter", s.Jitter}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
+	}{{"jitter", s.Jitter}, {"clip_norm", s.ClipNorm}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
 		if f.v < 0 {
 			return fmt.Errorf("scenario %q: %s=%g must not be negative (0: the default)", s.Name, f.key, f.v)
 		}

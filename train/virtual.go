@@ -170,6 +170,9 @@ func (l *learner) Compute(now time.Duration, p int) uint64 {
 		g = &grad{g: make([]float32, len(l.w))}
 	}
 	l.model.Grad(l.local[p], g.g, b.X, b.Y, b.N)
+	if l.cfg.ClipNorm > 0 {
+		optim.ClipNorm(g.g, l.cfg.ClipNorm)
+	}
 	g.idx = append(g.idx[:0], b.Indices...)
 	if l.cfg.Spec.LocalSteps() {
 		// ElasticBSP local-only: the worker steps its own copy with plain
