@@ -19,7 +19,10 @@ import (
 
 // Model is a model and its trained parameters.
 type Model struct {
+	// Model is pacer's model; nil for a flat model (nn.ParseFlat), which
+	// pacer knows only as its vector (Flat names it).
 	nn.Model
+	Flat   string
 	Params []float32
 	// Shards are the checkpoints' headers when it was read from them.
 	Shards []ckpt.Meta
@@ -34,6 +37,14 @@ func FromCheckpoints(dir string) (*Model, error) {
 	j, err := ckpt.ReadJob(dir)
 	if err != nil {
 		return nil, err
+	}
+	if n, flat, err := nn.ParseFlat(j.Model); err != nil {
+		return nil, fmt.Errorf("modelfile: %s: %w", dir, err)
+	} else if flat {
+		if n != len(j.Weights) {
+			return nil, fmt.Errorf("modelfile: %s: %d parameters, model %s has %d", dir, len(j.Weights), j.Model, n)
+		}
+		return &Model{Flat: j.Model, Params: j.Weights, Shards: j.Shards, Source: dir}, nil
 	}
 	m, err := nn.New(j.Model)
 	if err != nil {
@@ -55,6 +66,9 @@ func ReadNPZ(path string) (*Model, error) {
 	ts, err := npz.Read(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	if len(ts) == 1 && ts[0].Name == FlatArray {
+		return nil, fmt.Errorf("modelfile: %s is a flat model's vector (%d parameters of a model pacer does not know): load it into your own model with pacer.torch.load_flat and evaluate it there (docs/python.md)", path, len(ts[0].Data))
 	}
 	m, err := nn.ModelOf(ts)
 	if err != nil {
@@ -79,13 +93,38 @@ func Load(path string) (*Model, error) {
 	return ReadNPZ(path)
 }
 
-// WriteNPZ writes m to path in the exchange layout, atomically (a
-// temporary file renamed into place).
-func WriteNPZ(path string, m *Model) error {
-	ts, err := nn.Tensors(m.Model, m.Params)
-	if err != nil {
-		return err
+// Name is the model's name: pacer's model's, or the flat model's.
+func (m *Model) Name() string {
+	if m.Model == nil {
+		return m.Flat
 	}
+	return m.Model.Name()
+}
+
+// NumParams is the length of the model's vector.
+func (m *Model) NumParams() int { return len(m.Params) }
+
+// WriteNPZ writes m to path in the exchange layout, atomically (a
+// temporary file renamed into place). A flat model's file holds its vector
+// as one array (ReadFlat reads it; it is a valid --init).
+func WriteNPZ(path string, m *Model) error {
+	var ts []nn.Tensor
+	if m.Model == nil {
+		ts = flatTensors(m.Params)
+	} else {
+		var err error
+		if ts, err = nn.Tensors(m.Model, m.Params); err != nil {
+			return err
+		}
+	}
+	return writeNPZ(path, ts)
+}
+
+// WriteFlat writes a flat model's vector to path (the file ReadFlat
+// reads), atomically.
+func WriteFlat(path string, w []float32) error { return writeNPZ(path, flatTensors(w)) }
+
+func writeNPZ(path string, ts []nn.Tensor) error {
 	var b bytes.Buffer
 	if err := npz.Write(&b, ts); err != nil {
 		return err
@@ -114,6 +153,9 @@ func WriteNPZ(path string, m *Model) error {
 // Accuracy evaluates m on set: the samples classified right, of set.N.
 // The set's shape must be the model's.
 func Accuracy(m *Model, set *data.Set) (correct int, err error) {
+	if m.Model == nil {
+		return 0, fmt.Errorf("modelfile: model %s is not pacer's: pacer export writes its vector; load it into your own model (pacer.torch.load_flat) and evaluate it there (docs/python.md)", m.Flat)
+	}
 	if err := nn.CheckData(m.Model, set.Name, set.Dim, set.Classes); err != nil {
 		return 0, err
 	}

@@ -55,9 +55,17 @@ func Names() []string {
 	return names
 }
 
-// New returns a fresh model by name: "mlp" or "cnn".
+// New returns a fresh model by name: "mlp" or "cnn". A flat model's name
+// (ParseFlat) is refused with an error saying where such a model trains.
 func New(name string) (Model, error) {
 	f, ok := constructors[name]
+	if _, flat, err := ParseFlat(name); err != nil {
+		return nil, err
+	} else if flat {
+		return nil, fmt.Errorf("nn: model %s is a flat vector of a model pacer does not know: pacer server shards hold it, "+
+			"and its workers are your own PyTorch scripts (docs/python.md, \"A model of your own\"); pacer cannot train, "+
+			"evaluate or simulate it itself", name)
+	}
 	if !ok {
 		return nil, fmt.Errorf("nn: unknown model %q (valid: %v)", name, Names())
 	}
