@@ -45,6 +45,7 @@ func (d *Description) fields() []shaping {
 		f("workers", strconv.Itoa(j.Workers), j.Workers),
 		f("shards", strconv.Itoa(j.Shards), j.Shards),
 		f("model", j.Model, j.Model),
+		f("init", shortDigest(j.InitSHA256), j.InitSHA256),
 		f("dataset", j.Dataset, j.Dataset),
 		f("train-limit", strconv.Itoa(j.TrainLimit), j.TrainLimit),
 		f("train-n", strconv.Itoa(d.TrainN), d.TrainN),
@@ -99,4 +100,13 @@ func (d *Description) Mismatch(dName string, other *Description, otherName strin
 	}
 	return fmt.Errorf("%s's job differs from %s's: %s %s ≠ %s (start every process of a job with the same job flags, or the same --job)",
 		dName, otherName, field, mine, theirs)
+}
+
+// shortDigest is the first 12 hex digits of an initial weights' digest, as
+// an error shows it ("none" for pacer's own models).
+func shortDigest(h string) string {
+	if h == "" {
+		return "none"
+	}
+	return "sha256:" + h[:min(len(h), 12)]
 }

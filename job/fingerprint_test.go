@@ -34,6 +34,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"epochs", func(c *Config) { c.Epochs = 2 }, "1 ≠ 2"},
 		{"batch", func(c *Config) { c.Batch = 32 }, "64 ≠ 32"},
 		{"model", func(c *Config) { c.Model = "cnn" }, "mlp ≠ cnn"},
+		{"init", func(c *Config) { c.InitSHA256 = strings.Repeat("ab", 32) }, "none ≠ sha256:abababababab"},
 		{"full-async-lr", func(c *Config) { c.FullAsyncLR = true }, "false ≠ true"},
 		{"sampling", func(c *Config) { c.Sampling = SamplingGlobal }, "shard ≠ global"},
 		{"clip-norm", func(c *Config) { c.ClipNorm = 5 }, "0 ≠ 5"},

@@ -36,9 +36,15 @@ type Config struct {
 	Workers int // default 1
 	Shards  int // default 1
 
-	Model   string // mlp | cnn (default mlp)
-	Dataset string // fashion-mnist | mnist | cifar10 | synthetic (default fashion-mnist)
-	DataDir string // --data-dir; "" follows the resolution order of package data
+	Model string // mlp | cnn | flat:n=N (default mlp)
+	// InitSHA256 is, for a flat model (a user's own network that pacer
+	// knows only as N floats; package nn, ParseFlat), the SHA-256 of the
+	// initial weights every shard starts from (pacer server --init), so a
+	// shard given another file is refused as another job. Empty for
+	// pacer's models, which initialize from Seed.
+	InitSHA256 string `json:",omitempty"`
+	Dataset    string // fashion-mnist | mnist | cifar10 | synthetic (default fashion-mnist)
+	DataDir    string // --data-dir; "" follows the resolution order of package data
 	// TrainLimit and TestLimit cut the data sets to their first N samples
 	// (0: all), for quick runs and tests.
 	TrainLimit, TestLimit int
@@ -158,6 +164,8 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("heartbeat-timeout=%s must be positive", c.HeartbeatTimeout)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
+	case c.InitSHA256 != "" && !isDigest(c.InitSHA256):
+		return fmt.Errorf("init-sha256=%q: want the 64 lowercase hex digits of a SHA-256", c.InitSHA256)
 	}
 	if err := samplingValid(c.Sampling); err != nil {
 		return fmt.Errorf("sampling=%q: %v", c.Sampling, err)
@@ -196,6 +204,18 @@ func samplingValid(v string) error {
 
 // Global is whether workers draw from the whole training set.
 func (c *Config) Global() bool { return c.Sampling == SamplingGlobal }
+
+func isDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, r := range s {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // StepSize is the effective step size of one apply a made in epoch
 // (0-based, all workers together): the schedule's rate at the apply's

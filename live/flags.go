@@ -31,6 +31,8 @@ type JobFlags struct {
 	evalEvery float64
 	target    float64
 	names     []string // the field flags, which --job excludes
+	init      string
+	initW     []float32 // --init's weights, read by Params
 }
 
 // Bind registers the flags on fs.
@@ -52,6 +54,7 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 			f.names = append(f.names, fl.Name)
 		}
 	})
+	fs.StringVar(&f.init, "init", "", "a flat model's initial weights (--model flat:n=N: a model of your own): an .npz of one float32 array \"flat\", as pacer.torch.save_flat writes it; every shard gets the same file (docs/python.md)")
 	fs.StringVar(&f.desc, "job", "", "the whole job as its JSON description (job.Description), or a file holding it, instead of the job's other flags (pacer train --mode tcp hands its shards one)")
 }
 
@@ -109,6 +112,13 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 			return nil, err
 		}
 	}
+	var err error
+	if f.initW, err = readInit(f.init, &d, f.desc == ""); err != nil {
+		if f.desc != "" {
+			return nil, fmt.Errorf("--job: %w", err)
+		}
+		return nil, err
+	}
 	if err := CheckSpec(d.Job.Spec); err != nil {
 		if f.desc != "" {
 			return nil, fmt.Errorf("--job: %w", err)
@@ -124,6 +134,10 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 	}
 	return &d, nil
 }
+
+// Init is a flat model's initial weights as --init gave them (nil for
+// pacer's models), read by Params.
+func (f *JobFlags) Init() []float32 { return f.initW }
 
 // CheckSpec refuses the options whose decisions need every shard in one
 // process: the simulator and virtual mode run them.
@@ -146,12 +160,16 @@ func CountTrain(j job.Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	m, err := nn.New(j.Model)
-	if err != nil {
+	if _, flat, err := nn.ParseFlat(j.Model); err != nil {
 		return 0, err
-	}
-	if err := nn.CheckData(m, in.Name+"/train", in.Dim, in.Classes); err != nil {
-		return 0, err
+	} else if !flat { // a flat model's input shape is its workers' business
+		m, err := nn.New(j.Model)
+		if err != nil {
+			return 0, err
+		}
+		if err := nn.CheckData(m, in.Name+"/train", in.Dim, in.Classes); err != nil {
+			return 0, err
+		}
 	}
 	n := in.TrainN
 	if j.TrainLimit > 0 && j.TrainLimit < n {

@@ -31,6 +31,9 @@ type reporter struct {
 	w     []float32
 	obs   []*Observer
 	curve [][2]float64
+	// none says why there is no evaluation (model nil or test nil): the
+	// summary's no_accuracy.
+	none string
 }
 
 // newReporter loads the test set (only: the training set is the workers')
@@ -38,6 +41,13 @@ type reporter struct {
 // a summary that has no accuracy.
 func newReporter(sv *Server) (*reporter, error) {
 	j := &sv.cfg.Params.Job
+	if _, flat, err := nn.ParseFlat(j.Model); err != nil {
+		return nil, err
+	} else if flat {
+		r := &reporter{sv: sv, none: "model " + j.Model + " is not pacer's: shard 0 cannot evaluate it; its workers do (docs/python.md)"}
+		sv.log.Info("the job's model is not pacer's: shard 0 does not evaluate it, and the job's summary will have no accuracy; the workers evaluate it", "model", j.Model)
+		return r, nil
+	}
 	m, err := nn.New(j.Model)
 	if err != nil {
 		return nil, err
@@ -46,6 +56,7 @@ func newReporter(sv *Server) (*reporter, error) {
 	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: 1, TestLimit: j.TestLimit})
 	if err != nil {
 		sv.log.Warn("no test set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
+		r.none = "no test set of " + j.Dataset + " on shard 0's machine"
 		return r, nil
 	}
 	if err := nn.CheckData(m, ds.Test.Name, ds.Test.Dim, ds.Test.Classes); err != nil {
@@ -148,6 +159,9 @@ func (r *reporter) finish(ctx context.Context) error {
 		shards = append(shards, st.Shard)
 	}
 	run := Summary(d, "tcp", cs, shards, r.curve)
+	if len(r.curve) == 0 {
+		run.NoAccuracy = r.none
+	}
 	var errs error
 	if sv.cfg.SummaryDir != "" {
 		path, err := writeSummary(sv.cfg.SummaryDir, run)
@@ -158,7 +172,11 @@ func (r *reporter) finish(ctx context.Context) error {
 			sv.log.Info("wrote the job's summary", "path", path)
 		}
 	}
-	sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.curve))
+	if r.test == nil {
+		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", "none: "+r.none)
+	} else {
+		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.curve))
+	}
 	for i := 1; i < len(sv.cfg.ShardAddrs); i++ {
 		if err := r.endShard(ctx, i); err != nil {
 			sv.log.Error("could not tell a shard the job has ended", "shard", i, "err", err)

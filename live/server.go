@@ -72,6 +72,10 @@ type ServerConfig struct {
 	// Wire overrides the data plane's limits and timeouts (Token is set
 	// from Token).
 	Wire wire.Config
+	// Init is a flat model's initial weights (required for one: pacer
+	// server --init; flat.go), whose nn.FlatDigest must be the job's
+	// InitSHA256. nil for pacer's models, which start from the seed.
+	Init []float32
 }
 
 // Server is a running shard server, with the coordinator on shard 0.
@@ -164,8 +168,11 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m, err := nn.New(j.Model)
+	n, flat, err := modelSize(j)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkInit(j, cfg.Init); err != nil {
 		return nil, err
 	}
 	sc := ShardConfig{Index: cfg.Index, Params: cfg.Params, Logger: log, Restarted: cfg.Restore}
@@ -182,7 +189,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	}
 	if cfg.Restore && cfg.CheckpointDir != "" {
 		path := ckpt.Path(cfg.CheckpointDir, cfg.Index)
-		st, err := ckpt.Read(path, CheckpointWant(cfg.Params, cfg.Index, m.NumParams()))
+		st, err := ckpt.Read(path, CheckpointWant(cfg.Params, cfg.Index, n))
 		switch {
 		case err == nil:
 			sc.Restore = st
@@ -193,8 +200,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 			return nil, fmt.Errorf("live: restore: %w", err)
 		}
 	}
-	if sc.Restore == nil {
-		sc.Init = make([]float32, m.NumParams())
+	switch {
+	case sc.Restore != nil:
+	case flat:
+		sc.Init = cfg.Init // every shard cuts its block from the same file's w⁰ (checked by its digest)
+	default:
+		m, err := nn.New(j.Model)
+		if err != nil {
+			return nil, err
+		}
+		sc.Init = make([]float32, n)
 		m.Init(sc.Init, j.Seed) // every shard cuts its block from the same seeded w⁰
 	}
 	return newServer(cfg, sc, log)

@@ -75,6 +75,11 @@ type Run struct {
 	// Sampling is the job's sampling mode, "global" (else the default,
 	// shard).
 	Sampling string `json:"sampling,omitempty"`
+	// NoAccuracy says why a run that trained has no accuracy (no curve):
+	// a live job whose shard 0 could not evaluate the model (a flat model,
+	// a user's own network that its workers evaluate; no test set on the
+	// machine). Empty when there is an accuracy, or none applies (sim).
+	NoAccuracy string `json:"no_accuracy,omitempty"`
 	// Interrupted marks a live run stopped before it finished (Ctrl-C,
 	// SIGTERM): the counters and the curve are what was measured so far.
 	Interrupted bool `json:"interrupted,omitempty"`

@@ -310,3 +310,14 @@ func TestSampleRate(t *testing.T) {
 		t.Errorf("no rate at virtual time 0: %q", got)
 	}
 }
+
+// Issue 13: a model of your own (flat:n=N) lives on pacer server shards
+// with PyTorch workers; the commands that would have to run it in Go
+// refuse it, saying where it trains, before anything starts.
+func TestFlatModelRefusedOutsideServer(t *testing.T) {
+	want := `its workers are your own PyTorch scripts (docs/python.md, "A model of your own")`
+	refused(t, want, append([]string{"train", "--model", "flat:n=10"}, quick...)...)
+	refused(t, want, append([]string{"train", "--mode", "tcp", "--python-workers", "1", "--model", "flat:n=10"}, quick...)...)
+	refused(t, want, append([]string{"compare", "--paradigms", "bsp;asp", "--model", "flat:n=10"}, quick...)...)
+	refused(t, "want flat:n=N", append([]string{"train", "--model", "flat:n=0"}, quick...)...)
+}

@@ -88,6 +88,12 @@ epochs, and when the workers finish it evaluates the final model, writes
 its final checkpoint (with --checkpoint-dir) and exits 0. pacer export turns the
 checkpoints into one model file.
 
+A model of your own (a PyTorch network pacer does not have, trained by PyTorch workers):
+--model flat:n=N with --init FILE, its initial weights as pacer.torch.save_flat writes them
+(the same file on every shard). The shards hold, update, checkpoint and export its N floats;
+shard 0 cannot evaluate it, so the summary has no accuracy and the workers evaluate it
+(docs/python.md, examples/resnet_fashion.py).
+
 The secrets come from the environment ($PACER_TOKEN for every connection,
 $PACER_CONTROL_TOKEN for the control roles): flags show in ps. The shard's index, its
 address and its peers come from the flags, $PACER_INDEX / $PACER_LISTEN / $PACER_PEERS,
@@ -96,6 +102,9 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
   export PACER_TOKEN=$(openssl rand -hex 16) PACER_CONTROL_TOKEN=$(openssl rand -hex 16)
   pacer server --index 0 --peers 127.0.0.1:7070,127.0.0.1:7071 --shards 2 --workers 4 --paradigm ssp:s=3 &
   pacer server --index 1 --peers 127.0.0.1:7070,127.0.0.1:7071 --shards 2 --workers 4 --paradigm ssp:s=3 &
+
+  # a model of your own: its N parameters and initial weights
+  pacer server --index 0 --peers 127.0.0.1:7070 --workers 2 --model flat:n=77850 --init init.npz
 
   # with TLS and checkpoints
   pacer server --index 0 --peers a:7070 --tls-cert shard.crt --tls-key shard.key --checkpoint-dir /ckpt`,
@@ -235,7 +244,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
 		ExitWhenDone: *f.exitDone, SummaryDir: summary,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore, Durability: *durability,
-		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending},
+		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending}, Init: jf.Init(),
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
 	if err != nil {
 		return err

@@ -1,0 +1,89 @@
+package live
+
+import (
+	"fmt"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/modelfile"
+	"github.com/pacer-ps/pacer/nn"
+)
+
+// This file: a job of a flat model (nn.ParseFlat: a user's own PyTorch
+// network, N floats to pacer). Its shards start from initial weights the
+// user made with the model's own initialization (pacer server --init, the
+// file pacer.torch.save_flat writes), checked across shards by their
+// digest in the job description; they apply the optimizer, checkpoint and
+// restore as for any model. Shard 0 cannot evaluate it: the job's summary
+// says so (runstats.Run.NoAccuracy) and the workers evaluate themselves.
+
+// modelSize is the parameter count of the job's model and whether it is
+// flat.
+func modelSize(j *job.Config) (n int, flat bool, err error) {
+	if n, flat, err = nn.ParseFlat(j.Model); err != nil || flat {
+		return n, flat, err
+	}
+	m, err := nn.New(j.Model)
+	if err != nil {
+		return 0, false, err
+	}
+	return m.NumParams(), false, nil
+}
+
+// checkInit refuses initial weights that are not the job's: a flat model
+// needs them, of its size and with the description's digest; pacer's own
+// models initialize from the seed and take none.
+func checkInit(j *job.Config, init []float32) error {
+	n, flat, err := nn.ParseFlat(j.Model)
+	switch {
+	case err != nil:
+		return err
+	case !flat && (init != nil || j.InitSHA256 != ""):
+		return fmt.Errorf("live: model %s initializes from the job's seed; initial weights (--init) are a flat model's (flat:n=N)", j.Model)
+	case !flat:
+		return nil
+	case j.InitSHA256 == "":
+		return fmt.Errorf("live: model %s: the job description has no init_sha256 (the digest of the initial weights every shard starts from)", j.Model)
+	case init == nil:
+		return fmt.Errorf("live: model %s needs its initial weights (--init FILE: pacer.torch.save_flat writes one; docs/python.md)", j.Model)
+	case len(init) != n:
+		return fmt.Errorf("live: initial weights of %d parameters; model %s has %d", len(init), j.Model, n)
+	}
+	if d := nn.FlatDigest(init); d != j.InitSHA256 {
+		return fmt.Errorf("live: initial weights with sha256 %.12s…, the job's are %.12s… (give every shard of the job the same --init file)", d, j.InitSHA256)
+	}
+	return nil
+}
+
+// readInit reads --init for the job d: a flat model's initial weights,
+// whose digest it records in a description built from flags (fill) or
+// checks against the one given whole (--job). Without --init it checks
+// that the model needs none.
+func readInit(path string, d *job.Description, fill bool) ([]float32, error) {
+	j := &d.Job
+	n, flat, err := nn.ParseFlat(j.Model)
+	switch {
+	case err != nil:
+		return nil, err
+	case !flat && path != "":
+		return nil, fmt.Errorf("--init: model %s initializes from --seed; --init gives the initial weights of a flat model (--model flat:n=N, a model of your own)", j.Model)
+	case !flat:
+		return nil, checkInit(j, nil)
+	case path == "":
+		return nil, fmt.Errorf("--model %s: give --init FILE, the model's initial weights from its own initialization (an .npz of one float32 array %q of %d values: pacer.torch.save_flat(model, FILE) writes it; docs/python.md)",
+			j.Model, modelfile.FlatArray, n)
+	}
+	w, err := modelfile.ReadFlat(path)
+	if err != nil {
+		return nil, fmt.Errorf("--init: %w", err)
+	}
+	if len(w) != n {
+		return nil, fmt.Errorf("--init %s: %d parameters; --model %s has %d", path, len(w), j.Model, n)
+	}
+	if fill {
+		j.InitSHA256 = nn.FlatDigest(w)
+	}
+	if err := checkInit(j, w); err != nil {
+		return nil, fmt.Errorf("--init %s: %w", path, err)
+	}
+	return w, nil
+}

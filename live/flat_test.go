@@ -1,0 +1,176 @@
+package live
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/modelfile"
+	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/wire"
+)
+
+// flatParams parses a server's job flags (pacer server's) into a job.
+func flatParams(args ...string) (*job.Description, []float32, error) {
+	var f JobFlags
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	f.Bind(fs)
+	if !slices.Contains(args, "--job") {
+		args = append([]string{"--train-n", "640", "--dataset", "synthetic"}, args...)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	d, err := f.Params(given)
+	return d, f.Init(), err
+}
+
+func initFile(t *testing.T, w []float32) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "init.npz")
+	if err := modelfile.WriteFlat(path, w); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestFlatInitFlags: a flat model's job records its --init file's digest;
+// every wrong combination is refused with the flag named.
+func TestFlatInitFlags(t *testing.T) {
+	w := []float32{0.5, -1, 2, 0.25}
+	good := initFile(t, w)
+	d, init, err := flatParams("--model", "flat:n=4", "--init", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Job.InitSHA256 != nn.FlatDigest(w) || !slices.Equal(init, w) {
+		t.Fatalf("digest %q, init %v", d.Job.InitSHA256, init)
+	}
+	desc, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := initFile(t, []float32{0.5, -1, 2, 0})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "flat:n=4"}, "--model flat:n=4: give --init FILE"},
+		{[]string{"--model", "flat:n=5", "--init", good}, "--init " + good + ": 4 parameters; --model flat:n=5 has 5"},
+		{[]string{"--model", "mlp", "--init", good}, "--init: model mlp initializes from --seed"},
+		{[]string{"--model", "flat:n=0", "--init", good}, "want flat:n=N"},
+		{[]string{"--model", "flat:n=4", "--init", filepath.Join(t.TempDir(), "none.npz")}, "--init: modelfile:"},
+		// The whole job given: --init must be the file it names by digest.
+		{[]string{"--job", string(desc), "--init", other}, "the job's are " + d.Job.InitSHA256[:12]},
+		{[]string{"--job", string(desc)}, "--job: --model flat:n=4: give --init FILE"},
+	} {
+		if _, _, err := flatParams(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v\nwant an error containing %q", tc.args, err, tc.want)
+		}
+	}
+	if d2, init2, err := flatParams("--job", string(desc), "--init", good); err != nil || d2.Job.InitSHA256 != d.Job.InitSHA256 || !slices.Equal(init2, w) {
+		t.Errorf("--job with its own --init: %v", err)
+	}
+}
+
+// TestFlatJobShards: the shards of a flat model's job start from the
+// --init vector, each its block; a shard given other weights than the
+// job's digest is refused; the final checkpoints put together are the
+// vector, exported as a flat file.
+func TestFlatJobShards(t *testing.T) {
+	w := make([]float32, 1001)
+	for i := range w {
+		w[i] = float32(i%17) - 8
+	}
+	c := quickJob(t, "bsp", 1, 2)
+	c.Model, c.InitSHA256 = nn.FlatName(len(w)), nn.FlatDigest(w)
+	d, err := job.Describe(c, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &wire.Inproc{}
+	ckptDir := t.TempDir()
+	cfg := func(i int, init []float32) ServerConfig {
+		return ServerConfig{Index: i, Params: &d, Transport: tr, Token: "secret", ControlToken: "control-secret",
+			ShardAddrs: []string{"s0", "s1"}, CheckpointDir: ckptDir, Init: init}
+	}
+	for _, tc := range []struct {
+		init []float32
+		want string
+	}{
+		{nil, "needs its initial weights"},
+		{w[:1000], "initial weights of 1000 parameters; model flat:n=1001 has 1001"},
+		{append(slices.Clone(w[:1000]), 7), "give every shard of the job the same --init file"},
+	} {
+		if _, err := NewServer(cfg(1, tc.init)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("init of %d values: %v, want an error containing %q", len(tc.init), err, tc.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var done []chan error
+	for i, name := range []string{"s0", "s1"} {
+		ln, err := tr.Listen(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := cfg(i, w)
+		sc.Listener = ln
+		sv, err := NewServer(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan error, 1)
+		go func() { ch <- sv.Run(ctx) }()
+		done = append(done, ch)
+	}
+	stop := func() {
+		cancel()
+		for _, ch := range done {
+			if err := <-ch; err != nil {
+				t.Error(err)
+			}
+		}
+		done = nil
+	}
+	defer func() {
+		if done != nil {
+			stop()
+		}
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	for i, r := range job.Ranges(len(w), 2) {
+		o := NewObserver(tr, []string{"s0", "s1"}[i], i, "secret", "control-secret")
+		got := make([]float32, r[1]-r[0])
+		err := o.Weights(wctx, got)
+		o.Close()
+		if err != nil || !slices.Equal(got, w[r[0]:r[1]]) {
+			t.Fatalf("shard %d's weights: %v (first %v, want %v)", i, err, got[:3], w[r[0]:r[0]+3])
+		}
+	}
+	stop() // each shard checkpoints as it stops
+	m, err := modelfile.FromCheckpoints(ckptDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "model.npz")
+	if err := modelfile.WriteNPZ(out, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := modelfile.ReadFlat(out)
+	if err != nil || !slices.Equal(got, w) || m.Name() != c.Model {
+		t.Fatalf("the export: %s, %v", m.Name(), err)
+	}
+	if _, err := os.Stat(filepath.Join(ckptDir, "shard-1.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+}
