@@ -417,6 +417,14 @@ class LayoutTest(unittest.TestCase):
             with self.subTest(k):
                 np.testing.assert_array_equal(ours[k], exported[k])
         self.assertGreater(np.abs(ours["fc1.weight"]).sum(), 0)  # initialized weights, not zeros
+        # pacer.models' conversions agree with Go's (nn.Tensors): the pulled
+        # vector is the export's state_dict, and the export's state_dict the
+        # pulled vector.
+        sd = pacer.models.state_dict_from_flat(name, w.flat)
+        for k in exported:
+            with self.subTest("state_dict_from_flat " + k):
+                np.testing.assert_array_equal(sd[k].numpy(), exported[k])
+        np.testing.assert_array_equal(pacer.models.flat_from_state_dict(name, exported), w.flat)
 
     def test_mlp(self):
         self.layout("mlp")
@@ -493,6 +501,146 @@ class EndToEndTest(unittest.TestCase):
         # 0.81-0.83, final 0.74-0.83 measured.
         self.job("psp:c=0,b=0.5,t1=0,t2=0", want=0.78, stale=True, final=0.70)
 
+
+class StateDictTest(unittest.TestCase):
+    """A PyTorch checkpoint of pacer's MLP or CNN (a state_dict of an
+    ordinary torch module of the architecture, python/eval_npz.py's, saved
+    with torch.save) goes into pacer's layout and back unchanged, and
+    pacer.models' module loaded from it computes what the ordinary module
+    computes (docs/model-format.md)."""
+
+    def test_round_trip(self):
+        import io
+        import torch
+        import pacer.models
+        import pacer.torch
+        sys.path.insert(0, HERE)
+        import eval_npz
+        torch.manual_seed(3)
+        for name in ("mlp", "cnn"):
+            with self.subTest(name):
+                ref = eval_npz.MODELS[name]()
+                buf = io.BytesIO()
+                torch.save(ref.state_dict(), buf)
+                buf.seek(0)
+                ckpt = torch.load(buf)
+                flat = pacer.models.flat_from_state_dict(name, ckpt)
+                self.assertEqual(flat.dtype, np.float32)
+                self.assertEqual(flat.size, {"mlp": 235146, "cnn": 184586}[name])
+                back = pacer.models.state_dict_from_flat(name, flat)
+                self.assertEqual(sorted(back), sorted(ckpt))
+                for k in ckpt:
+                    self.assertTrue(torch.equal(back[k], ckpt[k]), k)
+                ours = pacer.models.MODELS[name]()
+                pacer.torch.from_flat(ours, flat)
+                x = torch.rand(5, 784)
+                torch.testing.assert_close(ours(x), ref(x), rtol=1e-5, atol=1e-5)
+                ref.load_state_dict(back)  # the round trip is an ordinary torch checkpoint
+                bad = dict(ckpt)
+                bad.pop("fc1.bias")
+                with self.assertRaises(ValueError):
+                    pacer.models.flat_from_state_dict(name, bad)
+        with self.assertRaises(ValueError):
+            pacer.torch.from_flat(pacer.models.MLP(), np.zeros(10, dtype=np.float32))
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+class FlatModelTest(unittest.TestCase):
+    """A job of a model pacer does not know (--model flat:n=N): two shards
+    start from the --init file, apply the job's SGD to a worker's pushes,
+    end the job with a summary that has no accuracy (and says why), and
+    pacer export writes the final vector back in the same form."""
+
+    def test_flat_job(self):
+        n, lr = 1001, np.float32(0.5)
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                w0 = np.linspace(-2, 2, n, dtype=np.float32)
+                np.savez(init, flat=w0)  # the documented form, written without pacer
+                addrs = free_addrs(2)
+                bad = subprocess.run([PACER, "server", "--index", "0", "--peers", ",".join(addrs), "--listen", addrs[0],
+                                      "--model", "flat:n=%d" % n, "--train-n", "64"],
+                                     capture_output=True, text=True, timeout=60,
+                                     env=dict(os.environ, PACER_TOKEN=TOKEN, PACER_CONTROL_TOKEN=CONTROL))
+                self.assertNotEqual(bad.returncode, 0)
+                self.assertIn("give --init FILE", bad.stderr)
+                start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "bsp", "--model",
+                                            "flat:n=%d" % n, "--init", init, "--lr", "0.5", "--momentum", "0",
+                                            "--train-n", "64", "--batch", "32", "--epochs", "1"])
+                c = pacer.Client(addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertEqual(c.job.model, "flat:n=%d" % n)
+                    self.assertEqual(len(c.job.init_sha256), 64)
+                    with self.assertRaises(pacer.JobError):  # a model of another size is not the job's
+                        c.attach(np.zeros(n - 1, dtype=np.float32), np.zeros(n - 1, dtype=np.float32))
+                    for link in c.links:
+                        link.close()
+                    c.links = []
+                    params, grad = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+                    c.attach(params, grad)
+                    np.testing.assert_array_equal(params, w0)  # the shards started from --init
+                    grad[:] = np.linspace(1, -1, n, dtype=np.float32)
+                    self.assertTrue(c.step())
+                    w1 = w0 - lr * grad
+                    np.testing.assert_array_equal(params, w1)
+                    grad[:] = 0.25
+                    c.step()  # the job's second and last push
+                    want = w1 - lr * grad
+                finally:
+                    c.close()
+                procs.wait_all(60)  # the job ended by itself
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                with open(os.path.join(tmp, "out", "summary.json")) as f:
+                    r = json.load(f)
+                self.assertEqual((r["model"], r["pushes"]), ("flat:n=%d" % n, 2))
+                self.assertNotIn("final_accuracy", r)
+                self.assertNotIn("curve", r)
+                self.assertIn("cannot evaluate", r["no_accuracy"])
+                npz = os.path.join(tmp, "model.npz")
+                out = subprocess.run([PACER, "export", "--checkpoint-dir", os.path.join(tmp, "ckpt"), "--model-file", npz],
+                                     capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                self.assertIn("model flat:n=%d" % n, out.stdout)
+                with np.load(npz) as z:
+                    self.assertEqual(z.files, ["flat"])
+                    np.testing.assert_array_equal(z["flat"], want)
+                ev = subprocess.run([PACER, "eval", "--checkpoint-dir", os.path.join(tmp, "ckpt")],
+                                    capture_output=True, text=True, timeout=60)
+                self.assertNotEqual(ev.returncode, 0)
+                self.assertIn("is not pacer's", ev.stderr)
+            finally:
+                procs.stop()
+
+    def test_torch_flat_files(self):
+        import torch
+        import pacer.models
+        import pacer.torch
+        def net(seed):
+            torch.manual_seed(seed)
+            return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.GroupNorm(2, 4), torch.nn.Flatten(),
+                                       torch.nn.Linear(4 * 26 * 26, 10))
+        a = net(1)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "init.npz")
+            n = pacer.torch.save_flat(a, path)
+            self.assertEqual(n, pacer.torch.num_params(a))
+            self.assertEqual(n, sum(p.numel() for p in a.parameters()))
+            b = net(2)
+            self.assertFalse(torch.equal(a[0].weight, b[0].weight))
+            v = pacer.torch.load_flat(path, b)
+            for p, q in zip(a.parameters(), b.parameters()):
+                self.assertTrue(torch.equal(p, q))
+            # The order: model.parameters(), each tensor row-major.
+            np.testing.assert_array_equal(v, np.concatenate([p.detach().numpy().ravel() for p in a.parameters()]))
+            with self.assertRaises(ValueError):
+                pacer.torch.save_flat(a, os.path.join(tmp, "init.pt"))
+            with self.assertRaises(ValueError):
+                pacer.models.for_job(pacer.Job({"version": 1, "job": {"Spec": {"Kind": 1}, "Workers": 1, "Shards": 1,
+                                                                        "Model": "flat:n=%d" % n, "Dataset": "x",
+                                                                        "Batch": 1, "Epochs": 1, "Seed": 1, "LR": 0.1}}))
 
 if __name__ == "__main__":
     unittest.main()

@@ -66,6 +66,8 @@ class Job:
             raise JobError("unknown paradigm kind %r" % self.spec.get("Kind"))
         self.workers, self.shards = j["Workers"], j["Shards"]
         self.model, self.dataset = j["Model"], j["Dataset"]
+        # A flat model's (flat:n=N, a model of your own) initial weights' digest.
+        self.init_sha256 = j.get("InitSHA256", "")
         self.batch, self.epochs, self.seed = j["Batch"], j["Epochs"], j["Seed"]
         self.lr, self.train_limit = j["LR"], j.get("TrainLimit", 0)
         self.train_n = desc.get("train_n", 0)

@@ -1,6 +1,14 @@
 """pacer's built-in models (nn/model.go) in PyTorch, in pacer's parameter
 layout (pacer_layout = "pacer"), so a PyTorch worker trains a job of
---model mlp or --model cnn beside Go workers, on the same shards."""
+--model mlp or --model cnn beside Go workers, on the same shards.
+
+A PyTorch checkpoint of the same architecture (a state_dict in PyTorch's
+own layout, docs/model-format.md: what pacer export writes and
+python/eval_npz.py's modules hold) goes into pacer's layout and back:
+
+    flat = flat_from_state_dict("cnn", torch.load("cnn.pt"))   # the shards' vector
+    sd = state_dict_from_flat("cnn", flat)                     # and back
+"""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -56,5 +64,73 @@ def for_job(job):
     try:
         return MODELS[job.model]()
     except KeyError:
+        if job.model.startswith("flat:"):
+            raise ValueError("job model %s is a model of your own: build it and pass it to pacer.torch.Worker "
+                             "(docs/python.md)" % job.model) from None
         raise ValueError("job model %r has no PyTorch counterpart (pacer.torch models: %s)"
                          % (job.model, ", ".join(MODELS))) from None
+
+
+def _fc1_to_torch(w):
+    # CNN's fc1 reads its input in pacer's (row, column, channel) order;
+    # PyTorch's flatten of NCHW reads (channel, row, column).
+    return w.reshape(128, 4, 4, 64).permute(0, 3, 1, 2).reshape(128, 1024)
+
+
+def _fc1_from_torch(w):
+    return w.reshape(128, 64, 4, 4).permute(0, 2, 3, 1).reshape(128, 1024)
+
+
+def _model(name_or_model):
+    if isinstance(name_or_model, nn.Module):
+        if type(name_or_model) not in MODELS.values():
+            raise TypeError("%s is not one of pacer.models' (%s)" % (type(name_or_model).__name__, ", ".join(MODELS)))
+        return name_or_model
+    try:
+        return MODELS[name_or_model]()
+    except KeyError:
+        raise ValueError("model %r: pacer's models are %s" % (name_or_model, ", ".join(MODELS))) from None
+
+
+def torch_state_dict(model):
+    """model's (pacer.models' MLP or CNN) weights as a state_dict in
+    PyTorch's own layout (docs/model-format.md), new tensors: what
+    torch.save keeps and an ordinary torch module of the architecture
+    loads."""
+    sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
+    if isinstance(model, CNN):
+        sd["fc1.weight"] = _fc1_to_torch(sd["fc1.weight"]).contiguous()
+    return sd
+
+
+def load_torch_state_dict(model, state_dict):
+    """Loads a state_dict in PyTorch's own layout (torch_state_dict's, a
+    torch.load of one, pacer export's arrays) into model (pacer.models' MLP
+    or CNN); names and shapes must be the model's (strict), or nothing
+    changes."""
+    sd = {k: (torch.from_numpy(v) if not isinstance(v, torch.Tensor) else v) for k, v in state_dict.items()}
+    want = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    got = {k: tuple(v.shape) for k, v in sd.items()}
+    if want != got:
+        raise ValueError("state_dict %s is not %s's %s" % (sorted(got.items()), type(model).__name__, sorted(want.items())))
+    if isinstance(model, CNN):
+        sd["fc1.weight"] = _fc1_from_torch(sd["fc1.weight"])
+    model.load_state_dict(sd, strict=True)
+    return model
+
+
+def flat_from_state_dict(name, state_dict):
+    """The flat vector in pacer's layout (what the shards hold, pacer's Go
+    models' order, nn/layout.go) of a PyTorch state_dict of pacer's model
+    name ("mlp" or "cnn")."""
+    from . import torch as ptorch
+    return ptorch.to_flat(load_torch_state_dict(_model(name), state_dict))
+
+
+def state_dict_from_flat(name, flat):
+    """The inverse of flat_from_state_dict: a state_dict in PyTorch's own
+    layout from a flat vector in pacer's (a pull, a checkpoint's weights)."""
+    from . import torch as ptorch
+    m = _model(name)
+    ptorch.from_flat(m, flat)
+    return torch_state_dict(m)

@@ -17,7 +17,13 @@ each weight is stored as pacer's Go models store it (nn/layout.go), so a
 PyTorch worker trains the same job a Go worker does. Each parameter's data
 and .grad are views into the flat vectors, so backward() writes the
 gradient in place and a pull lands in the model without a copy.
+
+A model pacer does not have (a job of --model flat:n=N): num_params(model)
+is its N, save_flat(model, "init.npz") its initial weights for pacer
+server --init, and load_flat(path, model) loads a vector (pacer export's of
+the job) back into it; to_flat and from_flat convert in memory.
 """
+import os
 import time
 
 import numpy as np
@@ -48,6 +54,90 @@ def _views(flat, params, layout):
     return out
 
 
+def _layout(model, layout):
+    layout = layout or getattr(model, "pacer_layout", "torch")
+    if layout not in ("torch", "pacer"):
+        raise ValueError("layout %r: want 'torch' or 'pacer'" % layout)
+    return layout
+
+
+def _trained(model):
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def num_params(model):
+    """The length of the model's flat vector: its parameters with
+    requires_grad. A job of the model is --model flat:n=<this>."""
+    return sum(p.numel() for p in _trained(model))
+
+
+def to_flat(model, layout=None):
+    """The model's parameters as one new float32 vector, in the order a
+    Worker lays them out (the shards' vector)."""
+    layout = _layout(model, layout)
+    params = _trained(model)
+    flat = torch.zeros(sum(p.numel() for p in params), dtype=torch.float32)
+    with torch.no_grad():
+        for p, v in zip(params, _views(flat, params, layout)):
+            v.copy_(p)
+    return flat.numpy()
+
+
+def from_flat(model, flat, layout=None):
+    """Copies a flat vector (to_flat's order: a pull, load_flat, pacer
+    export of a flat job) into the model's parameters. A vector of another
+    length is refused before anything changes."""
+    layout = _layout(model, layout)
+    params = _trained(model)
+    flat = np.asarray(flat)
+    n = sum(p.numel() for p in params)
+    if flat.dtype != np.float32 or flat.ndim != 1 or flat.size != n:
+        raise ValueError("a flat vector of %s %s for a model of %d parameters: want 1-D float32 of that length"
+                         % (flat.dtype, flat.shape, n))
+    t = torch.from_numpy(np.ascontiguousarray(flat))
+    with torch.no_grad():
+        for p, v in zip(params, _views(t, params, layout)):
+            p.copy_(v)
+
+
+FLAT_ARRAY = "flat"  # modelfile.FlatArray: the one array of a flat model's file
+
+
+def save_flat(model_or_vector, path, layout=None):
+    """Writes a flat model's file: an .npz of one float32 array "flat", the
+    model's vector (or a vector). With the model's own initialization
+    (seeded), it is the job's initial weights, pacer server --init; pacer
+    export writes the same form. Returns the vector's length, the N of
+    --model flat:n=N. Written to a temporary file and renamed."""
+    if isinstance(model_or_vector, torch.nn.Module):
+        v = to_flat(model_or_vector, layout)
+    else:
+        v = np.ascontiguousarray(model_or_vector, dtype=np.float32).reshape(-1)
+    if not np.isfinite(v).all():
+        raise ValueError("the vector is not finite (NaN or Inf): the shards would refuse it")
+    if not path.endswith(".npz"):
+        raise ValueError("%s: a flat model's file is an .npz" % path)
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, **{FLAT_ARRAY: v})
+    os.replace(tmp, path)
+    return v.size
+
+
+def load_flat(path, model=None, layout=None):
+    """Reads a flat model's file (save_flat's, or pacer export's of a flat
+    job) and returns its vector; with model, also copies it into the
+    model's parameters (from_flat)."""
+    with np.load(path) as z:
+        if list(z.files) != [FLAT_ARRAY]:
+            raise ValueError("%s holds %s; a flat model's file holds one array %r" % (path, list(z.files), FLAT_ARRAY))
+        v = z[FLAT_ARRAY]
+    if v.dtype != np.float32 or v.ndim != 1:
+        raise ValueError("%s: array %r is %s %s, want 1-D float32" % (path, FLAT_ARRAY, v.dtype, v.shape))
+    if model is not None:
+        from_flat(model, v, layout)
+    return v
+
+
 class Worker:
     """A PyTorch model as a pacer worker.
 
@@ -71,10 +161,8 @@ class Worker:
     def __init__(self, model, coordinator=None, token=None, worker_id=-1, layout=None, tls_ca=None, tls=False,
                  server_name=None, connect_timeout=60.0, check_finite=True, client=None):
         self.model = model
-        self.layout = layout or getattr(model, "pacer_layout", "torch")
-        if self.layout not in ("torch", "pacer"):
-            raise ValueError("layout %r: want 'torch' or 'pacer'" % self.layout)
-        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.layout = _layout(model, layout)
+        self.params = _trained(model)
         for p in self.params:
             if p.dtype != torch.float32 or p.device.type != "cpu":
                 raise TypeError("parameter of shape %s is %s on %s: pacer workers train float32 on the CPU"
