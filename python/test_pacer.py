@@ -642,5 +642,39 @@ class FlatModelTest(unittest.TestCase):
                                                                         "Model": "flat:n=%d" % n, "Dataset": "x",
                                                                         "Batch": 1, "Epochs": 1, "Seed": 1, "LR": 0.1}}))
 
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+class ResNetExampleTest(unittest.TestCase):
+    """examples/resnet_fashion.py, briefly: a small ResNet pacer does not
+    know, two PyTorch workers and one pacer server shard, 100 BSP rounds on
+    Fashion-MNIST's first 6400 samples; the job ends, and the final model
+    (pacer export, loaded back into the ResNet) classifies held-out test
+    samples far above chance (0.10)."""
+
+    def test_resnet_fashion(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.monotonic()
+            r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "resnet_fashion.py"), "run",
+                                "--paradigm", "bsp", "--workers", "2", "--shards", "1", "--train-limit", "6400",
+                                "--batch", "32", "--eval-every", "50", "--test-limit", "1000",
+                                "--final-test-limit", "2000", "--timeout", "240", "--pacer", PACER, "--out", tmp],
+                               capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=HERE))
+            wall = time.monotonic() - t0
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(tmp, "result.json")) as f:
+                res = json.load(f)
+            print("\nresnet_fashion: %s, final test accuracy %.4f, curve %s, %.1f s (the test %.1f s)"
+                  % (res["model"], res["final_accuracy"], res["curve"], res["seconds"], wall), file=sys.stderr)
+            self.assertGreaterEqual(res["pushes"], 200)  # 6400 / 32, and the round in flight at the end
+            self.assertEqual(sorted(w["id"] for w in res["workers_done"]), [0, 1])
+            self.assertEqual(sum(w["pushes"] for w in res["workers_done"]), res["pushes"])
+            self.assertIn("cannot evaluate", res["no_accuracy"])
+            self.assertGreaterEqual(len(res["curve"]), 2)
+            self.assertEqual(res["final_test_samples"], 2000)
+            self.assertGreaterEqual(res["final_accuracy"], 0.40)
+            self.assertTrue(os.path.exists(os.path.join(tmp, "curve.csv")))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,331 @@
+#!/usr/bin/python3
+"""A model pacer does not have, trained by PyTorch workers against pacer
+server shards: a small ResNet on Fashion-MNIST.
+
+pacer knows the network only as its N parameters (a job of --model
+flat:n=N): the shards hold them, apply the job's optimizer under its
+paradigm, checkpoint them and pacer export writes them back; the workers
+compute the gradients, and evaluate the model, since shard 0 cannot.
+
+    # everything on this machine: 1 shard, 2 workers, then the final model evaluated
+    PYTHONPATH=python /usr/bin/python3 examples/resnet_fashion.py run --paradigm ssp:s=2 --out out/resnet
+
+    # by hand, or across machines (docs/deploy.md): the initial weights first
+    PYTHONPATH=python /usr/bin/python3 examples/resnet_fashion.py init --seed 1 --out init.npz   # prints N
+    pacer server --index 0 --peers HOST:7070 --workers 2 --model flat:n=N --init init.npz ...
+    PYTHONPATH=python /usr/bin/python3 examples/resnet_fashion.py worker --coordinator HOST:7070 --id 0
+    PYTHONPATH=python /usr/bin/python3 examples/resnet_fashion.py worker --coordinator HOST:7070 --id 1
+
+Each worker prints JSON lines: its evaluations ({"event": "eval", ...}: test
+accuracy of the weights it holds, every --eval-every of its steps, and at
+the end) and a last {"event": "done", ...}. `run` gathers worker 0's into
+OUT/curve.csv, exports the final model (OUT/model.npz), evaluates it and
+writes OUT/result.json.
+"""
+import argparse
+import csv
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import pacer  # noqa: E402
+import pacer.data  # noqa: E402
+import pacer.torch  # noqa: E402
+
+
+class Block(nn.Module):
+    """A basic residual block: two 3x3 convolutions with GroupNorm, and a
+    1x1 projection on the shortcut when the shape changes."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.norm1 = nn.GroupNorm(4, cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.norm2 = nn.GroupNorm(4, cout)
+        self.short = None
+        if stride != 1 or cin != cout:
+            self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.GroupNorm(4, cout))
+
+    def forward(self, x):
+        y = F.relu(self.norm1(self.conv1(x)))
+        y = self.norm2(self.conv2(y))
+        return F.relu(y + (x if self.short is None else self.short(x)))
+
+
+class ResNet(nn.Module):
+    """28x28x1 -> 3x3 conv 16 -> blocks 16, 32 (/2), 64 (/2) -> global
+    average pool -> 10 classes. GroupNorm rather than BatchNorm: it keeps no
+    running statistics, so the parameters the shards hold are the whole
+    model (docs/python.md says what to do with a model's buffers)."""
+
+    def __init__(self, width=16):
+        super().__init__()
+        self.stem = nn.Conv2d(1, width, 3, 1, 1, bias=False)
+        self.norm = nn.GroupNorm(4, width)
+        self.blocks = nn.Sequential(Block(width, width, 1), Block(width, 2 * width, 2), Block(2 * width, 4 * width, 2))
+        self.fc = nn.Linear(4 * width, 10)
+
+    def forward(self, x):
+        x = x.reshape(-1, 1, 28, 28)
+        x = F.relu(self.norm(self.stem(x)))
+        x = self.blocks(x)
+        return self.fc(x.mean((2, 3)))
+
+
+def build(seed):
+    """The model with its own PyTorch initialization, seeded: the same seed
+    gives the same initial weights (the job's --init)."""
+    torch.manual_seed(seed)
+    return ResNet()
+
+
+def evaluate(model, x, y, batch=500):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, len(y), batch):
+            correct += int((model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum())
+    model.train()
+    return correct / max(len(y), 1)
+
+
+def emit(**kv):
+    print(json.dumps(kv), flush=True)
+
+
+def cmd_init(a):
+    model = build(a.seed)
+    n = pacer.torch.save_flat(model, a.out)
+    emit(event="init", params=n, model="flat:n=%d" % n, init=a.out, seed=a.seed)
+
+
+def cmd_worker(a):
+    torch.set_num_threads(a.threads)
+    x, y = pacer.data.load("train", a.data_dir)
+    tx, ty = pacer.data.load("test", a.data_dir, limit=a.test_limit)
+    tx, ty = torch.from_numpy(tx), torch.from_numpy(ty)
+    model = ResNet()  # its weights come from the shards (the job's --init)
+    want = "flat:n=%d" % pacer.torch.num_params(model)
+    try:
+        c = pacer.Client(a.coordinator, worker_id=a.id, tls_ca=a.tls_ca)
+    except pacer.JobDone:
+        emit(event="done", id=a.id, pushes=0, joined=False)
+        return
+    if c.job.model != want:
+        c.close()
+        sys.exit("resnet_fashion: the job's model is %s; this ResNet is %s (start the shards with --model %s "
+                 "and the init subcommand's file)" % (c.job.model, want, want))
+    w = pacer.torch.Worker(model, client=c)
+    job = w.job
+    if job.train_limit:
+        x, y = x[:job.train_limit], y[:job.train_limit]
+    mine = np.arange(w.id % job.workers, len(y), job.workers)  # every K-th sample from the worker's id on
+    rng = np.random.default_rng(job.seed * 1000 + w.id)
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    t0 = time.monotonic()
+    steps = 0
+    evals = a.eval_every > 0 and (a.eval_worker < 0 or a.eval_worker == w.id)
+    while not w.done:
+        order = mine[rng.permutation(len(mine))]
+        for i in range(0, len(order) - job.batch + 1, job.batch):
+            idx = torch.from_numpy(order[i:i + job.batch])
+            w.zero_grad()
+            F.cross_entropy(model(xt[idx]), yt[idx]).backward()
+            if not w.step():  # the shards apply the optimizer; False: the job has ended
+                break
+            steps += 1
+            if evals and steps % a.eval_every == 0:
+                emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3),
+                     test_accuracy=evaluate(model, tx, ty))
+    # The weights it last pulled: the job's final ones are in the shards'
+    # checkpoints (pacer export).
+    emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3), test_accuracy=evaluate(model, tx, ty),
+         last=True)
+    cl = w.client
+    emit(event="done", id=w.id, pushes=cl.pushes, dropped=cl.dropped, busy_s=round(cl.busy_s, 3),
+         wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3))
+    w.close()
+
+
+def free_addrs(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    addrs = ["127.0.0.1:%d" % s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return addrs
+
+
+def pacer_bin(given):
+    for p in (given, os.environ.get("PACER_BIN"), os.path.join(ROOT, "pacer"), shutil.which("pacer")):
+        if p and os.access(p, os.X_OK):
+            return p
+    sys.exit("resnet_fashion: no pacer binary (give --pacer, $PACER_BIN, or build ./pacer: go build -o pacer ./cmd/pacer)")
+
+
+def cmd_run(a):
+    """Shards and workers on this machine, every process stopped by the
+    end (or by --timeout), then the final model exported and evaluated."""
+    pbin = pacer_bin(a.pacer)
+    out = os.path.abspath(a.out)
+    os.makedirs(out, exist_ok=True)
+    init = os.path.join(out, "init.npz")
+    n = pacer.torch.save_flat(build(a.seed), init)
+    addrs = free_addrs(a.shards)
+    tok, ctl = secrets.token_hex(16), secrets.token_hex(16)
+    env = dict(os.environ, PACER_TOKEN=tok, PYTHONPATH=os.path.join(ROOT, "python"))
+    env.pop("PACER_CONTROL_TOKEN", None)
+    job = ["--workers", str(a.workers), "--shards", str(a.shards), "--paradigm", a.paradigm, "--model", "flat:n=%d" % n,
+           "--init", init, "--seed", str(a.seed), "--epochs", str(a.epochs), "--batch", str(a.batch), "--lr", str(a.lr),
+           "--momentum", str(a.momentum), "--train-limit", str(a.train_limit)]
+    if a.data_dir:
+        job += ["--data-dir", a.data_dir]
+    procs = []
+
+    def start(name, args, penv):
+        log = open(os.path.join(out, name + ".log"), "wb")
+        p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=penv)
+        log.close()
+        p.name = name
+        procs.append(p)
+        return p
+
+    def tail(p):
+        with open(os.path.join(out, p.name + ".log"), errors="replace") as f:
+            return f.read()[-2000:]
+
+    t0 = time.monotonic()
+    deadline = t0 + a.timeout
+    ckpt = os.path.join(out, "ckpt")
+    shutil.rmtree(ckpt, ignore_errors=True)
+    try:
+        for i, addr in enumerate(addrs):
+            start("shard-%d" % i, [pbin, "server", "--index", str(i), "--peers", ",".join(addrs), "--listen", addr,
+                                   "--checkpoint-dir", ckpt, "--out", out] + job, dict(env, PACER_CONTROL_TOKEN=ctl))
+        for addr, p in zip(addrs, list(procs)):
+            host, port = addr.rsplit(":", 1)
+            while True:
+                try:
+                    socket.create_connection((host, int(port)), timeout=1).close()
+                    break
+                except OSError:
+                    if p.poll() is not None:
+                        sys.exit("resnet_fashion: %s exited %s:\n%s" % (p.name, p.returncode, tail(p)))
+                    if time.monotonic() > deadline:
+                        sys.exit("resnet_fashion: %s does not listen on %s" % (p.name, addr))
+                    time.sleep(0.05)
+        wargs = ["--coordinator", addrs[0], "--eval-every", str(a.eval_every), "--test-limit", str(a.test_limit),
+                 "--eval-worker", "0"] + (["--data-dir", a.data_dir] if a.data_dir else [])
+        for k in range(a.workers):
+            start("worker-%d" % k, [sys.executable, os.path.abspath(__file__), "worker", "--id", str(k)] + wargs, env)
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                sys.exit("resnet_fashion: %s still running after --timeout %g s:\n%s" % (p.name, a.timeout, tail(p)))
+        for p in procs:
+            if p.returncode != 0:
+                sys.exit("resnet_fashion: %s exited %s:\n%s" % (p.name, p.returncode, tail(p)))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+    seconds = time.monotonic() - t0
+
+    lines = {}
+    for p in procs[a.shards:]:
+        with open(os.path.join(out, p.name + ".log")) as f:
+            lines[p.name] = [json.loads(s) for s in f if s.startswith("{")]
+    curve = [e for e in lines["worker-0"] if e["event"] == "eval"]
+    with open(os.path.join(out, "curve.csv"), "w", newline="") as f:
+        cw = csv.writer(f)
+        cw.writerow(["seconds", "worker", "step", "test_accuracy"])
+        for e in curve:
+            cw.writerow([e["seconds"], e["id"], e["step"], e["test_accuracy"]])
+
+    # The final model, as the shards checkpointed it at the job's end.
+    npz = os.path.join(out, "model.npz")
+    r = subprocess.run([pbin, "export", "--checkpoint-dir", ckpt, "--model-file", npz], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        sys.exit("resnet_fashion: pacer export: " + r.stderr)
+    model = ResNet()
+    pacer.torch.load_flat(npz, model)
+    tx, ty = pacer.data.load("test", a.data_dir, limit=a.final_test_limit)
+    final = evaluate(model, torch.from_numpy(tx), torch.from_numpy(ty))
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    done = [e for k in sorted(lines) for e in lines[k] if e["event"] == "done"]
+    result = {"model": "flat:n=%d" % n, "architecture": "ResNet (examples/resnet_fashion.py)", "paradigm": a.paradigm,
+              "workers": a.workers, "shards": a.shards, "pushes": summary["pushes"], "updates": summary["updates"],
+              "seconds": round(seconds, 3), "final_accuracy": final, "final_test_samples": len(ty),
+              "curve": [[e["seconds"], e["test_accuracy"]] for e in curve], "workers_done": done,
+              "no_accuracy": summary.get("no_accuracy")}
+    with open(os.path.join(out, "result.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    for e in curve:
+        print("worker 0, step %d, %.1f s: test accuracy %.4f" % (e["step"], e["seconds"], e["test_accuracy"]))
+    print("%s, %d workers, %d shard(s): %d pushes in %.1f s; final model (pacer export, %s): test accuracy %.4f on %d samples"
+          % (a.paradigm, a.workers, a.shards, summary["pushes"], seconds, npz, final, len(ty)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("init", help="write the model's initial weights (pacer server --init); prints N")
+    p.add_argument("--seed", type=int, default=1, help="torch.manual_seed before the model's own initialization")
+    p.add_argument("--out", default="init.npz")
+    p.set_defaults(run=cmd_init)
+
+    p = sub.add_parser("worker", help="one PyTorch worker of a running job")
+    p.add_argument("--coordinator", required=True, help="shard 0's address, host:port ($PACER_TOKEN: the job token)")
+    p.add_argument("--id", type=int, default=-1, help="worker id (-1: the coordinator assigns one)")
+    p.add_argument("--eval-every", type=int, default=50, help="evaluate every N own steps (0: only at the end)")
+    p.add_argument("--eval-worker", type=int, default=-1, help="only this worker evaluates during the job (-1: every one)")
+    p.add_argument("--test-limit", type=int, default=2000, help="test samples each evaluation uses (0: all 10,000)")
+    p.add_argument("--data-dir", default=None, help="Fashion-MNIST's IDX files (default $PACER_DATA, Debian's)")
+    p.add_argument("--tls-ca", default=None, help="CA bundle of the servers' certificates (turns TLS on)")
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.set_defaults(run=cmd_worker)
+
+    p = sub.add_parser("run", help="shards, workers, export and evaluation, all on this machine")
+    p.add_argument("--paradigm", default="bsp", help="any paradigm the live server runs: bsp, asp, ssp:s=3, dssp:sl=3,su=15, ...")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--shards", type=int, default=1)
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--batch", type=int, default=32)
+    p.add_argument("--lr", type=float, default=0.02)
+    p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--train-limit", type=int, default=0, help="only the first N training samples (0: all 60,000)")
+    p.add_argument("--test-limit", type=int, default=2000, help="test samples of worker 0's evaluations")
+    p.add_argument("--final-test-limit", type=int, default=0, help="test samples of the final model's evaluation (0: all)")
+    p.add_argument("--eval-every", type=int, default=100, help="worker 0 evaluates every N of its steps (0: only at the end)")
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--pacer", default=None, help="the pacer binary (default $PACER_BIN, ./pacer, then PATH)")
+    p.add_argument("--timeout", type=float, default=3600, help="stop everything after this many seconds")
+    p.add_argument("--out", default="out/resnet")
+    p.set_defaults(run=cmd_run)
+    a = ap.parse_args()
+    a.run(a)
+
+
+if __name__ == "__main__":
+    main()
