@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
@@ -85,7 +85,7 @@ func TestFlatInitFlags(t *testing.T) {
 // TestFlatJobShards: the shards of a flat model's job start from the
 // --init vector, each its block; a shard given other weights than the
 // job's digest is refused; the final checkpoints put together are the
-// vector, exported as a flat file.
+// vector, exported as a flat file; a restore starts from the checkpoints.
 func TestFlatJobShards(t *testing.T) {
 	w := make([]float32, 1001)
 	for i := range w {
@@ -170,7 +170,39 @@ func TestFlatJobShards(t *testing.T) {
 	if err != nil || !slices.Equal(got, w) || m.Name() != c.Model {
 		t.Fatalf("the export: %s, %v", m.Name(), err)
 	}
-	if _, err := os.Stat(filepath.Join(ckptDir, "shard-1.ckpt")); err != nil {
-		t.Fatal(err)
+
+	// Restarted with --restore, the shards start from their checkpoints
+	// (here rewritten with other weights at version 5), not from --init.
+	w2 := make([]float32, len(w))
+	for i := range w2 {
+		w2[i] = float32(i) / 100
+	}
+	for i, r := range job.Ranges(len(w), 2) {
+		st := &ckpt.State{Meta: ckpt.Meta{Shard: i, Shards: 2, Lo: r[0], Hi: r[1], NumParams: len(w), Version: 5, Paradigm: "bsp", Model: c.Model},
+			Weights: w2[r[0]:r[1]]}
+		if _, err := ckpt.Write(ckptDir, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr2 := &wire.Inproc{}
+	for i, name := range []string{"s0", "s1"} {
+		ln, err := tr2.Listen(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := cfg(i, w)
+		sc.Listener, sc.Transport, sc.Restore = ln, tr2, true
+		runServer(t, sc)
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer rcancel()
+	for i, r := range job.Ranges(len(w), 2) {
+		o := NewObserver(tr2, []string{"s0", "s1"}[i], i, "secret", "control-secret")
+		got := make([]float32, r[1]-r[0])
+		err := o.Weights(rctx, got)
+		o.Close()
+		if err != nil || !slices.Equal(got, w2[r[0]:r[1]]) {
+			t.Fatalf("restored shard %d's weights: %v (first %v, want %v)", i, err, got[:3], w2[r[0]:r[0]+3])
+		}
 	}
 }
