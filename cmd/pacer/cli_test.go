@@ -152,6 +152,16 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary pacerBin built, once every test that runs it
+// is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // pacerBin builds the command once per test run, with a commit stamped as
 // scripts/setup stamps it.
 func pacerBin(t *testing.T) string {
@@ -179,7 +189,6 @@ func pacerBin(t *testing.T) string {
 // error.
 func TestExitCodes(t *testing.T) {
 	bin := pacerBin(t)
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	for _, c := range []struct {
 		code int
 		env  []string
