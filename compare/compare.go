@@ -142,7 +142,7 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s: %w", sp, err)
 		}
 		if c.Mode == Inproc || c.Mode == TCP {
-			if err := live.CheckSpec(sp); err != nil {
+			if err := live.CheckJob(&j); err != nil {
 				return fmt.Errorf("%s: %w", sp, err)
 			}
 		}

@@ -76,6 +76,9 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("clip-norm", sc.ClipNorm > 0) {
 		j.ClipNorm = sc.ClipNorm
 	}
+	if use("ema", sc.EMA > 0) {
+		j.EMA = sc.EMA
+	}
 	// Sim mode trains no model, so a target has no accuracy to reach
 	// there (Validate refuses one): the scenario's does not apply.
 	if use("target", sc.Target > 0) && c.Mode != Sim {
@@ -159,7 +162,7 @@ func Effective(c *Config) scenario.Scenario {
 	m := max(0, j.Momentum)
 	s.Model, s.Dataset, s.Epochs, s.Batch, s.LR, s.Momentum = j.Model, j.Dataset, j.Epochs, j.Batch, j.LR, &m
 	s.EvalEvery, s.FullAsyncLR, s.Target, s.TrainLimit, s.TestLimit = j.EvalEvery, j.FullAsyncLR, j.Target, j.TrainLimit, j.TestLimit
-	s.Sampling, s.ClipNorm = j.Sampling, j.ClipNorm
+	s.Sampling, s.ClipNorm, s.EMA = j.Sampling, j.ClipNorm, j.EMA
 	if c.Horizon > 0 {
 		s.Horizon = c.Horizon.String()
 	}

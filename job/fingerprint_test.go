@@ -38,6 +38,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"full-async-lr", func(c *Config) { c.FullAsyncLR = true }, "false ≠ true"},
 		{"sampling", func(c *Config) { c.Sampling = SamplingGlobal }, "shard ≠ global"},
 		{"clip-norm", func(c *Config) { c.ClipNorm = 5 }, "0 ≠ 5"},
+		{"ema", func(c *Config) { c.EMA = 0.99 }, "0 ≠ 0.99"},
 		{"heartbeat-timeout", func(c *Config) { c.HeartbeatTimeout = time.Second }, "5s ≠ 1s"},
 	} {
 		c := base

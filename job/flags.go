@@ -33,6 +33,7 @@ type LearnFlags struct {
 	FullAsyncLR bool
 	Sampling    string
 	ClipNorm    float64
+	EMA         float64
 }
 
 // Bind registers the flags on fs.
@@ -48,6 +49,7 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
 	floatFlag(fs, &f.ClipNorm, "clip-norm", 0, "scale each worker's gradient to at most this 2-norm before it is pushed, as PyTorch's clip_grad_norm_ (a `float` ≥ 0; 0: none)", nonNegative)
+	floatFlag(fs, &f.EMA, "ema", 0, "evaluate the exponential moving average of the weights with this decay (a `float` in [0, 1), e.g. 0.9999; 0: the weights themselves; virtual time only)", unitInterval)
 	fs.Func("sampling", "where a worker's mini-batches come from: shard (its fixed 1/K of the training set; default) | global (the whole set, each worker through its own permutation, as the backup-workers and staleness-aware papers sample)", func(v string) error {
 		if err := samplingValid(v); err != nil {
 			return err
@@ -63,7 +65,7 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.Model, c.Dataset, c.DataDir = f.Model, f.Dataset, f.DataDir
 	c.TrainLimit, c.TestLimit = f.TrainLimit, f.TestLimit
 	c.Epochs, c.Batch, c.LR, c.WeightDecay, c.FullAsyncLR = f.Epochs, f.Batch, f.LR, f.WeightDecay, f.FullAsyncLR
-	c.Sampling, c.ClipNorm = f.Sampling, f.ClipNorm
+	c.Sampling, c.ClipNorm, c.EMA = f.Sampling, f.ClipNorm, f.EMA
 	c.Momentum = f.Momentum
 	if c.Momentum == 0 {
 		c.Momentum = -1 // Config: zero means the default, negative means none

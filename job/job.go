@@ -72,6 +72,11 @@ type Config struct {
 	// this 2-norm before it is pushed (optim.ClipNorm; PyTorch's
 	// clip_grad_norm_).
 	ClipNorm float64 `json:",omitempty"`
+	// EMA, when positive, evaluates the exponential moving average of the
+	// weights, θ̄ ← EMA·θ̄ + (1−EMA)·θ after every update, instead of θ
+	// (the backup-workers paper evaluates θ̄ with 0.9999). Virtual time
+	// only for now: the live shards do not keep θ̄.
+	EMA float64 `json:",omitempty"`
 
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
 	EvalEvery float64
@@ -142,6 +147,7 @@ func (c *Config) Fill() error {
 		{"lr", c.LR, positive(c.LR)},
 		{"weight-decay", c.WeightDecay, nonNegative(c.WeightDecay)},
 		{"clip-norm", c.ClipNorm, nonNegative(c.ClipNorm)},
+		{"ema", c.EMA, unitInterval(c.EMA)},
 		{"train-limit", c.TrainLimit, nonNegativeInt(c.TrainLimit)},
 		{"test-limit", c.TestLimit, nonNegativeInt(c.TestLimit)},
 	} {

@@ -150,7 +150,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		return nil, err
 	}
 	cfg = desc.Job
-	if err := live.CheckSpec(cfg.Spec); err != nil {
+	if err := live.CheckJob(&cfg); err != nil {
 		return nil, err
 	}
 	if opt.Mode == "" {

@@ -119,7 +119,7 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 		}
 		return nil, err
 	}
-	if err := CheckSpec(d.Job.Spec); err != nil {
+	if err := CheckJob(&d.Job); err != nil {
 		if f.desc != "" {
 			return nil, fmt.Errorf("--job: %w", err)
 		}
@@ -138,6 +138,18 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 // Init is a flat model's initial weights as --init gave them (nil for
 // pacer's models), read by Params.
 func (f *JobFlags) Init() []float32 { return f.initW }
+
+// CheckJob refuses a job the live runtime cannot run as asked: CheckSpec's
+// paradigms, and the recipes only virtual time carries out.
+func CheckJob(j *job.Config) error {
+	if err := CheckSpec(j.Spec); err != nil {
+		return err
+	}
+	if j.EMA > 0 {
+		return errors.New("live: --ema: the live shards do not keep the weights' moving average yet; virtual time evaluates it")
+	}
+	return nil
+}
 
 // CheckSpec refuses the options whose decisions need every shard in one
 // process: the simulator and virtual mode run them.

@@ -23,3 +23,13 @@ func ClipNorm(g []float32, maxNorm float64) float64 {
 	}
 	return norm
 }
+
+// EMA moves avg toward w: avg ← alpha·avg + (1−alpha)·w, elementwise, in
+// float32 as PyTorch's avg.mul_(alpha).add_(w, alpha=1−alpha) computes it.
+func EMA(avg, w []float32, alpha float64) {
+	a, b := float32(alpha), float32(1-alpha)
+	w = w[:len(avg)]
+	for i := range avg {
+		avg[i] = a*avg[i] + b*w[i]
+	}
+}

@@ -35,3 +35,15 @@ func TestClipNorm(t *testing.T) {
 		t.Errorf("after clipping to 0.5 the norm is %g", math.Sqrt(ss))
 	}
 }
+
+// EMA against the rule by hand: from 0 toward 1 with alpha 0.9, 0.1 then
+// 0.19 then 0.271.
+func TestEMA(t *testing.T) {
+	avg, w := []float32{0, 10}, []float32{1, 10}
+	for i, want := range []float64{0.1, 0.19, 0.271} {
+		EMA(avg, w, 0.9)
+		if math.Abs(float64(avg[0])-want) > 1e-6 || avg[1] != 10 {
+			t.Errorf("step %d: %v, want [%g 10]", i+1, avg, want)
+		}
+	}
+}

@@ -45,7 +45,9 @@ type Scenario struct {
 	// Sampling is shard (default) or global (job.Config.Sampling).
 	Sampling string `json:"sampling,omitempty"`
 	// ClipNorm is job.Config.ClipNorm (0: none).
-	ClipNorm   float64 `json:"clip_norm,omitempty"`
+	ClipNorm float64 `json:"clip_norm,omitempty"`
+	// EMA is job.Config.EMA (0: evaluate the weights themselves).
+	EMA        float64 `json:"ema,omitempty"`
 	Target     float64 `json:"target,omitempty"`
 	TrainLimit int     `json:"train_limit,omitempty"`
 	TestLimit  int     `json:"test_limit,omitempty"`
@@ -155,6 +157,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Target < 0 || s.Target > 1 {
 		return fmt.Errorf("scenario %q: target=%g must be an accuracy in [0, 1]", s.Name, s.Target)
+	}
+	if s.EMA < 0 || s.EMA >= 1 {
+		return fmt.Errorf("scenario %q: ema=%g must lie in [0, 1)", s.Name, s.EMA)
 	}
 	if s.Sampling != "" && s.Sampling != job.SamplingShard && s.Sampling != job.SamplingGlobal {
 		return fmt.Errorf("scenario %q: sampling=%q: want %s or %s", s.Name, s.Sampling, job.SamplingShard, job.SamplingGlobal)

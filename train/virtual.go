@@ -94,7 +94,8 @@ type learner struct {
 	samples    int64   // samples consumed by computes so far
 	nextEval   float64 // next evaluation, in epochs
 	curve      [][2]float64
-	learnt     []bool // per training sample: in an applied gradient yet
+	ema        []float32 // the weights' moving average (job.Config.EMA), nil without
+	learnt     []bool    // per training sample: in an applied gradient yet
 	nLearnt    int
 	pred       []uint8
 	progress   func(Progress)
@@ -124,6 +125,9 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery,
 		learnt: make([]bool, ds.Train.N)}
 	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
+	if cfg.EMA > 0 {
+		l.ema = append([]float32(nil), l.w...)
+	}
 	oc := cfg.Optim()
 	for _, r := range l.ranges {
 		o, err := optim.New(oc, r[1]-r[0])
@@ -217,6 +221,9 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 		l.version = a.Version
 	}
 	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(lr))
+	if l.ema != nil {
+		optim.EMA(l.ema[r[0]:r[1]], l.w[r[0]:r[1]], l.cfg.EMA)
+	}
 	for _, c := range a.Grads {
 		l.release(c.ID)
 	}
@@ -237,7 +244,11 @@ func (l *learner) evaluate(now time.Duration) {
 	if n := len(l.curve); n > 0 && l.curve[n-1][0] == now.Seconds() {
 		return
 	}
-	acc := nn.Accuracy(l.model, l.w, l.ds.Test.X, l.ds.Test.Y, 500)
+	w := l.w
+	if l.ema != nil {
+		w = l.ema
+	}
+	acc := nn.Accuracy(l.model, w, l.ds.Test.X, l.ds.Test.Y, 500)
 	l.curve = append(l.curve, [2]float64{now.Seconds(), acc})
 	if l.progress != nil {
 		l.progress(Progress{Epoch: float64(l.samples) / float64(l.ds.Train.N), Accuracy: acc,

@@ -1,0 +1,36 @@
+package train
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/pacer-ps/pacer/job"
+)
+
+// --ema evaluates the weights' moving average: a decay of (nearly) 0
+// evaluates the weights themselves (the same curve), and a slow average
+// (0.999 over a few dozen updates) stays near the start while the weights
+// learn.
+func TestEMAEvaluatesTheAverage(t *testing.T) {
+	ds := fashion(t, 2048, 500)
+	run := func(ema float64) []float64 {
+		cfg := job.Config{Spec: spec("bsp"), Workers: 2, Shards: 2, Epochs: 1, EvalEvery: 0.5, Seed: 2, LR: 0.1, EMA: ema}
+		r, err := Virtual(cfg, ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var acc []float64
+		for _, p := range r.Curve {
+			acc = append(acc, p[1])
+		}
+		return acc
+	}
+	plain, zero, slow := run(0), run(1e-300), run(0.999)
+	t.Logf("accuracy: weights %v, ema≈0 %v, ema 0.999 %v", plain, zero, slow)
+	if !slices.Equal(plain, zero) {
+		t.Errorf("a decay of (nearly) 0 changed the curve: %v against %v", zero, plain)
+	}
+	if last := len(plain) - 1; !(plain[last] > slow[last]+0.1) || slow[0] != plain[0] {
+		t.Errorf("a 0.999 average of 16 updates should lag the weights: %v against %v", slow, plain)
+	}
+}
