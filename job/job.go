@@ -81,6 +81,9 @@ type Config struct {
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
 	EvalEvery float64
 	Target    float64 // accuracy whose first crossing is reported (0: none)
+	// Targets are further accuracies whose first crossings are reported,
+	// in time and in epochs (runstats.Run.SetTargets).
+	Targets []float64 `json:",omitempty"`
 
 	// Virtual time only: the cluster's speeds and delays, and its network
 	// (nil: instant transfers; package network).
@@ -166,12 +169,19 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
 	case c.Target < 0 || c.Target > 1:
 		return fmt.Errorf("target=%g must be an accuracy in [0, 1]", c.Target)
+	case len(c.Targets) > MaxTargets:
+		return fmt.Errorf("targets: %d accuracies, at most %d", len(c.Targets), MaxTargets)
 	case c.HeartbeatTimeout < 0:
 		return fmt.Errorf("heartbeat-timeout=%s must be positive", c.HeartbeatTimeout)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
 	case c.InitSHA256 != "" && !isDigest(c.InitSHA256):
 		return fmt.Errorf("init-sha256=%q: want the 64 lowercase hex digits of a SHA-256", c.InitSHA256)
+	}
+	for _, a := range c.Targets {
+		if !(a > 0 && a <= 1) {
+			return fmt.Errorf("targets: %g is not an accuracy in (0, 1]", a)
+		}
 	}
 	if err := samplingValid(c.Sampling); err != nil {
 		return fmt.Errorf("sampling=%q: %v", c.Sampling, err)
@@ -194,6 +204,9 @@ func (c *Config) Fill() error {
 	}
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
 }
+
+// MaxTargets bounds Config.Targets (--targets).
+const MaxTargets = 16
 
 // The sampling modes (Config.Sampling).
 const (

@@ -16,6 +16,7 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes,
 		Sampling: j.Sampling}
 	r.SetCurve(curve, j.Target)
+	r.SetTargets(j.Targets)
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds
 	}

@@ -152,18 +152,28 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 	return files, nil
 }
 
-// curvesCSV is every run's accuracy curve, one evaluation a line.
+// curvesCSV is every run's accuracy curve, one evaluation a line, with the
+// epoch and training loss at it where recorded.
 func curvesCSV(s *runstats.Summary) []byte {
 	var b bytes.Buffer
-	b.WriteString("paradigm,seed,seconds,test_accuracy\n")
+	b.WriteString("paradigm,seed,seconds,test_accuracy,epoch,train_loss\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range s.Runs {
 		name := r.Paradigm
 		if strings.ContainsAny(name, ",\"\n") {
 			name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 		}
-		for _, p := range r.Curve {
-			fmt.Fprintf(&b, "%s,%d,%s,%s\n", name, r.Seed, g(p[0]), g(p[1]))
+		for k, p := range r.Curve {
+			// Epochs and training loss where the mode records them (virtual
+			// time); empty cells elsewhere.
+			var epoch, loss string
+			if len(r.CurveEpochs) == len(r.Curve) {
+				epoch = g(r.CurveEpochs[k])
+			}
+			if len(r.TrainLoss) == len(r.Curve) {
+				loss = g(r.TrainLoss[k])
+			}
+			fmt.Fprintf(&b, "%s,%d,%s,%s,%s,%s\n", name, r.Seed, g(p[0]), g(p[1]), epoch, loss)
 		}
 	}
 	return b.Bytes()

@@ -66,6 +66,19 @@ type Run struct {
 	// linearly between the two evaluations around the crossing (TimeTo);
 	// nil when never reached.
 	TimeToTarget *float64 `json:"time_to_target,omitempty"`
+	// CurveEpochs are the epochs (all workers' samples over the training
+	// set) at the curve's evaluations, where the mode records them
+	// (virtual time); TrainLoss is the evaluated weights' mean
+	// cross-entropy on a fixed training subset (its first TrainLossSamples)
+	// at each evaluation.
+	CurveEpochs []float64 `json:"curve_epochs,omitempty"`
+	TrainLoss   []float64 `json:"train_loss,omitempty"`
+	// Targets are the accuracies of --targets; TimesToTargets and
+	// EpochsToTargets are their first crossings, interpolated as TimeTo
+	// (null: never reached; epochs only where CurveEpochs are recorded).
+	Targets         []float64  `json:"targets,omitempty"`
+	TimesToTargets  []*float64 `json:"times_to_targets,omitempty"`
+	EpochsToTargets []*float64 `json:"epochs_to_targets,omitempty"`
 	// SamplesLearnt is, in virtual time, the share of the training set
 	// that was in at least one applied gradient. Below 1 when a worker's
 	// gradients are always dropped and it samples its own shard (its data
@@ -212,17 +225,69 @@ func (r *Run) SetCurve(curve [][2]float64, target float64) {
 // each paradigm (grid noise): the crossing is interpolated linearly between
 // that evaluation and the one before it.
 func (r *Run) TimeTo(acc float64) (float64, bool) {
+	k, f, ok := r.crossing(acc)
+	if !ok {
+		return 0, false
+	}
+	if k == 0 {
+		return r.Curve[0][0], true
+	}
+	return r.Curve[k-1][0] + f*(r.Curve[k][0]-r.Curve[k-1][0]), true
+}
+
+// crossing is the first evaluation k at or above acc and the fraction f of
+// the way from evaluation k−1 where the line between them crosses it.
+func (r *Run) crossing(acc float64) (int, float64, bool) {
 	for k, p := range r.Curve {
 		if p[1] < acc {
 			continue
 		}
 		if k == 0 {
-			return p[0], true
+			return 0, 0, true
 		}
 		q := r.Curve[k-1] // below acc, so p[1] > q[1]
-		return q[0] + (acc-q[1])/(p[1]-q[1])*(p[0]-q[0]), true
+		return k, (acc - q[1]) / (p[1] - q[1]), true
 	}
-	return 0, false
+	return 0, 0, false
+}
+
+// TrainLossSamples is how many training samples (the first) the training
+// loss is measured on at each evaluation.
+const TrainLossSamples = 1000
+
+// SetTargets records when the curve first reached each of targets, in
+// time and, where CurveEpochs are recorded, in epochs.
+func (r *Run) SetTargets(targets []float64) {
+	r.Targets, r.TimesToTargets, r.EpochsToTargets = nil, nil, nil
+	if len(targets) == 0 {
+		return
+	}
+	r.Targets = append([]float64(nil), targets...)
+	epochs := len(r.CurveEpochs) == len(r.Curve)
+	for _, a := range targets {
+		var t, e *float64
+		if k, f, ok := r.crossing(a); ok {
+			tv := r.Curve[k][0]
+			ev := 0.0
+			if epochs {
+				ev = r.CurveEpochs[k]
+			}
+			if k > 0 {
+				tv = r.Curve[k-1][0] + f*(r.Curve[k][0]-r.Curve[k-1][0])
+				if epochs {
+					ev = r.CurveEpochs[k-1] + f*(r.CurveEpochs[k]-r.CurveEpochs[k-1])
+				}
+			}
+			t = &tv
+			if epochs {
+				e = &ev
+			}
+		}
+		r.TimesToTargets = append(r.TimesToTargets, t)
+		if epochs {
+			r.EpochsToTargets = append(r.EpochsToTargets, e)
+		}
+	}
 }
 
 // TimeToMethod says in words how TimeTo reads a curve; reports quote it.

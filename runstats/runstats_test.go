@@ -72,3 +72,28 @@ func TestIterAcc(t *testing.T) {
 		t.Errorf("the end buckets: %d, %d", IterBucket(1e-9), IterBucket(1e9))
 	}
 }
+
+// SetTargets: each target's first crossing, interpolated in time and in
+// epochs as TimeTo does; a target never reached is null.
+func TestSetTargets(t *testing.T) {
+	r := Run{Curve: [][2]float64{{0, 0.1}, {10, 0.5}, {20, 0.7}, {30, 0.65}}, CurveEpochs: []float64{0, 1, 2, 3}}
+	r.SetTargets([]float64{0.6, 0.7, 0.9, 0.05})
+	want := []struct{ t, e float64 }{{15, 1.5}, {20, 2}, {-1, -1}, {0, 0}}
+	for i, w := range want {
+		tt, ee := r.TimesToTargets[i], r.EpochsToTargets[i]
+		if w.t < 0 {
+			if tt != nil || ee != nil {
+				t.Errorf("target %g: reached at %v, epoch %v; want never", r.Targets[i], *tt, *ee)
+			}
+			continue
+		}
+		if tt == nil || ee == nil || math.Abs(*tt-w.t) > 1e-9 || math.Abs(*ee-w.e) > 1e-9 {
+			t.Errorf("target %g: %v, %v; want %g s, epoch %g", r.Targets[i], tt, ee, w.t, w.e)
+		}
+	}
+	live := Run{Curve: r.Curve}
+	live.SetTargets([]float64{0.6})
+	if live.TimesToTargets[0] == nil || *live.TimesToTargets[0] != 15 || live.EpochsToTargets != nil {
+		t.Errorf("without epochs: %v, %v", live.TimesToTargets, live.EpochsToTargets)
+	}
+}

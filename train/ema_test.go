@@ -34,3 +34,26 @@ func TestEMAEvaluatesTheAverage(t *testing.T) {
 		t.Errorf("a 0.999 average of 16 updates should lag the weights: %v against %v", slow, plain)
 	}
 }
+
+// The curve carries each evaluation's epoch and training loss (falling as
+// the model learns), and --targets' crossings in time and epochs.
+func TestCurveEpochsLossTargets(t *testing.T) {
+	ds := fashion(t, 2048, 500)
+	cfg := job.Config{Spec: spec("bsp"), Workers: 2, Shards: 1, Epochs: 1, EvalEvery: 0.25, Seed: 2, LR: 0.1, Targets: []float64{0.3, 0.99}}
+	r, err := Virtual(cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("curve %v epochs %v loss %v times %v epochs %v", r.Curve, r.CurveEpochs, r.TrainLoss, r.TimesToTargets, r.EpochsToTargets)
+	n := len(r.Curve)
+	if len(r.CurveEpochs) != n || len(r.TrainLoss) != n || r.CurveEpochs[0] != 0 || r.CurveEpochs[n-1] < 0.99 {
+		t.Fatalf("epochs %v and losses %v for %d evaluations", r.CurveEpochs, r.TrainLoss, n)
+	}
+	if !(r.TrainLoss[n-1] < r.TrainLoss[0]-0.3) {
+		t.Errorf("training loss %v: want it to fall as the model learns", r.TrainLoss)
+	}
+	if len(r.TimesToTargets) != 2 || r.TimesToTargets[0] == nil || r.EpochsToTargets[0] == nil || r.TimesToTargets[1] != nil ||
+		*r.EpochsToTargets[0] <= 0 || *r.EpochsToTargets[0] > 1 {
+		t.Errorf("targets 0.3 and 0.99: times %v, epochs %v", r.TimesToTargets, r.EpochsToTargets)
+	}
+}

@@ -68,6 +68,8 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	learnt := float64(l.nLearnt) / float64(len(l.learnt))
 	r.SamplesLearnt = &learnt
 	r.SetCurve(l.curve, cfg.Target)
+	r.CurveEpochs, r.TrainLoss = l.epochs, l.trainLoss
+	r.SetTargets(cfg.Targets)
 	return r, nil
 }
 
@@ -94,6 +96,9 @@ type learner struct {
 	samples    int64   // samples consumed by computes so far
 	nextEval   float64 // next evaluation, in epochs
 	curve      [][2]float64
+	epochs     []float64 // the epoch of each evaluation
+	trainLoss  []float64 // the evaluated weights' loss on the training subset
+	lossGrad   []float32 // scratch for that loss (Grad computes a gradient too)
 	ema        []float32 // the weights' moving average (job.Config.EMA), nil without
 	learnt     []bool    // per training sample: in an applied gradient yet
 	nLearnt    int
@@ -239,6 +244,22 @@ func (l *learner) release(id uint64) {
 	}
 }
 
+// loss is the mean cross-entropy of weights w on the first
+// runstats.TrainLossSamples training samples, in batches of 250.
+func (l *learner) loss(w []float32) float64 {
+	set := l.ds.Train
+	n := min(set.N, runstats.TrainLossSamples)
+	if l.lossGrad == nil {
+		l.lossGrad = make([]float32, len(w))
+	}
+	var sum float64
+	for lo := 0; lo < n; lo += 250 {
+		b := min(250, n-lo)
+		sum += float64(l.model.Grad(w, l.lossGrad, set.X[lo*set.Dim:(lo+b)*set.Dim], set.Y[lo:lo+b], b)) * float64(b)
+	}
+	return sum / float64(n)
+}
+
 // evaluate records the test accuracy of the shards' weights at virtual time now.
 func (l *learner) evaluate(now time.Duration) {
 	if n := len(l.curve); n > 0 && l.curve[n-1][0] == now.Seconds() {
@@ -250,6 +271,8 @@ func (l *learner) evaluate(now time.Duration) {
 	}
 	acc := nn.Accuracy(l.model, w, l.ds.Test.X, l.ds.Test.Y, 500)
 	l.curve = append(l.curve, [2]float64{now.Seconds(), acc})
+	l.epochs = append(l.epochs, float64(l.samples)/float64(l.ds.Train.N))
+	l.trainLoss = append(l.trainLoss, l.loss(w))
 	if l.progress != nil {
 		l.progress(Progress{Epoch: float64(l.samples) / float64(l.ds.Train.N), Accuracy: acc,
 			Virtual: now, Wall: time.Since(l.wallStart)})

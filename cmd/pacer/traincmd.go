@@ -33,6 +33,7 @@ type trainFlags struct {
 	schedule  string
 	evalEvery float64
 	target    float64
+	targets   []float64
 	net       netFlags
 }
 
@@ -43,6 +44,7 @@ func (t *trainFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs), step:at=E1/E2/…,gamma=G (at those epochs) or exp:gamma=G (every epoch), and/or warmup:steps=N,div=K, joined by +")
 	fs.Float64Var(&t.evalEvery, "eval-every", job.DefaultEvalEvery, "test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
+	fs.Float64SliceVar(&t.targets, "targets", nil, "also report the time and epochs to reach each of these test accuracies (e.g. 0.67,0.68)")
 }
 
 func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
@@ -57,7 +59,7 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 		return job.Config{}, fmt.Errorf("--lr-schedule: %w", err)
 	}
 	c := job.Config{Schedule: sched, Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Seed: t.cl.seed,
-		EvalEvery: t.evalEvery, Target: t.target, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
+		EvalEvery: t.evalEvery, Target: t.target, Targets: t.targets, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
 	t.learn.ApplyTo(&c)
 	if _, err := nn.New(c.Model); err != nil {
 		return c, err
@@ -163,6 +165,16 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 			fmt.Fprintf(stdout, "reached %.3f at %.1f s\n", r.Target, *r.TimeToTarget)
 		} else if r.Target > 0 {
 			fmt.Fprintf(stdout, "never reached %.3f\n", r.Target)
+		}
+		for i, a := range r.Targets {
+			switch {
+			case r.TimesToTargets[i] == nil:
+				fmt.Fprintf(stdout, "target %.3f: never reached\n", a)
+			case i < len(r.EpochsToTargets) && r.EpochsToTargets[i] != nil:
+				fmt.Fprintf(stdout, "target %.3f: reached at %.1f s, epoch %.2f\n", a, *r.TimesToTargets[i], *r.EpochsToTargets[i])
+			default:
+				fmt.Fprintf(stdout, "target %.3f: reached at %.1f s\n", a, *r.TimesToTargets[i])
+			}
 		}
 		path, err := writeJSON(*out, "summary.json", r)
 		if err != nil {
