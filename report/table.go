@@ -106,7 +106,7 @@ func group64(n int64) string { return group(n) }
 
 // methods are the report's notes on how its figures were obtained.
 func methods(s *runstats.Summary) []string {
-	m := unlearnt(s)
+	m := append(unlearnt(s), targetLines(s)...)
 	m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
 		seedWord(len(s.Seeds)), seedRange(s.Seeds)))
 	if s.HorizonSeconds > 0 && s.Mode == "virtual" {
@@ -244,6 +244,35 @@ func unlearnt(s *runstats.Summary) []string {
 			w += " The run was too short for the workers whose gradients were applied to draw every sample."
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// targetLines say, per paradigm, when it reached each of --targets: the
+// median time (and epochs, where recorded) over the seeds with the cell's
+// interval.
+func targetLines(s *runstats.Summary) []string {
+	var out []string
+	var targets []float64
+	if len(s.Runs) > 0 {
+		targets = s.Runs[0].Targets
+	}
+	for _, st := range s.Paradigms {
+		if len(st.TimesToTargets) != len(targets) || len(targets) == 0 {
+			continue
+		}
+		var parts []string
+		for j, a := range targets {
+			part := pct(a) + " not reached"
+			if st.TimesToTargets[j].Median != nil {
+				part = pct(a) + " at " + ivCell(&st.TimesToTargets[j], secs, "")
+			}
+			if j < len(st.EpochsToTargets) && st.EpochsToTargets[j].Median != nil {
+				part += " (epoch " + ivCell(&st.EpochsToTargets[j], func(v float64) string { return trimZero(fmt.Sprintf("%.2f", v)) }, "") + ")"
+			}
+			parts = append(parts, part)
+		}
+		out = append(out, fmt.Sprintf("Targets, %s: %s.", st.Paradigm, strings.Join(parts, "; ")))
 	}
 	return out
 }

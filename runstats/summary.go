@@ -60,6 +60,11 @@ type ParadigmStats struct {
 	// verdict's metric, as a ratio over the seeds both ran (> 1 favours
 	// the leader).
 	LeaderAdvantage *Effect `json:"leader_advantage,omitempty"`
+	// TimesToTargets and EpochsToTargets are, per accuracy of the runs'
+	// Targets (--targets), the median time and epochs to reach it over the
+	// seeds with their intervals (a nil median or bound: not reached).
+	TimesToTargets  []Interval `json:"times_to_targets,omitempty"`
+	EpochsToTargets []Interval `json:"epochs_to_targets,omitempty"`
 }
 
 // Effect is the leader's advantage over another paradigm: the geometric
@@ -164,6 +169,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 				st.Reached, st.TimeToTarget = &n, &ti
 			}
 		}
+		st.TimesToTargets, st.EpochsToTargets = targetIntervals(runs, name, seeds)
 		stats[p] = st
 	}
 	v := Verdict{Tied: []string{}, Metric: MetricNone, Target: target}
@@ -427,4 +433,48 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// targetIntervals are paradigm name's median times and epochs to each of
+// its runs' Targets over seeds (a run that never reached one counts as
+// +Inf, so a median over mostly such runs is nil).
+func targetIntervals(runs []Run, name string, seeds []uint64) (times, epochs []Interval) {
+	var mine []*Run
+	for _, s := range seeds {
+		if i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s }); i >= 0 {
+			mine = append(mine, &runs[i])
+		}
+	}
+	if len(mine) == 0 || len(mine[0].Targets) == 0 {
+		return nil, nil
+	}
+	val := func(v *float64) float64 {
+		if v == nil {
+			return math.Inf(1)
+		}
+		return *v
+	}
+	for j := range mine[0].Targets {
+		var ts, es []float64
+		withEpochs := true
+		for _, r := range mine {
+			if j >= len(r.TimesToTargets) {
+				return nil, nil // runs with other targets: nothing comparable
+			}
+			ts = append(ts, val(r.TimesToTargets[j]))
+			if j < len(r.EpochsToTargets) {
+				es = append(es, val(r.EpochsToTargets[j]))
+			} else {
+				withEpochs = false
+			}
+		}
+		times = append(times, MedianInterval(ts))
+		if withEpochs {
+			epochs = append(epochs, MedianInterval(es))
+		}
+	}
+	if len(epochs) != len(times) {
+		epochs = nil
+	}
+	return times, epochs
 }
