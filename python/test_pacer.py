@@ -183,6 +183,21 @@ class FrameTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s (go build -o pacer ./cmd/pacer)" % PACER)
+class RecipeTest(unittest.TestCase):
+    """The built-in worker refuses recipes it does not carry out (a job
+    sampling globally or clipping gradients) rather than train another job."""
+
+    def test_unsupported_recipes_refused(self):
+        import torch_worker  # noqa: E402 (python/, on the path above)
+        base = {"Spec": {"Kind": 1}, "Workers": 2, "Shards": 1, "Model": "mlp", "Dataset": "fashion-mnist",
+                "Batch": 32, "Epochs": 1, "Seed": 1, "LR": 0.05}
+        job = lambda **kw: pacer.client.Job({"version": pacer.client.JOB_VERSION, "job": dict(base, **kw)})
+        self.assertEqual(torch_worker.unsupported(job()), "")
+        self.assertEqual(torch_worker.unsupported(job(Sampling="shard")), "")
+        self.assertIn("samples global", torch_worker.unsupported(job(Sampling="global")))
+        self.assertIn("clips gradients", torch_worker.unsupported(job(ClipNorm=5.0)))
+
+
 class ConformanceTest(unittest.TestCase):
     """The Python client against a Go shard: refusals change nothing, and a
     push moves the weights exactly as the job's SGD says."""

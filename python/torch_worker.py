@@ -26,6 +26,16 @@ import pacer.models
 import pacer.torch
 
 
+def unsupported(job):
+    """Why this worker cannot train job as the Go worker would ("" if it
+    can): the recipes it does not carry out yet."""
+    if job.sampling != "shard":
+        return "the job samples %s; this worker samples its own shard only (use Go workers)" % job.sampling
+    if job.clip_norm > 0:
+        return "the job clips gradients to norm %g; this worker does not clip yet (use Go workers)" % job.clip_norm
+    return ""
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--coordinator", required=True, help="shard 0's address, host:port")
@@ -49,6 +59,10 @@ def main():
         print(json.dumps({"id": a.id, "pushes": 0, "joined": False}))
         return
     job = w.job
+    why = unsupported(job)
+    if why:
+        w.client.close()
+        raise SystemExit("torch_worker: " + why)
     if job.train_limit:
         x, y = x[:job.train_limit], y[:job.train_limit]
     mine = np.arange(w.id % job.workers, len(y), job.workers)

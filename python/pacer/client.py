@@ -73,6 +73,11 @@ class Job:
         self.train_n = desc.get("train_n", 0)
         self.heartbeat_timeout = j.get("HeartbeatTimeout", 5_000_000_000) / 1e9
         self.timing = j.get("Timing") or {}
+        # Recipes the worker carries out (job.Config): "global" sampling
+        # draws from the whole training set; a positive clip_norm scales
+        # each gradient to at most that 2-norm before the push.
+        self.sampling = j.get("Sampling", "") or "shard"
+        self.clip_norm = j.get("ClipNorm", 0.0)
 
     @property
     def pushes(self):
