@@ -317,7 +317,7 @@ func firstErr(errs []error) error {
 func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 	j := e.c.Job
 	c := sim.Config{Spec: sp, Workers: j.Workers, Shards: j.Shards, Timing: j.Timing, ServerDelay: j.ServerDelay,
-		Seed: seed, HeartbeatTimeout: 0}
+		Seed: seed, HeartbeatTimeout: 0, SearchCost: j.SimSearchCost()}
 	if j.Network != nil {
 		// The transfers move the job's model's size (sim mode trains
 		// nothing, but the horizon's timing run and its bytes are the

@@ -28,6 +28,11 @@ const (
 	DefaultSeed             = 1
 	DefaultEvalEvery        = 0.25
 	DefaultHeartbeatTimeout = 5 * time.Second
+	// DefaultSearchCost prices a unit of barrier-search work as pacer's
+	// own ZipLine runs it on a 2-core Xeon (3.6–4.2 ns per n·R·log₂ n,
+	// docs/benchmarks.md "ZipLine"); the ElasticBSP paper's Table II is
+	// about 70–120 times that.
+	DefaultSearchCost = 4 * time.Nanosecond
 )
 
 // Config is a training job. Zero fields take the documented defaults (Fill).
@@ -89,7 +94,11 @@ type Config struct {
 	// (nil: instant transfers; package network).
 	Timing      timing.WorkerSpec
 	ServerDelay string
-	Network     *network.Spec `json:",omitempty"`
+	// SearchCost is the simulated server's time per unit of ElasticBSP
+	// barrier-search work (sim.Config.SearchCost; default
+	// DefaultSearchCost, negative: free).
+	SearchCost time.Duration `json:",omitempty"`
+	Network    *network.Spec `json:",omitempty"`
 	// Horizon, when set, ends a virtual-time run at this virtual time
 	// instead of after Epochs, so that every paradigm of a comparison is
 	// judged over the same time budget (pacer compare's equal horizons).
@@ -136,6 +145,9 @@ func (c *Config) Fill() error {
 	}
 	if c.HeartbeatTimeout == 0 {
 		c.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
+	if c.SearchCost == 0 {
+		c.SearchCost = DefaultSearchCost
 	}
 	// The learning fields' rules are the ones their flags apply when
 	// parsed (flags.go): one rule each, checked here for every other way a
@@ -204,6 +216,9 @@ func (c *Config) Fill() error {
 	}
 	return c.Spec.Validate(paradigm.Config{Workers: c.Workers, Shards: c.Shards})
 }
+
+// SimSearchCost is SearchCost as sim.Config takes it (0: free).
+func (c *Config) SimSearchCost() time.Duration { return max(0, c.SearchCost) }
 
 // MaxTargets bounds Config.Targets (--targets).
 const MaxTargets = 16

@@ -57,6 +57,10 @@ type Run struct {
 	// commands and the report but kept out of summary.json, which must be
 	// byte-for-byte the same for a seed.
 	ControllerSeconds float64 `json:"-"`
+	// SearchSeconds is the simulated time ElasticBSP's barrier searches
+	// held the released workers (sim.Config.SearchCost), summed over the
+	// barriers.
+	SearchSeconds float64 `json:"search_seconds,omitempty"`
 
 	FinalAccuracy float64      `json:"final_accuracy,omitempty"`
 	BestAccuracy  float64      `json:"best_accuracy,omitempty"`

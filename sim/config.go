@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pacer-ps/pacer/network"
@@ -38,6 +39,11 @@ type Config struct {
 	// Params is the model's size in values: shard i's push and pull move
 	// its share (network.BlockFloats). Needed with Network.
 	Params int
+
+	// SearchCost is the simulated server's time per unit of ElasticBSP
+	// barrier-search work (SearchWork): the workers a barrier releases
+	// wait for it. 0: the search is free.
+	SearchCost time.Duration
 
 	Learner Learner // nil: timing only, no gradient math
 	// Clock, when set, measures the wall time the DSSP controller and
@@ -125,4 +131,24 @@ func (c *Config) fill() error {
 		}
 	}
 	return nil
+}
+
+// SearchWork is the work of one ElasticBSP barrier search over n workers'
+// R predictions each, in the units SearchCost prices: ZipLine merges the
+// n·R predictions through a tournament of depth ⌈log₂(n+1)⌉; GridScan
+// scans R² candidates for each of n workers; FullGridScan n²·R²; brute
+// force R^n combinations (capped at 10¹⁸). Counting work, not timing the
+// search, keeps a run the same bytes for a seed.
+func SearchWork(sp paradigm.Spec, n int) float64 {
+	r := float64(sp.R)
+	k := float64(n)
+	switch sp.Search {
+	case paradigm.SearchGridScan:
+		return k * r * r
+	case paradigm.SearchFullGridScan:
+		return k * k * r * r
+	case paradigm.SearchBrute:
+		return math.Min(math.Pow(r, k), 1e18)
+	}
+	return k * r * math.Ceil(math.Log2(k+1))
 }

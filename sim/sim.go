@@ -73,6 +73,7 @@ type engine struct {
 	ctx     context.Context
 	cfg     Config
 	timed   bool          // measure the controller's wall time
+	search  time.Duration // simulated barrier-search time charged (Config.SearchCost)
 	ctrl    time.Duration // its total
 	pol     *paradigm.Policy
 	times   *timing.Workers
@@ -462,16 +463,24 @@ func (e *engine) pushed(p int) {
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
 	}
-	var calls int64
 	var t0 time.Time
+	calls := g.Stats().ControllerCalls
 	if e.timed {
-		calls, t0 = g.Stats().ControllerCalls, e.cfg.Clock()
+		t0 = e.cfg.Clock()
 	}
 	rd := e.pol.Pushed(e.now, p)
-	if e.timed && g.Stats().ControllerCalls > calls {
+	searched := g.Stats().ControllerCalls > calls
+	if e.timed && searched {
 		e.ctrl += e.cfg.Clock().Sub(t0)
 	}
-	e.carryOut(rd)
+	var hold time.Duration
+	if searched && e.cfg.Spec.Kind == paradigm.Elastic && e.cfg.SearchCost > 0 {
+		// The server searches before it releases anyone: the workers
+		// wait for the search (the paper's "a large R lengthens training").
+		hold = time.Duration(SearchWork(e.cfg.Spec, e.live()) * float64(e.cfg.SearchCost))
+		e.search += hold
+	}
+	e.carryOut(rd, hold)
 	if e.target > 0 && e.pushes >= e.target {
 		e.stopped = true
 	}
@@ -482,7 +491,7 @@ func (e *engine) pushed(p int) {
 
 // carryOut does what the policy decided: the applies, then the pulls of
 // the workers it released.
-func (e *engine) carryOut(rd paradigm.Ready) {
+func (e *engine) carryOut(rd paradigm.Ready, hold time.Duration) {
 	for _, a := range rd.Applies {
 		e.apply(a.Shard, a.Apply)
 	}
@@ -490,8 +499,12 @@ func (e *engine) carryOut(rd paradigm.Ready) {
 		if e.cfg.Trace != nil {
 			e.trace(Event{Kind: Release, Worker: q, Clock: e.pol.Gate.Clock(q), Min: e.pol.Gate.Min(), Live: e.live()})
 		}
-		if e.net != nil {
-			e.q.push(event{at: e.now + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
+		switch {
+		case e.net != nil:
+			e.q.push(event{at: e.now + hold + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
+			continue
+		case hold > 0:
+			e.q.push(event{at: e.now + hold, key: mkKey(evRelease, q, 0)})
 			continue
 		}
 		e.startPull(q)
@@ -574,7 +587,7 @@ func (e *engine) remove(p int) {
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Remove, Worker: p})
 	}
-	e.carryOut(e.pol.Leave(e.now, p))
+	e.carryOut(e.pol.Leave(e.now, p), 0)
 	for i := range e.ss {
 		e.armAggTick(i)
 	}

@@ -16,6 +16,7 @@ func (e *engine) summary() *runstats.Run {
 	st := e.pol.Gate.Stats()
 	r.Releases, r.MaxGap, r.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCalls
 	r.ControllerSeconds = e.ctrl.Seconds()
+	r.SearchSeconds = e.search.Seconds()
 	if end > 0 {
 		r.Throughput = float64(e.pushes) / end.Seconds()
 	}

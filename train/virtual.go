@@ -59,7 +59,7 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	}
 	r, err := sim.RunContext(ctx, sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
 		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: iters, Duration: cfg.Horizon, Seed: cfg.Seed,
-		Network: cfg.Network, Params: l.model.NumParams(), Learner: l, Clock: time.Now})
+		Network: cfg.Network, Params: l.model.NumParams(), Learner: l, Clock: time.Now, SearchCost: cfg.SimSearchCost()})
 	if err != nil {
 		return nil, err
 	}

@@ -144,6 +144,7 @@ func TestElasticLocalOnly(t *testing.T) {
 	for i, s := range []string{"bsp", "elastic:r=4,apply=local"} {
 		cfg := quick(s, 3)
 		cfg.Timing = timing.WorkerSpec{}
+		cfg.SearchCost = -1 // the barrier search free: BSP has none to charge
 		r, err := Virtual(cfg, ds, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -55,6 +55,7 @@ type clusterFlags struct {
 	base        time.Duration
 	seed        uint64
 	failures    string
+	searchCost  time.Duration
 }
 
 func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
@@ -67,6 +68,7 @@ func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
 	fs.DurationVar(&c.base, "base", 0, "iteration time of a speed-1 worker (default 1s)")
 	fs.Uint64Var(&c.seed, "seed", job.DefaultSeed, "random seed ≥ 1; the same seed gives the same result")
 	fs.StringVar(&c.failures, "fail", "", "workers that die, as WORKER@TIME,... (e.g. 2@30s)")
+	fs.DurationVar(&c.searchCost, "search-cost", job.DefaultSearchCost, "simulated server time per unit of ElasticBSP barrier-search work (n·R·log₂(n+1) for zipline; 0: free)")
 }
 
 func (c *clusterFlags) timing() timing.WorkerSpec {
@@ -79,6 +81,9 @@ func (c *clusterFlags) validate() error {
 	}
 	if c.shards < 1 {
 		return fmt.Errorf("--shards=%d: need at least 1", c.shards)
+	}
+	if c.searchCost < 0 {
+		return fmt.Errorf("--search-cost=%s must not be negative (0: the search is free)", c.searchCost)
 	}
 	if !(c.jitter >= 0) || math.IsInf(c.jitter, 0) {
 		return fmt.Errorf("--jitter=%g must be a finite number ≥ 0", c.jitter)
@@ -127,7 +132,7 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 // mode: the live workers stretch their real iterations to them
 // (live/pace.go), and the shards hold their pull replies
 // (live/emulate.go); tcp mode emulates the links (package nsnet).
-var virtualOnlyFlags = []string{"apply-rate"}
+var virtualOnlyFlags = []string{"apply-rate", "search-cost"}
 
 // networkFlagNames are the simulated network's flags.
 var networkFlagNames = []string{"network", "link", "worker-link", "shard-link", "apply-rate"}

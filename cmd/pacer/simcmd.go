@@ -120,7 +120,7 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	}
 	pr := newProgress(stderr)
 	cfg := sim.Config{Network: netSpec, Params: params, Spec: sp, Workers: cl.workers, Shards: cl.shards, Timing: cl.timing(),
-		ServerDelay: cl.serverDelay, Iterations: *iters, Duration: *dur, Seed: cl.seed, Failures: fails,
+		ServerDelay: cl.serverDelay, Iterations: *iters, Duration: *dur, Seed: cl.seed, Failures: fails, SearchCost: cl.searchCost,
 		Clock: time.Now, // measures the controller; the run does not depend on it
 		Progress: func(pushes, target int64, now time.Duration) {
 			if target > 0 {

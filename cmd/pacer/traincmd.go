@@ -59,7 +59,11 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 		return job.Config{}, fmt.Errorf("--lr-schedule: %w", err)
 	}
 	c := job.Config{Schedule: sched, Spec: spec, Workers: t.cl.workers, Shards: t.cl.shards, Seed: t.cl.seed,
-		EvalEvery: t.evalEvery, Target: t.target, Targets: t.targets, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay}
+		EvalEvery: t.evalEvery, Target: t.target, Targets: t.targets, Timing: t.cl.timing(), ServerDelay: t.cl.serverDelay,
+		SearchCost: t.cl.searchCost}
+	if c.SearchCost == 0 {
+		c.SearchCost = -1 // job.Config: zero is the default, negative free
+	}
 	t.learn.ApplyTo(&c)
 	if _, err := nn.New(c.Model); err != nil {
 		return c, err
