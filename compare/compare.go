@@ -19,7 +19,6 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -324,7 +323,7 @@ func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 		// virtual runs'). A model that does not build leaves Params 0,
 		// which sim refuses by name.
 		c.Network = j.Network
-		if m, err := nn.New(j.Model); err == nil {
+		if m, err := job.NewModel(j); err == nil {
 			c.Params = m.NumParams()
 		}
 		if e.c.Params > 0 && e.c.Mode == Sim {

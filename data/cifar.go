@@ -11,9 +11,11 @@ import (
 // CIFAR-10 binary format: records of one label byte then 32×32 red, 32×32 green and 32×32 blue
 // bytes. Features keep that channel-major (CHW) order.
 const (
-	cifarDim    = 3 * 32 * 32
-	cifarRecord = 1 + cifarDim
-	cifarFiles  = 5
+	cifarChannels = 3
+	cifarSide     = 32
+	cifarDim      = cifarChannels * cifarSide * cifarSide
+	cifarRecord   = 1 + cifarDim
+	cifarFiles    = 5
 	// cifarMaxRecords bounds each batch file by the real set's (10,000 images each), so a
 	// file cannot make a process read and convert more than the real set.
 	cifarMaxRecords = 10000

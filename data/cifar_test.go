@@ -84,3 +84,34 @@ func TestCIFAR10NotFoundExplains(t *testing.T) {
 		t.Fatalf("error: %v", err)
 	}
 }
+
+// Every data set's image shape is known by name and holds its features: the synthetic set's
+// default dimension and the shapes its files must declare.
+func TestImageOf(t *testing.T) {
+	for name, want := range map[string]Image{
+		"fashion-mnist": {1, 28, 28}, "mnist": {1, 28, 28}, "cifar10": {3, 32, 32}, "CIFAR-10": {3, 32, 32},
+		"synthetic": {1, 28, 28},
+	} {
+		got, err := ImageOf(name)
+		if err != nil || got != want {
+			t.Errorf("ImageOf(%q) = %v, %v, want %v", name, got, err, want)
+		}
+	}
+	if im, _ := ImageOf("fashion-mnist"); im.C*im.H*im.W != fashionMNIST.rows*fashionMNIST.cols {
+		t.Errorf("fashion-mnist image %v", im)
+	}
+	if im, _ := ImageOf("cifar10"); im.C*im.H*im.W != cifarDim {
+		t.Errorf("cifar10 image %v holds not %d features", im, cifarDim)
+	}
+	if im, _ := ImageOf("synthetic"); im.C*im.H*im.W != (SyntheticConfig{}).withDefaults().Dim {
+		t.Errorf("synthetic image %v, default dimension %d", im, (SyntheticConfig{}).withDefaults().Dim)
+	}
+	for _, name := range Names {
+		if _, err := ImageOf(name); err != nil {
+			t.Errorf("ImageOf(%q): %v", name, err)
+		}
+	}
+	if _, err := ImageOf("imagenet"); err == nil || !strings.Contains(err.Error(), "cifar10") {
+		t.Errorf("ImageOf(imagenet) = %v, want an error listing the names", err)
+	}
+}

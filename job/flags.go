@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/nn"
 )
 
 // LearnFlags are the learning flags every command that trains shares
@@ -38,7 +39,7 @@ type LearnFlags struct {
 
 // Bind registers the flags on fs.
 func (f *LearnFlags) Bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.Model, "model", DefaultModel, "model: mlp | cnn (pacer server also takes flat:n=N with --init: a model of your own, trained by PyTorch workers)")
+	fs.StringVar(&f.Model, "model", DefaultModel, "model: "+strings.Join(nn.Names(), " | ")+" (its input shape is --dataset's; pacer server also takes flat:n=N with --init: a model of your own, trained by PyTorch workers)")
 	fs.StringVar(&f.Dataset, "dataset", DefaultDataset, "data set: "+strings.Join(data.Names, " | "))
 	fs.StringVar(&f.DataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
 	intFlag(fs, &f.TrainLimit, "train-limit", 0, "use only the first N training samples (an `int` ≥ 0; 0: all)", nonNegativeInt)

@@ -41,7 +41,7 @@ type Config struct {
 	Workers int // default 1
 	Shards  int // default 1
 
-	Model string // mlp | cnn | flat:n=N (default mlp)
+	Model string // nn.Names (mlp default), shaped by Dataset (NewModel), or flat:n=N
 	// InitSHA256 is, for a flat model (a user's own network that pacer
 	// knows only as N floats; package nn, ParseFlat), the SHA-256 of the
 	// initial weights every shard starts from (pacer server --init), so a

@@ -26,7 +26,7 @@ func TestClipNormLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, _ := nn.New("mlp")
+		m, _ := nn.New("mlp", nn.Image28)
 		w0 := make([]float32, m.NumParams())
 		m.Init(w0, cfg.Seed)
 		var ss float64

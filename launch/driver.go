@@ -157,7 +157,7 @@ func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.pa
 func (d *driver) watch(ctx context.Context) (*Result, error) {
 	j := &d.params.Job
 	var err error
-	if d.model, err = nn.New(j.Model); err != nil {
+	if d.model, err = job.NewModel(*j); err != nil {
 		return nil, err
 	}
 	d.w = make([]float32, d.model.NumParams())

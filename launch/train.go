@@ -209,7 +209,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	}
 	// Refused here, before any process starts, with the error each worker
 	// would give (in tcp mode a worker's error is only its exit status).
-	m, err := nn.New(cfg.Model)
+	m, err := job.NewModel(cfg)
 	if err != nil {
 		return nil, err
 	}

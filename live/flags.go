@@ -175,7 +175,7 @@ func CountTrain(j job.Config) (int, error) {
 	if _, flat, err := nn.ParseFlat(j.Model); err != nil {
 		return 0, err
 	} else if !flat { // a flat model's input shape is its workers' business
-		m, err := nn.New(j.Model)
+		m, err := job.NewModel(j)
 		if err != nil {
 			return 0, err
 		}

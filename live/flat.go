@@ -22,7 +22,7 @@ func modelSize(j *job.Config) (n int, flat bool, err error) {
 	if n, flat, err = nn.ParseFlat(j.Model); err != nil || flat {
 		return n, flat, err
 	}
-	m, err := nn.New(j.Model)
+	m, err := job.NewModel(*j)
 	if err != nil {
 		return 0, false, err
 	}

@@ -48,7 +48,7 @@ func newReporter(sv *Server) (*reporter, error) {
 		sv.log.Info("the job's model is not pacer's: shard 0 does not evaluate it, and the job's summary will have no accuracy; the workers evaluate it", "model", j.Model)
 		return r, nil
 	}
-	m, err := nn.New(j.Model)
+	m, err := job.NewModel(*j)
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,6 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/nn"
 )
 
 // restoreConfig is shard 1 of a 1-worker, 2-shard BSP job restoring from
@@ -34,7 +33,7 @@ func restoreConfig(t *testing.T, dir string) (ServerConfig, ckpt.Meta) {
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
-	m, err := nn.New(cfg.Model)
+	m, err := job.NewModel(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

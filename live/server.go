@@ -15,7 +15,6 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -205,7 +204,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	case flat:
 		sc.Init = cfg.Init // every shard cuts its block from the same file's w⁰ (checked by its digest)
 	default:
-		m, err := nn.New(j.Model)
+		m, err := job.NewModel(*j)
 		if err != nil {
 			return nil, err
 		}

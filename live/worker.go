@@ -214,7 +214,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := nn.New(j.Model)
+	m, err := job.NewModel(*j)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/live/ckpt"
@@ -46,14 +48,36 @@ func FromCheckpoints(dir string) (*Model, error) {
 		}
 		return &Model{Flat: j.Model, Params: j.Weights, Shards: j.Shards, Source: dir}, nil
 	}
-	m, err := nn.New(j.Model)
-	if err != nil {
-		return nil, fmt.Errorf("modelfile: %s: %w", dir, err)
+	// The checkpoints name the model, not the data set: the model's
+	// input shape is the data set's whose parameter count they hold.
+	var sizes []string
+	for _, in := range Shapes() {
+		m, err := nn.New(j.Model, in)
+		if err != nil {
+			return nil, fmt.Errorf("modelfile: %s: %w", dir, err)
+		}
+		if m.NumParams() == len(j.Weights) {
+			return &Model{Model: m, Params: j.Weights, Shards: j.Shards, Source: dir}, nil
+		}
+		sizes = append(sizes, fmt.Sprintf("%d on %v", m.NumParams(), in))
 	}
-	if m.NumParams() != len(j.Weights) {
-		return nil, fmt.Errorf("modelfile: %s: %d parameters, model %s has %d", dir, len(j.Weights), j.Model, m.NumParams())
+	return nil, fmt.Errorf("modelfile: %s: %d parameters, model %s has %s", dir, len(j.Weights), j.Model, strings.Join(sizes, ", "))
+}
+
+// Shapes are the sample shapes of the data sets pacer reads (data.Names,
+// each once, in that order): the inputs a model file's model may take.
+func Shapes() []nn.Shape {
+	var out []nn.Shape
+	for _, name := range data.Names {
+		im, err := data.ImageOf(name)
+		if err != nil {
+			continue
+		}
+		if in := (nn.Shape{C: im.C, H: im.H, W: im.W}); !slices.Contains(out, in) {
+			out = append(out, in)
+		}
 	}
-	return &Model{Model: m, Params: j.Weights, Shards: j.Shards, Source: dir}, nil
+	return out
 }
 
 // ReadNPZ reads a model file in the exchange layout; the model is the one
@@ -70,7 +94,7 @@ func ReadNPZ(path string) (*Model, error) {
 	if len(ts) == 1 && ts[0].Name == FlatArray {
 		return nil, fmt.Errorf("modelfile: %s is a flat model's vector (%d parameters of a model pacer does not know): load it into your own model with pacer.torch.load_flat and evaluate it there (docs/python.md)", path, len(ts[0].Data))
 	}
-	m, err := nn.ModelOf(ts)
+	m, _, err := nn.ModelOf(ts, Shapes()...)
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
 	}

@@ -1,18 +1,21 @@
-// Package nn is pacer's worker compute: the two Fashion-MNIST classifiers of
-// torch_baseline.py (an MLP 784-256-128-10 and a small CNN), their forward
-// and backward passes, and a deterministic initialisation, all on one flat
-// float32 parameter vector.
+// Package nn is pacer's worker compute: four image classifiers (the MLP and
+// small CNN of torch_baseline.py, the DSSP/ElasticBSP papers' downsized
+// AlexNet "alexnet-small" and the staleness-aware paper's CIFAR-10 network
+// "cifar-net"; docs/models.md), each built for its data set's input shape,
+// their forward and backward passes, and a deterministic initialisation,
+// all on one flat float32 parameter vector.
 //
 // # Use
 //
-//	m, err := nn.New("cnn") // or nn.NewMLP(), nn.NewCNN()
+//	m, err := nn.New("cnn", nn.Image28) // nn.Shape{C: 3, H: 32, W: 32} for CIFAR-10
 //	params := make([]float32, m.NumParams())
 //	grad := make([]float32, m.NumParams())
 //	m.Init(params, seed)
 //	loss := m.Grad(params, grad, x, y, batch) // grad = mean gradient
 //	acc := nn.Accuracy(m, params, testX, testY, 1000)
 //
-// x is batch×784 row-major float32 (pixel/255), y the labels 0–9. The flat
+// x is batch×InputSize row-major float32 (pixel/255; each sample channel by
+// channel, row by row, as PyTorch's NCHW), y the labels 0–9. The flat
 // vector is the concatenation, layer by layer, of each layer's weights and
 // then its bias, so a server shard can own any contiguous range of it and a
 // worker can push and pull it in blocks; the optimizer (package optim) sees
@@ -47,6 +50,11 @@
 //     on ties), branch-free in the kernel.
 //   - The loss layer folds 1/batch into the logit gradient, so every
 //     gradient downstream is already a batch mean.
+//   - A convolutional model on several channels starts with a transpose of
+//     each sample from (c, y, x) to NHWC; a "same" convolution is a zero
+//     padding layer then a valid one. Neither has parameters, and the
+//     backward pass stops at the first layer that has (no input gradient
+//     is computed for the first convolution behind them).
 //
 // The CNN applies each ReLU after, not before, its max-pool: the two orders
 // compute the same function and gradient (max is monotone), and pooling

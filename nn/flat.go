@@ -48,14 +48,14 @@ func ParseFlat(name string) (n int, ok bool, err error) {
 	return n, true, nil
 }
 
-// NumParams is the parameter count of the model name: one of New's, or a
-// flat model.
-func NumParams(name string) (int, error) {
+// NumParams is the parameter count of the model name on samples of shape
+// in: one of New's, or a flat model (whatever its input).
+func NumParams(name string, in Shape) (int, error) {
 	n, ok, err := ParseFlat(name)
 	if err != nil || ok {
 		return n, err
 	}
-	m, err := New(name)
+	m, err := New(name, in)
 	if err != nil {
 		return 0, err
 	}

@@ -41,18 +41,18 @@ func TestParseFlat(t *testing.T) {
 // A flat model is a size, not a network: New says where it trains, and
 // NumParams gives its size as it gives pacer's models'.
 func TestFlatIsNoGoModel(t *testing.T) {
-	if _, err := New("flat:n=10"); err == nil || !strings.Contains(err.Error(), "its workers are your own PyTorch scripts") {
+	if _, err := New("flat:n=10", Image28); err == nil || !strings.Contains(err.Error(), "its workers are your own PyTorch scripts") {
 		t.Errorf("New(flat:n=10): %v", err)
 	}
-	if _, err := New("flat:n=zero"); err == nil || !strings.Contains(err.Error(), "want flat:n=N") {
+	if _, err := New("flat:n=zero", Image28); err == nil || !strings.Contains(err.Error(), "want flat:n=N") {
 		t.Errorf("New(flat:n=zero): %v", err)
 	}
 	for name, want := range map[string]int{"flat:n=10": 10, "mlp": 235146, "cnn": 184586} {
-		if n, err := NumParams(name); n != want || err != nil {
+		if n, err := NumParams(name, Image28); n != want || err != nil {
 			t.Errorf("NumParams(%s) = %d, %v; want %d", name, n, err, want)
 		}
 	}
-	if _, err := NumParams("resnet"); err == nil {
+	if _, err := NumParams("resnet", Image28); err == nil {
 		t.Error("NumParams(resnet): no error")
 	}
 }

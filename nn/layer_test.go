@@ -75,6 +75,8 @@ func TestLayerGradients(t *testing.T) {
 	ws := new(kernel.Workspace)
 	// Fixed shapes for both ways conv computes its weight gradient (fewer
 	// patch values than filters, and more), then random ones.
+	t.Run("toNHWC", func(t *testing.T) { checkLayer(t, toNHWC{3, 4, 3}, 2, r) })
+	t.Run("pad", func(t *testing.T) { checkLayer(t, pad{3, 4, 2, 2}, 2, r) })
 	t.Run("conv/kk<cout", func(t *testing.T) { checkLayer(t, newConv(6, 5, 1, 2, 6, ws), 2, r) })
 	t.Run("conv/kk>cout", func(t *testing.T) { checkLayer(t, newConv(6, 5, 3, 2, 4, ws), 2, r) })
 	for trial := 0; trial < 3; trial++ {
@@ -224,6 +226,25 @@ func TestConvWideInputGradient(t *testing.T) {
 	for i, v := range dx {
 		if !gradClose(v, want[i]) {
 			t.Fatalf("dx[%d] = %v, reference %v", i, v, want[i])
+		}
+	}
+}
+
+// A padded layer's output is fully rewritten on each call: a border
+// dirtied between calls (the buffer is the model's) reads as zeros again.
+func TestPadRewritesBorder(t *testing.T) {
+	l := pad{2, 3, 2, 1}
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	y := make([]float32, l.outSize())
+	for i := range y {
+		y[i] = -1
+	}
+	l.forward(nil, x, y, 1)
+	want := to64(y)
+	ref := refForward(l, nil, to64(x), 1)
+	for i := range ref {
+		if want[i] != ref[i] {
+			t.Fatalf("y[%d] = %v, want %v", i, y[i], ref[i])
 		}
 	}
 }

@@ -128,18 +128,23 @@ func FromTensors(m Model, ts []Tensor) ([]float32, error) {
 	return params, nil
 }
 
-// ModelOf finds the model whose exchange layout ts is (names and shapes).
-func ModelOf(ts []Tensor) (Model, error) {
+// ModelOf finds the model, and the input shape among shapes, whose
+// exchange layout ts is (names and shapes of the tensors). Models are tried
+// in the order of Names, each on every shape in order; the first whose
+// layout matches is returned.
+func ModelOf(ts []Tensor, shapes ...Shape) (Model, Shape, error) {
 	for _, name := range Names() {
-		m, err := New(name)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := FromTensors(m, ts); err == nil {
-			return m, nil
+		for _, in := range shapes {
+			m, err := New(name, in)
+			if err != nil {
+				continue // a shape too small for this model
+			}
+			if _, err := FromTensors(m, ts); err == nil {
+				return m, in, nil
+			}
 		}
 	}
-	return nil, fmt.Errorf("nn: tensors %s are the layout of no model (%v)", names(ts), Names())
+	return nil, Shape{}, fmt.Errorf("nn: tensors %s are the layout of no model (%v) on inputs %v", names(ts), Names(), shapes)
 }
 
 func names(ts []Tensor) string {
@@ -192,6 +197,8 @@ func (s *seq) walk(f func(name string, i int, in imageShape)) {
 			img = imageShape{l.oh, l.ow, l.cout}
 		case *maxPool2:
 			img = imageShape{l.h / 2, l.w / 2, l.c}
+		case pad:
+			img = imageShape{l.h + 2*l.p, l.w + 2*l.p, l.c}
 		case *dense:
 			nFC++
 			f("fc"+strconv.Itoa(nFC), i, img)

@@ -74,7 +74,7 @@ func TestSGDLearns(t *testing.T) {
 		{"cnn", 80, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, _ := New(tc.name)
+			m, _ := New(tc.name, Image28)
 			first, last, acc := train(m, tc.steps, tc.batch, 0.05)
 			t.Logf("loss %.3f -> %.3f, held-out accuracy %.3f", first, last, acc)
 			if first < 1.8 {

@@ -40,9 +40,14 @@ type Model interface {
 	Predict(params []float32, x []float32, batch int, out []uint8)
 }
 
-var constructors = map[string]func() Model{
-	"mlp": func() Model { return NewMLP() },
-	"cnn": func() Model { return NewCNN() },
+// constructors build each model's layers for an input shape. A model's
+// layers, and so its parameter count and layout, follow from the shape:
+// the first dense layer takes whatever the convolutions and poolings leave.
+var constructors = map[string]func(b *builder){
+	"mlp":           mlpLayers,
+	"cnn":           cnnLayers,
+	"alexnet-small": alexnetSmallLayers,
+	"cifar-net":     cifarNetLayers,
 }
 
 // Names lists the model names New accepts, sorted.
@@ -55,9 +60,12 @@ func Names() []string {
 	return names
 }
 
-// New returns a fresh model by name: "mlp" or "cnn". A flat model's name
-// (ParseFlat) is refused with an error saying where such a model trains.
-func New(name string) (Model, error) {
+// New returns a fresh model by name (Names: "alexnet-small", "cifar-net",
+// "cnn", "mlp") for samples of the given shape, which is the data set's
+// (Image28 for Fashion-MNIST and MNIST, 3×32×32 for CIFAR-10). It refuses
+// an unknown name, a shape too small for the model's windows, and a flat
+// model's name (ParseFlat), saying where such a model trains.
+func New(name string, in Shape) (Model, error) {
 	f, ok := constructors[name]
 	if _, flat, err := ParseFlat(name); err != nil {
 		return nil, err
@@ -69,34 +77,173 @@ func New(name string) (Model, error) {
 	if !ok {
 		return nil, fmt.Errorf("nn: unknown model %q (valid: %v)", name, Names())
 	}
-	return f(), nil
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	b := &builder{name: name, in: in, ws: new(kernel.Workspace), h: in.H, w: in.W, c: in.C}
+	f(b)
+	if b.err != nil {
+		return nil, b.err
+	}
+	return newSeq(name, 10, b.layers...), nil
 }
 
 // NewMLP returns the multilayer perceptron 784-256-128-10 with ReLU, as
-// torch_baseline.py's MLP (235,146 parameters).
-func NewMLP() Model {
-	ws := new(kernel.Workspace)
-	return newSeq("mlp", 10,
-		newDense(784, 256, ws), relu{256},
-		newDense(256, 128, ws), relu{128},
-		newDense(128, 10, ws),
-	)
+// torch_baseline.py's MLP (235,146 parameters): New("mlp", Image28).
+func NewMLP() Model { return mustNew("mlp") }
+
+// NewCNN returns New("cnn", Image28), torch_baseline.py's CNN (184,586
+// parameters).
+func NewCNN() Model { return mustNew("cnn") }
+
+func mustNew(name string) Model {
+	m, err := New(name, Image28)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
-// NewCNN returns the convolutional network of torch_baseline.py
-// (184,586 parameters): conv 5×5×32 valid, ReLU, max-pool 2, conv 5×5×64,
-// ReLU, max-pool 2, dense 1024→128, ReLU, dense 128→10. Pooling is applied
-// before the ReLU; the two commute (max is monotone, and both route the
-// gradient to the same winner when it is positive), and pooling first gives
-// the ReLU a quarter of the elements.
-func NewCNN() Model {
-	ws := new(kernel.Workspace)
-	return newSeq("cnn", 10,
-		newConv(28, 28, 1, 5, 32, ws), newMaxPool2(24, 24, 32), relu{12 * 12 * 32},
-		newConv(12, 12, 32, 5, 64, ws), newMaxPool2(8, 8, 64), relu{4 * 4 * 64},
-		newDense(1024, 128, ws), relu{128},
-		newDense(128, 10, ws),
-	)
+// mlpLayers: dense in→256, ReLU, dense 256→128, ReLU, dense 128→10, on the
+// sample's features in their stored (c, y, x) order, as PyTorch's flatten.
+func mlpLayers(b *builder) {
+	b.dense(256)
+	b.relu()
+	b.dense(128)
+	b.relu()
+	b.dense(10)
+}
+
+// cnnLayers: conv 5×5×32 valid, max-pool 2, ReLU, conv 5×5×64 valid,
+// max-pool 2, ReLU, dense →128, ReLU, dense 128→10 (on 28×28×1: 184,586
+// parameters). Pooling is applied before the ReLU; the two commute (max is
+// monotone, and both route the gradient to the same winner when it is
+// positive), and pooling first gives the ReLU a quarter of the elements.
+func cnnLayers(b *builder) {
+	b.conv(5, 32, 0)
+	b.pool()
+	b.relu()
+	b.conv(5, 64, 0)
+	b.pool()
+	b.relu()
+	b.dense(128)
+	b.relu()
+	b.dense(10)
+}
+
+// alexnetSmallLayers is the downsized AlexNet of the DSSP and ElasticBSP
+// papers (3 convolutional and 2 fully connected layers before the softmax
+// layer; the papers give no sizes, these are docs/models.md's): conv 5×5×32
+// same, pool, ReLU, conv 5×5×64 same, pool, ReLU, conv 3×3×128 same, pool,
+// ReLU, dense →384, ReLU, dense 384→192, ReLU, dense 192→10. On 3×32×32:
+// 990,218 parameters; on 1×28×28: 644,554.
+func alexnetSmallLayers(b *builder) {
+	b.conv(5, 32, 2)
+	b.pool()
+	b.relu()
+	b.conv(5, 64, 2)
+	b.pool()
+	b.relu()
+	b.conv(3, 128, 1)
+	b.pool()
+	b.relu()
+	b.dense(384)
+	b.relu()
+	b.dense(192)
+	b.relu()
+	b.dense(10)
+}
+
+// cifarNetLayers is the staleness-aware paper's CIFAR-10 network, Caffe's
+// cifar10_full (3 convolution + pooling layers and one fully connected
+// layer): conv 5×5×32 same, pool, ReLU, conv 5×5×32 same, pool, ReLU, conv
+// 5×5×64 same, pool, ReLU, dense →10. On 3×32×32: 89,578 parameters (the
+// paper's "about 90K"); on 1×28×28: 83,498. Its pools are 2×2 max pools
+// where Caffe's are 3×3 with stride 2 (max, then average twice) and its
+// local response normalisation is left out: docs/models.md.
+func cifarNetLayers(b *builder) {
+	b.conv(5, 32, 2)
+	b.pool()
+	b.relu()
+	b.conv(5, 32, 2)
+	b.pool()
+	b.relu()
+	b.conv(5, 64, 2)
+	b.pool()
+	b.relu()
+	b.dense(10)
+}
+
+// builder appends layers, following the activation's shape: h×w×c while
+// it is an image (NHWC once a convolution has read it), flat after the
+// first dense layer. The first error (a window larger than its input)
+// stops it.
+type builder struct {
+	name    string
+	in      Shape
+	ws      *kernel.Workspace
+	layers  []layer
+	h, w, c int
+	nhwc    bool // the activation is NHWC (the input is CHW until a convolution)
+	flat    bool
+	err     error
+}
+
+func (b *builder) size() int { return b.h * b.w * b.c }
+
+func (b *builder) add(l layer) { b.layers = append(b.layers, l) }
+
+// conv adds a k×k convolution to cout channels with pad zeros on each side
+// (0: valid; (k-1)/2: same), after the transpose to NHWC if the input has
+// several channels.
+func (b *builder) conv(k, cout, p int) {
+	if b.err != nil {
+		return
+	}
+	if b.flat {
+		panic("nn: " + b.name + ": convolution after a dense layer")
+	}
+	if b.h+2*p < k || b.w+2*p < k {
+		b.err = fmt.Errorf("nn: model %s needs larger images than %v: its %d×%d window meets a %d×%d activation", b.name, b.in, k, k, b.h+2*p, b.w+2*p)
+		return
+	}
+	if !b.nhwc && b.c > 1 {
+		b.add(toNHWC{b.h, b.w, b.c})
+	}
+	b.nhwc = true
+	if p > 0 {
+		b.add(pad{b.h, b.w, b.c, p})
+		b.h, b.w = b.h+2*p, b.w+2*p
+	}
+	b.add(newConv(b.h, b.w, b.c, k, cout, b.ws))
+	b.h, b.w, b.c = b.h-k+1, b.w-k+1, cout
+}
+
+// pool adds a 2×2 max pool with stride 2.
+func (b *builder) pool() {
+	if b.err != nil {
+		return
+	}
+	if b.h < 2 || b.w < 2 {
+		b.err = fmt.Errorf("nn: model %s needs larger images than %v: its 2×2 pool meets a %d×%d activation", b.name, b.in, b.h, b.w)
+		return
+	}
+	b.add(newMaxPool2(b.h, b.w, b.c))
+	b.h, b.w = b.h/2, b.w/2
+}
+
+func (b *builder) relu() {
+	if b.err == nil {
+		b.add(relu{b.size()})
+	}
+}
+
+func (b *builder) dense(out int) {
+	if b.err != nil {
+		return
+	}
+	b.add(newDense(b.size(), out, b.ws))
+	b.h, b.w, b.c, b.flat = 1, 1, out, true
 }
 
 // layer is one stage of a sequential network working on a whole batch of

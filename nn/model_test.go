@@ -1,28 +1,105 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/pacer-ps/pacer/internal/kernel"
 )
 
+var cifarShape = Shape{C: 3, H: 32, W: 32}
+
 func TestNew(t *testing.T) {
-	for name, params := range map[string]int{"mlp": 235146, "cnn": 184586} {
-		m, err := New(name)
+	for _, c := range []struct {
+		name   string
+		in     Shape
+		params int
+	}{
+		{"mlp", Image28, 235146}, {"cnn", Image28, 184586},
+		{"alexnet-small", Image28, 644554}, {"cifar-net", Image28, 83498},
+		{"mlp", cifarShape, 820874}, {"cnn", cifarShape, 259914},
+		{"alexnet-small", cifarShape, 990218}, {"cifar-net", cifarShape, 89578},
+	} {
+		m, err := New(c.name, c.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Name() != name || m.NumParams() != params || m.InputSize() != 784 || m.NumClasses() != 10 {
-			t.Errorf("%s: name %q, %d params, input %d, %d classes", name, m.Name(), m.NumParams(), m.InputSize(), m.NumClasses())
+		if m.Name() != c.name || m.NumParams() != c.params || m.InputSize() != c.in.Size() || m.NumClasses() != 10 {
+			t.Errorf("%s on %v: name %q, %d params, input %d, %d classes", c.name, c.in, m.Name(), m.NumParams(), m.InputSize(), m.NumClasses())
 		}
 	}
-	_, err := New("resnet")
-	if err == nil || !strings.Contains(err.Error(), "cnn") || !strings.Contains(err.Error(), "mlp") {
+	_, err := New("resnet", Image28)
+	if err == nil || !strings.Contains(err.Error(), "cnn") || !strings.Contains(err.Error(), "mlp") ||
+		!strings.Contains(err.Error(), "alexnet-small") || !strings.Contains(err.Error(), "cifar-net") {
 		t.Errorf("New(resnet) error %v does not list the valid names", err)
+	}
+	for _, c := range []struct {
+		name, want string
+		in         Shape
+	}{
+		{"cnn", "larger images than 1×8×8", Shape{1, 8, 8}},
+		{"cifar-net", "larger images than 1×4×4", Shape{1, 4, 4}},
+		{"mlp", "input shape 0×28×28", Shape{0, 28, 28}},
+		{"cnn", "input shape 3×-1×32", Shape{3, -1, 32}},
+		{"mlp", "input shape 4096×4096×1", Shape{4096, 4096, 1}},
+	} {
+		if _, err := New(c.name, c.in); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%s, %v) = %v, want an error with %q", c.name, c.in, err, c.want)
+		}
+	}
+	// The MLP takes any shape, even a single feature.
+	if m, err := New("mlp", Shape{1, 1, 1}); err != nil || m.InputSize() != 1 {
+		t.Errorf("New(mlp, 1×1×1) = %v, %v", m, err)
+	}
+}
+
+// The convolutional models on 28×28×1 have no transpose or padding in
+// front of their first convolution, and on several channels the transpose
+// comes first; "same" convolutions keep their input's size.
+func TestModelLayers(t *testing.T) {
+	kinds := func(m Model) string {
+		var s []string
+		for _, l := range m.(*seq).layers {
+			switch l := l.(type) {
+			case toNHWC:
+				s = append(s, "nhwc")
+			case pad:
+				s = append(s, "pad"+strconv.Itoa(l.p))
+			case *conv:
+				s = append(s, fmt.Sprintf("conv%d:%dx%d", l.k, l.oh, l.ow))
+			case *maxPool2:
+				s = append(s, "pool")
+			case relu:
+				s = append(s, "relu")
+			case *dense:
+				s = append(s, fmt.Sprintf("fc%d", l.out))
+			}
+		}
+		return strings.Join(s, " ")
+	}
+	for _, c := range []struct {
+		name string
+		in   Shape
+		want string
+	}{
+		{"cnn", Image28, "conv5:24x24 pool relu conv5:8x8 pool relu fc128 relu fc10"},
+		{"cnn", cifarShape, "nhwc conv5:28x28 pool relu conv5:10x10 pool relu fc128 relu fc10"},
+		{"mlp", cifarShape, "fc256 relu fc128 relu fc10"},
+		{"cifar-net", cifarShape, "nhwc pad2 conv5:32x32 pool relu pad2 conv5:16x16 pool relu pad2 conv5:8x8 pool relu fc10"},
+		{"alexnet-small", Image28, "pad2 conv5:28x28 pool relu pad2 conv5:14x14 pool relu pad1 conv3:7x7 pool relu fc384 relu fc192 relu fc10"},
+	} {
+		m, err := New(c.name, c.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(m); got != c.want {
+			t.Errorf("%s on %v:\n got %s\nwant %s", c.name, c.in, got, c.want)
+		}
 	}
 }
 
@@ -55,7 +132,7 @@ func TestCheckBatch(t *testing.T) {
 
 func TestInitDeterministic(t *testing.T) {
 	for _, name := range Names() {
-		m, _ := New(name)
+		m, _ := New(name, Image28)
 		a, b, c := make([]float32, m.NumParams()), make([]float32, m.NumParams()), make([]float32, m.NumParams())
 		m.Init(a, 42)
 		m.Init(b, 42)
@@ -134,11 +211,38 @@ func TestModelGradientSmall(t *testing.T) {
 	checkModelGrad(t, s, 3, all, r)
 }
 
+// A small model with the layers in front of a convolution on a
+// three-channel image (transpose, padding), every parameter checked.
+func TestModelGradientSame(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	ws := new(kernel.Workspace)
+	s := newSeq("small-same", 3,
+		toNHWC{5, 5, 3}, pad{5, 5, 3, 1}, newConv(7, 7, 3, 3, 4, ws), newMaxPool2(5, 5, 4), relu{2 * 2 * 4},
+		pad{2, 2, 4, 1}, newConv(4, 4, 4, 3, 2, ws), relu{2 * 2 * 2}, newDense(8, 3, ws))
+	all := make([]int, s.NumParams())
+	for i := range all {
+		all[i] = i
+	}
+	checkModelGrad(t, s, 3, all, r)
+}
+
 func TestModelGradientFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
+	type run struct {
+		name string
+		in   Shape
+	}
+	var runs []run
 	for _, name := range Names() {
-		t.Run(name, func(t *testing.T) {
-			m, _ := New(name)
+		runs = append(runs, run{name, Image28})
+	}
+	// On three channels too, but for the largest model (its float64
+	// reference on 32×32 takes seconds per parameter).
+	runs = append(runs, run{"mlp", cifarShape}, run{"cnn", cifarShape}, run{"cifar-net", cifarShape})
+	for _, c := range runs {
+		name := c.name
+		t.Run(name+"/"+c.in.String(), func(t *testing.T) {
+			m, _ := New(name, c.in)
 			s := m.(*seq)
 			// A few parameters from every layer: first, last and random.
 			var idx []int
@@ -157,7 +261,7 @@ func TestModelGradientFull(t *testing.T) {
 
 func TestGradNoAllocs(t *testing.T) {
 	for _, name := range Names() {
-		m, _ := New(name)
+		m, _ := New(name, Image28)
 		p, g := make([]float32, m.NumParams()), make([]float32, m.NumParams())
 		m.Init(p, 1)
 		// 33 samples: the CNN's second convolution sums its weight gradient

@@ -64,6 +64,31 @@ func refForward(l layer, p, x []float64, batch int) []float64 {
 			}
 		}
 		return y
+	case toNHWC:
+		y := make([]float64, batch*l.outSize())
+		for n := 0; n < batch; n++ {
+			for c := 0; c < l.c; c++ {
+				for r := 0; r < l.h; r++ {
+					for q := 0; q < l.w; q++ {
+						y[n*l.outSize()+(r*l.w+q)*l.c+c] = x[n*l.inSize()+(c*l.h+r)*l.w+q]
+					}
+				}
+			}
+		}
+		return y
+	case pad:
+		y := make([]float64, batch*l.outSize())
+		ow := l.w + 2*l.p
+		for n := 0; n < batch; n++ {
+			for r := 0; r < l.h; r++ {
+				for q := 0; q < l.w; q++ {
+					for c := 0; c < l.c; c++ {
+						y[n*l.outSize()+((r+l.p)*ow+q+l.p)*l.c+c] = x[n*l.inSize()+(r*l.w+q)*l.c+c]
+					}
+				}
+			}
+		}
+		return y
 	case relu:
 		y := make([]float64, batch*l.n)
 		for i := range y {

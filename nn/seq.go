@@ -17,6 +17,10 @@ type seq struct {
 	acts    [][]float32
 	grads   [][]float32 // grads[i] is the gradient with respect to acts[i]
 	capB    int         // batch the buffers are sized for
+	// first is the first layer with parameters: the layers before it (the
+	// input's transpose to NHWC, a padding) need no backward pass, and it
+	// needs no input gradient.
+	first int
 }
 
 func newSeq(name string, classes int, layers ...layer) *seq {
@@ -26,6 +30,9 @@ func newSeq(name string, classes int, layers ...layer) *seq {
 			panic(fmt.Sprintf("nn: %s: layer %d takes %d inputs, previous gives %d", name, i, l.inSize(), layers[i-1].outSize()))
 		}
 		s.offs = append(s.offs, s.nparams)
+		if s.nparams == 0 {
+			s.first = i
+		}
 		s.nparams += l.numParams()
 	}
 	if layers[len(layers)-1].outSize() != classes {
@@ -88,10 +95,10 @@ func (s *seq) Grad(params, grad []float32, x []float32, y []uint8, batch int) fl
 	logits := s.forward(params, x, batch)
 	last := len(s.layers)
 	loss := softmaxCrossEntropy(logits, y, s.classes, batch, s.grads[last])
-	for i := last - 1; i >= 0; i-- {
+	for i := last - 1; i >= s.first; i-- {
 		var dx []float32
-		if i > 0 {
-			dx = s.grads[i] // the input gradient of the first layer is never needed
+		if i > s.first {
+			dx = s.grads[i] // no gradient is needed below the first layer with parameters
 		}
 		s.layers[i].backward(s.params(params, i), s.acts[i], s.acts[i+1], s.grads[i+1], dx, s.params(grad, i), batch)
 	}

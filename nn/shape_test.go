@@ -8,7 +8,7 @@ import (
 
 func TestCheckDataNamesBothShapes(t *testing.T) {
 	for _, name := range Names() {
-		m, _ := New(name)
+		m, _ := New(name, Image28)
 		if err := CheckData(m, "fashion-mnist/train", 784, 10); err != nil {
 			t.Errorf("%s on 28×28 images: %v", name, err)
 		}

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Evaluate a model pacer exported (pacer export) with PyTorch alone.
 
-Builds the architecture in torch (MLP or CNN, recognised from the file's
-arrays), loads the .npz as its state_dict unchanged (docs/model-format.md:
+Builds the architecture in torch (mlp, cnn, alexnet-small or cifar-net on
+28x28 images, recognised from the file's arrays), loads the .npz as its state_dict unchanged (docs/model-format.md:
 the arrays are in PyTorch's own names, shapes and element orders) and
 prints its test accuracy on Fashion-MNIST (or MNIST) read from the IDX
 files, pixels/255 as float32, exactly as pacer reads them.
@@ -58,7 +58,48 @@ class CNN(nn.Module):
         return self.fc2(x)
 
 
-MODELS = {"mlp": MLP, "cnn": CNN}
+class AlexNetSmall(nn.Module):
+    """pacer's alexnet-small on 1x28x28 (docs/models.md): conv5x5 32 pad 2, conv5x5 64 pad 2,
+    conv3x3 128 pad 1 (each -> ReLU -> pool2) -> 1152 -> 384 -> 192 -> 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+        self.conv2 = nn.Conv2d(32, 64, 5, padding=2)
+        self.conv3 = nn.Conv2d(64, 128, 3, padding=1)
+        self.fc1 = nn.Linear(128 * 3 * 3, 384)
+        self.fc2 = nn.Linear(384, 192)
+        self.fc3 = nn.Linear(192, 10)
+
+    def forward(self, x):  # x: (N, 784)
+        x = x.view(-1, 1, 28, 28)
+        for conv in (self.conv1, self.conv2, self.conv3):
+            x = F.max_pool2d(F.relu(conv(x)), 2)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class CifarNet(nn.Module):
+    """pacer's cifar-net on 1x28x28 (docs/models.md): conv5x5 32, 32, 64, each pad 2 ->
+    ReLU -> pool2, then 576 -> 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+        self.conv2 = nn.Conv2d(32, 32, 5, padding=2)
+        self.conv3 = nn.Conv2d(32, 64, 5, padding=2)
+        self.fc1 = nn.Linear(64 * 3 * 3, 10)
+
+    def forward(self, x):  # x: (N, 784)
+        x = x.view(-1, 1, 28, 28)
+        for conv in (self.conv1, self.conv2, self.conv3):
+            x = F.max_pool2d(F.relu(conv(x)), 2)
+        return self.fc1(torch.flatten(x, 1))
+
+
+MODELS = {"mlp": MLP, "cnn": CNN, "alexnet-small": AlexNetSmall, "cifar-net": CifarNet}
 
 
 def load_idx(path):

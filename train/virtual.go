@@ -115,7 +115,7 @@ type grad struct {
 }
 
 func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*learner, error) {
-	m, err := nn.New(cfg.Model)
+	m, err := job.NewModel(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -35,21 +35,25 @@ func pacerRun(t *testing.T, args ...string) string {
 // A live job's checkpoints → pacer export → one .npz → PyTorch alone
 // (python/eval_npz.py builds the architecture in torch and loads the
 // file as its state_dict) gives the test accuracy pacer eval gives, for
-// the MLP and the CNN. pacer eval reads the checkpoints and the exported
+// every model (the padded convolutions of alexnet-small and cifar-net
+// included). pacer eval reads the checkpoints and the exported
 // file to the same count.
 func TestExportLoadsInPyTorch(t *testing.T) {
 	torch := exec.Command("/usr/bin/python3", "-c", "import torch, numpy")
 	haveTorch := torch.Run() == nil
-	for _, model := range []string{"mlp", "cnn"} {
+	for _, model := range []string{"mlp", "cnn", "cifar-net", "alexnet-small"} {
 		t.Run(model, func(t *testing.T) {
 			dir := t.TempDir()
 			ck, file := filepath.Join(dir, "ckpt"), filepath.Join(dir, "model.npz")
-			limit, lr := "2000", "0.05"
-			if model == "cnn" {
+			limit, lr, epochs := "2000", "0.05", "1"
+			switch model {
+			case "cnn", "cifar-net":
 				limit, lr = "1600", "0.1"
+			case "alexnet-small": // deeper, with PyTorch's initialisation: slower to leave chance
+				limit, lr, epochs = "4000", "0.1", "3"
 			}
 			pacerRun(t, "train", "--mode", "inproc", "--model", model, "--workers", "2", "--shards", "2", "--train-limit", limit,
-				"--test-limit", "200", "--epochs", "1", "--lr", lr, "--checkpoint-dir", ck, "--out", filepath.Join(dir, "out"))
+				"--test-limit", "200", "--epochs", epochs, "--lr", lr, "--checkpoint-dir", ck, "--out", filepath.Join(dir, "out"))
 			out := pacerRun(t, "export", "--checkpoint-dir", ck, "--model-file", file)
 			if !strings.Contains(out, "model "+model) || !strings.Contains(out, "from 2 shard checkpoints") {
 				t.Errorf("export said %q", out)

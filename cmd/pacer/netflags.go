@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
@@ -41,7 +42,7 @@ func (n *netFlags) bindLinks(fs *pflag.FlagSet) {
 
 func (n *netFlags) bindSize(fs *pflag.FlagSet) {
 	fs.IntVar(&n.params, "params", 0, "the model's size in values, for the network's transfers (default: --model's)")
-	fs.StringVar(&n.model, "model", job.DefaultModel, "model whose size the network's transfers move: mlp | cnn")
+	fs.StringVar(&n.model, "model", job.DefaultModel, "model whose size (on Fashion-MNIST's 1×28×28 images) the network's transfers move: "+strings.Join(nn.Names(), " | "))
 }
 
 // links is the network the flags describe for a job of workers and
@@ -113,7 +114,7 @@ func (n *netFlags) simSpec(workers, shards int) (*network.Spec, int, error) {
 		}
 		return s, n.params, nil
 	}
-	m, err := nn.New(n.model)
+	m, err := job.NewModel(job.Config{Model: n.model})
 	if err != nil {
 		return nil, 0, fmt.Errorf("--model: %w", err)
 	}

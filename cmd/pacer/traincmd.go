@@ -15,7 +15,6 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
@@ -65,7 +64,7 @@ func (t *trainFlags) job(spec paradigm.Spec) (job.Config, error) {
 		c.SearchCost = -1 // job.Config: zero is the default, negative free
 	}
 	t.learn.ApplyTo(&c)
-	if _, err := nn.New(c.Model); err != nil {
+	if _, err := job.NewModel(c); err != nil {
 		return c, err
 	}
 	if c.Network, err = t.net.links(t.cl.workers, t.cl.shards); err != nil {

@@ -97,7 +97,7 @@ var narrower = map[string][]string{
 	"nn/npz":   {"nn"},
 	"paradigm": {"paradigm/zipline"},
 	"sim":      {"paradigm", "timing", "network", "runstats"},
-	"job":      {"paradigm", "optim", "timing", "network", "data"},
+	"job":      {"paradigm", "optim", "timing", "network", "data", "nn"},
 	"scenario": {"job", "paradigm", "network"},
 	"runstats": {"scenario"},
 	"check":    {"compare", "runstats", "network"},
