@@ -5,9 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/pacer-ps/pacer/job"
 )
+
+// pythonModels are the models python/pacer/models.py has (MODELS), on
+// Fashion-MNIST's 28×28 images, the only ones torch_worker.py reads.
+var pythonModels = []string{"mlp", "cnn", "alexnet-small", "cifar-net"}
 
 // defaultPython is Debian's interpreter, the one whose python3-torch and
 // python3-numpy scripts/setup installs.
@@ -31,8 +37,8 @@ func checkPythonWorkers(cfg job.Config, opt *Options) error {
 		return fmt.Errorf("launch: the PyTorch worker does not clip its gradient yet: --clip-norm needs Go workers")
 	case cfg.Global():
 		return fmt.Errorf("launch: the PyTorch worker samples its own shard only (python/pacer/data.py): --sampling global needs Go workers")
-	case cfg.Model != "mlp" && cfg.Model != "cnn":
-		return fmt.Errorf("launch: model %q has no PyTorch counterpart in python/pacer/models.py (mlp, cnn)", cfg.Model)
+	case !slices.Contains(pythonModels, cfg.Model):
+		return fmt.Errorf("launch: model %q has no PyTorch counterpart in python/pacer/models.py (%s)", cfg.Model, strings.Join(pythonModels, ", "))
 	case cfg.Dataset != "fashion-mnist" && cfg.Dataset != "mnist":
 		return fmt.Errorf("launch: python/torch_worker.py reads IDX data sets (fashion-mnist, mnist), not %s", cfg.Dataset)
 	case len(cfg.Timing.Speeds) > 0 || cfg.Timing.Jitter > 0 || cfg.Timing.Straggler != "":

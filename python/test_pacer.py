@@ -392,7 +392,7 @@ class TLSTest(unittest.TestCase):
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 class LayoutTest(unittest.TestCase):
-    """pacer.models' MLP and CNN in pacer's layout hold the very weights
+    """pacer.models' models in pacer's layout hold the very weights
     pacer's Go models hold: a PyTorch worker pulls a shard's initial weights,
     and pacer export (Go's nn.Tensors) turns the shard's checkpoint of the
     same version into PyTorch's layout; the two must agree tensor by tensor
@@ -424,10 +424,12 @@ class LayoutTest(unittest.TestCase):
                 procs.stop()
         ours = {k: v.detach().numpy() for k, v in model.state_dict().items()}
         self.assertEqual(sorted(ours), sorted(exported))
-        if name == "cnn":
-            # Ours flattens (row, column, channel); PyTorch's export (channel, row, column).
-            fc1 = ours["fc1.weight"].reshape(128, 4, 4, 64).transpose(0, 3, 1, 2).reshape(128, 1024)
-            ours["fc1.weight"] = fc1
+        # Ours flattens (row, column, channel) before fc1; PyTorch's export
+        # (channel, row, column). (out, h, w, c) of fc1's input per model:
+        flat = {"cnn": (128, 4, 4, 64), "alexnet-small": (384, 3, 3, 128), "cifar-net": (10, 3, 3, 64)}
+        if name in flat:
+            o, h, w, ch = flat[name]
+            ours["fc1.weight"] = ours["fc1.weight"].reshape(o, h, w, ch).transpose(0, 3, 1, 2).reshape(o, h * w * ch)
         for k in ours:
             with self.subTest(k):
                 np.testing.assert_array_equal(ours[k], exported[k])
@@ -446,6 +448,12 @@ class LayoutTest(unittest.TestCase):
 
     def test_cnn(self):
         self.layout("cnn")
+
+    def test_alexnet_small(self):
+        self.layout("alexnet-small")
+
+    def test_cifar_net(self):
+        self.layout("cifar-net")
 
 
 FASHION = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") or os.environ.get("PACER_DATA")

@@ -1,6 +1,8 @@
 """pacer's built-in models (nn/model.go) in PyTorch, in pacer's parameter
 layout (pacer_layout = "pacer"), so a PyTorch worker trains a job of
---model mlp or --model cnn beside Go workers, on the same shards.
+--model mlp, cnn, alexnet-small or cifar-net beside Go workers, on the same
+shards. They take Fashion-MNIST's 1x28x28 images, the only data set the
+PyTorch workers read.
 
 A PyTorch checkpoint of the same architecture (a state_dict in PyTorch's
 own layout, docs/model-format.md: what pacer export writes and
@@ -56,7 +58,55 @@ class CNN(nn.Module):
         return self.fc2(x)
 
 
-MODELS = {"mlp": MLP, "cnn": CNN}
+class AlexNetSmall(nn.Module):
+    """pacer's alexnet-small on 1x28x28 (644,554 parameters; docs/models.md):
+    conv 5x5 32 pad 2, conv 5x5 64 pad 2, conv 3x3 128 pad 1, each then pool 2
+    and ReLU, 1152 -> 384, ReLU, 384 -> 192, ReLU, 192 -> 10. Flattened
+    before fc1 in pacer's NHWC order, as the CNN."""
+
+    pacer_layout = "pacer"
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+        self.conv2 = nn.Conv2d(32, 64, 5, padding=2)
+        self.conv3 = nn.Conv2d(64, 128, 3, padding=1)
+        self.fc1 = nn.Linear(128 * 3 * 3, 384)
+        self.fc2 = nn.Linear(384, 192)
+        self.fc3 = nn.Linear(192, 10)
+
+    def forward(self, x):
+        x = x.reshape(-1, 1, 28, 28)
+        for conv in (self.conv1, self.conv2, self.conv3):
+            x = F.relu(F.max_pool2d(conv(x), 2))
+        x = x.permute(0, 2, 3, 1).flatten(1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class CifarNet(nn.Module):
+    """pacer's cifar-net on 1x28x28 (83,498 parameters; docs/models.md):
+    conv 5x5 32, 32, 64, each pad 2, then pool 2 and ReLU, 576 -> 10.
+    Flattened before fc1 in pacer's NHWC order, as the CNN."""
+
+    pacer_layout = "pacer"
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 5, padding=2)
+        self.conv2 = nn.Conv2d(32, 32, 5, padding=2)
+        self.conv3 = nn.Conv2d(32, 64, 5, padding=2)
+        self.fc1 = nn.Linear(64 * 3 * 3, 10)
+
+    def forward(self, x):
+        x = x.reshape(-1, 1, 28, 28)
+        for conv in (self.conv1, self.conv2, self.conv3):
+            x = F.relu(F.max_pool2d(conv(x), 2))
+        return self.fc1(x.permute(0, 2, 3, 1).flatten(1))
+
+
+MODELS = {"mlp": MLP, "cnn": CNN, "alexnet-small": AlexNetSmall, "cifar-net": CifarNet}
 
 
 def for_job(job):
