@@ -10,7 +10,8 @@
 //	}
 //
 // Names are fashion-mnist, mnist, cifar10 and synthetic. Every Set holds pixels/255 as float32,
-// row-major, and uint8 labels; Load validates shapes, label range and pixel range before
+// row-major (each image channel by channel, row by row: ImageOf gives a set's C×H×W from its
+// name, which is what the models are built for), and uint8 labels; Load validates shapes, label range and pixel range before
 // returning, so consumers need not re-check.
 //
 // # Where the files come from
