@@ -428,8 +428,8 @@ class LayoutTest(unittest.TestCase):
         # (channel, row, column). (out, h, w, c) of fc1's input per model:
         flat = {"cnn": (128, 4, 4, 64), "alexnet-small": (384, 3, 3, 128), "cifar-net": (10, 3, 3, 64)}
         if name in flat:
-            o, h, w, ch = flat[name]
-            ours["fc1.weight"] = ours["fc1.weight"].reshape(o, h, w, ch).transpose(0, 3, 1, 2).reshape(o, h * w * ch)
+            o, rows, cols, ch = flat[name]  # not w: w is the worker, read below
+            ours["fc1.weight"] = ours["fc1.weight"].reshape(o, rows, cols, ch).transpose(0, 3, 1, 2).reshape(o, rows * cols * ch)
         for k in ours:
             with self.subTest(k):
                 np.testing.assert_array_equal(ours[k], exported[k])

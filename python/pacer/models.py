@@ -121,14 +121,20 @@ def for_job(job):
                          % (job.model, ", ".join(MODELS))) from None
 
 
-def _fc1_to_torch(w):
-    # CNN's fc1 reads its input in pacer's (row, column, channel) order;
-    # PyTorch's flatten of NCHW reads (channel, row, column).
-    return w.reshape(128, 4, 4, 64).permute(0, 3, 1, 2).reshape(128, 1024)
+# The image models' fc1 reads its input in pacer's (row, column, channel)
+# order; PyTorch's flatten of NCHW reads (channel, row, column). Per model,
+# fc1's (out, rows, columns, channels) on 28x28 inputs.
+_FC1 = {"CNN": (128, 4, 4, 64), "AlexNetSmall": (384, 3, 3, 128), "CifarNet": (10, 3, 3, 64)}
 
 
-def _fc1_from_torch(w):
-    return w.reshape(128, 64, 4, 4).permute(0, 2, 3, 1).reshape(128, 1024)
+def _fc1_to_torch(model, w):
+    o, r, c, ch = _FC1[type(model).__name__]
+    return w.reshape(o, r, c, ch).permute(0, 3, 1, 2).reshape(o, r * c * ch)
+
+
+def _fc1_from_torch(model, w):
+    o, r, c, ch = _FC1[type(model).__name__]
+    return w.reshape(o, ch, r, c).permute(0, 2, 3, 1).reshape(o, r * c * ch)
 
 
 def _model(name_or_model):
@@ -148,8 +154,8 @@ def torch_state_dict(model):
     torch.save keeps and an ordinary torch module of the architecture
     loads."""
     sd = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items()}
-    if isinstance(model, CNN):
-        sd["fc1.weight"] = _fc1_to_torch(sd["fc1.weight"]).contiguous()
+    if type(model).__name__ in _FC1:
+        sd["fc1.weight"] = _fc1_to_torch(model, sd["fc1.weight"]).contiguous()
     return sd
 
 
@@ -163,8 +169,8 @@ def load_torch_state_dict(model, state_dict):
     got = {k: tuple(v.shape) for k, v in sd.items()}
     if want != got:
         raise ValueError("state_dict %s is not %s's %s" % (sorted(got.items()), type(model).__name__, sorted(want.items())))
-    if isinstance(model, CNN):
-        sd["fc1.weight"] = _fc1_from_torch(sd["fc1.weight"])
+    if type(model).__name__ in _FC1:
+        sd["fc1.weight"] = _fc1_from_torch(model, sd["fc1.weight"])
     model.load_state_dict(sd, strict=True)
     return model
 
@@ -172,7 +178,7 @@ def load_torch_state_dict(model, state_dict):
 def flat_from_state_dict(name, state_dict):
     """The flat vector in pacer's layout (what the shards hold, pacer's Go
     models' order, nn/layout.go) of a PyTorch state_dict of pacer's model
-    name ("mlp" or "cnn")."""
+    name (MODELS: mlp, cnn, alexnet-small, cifar-net)."""
     from . import torch as ptorch
     return ptorch.to_flat(load_torch_state_dict(_model(name), state_dict))
 
