@@ -269,8 +269,10 @@ func (rr *rawRound) close() {
 // shards, and pulls the new version), against plain TCP moving the same
 // bytes over as many connections, the two alternating round by round after
 // two warm-up rounds of each. ratio is the median over the rounds of
-// (raw time ÷ round time); ratio_min and ratio_max bound them. Under
-// log=on the shards run --durability log (the log in $TMPDIR).
+// (raw time ÷ round time); ratio_min and ratio_max bound them;
+// round_cpu_ms and raw_cpu_ms are the process's CPU time (both ends, all
+// cores) a round took, less sensitive to other load than the wall time.
+// Under log=on the shards run --durability log (the log in $TMPDIR).
 //
 //	go test ./live -run '^$' -bench Round -benchtime 7x -benchmem
 func BenchmarkRound(b *testing.B) {
@@ -293,18 +295,23 @@ func BenchmarkRound(b *testing.B) {
 						rr.round(b)
 					}
 					ratios := make([]float64, 0, b.N)
-					var tRaw, tRound time.Duration
+					var tRaw, tRound, cRaw, cRound time.Duration
 					b.SetBytes(int64(2 * 4 * benchN * k))
 					b.ResetTimer()
 					for i := range b.N {
 						r++
 						var raw, rd time.Duration
+						c0 := cpuTime()
 						if i%2 == 0 {
 							raw = rr.round(b)
+							c1 := cpuTime()
 							rd = rb.round(b, r)
+							cRaw, cRound = cRaw+c1-c0, cRound+cpuTime()-c1
 						} else {
 							rd = rb.round(b, r)
+							c1 := cpuTime()
 							raw = rr.round(b)
+							cRound, cRaw = cRound+c1-c0, cRaw+cpuTime()-c1
 						}
 						tRaw, tRound = tRaw+raw, tRound+rd
 						ratios = append(ratios, raw.Seconds()/rd.Seconds())
@@ -313,6 +320,8 @@ func BenchmarkRound(b *testing.B) {
 					reportRatios(b, "ratio", ratios)
 					b.ReportMetric(float64(tRound.Milliseconds())/float64(b.N), "round_ms")
 					b.ReportMetric(float64(tRaw.Milliseconds())/float64(b.N), "raw_ms")
+					b.ReportMetric(cRound.Seconds()*1000/float64(b.N), "round_cpu_ms")
+					b.ReportMetric(cRaw.Seconds()*1000/float64(b.N), "raw_cpu_ms")
 				})
 			}
 		}
