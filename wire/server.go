@@ -178,7 +178,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
-	p := &Peer{nc: nc, cfg: &s.cfg, w: NewWriter(nc, s.cfg.BufferSize, s.cfg.MaxPayload), assigned: -1}
+	p := &Peer{nc: nc, cfg: &s.cfg, w: NewWriter(nc, s.cfg.BufferSize, s.cfg.MaxPayload)}
+	p.assigned.Store(-1)
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
 	defer stop()
 	defer p.shut()
@@ -336,7 +337,7 @@ func (s *Server) serveHello(ctx context.Context, p *Peer, req, resp *Frame) bool
 		resp.Type, resp.Worker = MsgHelloOK, req.Worker
 	}
 	resp.ReqID = req.ReqID
-	p.assigned = resp.Worker
+	p.assigned.Store(resp.Worker)
 	return p.write(resp) == nil
 }
 
@@ -367,10 +368,12 @@ func isEncodeError(err error) bool {
 // it with PeerFrom; a coordinator keeps it to notify the worker later
 // (Release, Shutdown) from any goroutine.
 type Peer struct {
-	nc       net.Conn
-	cfg      *Config
-	hello    Hello
-	assigned int32
+	nc    net.Conn
+	cfg   *Config
+	hello Hello
+	// assigned is atomic: the Hello's handler may hand the peer to other
+	// goroutines (a coordinator's notices) before serveHello stores it.
+	assigned atomic.Int32
 	maxIn    int // payload limit after the Hello (0: Config.MaxPayload)
 
 	wmu    sync.Mutex
@@ -400,7 +403,7 @@ func PeerFrom(ctx context.Context) (*Peer, bool) {
 func (p *Peer) Hello() Hello { return p.hello }
 
 // ID returns the worker id the HelloOK reply carried (-1 before it).
-func (p *Peer) ID() int32 { return p.assigned }
+func (p *Peer) ID() int32 { return p.assigned.Load() }
 
 // RemoteAddr returns the peer's network address.
 func (p *Peer) RemoteAddr() net.Addr { return p.nc.RemoteAddr() }
