@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,26 @@ func TestRunInproc(t *testing.T) {
 	}
 	if _, err := Run(ctx, c, "virtual"); err == nil {
 		t.Error("a check measured in virtual mode accepted")
+	}
+}
+
+// A live run's steady throughput: per worker one push per cycle of its
+// mean iteration over its share of time not held, summed; the check takes
+// it over the wall rate, which counts start-up.
+func TestSteadyThroughput(t *testing.T) {
+	r := runstats.Run{WorkerIterations: []runstats.IterStats{{N: 10, Mean: 0.1}, {N: 10, Mean: 0.2}, {N: 0}},
+		WorkerWait: []float64{0, 0.5, 0}}
+	v, ok := SteadyThroughput(&r)
+	if want := 1/0.1 + 0.5/0.2; !ok || math.Abs(v-want) > 1e-9 {
+		t.Errorf("steady throughput %g (%v), want %g", v, ok, want)
+	}
+	if _, ok := SteadyThroughput(&runstats.Run{}); ok {
+		t.Error("a run without per-worker figures has a steady throughput")
+	}
+	one := 3.0
+	s := &runstats.Summary{Paradigms: []runstats.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: runstats.Interval{Median: &one}}},
+		Runs: []runstats.Run{{Paradigm: "asp", WorkerIterations: r.WorkerIterations, WorkerWait: r.WorkerWait}}}
+	if m := metrics(s, s.Paradigms[0]); math.Abs(m.Throughput-12.5) > 1e-9 || m.WallThroughput != 3 {
+		t.Errorf("metrics %+v: want throughput 12.5 (steady), wall 3", m)
 	}
 }
