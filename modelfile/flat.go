@@ -1,12 +1,9 @@
 package modelfile
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/pacer-ps/pacer/nn"
-	"github.com/pacer-ps/pacer/nn/npz"
 )
 
 // This file: the file form of a flat model (nn.ParseFlat), a user's own
@@ -22,13 +19,9 @@ const FlatArray = "flat"
 
 // ReadFlat reads a flat model's vector from its .npz file.
 func ReadFlat(path string) ([]float32, error) {
-	b, err := os.ReadFile(path)
+	ts, err := readTensors(path)
 	if err != nil {
-		return nil, fmt.Errorf("modelfile: %w", err)
-	}
-	ts, err := npz.Read(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+		return nil, err
 	}
 	if len(ts) != 1 || ts[0].Name != FlatArray || len(ts[0].Shape) != 1 {
 		return nil, fmt.Errorf("modelfile: %s holds %s; a flat model's file holds one 1-D float32 array named %q (pacer.torch.save_flat writes one)",

@@ -80,9 +80,8 @@ func Shapes() []nn.Shape {
 	return out
 }
 
-// ReadNPZ reads a model file in the exchange layout; the model is the one
-// whose layout its arrays match.
-func ReadNPZ(path string) (*Model, error) {
+// readTensors reads every array of the .npz file at path.
+func readTensors(path string) ([]nn.Tensor, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %w", err)
@@ -90,6 +89,16 @@ func ReadNPZ(path string) (*Model, error) {
 	ts, err := npz.Read(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	return ts, nil
+}
+
+// ReadNPZ reads a model file in the exchange layout; the model is the one
+// whose layout its arrays match.
+func ReadNPZ(path string) (*Model, error) {
+	ts, err := readTensors(path)
+	if err != nil {
+		return nil, err
 	}
 	if len(ts) == 1 && ts[0].Name == FlatArray {
 		return nil, fmt.Errorf("modelfile: %s is a flat model's vector (%d parameters of a model pacer does not know): load it into your own model with pacer.torch.load_flat and evaluate it there (docs/python.md)", path, len(ts[0].Data))

@@ -270,20 +270,14 @@ func (r *Run) SetTargets(targets []float64) {
 	epochs := len(r.CurveEpochs) == len(r.Curve)
 	for _, a := range targets {
 		var t, e *float64
-		if k, f, ok := r.crossing(a); ok {
-			tv := r.Curve[k][0]
-			ev := 0.0
-			if epochs {
-				ev = r.CurveEpochs[k]
-			}
-			if k > 0 {
-				tv = r.Curve[k-1][0] + f*(r.Curve[k][0]-r.Curve[k-1][0])
-				if epochs {
-					ev = r.CurveEpochs[k-1] + f*(r.CurveEpochs[k]-r.CurveEpochs[k-1])
-				}
-			}
+		if tv, ok := r.TimeTo(a); ok {
 			t = &tv
 			if epochs {
+				k, f, _ := r.crossing(a)
+				ev := r.CurveEpochs[k]
+				if k > 0 {
+					ev = r.CurveEpochs[k-1] + f*(r.CurveEpochs[k]-r.CurveEpochs[k-1])
+				}
 				e = &ev
 			}
 		}

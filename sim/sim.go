@@ -464,17 +464,21 @@ func (e *engine) pushed(p int) {
 		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
 	}
 	var t0 time.Time
-	calls := g.Stats().ControllerCalls
+	var calls int64
+	charge := e.cfg.Spec.Kind == paradigm.Elastic && e.cfg.SearchCost > 0
+	if e.timed || charge {
+		calls = g.Stats().ControllerCalls
+	}
 	if e.timed {
 		t0 = e.cfg.Clock()
 	}
 	rd := e.pol.Pushed(e.now, p)
-	searched := g.Stats().ControllerCalls > calls
+	searched := (e.timed || charge) && g.Stats().ControllerCalls > calls
 	if e.timed && searched {
 		e.ctrl += e.cfg.Clock().Sub(t0)
 	}
 	var hold time.Duration
-	if searched && e.cfg.Spec.Kind == paradigm.Elastic && e.cfg.SearchCost > 0 {
+	if searched && charge {
 		// The server searches before it releases anyone: the workers
 		// wait for the search (the paper's "a large R lengthens training").
 		hold = time.Duration(SearchWork(e.cfg.Spec, e.live()) * float64(e.cfg.SearchCost))
