@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -289,7 +290,7 @@ func BenchmarkRound(b *testing.B) {
 					rr := newRawRound(b, k*shards, benchN/shards)
 					defer rr.close()
 					r := uint64(0)
-					for range 2 { // warm-up: buffers, snapshots, page faults
+					for range max(*roundWarmup, 2) { // buffers, snapshots, page faults; see roundWarmup
 						r++
 						rb.round(b, r)
 						rr.round(b)
@@ -327,6 +328,14 @@ func BenchmarkRound(b *testing.B) {
 		}
 	}
 }
+
+// roundWarmup is how many rounds of each kind BenchmarkRound runs before it
+// times any. Two fault the buffers in; the Go runtime's own caches (the
+// sudogs a blocked channel operation takes, the free goroutine records)
+// keep growing for a hundred rounds or more, because goroutines block on
+// one core and wake on the other, so -benchmem counts a few allocations a
+// round until then. Steady state: -round.warmup 150.
+var roundWarmup = flag.Int("round.warmup", 2, "BenchmarkRound: warm-up rounds before timing")
 
 // reportRatios reports the median of in-run ratios and their range.
 func reportRatios(b *testing.B, name string, rs []float64) {
