@@ -13,6 +13,9 @@ type Config struct {
 	WeightDecay float64  // L2 coefficient added to the update direction, ≥ 0
 	Nesterov    bool     // Nesterov momentum (needs Momentum > 0)
 	Schedule    Schedule // learning-rate schedule; the zero value is constant
+	// Rule is the update rule: SGD (the zero value), RMSProp or Adam, with
+	// their own parameters. Momentum is RMSProp's too; Adam takes none.
+	Rule Rule `json:",omitzero"`
 }
 
 // ScheduleKind selects how the rate changes after warm-up.
@@ -74,6 +77,8 @@ func (c Config) Validate() error {
 		return bad("Nesterov", c.Nesterov, "false when Momentum is 0")
 	case s.Kind != Constant && s.Kind != StepDecay && s.Kind != MultiStep && s.Kind != Exponential:
 		return bad("Schedule.Kind", int(s.Kind), "Constant, StepDecay, MultiStep or Exponential")
+	case c.validateRule() != nil:
+		return c.validateRule()
 	case (s.Kind == MultiStep || s.Kind == Exponential) && !(s.Gamma > 0 && s.Gamma <= 1):
 		return bad("Schedule.Gamma", s.Gamma, "in (0, 1]")
 	case s.Kind == MultiStep && (len(s.At) == 0 || len(s.At) > MaxMilestones):

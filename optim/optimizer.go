@@ -7,12 +7,18 @@ import "fmt"
 const chunk = 2048
 
 // Optimizer holds the state of the update rule for one contiguous parameter range of length n:
-// the velocity when Momentum > 0, nothing otherwise. Methods on one Optimizer must not run
+// the velocity when Momentum > 0, and for RMSProp and Adam the running mean of squared
+// gradients (and Adam's first moment and step count). Methods on one Optimizer must not run
 // concurrently; optimizers from Sub on disjoint ranges may.
 type Optimizer struct {
 	cfg Config
 	n   int
-	v   []float32 // nil when Momentum == 0
+	v   []float32 // momentum buffer, or Adam's first moment; nil for SGD and RMSProp without momentum
+	sq  []float32 // RMSProp's and Adam's mean of squared gradients; nil for SGD
+	// t is Adam's step count, shared with every Sub: it counts applies of
+	// the whole range, so a split apply advances it once (Tick).
+	t   *int64
+	sub bool // made by Sub: steps with the owner's count and never advances it
 }
 
 // New validates cfg and allocates the state for n parameters.
@@ -23,9 +29,12 @@ func New(cfg Config, n int) (*Optimizer, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("optim: New: length %d, must be ≥ 0", n)
 	}
-	o := &Optimizer{cfg: cfg, n: n}
-	if cfg.Momentum > 0 {
+	o := &Optimizer{cfg: cfg, n: n, t: new(int64)}
+	if cfg.Momentum > 0 || cfg.Rule.Kind == Adam {
 		o.v = make([]float32, n)
+	}
+	if cfg.Rule.Kind != SGD {
+		o.sq = make([]float32, n)
 	}
 	return o, nil
 }
@@ -36,25 +45,99 @@ func (o *Optimizer) Config() Config { return o.cfg }
 // Len is the length of the range the optimizer updates.
 func (o *Optimizer) Len() int { return o.n }
 
-// Sub returns an optimizer for elements [lo, hi) of o's range that shares o's velocity, so a
-// range can be updated by several goroutines, one sub-range each.
+// Sub returns an optimizer for elements [lo, hi) of o's range that shares o's state (every
+// buffer's range, and Adam's step count), so a range can be updated by several goroutines, one
+// sub-range each. A Sub never advances the step count: call o.Tick once before the sub-ranges'
+// applies of one step, which then all step with the same count, as one pass over the range would.
 func (o *Optimizer) Sub(lo, hi int) (*Optimizer, error) {
 	if lo < 0 || hi < lo || hi > o.n {
 		return nil, fmt.Errorf("optim: Sub(%d, %d) outside [0, %d]", lo, hi, o.n)
 	}
-	s := &Optimizer{cfg: o.cfg, n: hi - lo}
+	s := &Optimizer{cfg: o.cfg, n: hi - lo, t: o.t, sub: true}
 	if o.v != nil {
 		s.v = o.v[lo:hi:hi]
 	}
+	if o.sq != nil {
+		s.sq = o.sq[lo:hi:hi]
+	}
 	return s, nil
+}
+
+// Tick advances Adam's step count for one apply split over Sub optimizers (other rules keep
+// no count). ApplyWeighted and Step on an optimizer from New tick by themselves. Tick on a Sub
+// is a programming error and panics: sub-ranges must not count a step each.
+func (o *Optimizer) Tick() {
+	if o.sub {
+		panic("optim: Tick on a Sub: the owner of the range ticks once per apply")
+	}
+	*o.t++
+}
+
+// State is an optimizer's state, what a checkpoint keeps beside the weights.
+type State struct {
+	// Velocity is the momentum buffer (SGD and RMSProp with momentum) or Adam's first moment
+	// m; nil when the rule keeps none.
+	Velocity []float32
+	// Square is RMSProp's and Adam's running mean of squared gradients; nil for SGD.
+	Square []float32
+	// Step is Adam's step count t, the applies so far (0 for the other rules).
+	Step int64
+}
+
+// State returns the optimizer's state. Its slices alias the optimizer's buffers: copy them if
+// the optimizer keeps running.
+func (o *Optimizer) State() State {
+	st := State{Velocity: o.v, Square: o.sq}
+	if o.cfg.Rule.Kind == Adam {
+		st.Step = *o.t
+	}
+	return st
+}
+
+// SetState restores the state from a checkpoint. It must be exactly the state this
+// optimizer's rule keeps: a buffer it lacks, or one it does not keep, is refused with the
+// reason, and nothing changes.
+func (o *Optimizer) SetState(st State) error {
+	name := o.cfg.Rule.Kind.String()
+	check := func(what string, have []float32, got []float32) error {
+		switch {
+		case have == nil && len(got) > 0:
+			return fmt.Errorf("optim: SetState: %s (momentum %g) keeps no %s, got %d values", name, o.cfg.Momentum, what, len(got))
+		case have != nil && len(got) != o.n:
+			return fmt.Errorf("optim: SetState: %s (momentum %g) needs %d %s values, got %d", name, o.cfg.Momentum, o.n, what, len(got))
+		}
+		return nil
+	}
+	if err := check("velocity", o.v, st.Velocity); err != nil {
+		return err
+	}
+	if err := check("squared-gradient", o.sq, st.Square); err != nil {
+		return err
+	}
+	switch {
+	case o.cfg.Rule.Kind != Adam && st.Step != 0:
+		return fmt.Errorf("optim: SetState: %s keeps no step count, got %d", name, st.Step)
+	case st.Step < 0:
+		return fmt.Errorf("optim: SetState: step count %d, must be ≥ 0", st.Step)
+	case o.sub:
+		return fmt.Errorf("optim: SetState on a Sub: restore the whole range's owner")
+	}
+	copy(o.v, st.Velocity)
+	copy(o.sq, st.Square)
+	*o.t = st.Step
+	return nil
 }
 
 // Velocity returns the momentum buffer for checkpoints (nil for plain SGD). It aliases the
 // optimizer's state: copy it if the optimizer keeps running.
 func (o *Optimizer) Velocity() []float32 { return o.v }
 
-// SetVelocity restores the momentum buffer from a checkpoint.
+// SetVelocity restores the momentum buffer from a checkpoint (SGD's; SetState restores every
+// rule's state).
 func (o *Optimizer) SetVelocity(v []float32) error {
+	if o.cfg.Rule.Kind != SGD {
+		return fmt.Errorf("optim: SetVelocity: %s keeps more than a velocity: use SetState", o.cfg.Rule.Kind)
+	}
 	if o.v == nil {
 		if len(v) == 0 {
 			return nil
@@ -75,16 +158,39 @@ func (o *Optimizer) SetVelocity(v []float32) error {
 //	momentum:  v ← μ·v + g;  w ← w − lr·v
 //	Nesterov:  v ← μ·v + g;  w ← w − lr·(g + μ·v)
 //
-// Mismatched lengths are a programming error and panic.
+// and for RMSProp and Adam the rules of PyTorch's RMSprop and Adam (adaptive.go). On an
+// optimizer from New it advances Adam's step count; on a Sub it steps with the count the
+// owner's Tick set. Mismatched lengths are a programming error and panic.
 func (o *Optimizer) Step(w, u []float32, lr float32) {
 	if len(w) != o.n || len(u) != o.n {
 		panic(fmt.Sprintf("optim: Step: len(w)=%d len(u)=%d, optimizer range %d", len(w), len(u), o.n))
 	}
-	o.step(w, u, lr, 0, o.n)
+	k := o.begin(lr)
+	o.step(w, u, lr, 0, o.n, &k)
+}
+
+// begin starts one step: it advances Adam's count unless o is a Sub and returns the step's
+// scalars, computed once for every chunk.
+func (o *Optimizer) begin(lr float32) adaptiveCoef {
+	if o.sq == nil {
+		return adaptiveCoef{}
+	}
+	if o.cfg.Rule.Kind == Adam {
+		if !o.sub {
+			*o.t++
+		} else if *o.t < 1 {
+			panic("optim: an Adam Sub stepped before its owner's Tick")
+		}
+	}
+	return o.coef(lr)
 }
 
 // step applies the rule to w[lo:hi] with direction u (already cut to the same span).
-func (o *Optimizer) step(w, u []float32, lr float32, lo, hi int) {
+func (o *Optimizer) step(w, u []float32, lr float32, lo, hi int, k *adaptiveCoef) {
+	if o.sq != nil {
+		o.adaptiveStep(w[lo:hi], u, lo, hi, k)
+		return
+	}
 	wd := float32(o.cfg.WeightDecay)
 	if o.v == nil {
 		sgd(w[lo:hi], u, lr, wd)
@@ -110,10 +216,11 @@ func (o *Optimizer) ApplyWeighted(w []float32, grads [][]float32, weights []floa
 			panic(fmt.Sprintf("optim: ApplyWeighted: gradient %d has length %d, range %d", k, len(g), o.n))
 		}
 	}
-	if o.v == nil {
+	if o.v == nil && o.sq == nil {
 		o.applySGD(w, grads, weights, lr)
 		return
 	}
+	coef := o.begin(lr)
 	var buf [chunk]float32 // on the stack: no allocation, and private to this call
 	for lo := 0; lo < o.n; lo += chunk {
 		hi := min(lo+chunk, o.n)
@@ -129,7 +236,7 @@ func (o *Optimizer) ApplyWeighted(w []float32, grads [][]float32, weights []floa
 		if len(grads) == 0 {
 			clear(u)
 		}
-		o.step(w, u, lr, lo, hi)
+		o.step(w, u, lr, lo, hi, &coef)
 	}
 }
 
