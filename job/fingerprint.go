@@ -54,6 +54,7 @@ func (d *Description) fields() []shaping {
 		f("lr", num(j.LR), j.LR),
 		f("momentum", num(j.Momentum), j.Momentum),
 		f("weight-decay", num(j.WeightDecay), j.WeightDecay),
+		f("optimizer", j.Optimizer.String(), j.Optimizer),
 		f("lr-schedule", fmt.Sprintf("%+v", j.Schedule), j.Schedule),
 		f("seed", strconv.FormatUint(j.Seed, 10), j.Seed),
 		f("full-async-lr", strconv.FormatBool(j.FullAsyncLR), j.FullAsyncLR),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/optim"
 )
 
 // LearnFlags are the learning flags every command that trains shares
@@ -21,15 +22,19 @@ import (
 // (a negative --momentum, which Config takes for "none") when they are
 // parsed: a bad value is an error naming the flag, never a silent default.
 type LearnFlags struct {
-	Model       string
-	Dataset     string
-	DataDir     string
-	TrainLimit  int
-	TestLimit   int
-	Epochs      float64
-	Batch       int
-	LR          float64
-	Momentum    float64 // in [0, 1); the flag's 0 is plain SGD
+	Model      string
+	Dataset    string
+	DataDir    string
+	TrainLimit int
+	TestLimit  int
+	Epochs     float64
+	Batch      int
+	LR         float64
+	Momentum   float64 // in [0, 1); the flag's 0 is plain SGD
+	// MomentumSet says --momentum was given: Adam takes none, so its
+	// default (0.9) applies only to the other rules.
+	MomentumSet bool
+	Optimizer   optim.Rule
 	WeightDecay float64
 	FullAsyncLR bool
 	Sampling    string
@@ -47,7 +52,18 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	floatFlag(fs, &f.Epochs, "epochs", DefaultEpochs, fmt.Sprintf("passes over the training set, all workers together (a `float` > 0, at most %d)", MaxEpochs), epochsRange)
 	intFlag(fs, &f.Batch, "batch", DefaultBatch, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), batchRange)
 	floatFlag(fs, &f.LR, "lr", DefaultLR, "base learning rate α₀ (a `float` > 0)", positive)
-	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD)", unitInterval)
+	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD; also rmsprop's; adam takes none)", func(v float64) error {
+		f.MomentumSet = true
+		return unitInterval(v)
+	})
+	fs.Func("optimizer", "update rule on the shards, a `rule`: sgd (default; --momentum) | rmsprop[:alpha=A,eps=E] (PyTorch's RMSprop, uncentered, with --momentum) | adam[:b1=B1,b2=B2,eps=E] (PyTorch's Adam; no --momentum); parameters left out take PyTorch's defaults (alpha 0.99, b1 0.9, b2 0.999, eps 1e-8)", func(v string) error {
+		r, err := optim.ParseRule(v)
+		if err != nil {
+			return err
+		}
+		f.Optimizer = r
+		return nil
+	})
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
 	floatFlag(fs, &f.ClipNorm, "clip-norm", 0, "scale each worker's gradient to at most this 2-norm before it is pushed, as PyTorch's clip_grad_norm_ (a `float` ≥ 0; 0: none)", nonNegative)
 	floatFlag(fs, &f.EMA, "ema", 0, "evaluate the exponential moving average of the weights with this decay (a `float` in [0, 1), e.g. 0.9999; 0: the weights themselves; virtual time only)", unitInterval)
@@ -67,8 +83,9 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.TrainLimit, c.TestLimit = f.TrainLimit, f.TestLimit
 	c.Epochs, c.Batch, c.LR, c.WeightDecay, c.FullAsyncLR = f.Epochs, f.Batch, f.LR, f.WeightDecay, f.FullAsyncLR
 	c.Sampling, c.ClipNorm, c.EMA = f.Sampling, f.ClipNorm, f.EMA
+	c.Optimizer = f.Optimizer
 	c.Momentum = f.Momentum
-	if c.Momentum == 0 {
+	if c.Momentum == 0 || (f.Optimizer.Kind == optim.Adam && !f.MomentumSet) {
 		c.Momentum = -1 // Config: zero means the default, negative means none
 	}
 }

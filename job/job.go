@@ -57,10 +57,15 @@ type Config struct {
 	Epochs      float64 // passes over the training set, all workers together (default 1)
 	Batch       int     // samples per worker per iteration (default 64)
 	LR          float64 // base learning rate α₀ (default 0.05)
-	Momentum    float64 // default 0.9; negative means none (and stays negative: Fill is idempotent)
+	Momentum    float64 // default 0.9 (none for adam); negative means none (and stays negative: Fill is idempotent)
 	WeightDecay float64
-	Schedule    optim.Schedule // learning-rate schedule (default constant)
-	Seed        uint64         // default 1
+	// Optimizer is the update rule (optim.Rule): SGD, the zero value
+	// (omitted from descriptions, so one written before the field existed
+	// reads as SGD), PyTorch's RMSprop with Momentum as its momentum, or
+	// PyTorch's Adam, which takes no momentum.
+	Optimizer optim.Rule     `json:",omitzero"`
+	Schedule  optim.Schedule // learning-rate schedule (default constant)
+	Seed      uint64         // default 1
 	// FullAsyncLR applies every gradient of the apply-on-arrival paradigms
 	// (asp, ssp, dssp, elastic) with the whole α₀, as the papers' formulas
 	// read literally. By default each such gradient steps α₀/K: one gradient
@@ -136,6 +141,9 @@ func (c *Config) Fill() error {
 	}
 	if c.Momentum == 0 {
 		c.Momentum = DefaultMomentum
+		if c.Optimizer.Kind == optim.Adam {
+			c.Momentum = -1 // Adam's β1 does momentum's work: the default is none
+		}
 	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
@@ -177,6 +185,8 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("shards=%d: need at least 1", c.Shards)
 	case c.Momentum >= 1:
 		return fmt.Errorf("momentum=%g must be below 1", c.Momentum)
+	case c.Optimizer.Kind == optim.Adam && c.Momentum > 0:
+		return fmt.Errorf("momentum=%g: adam takes no momentum (its b1 averages the gradient instead); leave --momentum unset or 0", c.Momentum)
 	case !(c.EvalEvery > 0):
 		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
 	case c.Target < 0 || c.Target > 1:
@@ -272,7 +282,7 @@ func (c *Config) StepScale(a paradigm.Apply) float64 {
 
 // Optim is the optimizer configuration every shard applies.
 func (c *Config) Optim() optim.Config {
-	return optim.Config{LR: c.LR, Momentum: max(0, c.Momentum), WeightDecay: c.WeightDecay, Schedule: c.Schedule}
+	return optim.Config{LR: c.LR, Momentum: max(0, c.Momentum), WeightDecay: c.WeightDecay, Schedule: c.Schedule, Rule: c.Optimizer}
 }
 
 // Ranges cuts n parameters into s contiguous shard ranges [lo, hi) of
