@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -21,8 +23,18 @@ const logBlock = 64
 // dir, restoring from dir's checkpoint and log when restore is set.
 func logShard(t *testing.T, dir, spec string, k int, momentum float64, restore bool) *Shard {
 	t.Helper()
+	return logShardRule(t, dir, spec, k, momentum, "sgd", restore)
+}
+
+// logShardRule is logShard with the update rule an --optimizer spec names.
+func logShardRule(t *testing.T, dir, spec string, k int, momentum float64, rule string, restore bool) *Shard {
+	t.Helper()
 	cfg := quickJob(t, spec, k, 1)
 	cfg.Momentum = momentum
+	var err error
+	if cfg.Optimizer, err = optim.ParseRule(rule); err != nil {
+		t.Fatal(err)
+	}
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +142,9 @@ func runSteps(t *testing.T, s *Shard, dir string, steps []logStep, clocks map[in
 // died, bit for bit; a synchronous round left half-filled is rebuilt and
 // completes with the missing gradients. The script checkpoints mid-round
 // (the buffered gradients are carried into the new segment) and removes a
-// worker (which closes a round).
+// worker (which closes a round). RMSProp's and Adam's state (and Adam's
+// step count) is restored and replayed as the momentum buffer is: the
+// restored shard's optimizer state equals the other's bit for bit.
 func TestLogRestoresAcknowledged(t *testing.T) {
 	script := []logStep{logPush(0), logPush(1), logPush(2), logPush(0), logPush(1), checkpointStep, logPush(2), logPush(0),
 		logPush(1), logRemove(2), logPush(0), logPush(1), logPush(0), checkpointStep, logPush(1), logPush(0)}
@@ -138,16 +152,23 @@ func TestLogRestoresAcknowledged(t *testing.T) {
 		spec     string
 		momentum float64
 		tail     []logStep // after the restore, on both shards
+		rule     string
 	}{
-		{"bsp", -1, []logStep{logPush(1)}},
-		{"bsp", 0.9, []logStep{logPush(1), logPush(0)}},
-		{"asp", -1, []logStep{logPush(1)}},
-		{"ssp:s=2", 0.5, []logStep{logPush(0)}},
-		{"backup:b=1", -1, []logStep{logPush(1), logPush(0)}},
-		{"psp:c=2", -1, []logStep{logPush(1)}},
-		{"softsync:n=1", -1, []logStep{logPush(1), logPush(0), logPush(1)}},
+		{"bsp", -1, []logStep{logPush(1)}, "sgd"},
+		{"bsp", 0.9, []logStep{logPush(1), logPush(0)}, "sgd"},
+		{"asp", -1, []logStep{logPush(1)}, "sgd"},
+		{"ssp:s=2", 0.5, []logStep{logPush(0)}, "sgd"},
+		{"backup:b=1", -1, []logStep{logPush(1), logPush(0)}, "sgd"},
+		{"psp:c=2", -1, []logStep{logPush(1)}, "sgd"},
+		{"softsync:n=1", -1, []logStep{logPush(1), logPush(0), logPush(1)}, "sgd"},
+		{"bsp", 0.9, []logStep{logPush(1), logPush(0)}, "rmsprop"},
+		{"asp", -1, []logStep{logPush(1)}, "adam"},
+		{"ssp:s=2", -1, []logStep{logPush(0)}, "adam:b1=0.5,b2=0.9,eps=1e-6"},
 	} {
-		t.Run(tc.spec, func(t *testing.T) {
+		t.Run(tc.spec+"/"+tc.rule, func(t *testing.T) {
+			logShard := func(t *testing.T, dir, spec string, k int, momentum float64, restore bool) *Shard {
+				return logShardRule(t, dir, spec, k, momentum, tc.rule, restore)
+			}
 			dirRef, dir := t.TempDir(), t.TempDir()
 			rs := logShard(t, dirRef, tc.spec, 3, tc.momentum, false)
 			defer rs.closeLog()
@@ -166,6 +187,9 @@ func TestLogRestoresAcknowledged(t *testing.T) {
 			}
 			if WeightsCRC(w) != WeightsCRC(wRef) {
 				t.Fatalf("restored weights differ from the shard that never died (CRC %08x, want %08x)", WeightsCRC(w), WeightsCRC(wRef))
+			}
+			if a, b := r.opt.State(), rs.opt.State(); !sameState(a, b) {
+				t.Fatalf("restored optimizer state differs from the shard that never died (step %d, want %d)", a.Step, b.Step)
 			}
 			if st := r.Stats(); st.Replayed == 0 || st.Pushes != rs.Stats().Pushes {
 				t.Errorf("restored shard: %d records replayed, %d pushes counted; want > 0 and %d", st.Replayed, st.Pushes, rs.Stats().Pushes)
@@ -191,6 +215,9 @@ func TestLogRestoresAcknowledged(t *testing.T) {
 			runSteps(t, r2, dir, script[:4], clocks, rng)
 			if w, v := r2.Weights(); v != rs.Stats().Version || WeightsCRC(w) != WeightsCRC(rs.cur.buf) {
 				t.Fatalf("after a second crash and 4 pushes: version %d, the shard that never died %d", v, rs.Stats().Version)
+			}
+			if !sameState(r2.opt.State(), rs.opt.State()) {
+				t.Fatal("after a second crash and 4 pushes: the optimizer state differs")
 			}
 		})
 	}
@@ -460,4 +487,20 @@ func TestLogReplayRefusesImplausibleRecords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameState: the optimizer states are equal bit for bit.
+func sameState(a, b optim.State) bool {
+	same := func(x, y []float32) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Step == b.Step && same(a.Velocity, b.Velocity) && same(a.Square, b.Square)
 }

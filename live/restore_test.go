@@ -23,6 +23,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/optim"
 )
 
 // restoreConfig is shard 1 of a 1-worker, 2-shard BSP job restoring from
@@ -165,6 +166,46 @@ func TestRestoreNonFiniteAndVersionRefused(t *testing.T) {
 	w, v := sv.Shard().Weights()
 	if !st.Restored || v != 7 || st.CheckpointVersion != 7 || w[3] != good.Weights[3] {
 		t.Errorf("sound checkpoint: restored %v at version %d (checkpoint version %d), weight %v", st.Restored, v, st.CheckpointVersion, w[3])
+	}
+}
+
+// TestRestoreOptimizerMismatchRefused: a checkpoint holds the state of
+// the update rule that wrote it; restored into a job with another
+// --optimizer it is refused, naming both, and the same rule restores it.
+// An SGD checkpoint written before the rules existed has no optimizer
+// field and is SGD's.
+func TestRestoreOptimizerMismatchRefused(t *testing.T) {
+	dir := t.TempDir()
+	sc, m := restoreConfig(t, dir)
+	n := m.Hi - m.Lo
+	m.Optimizer, m.Step = "adam", 7
+	adamState := &ckpt.State{Meta: m, Weights: make([]float32, n), Velocity: make([]float32, n), Square: make([]float32, n)}
+	adamState.Square[2] = 0.25
+	if _, err := ckpt.Write(dir, adamState); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewServer(sc); err == nil || !strings.Contains(err.Error(), "optimizer adam, the job's --optimizer is sgd") {
+		t.Errorf("adam checkpoint, sgd job: err %v", err)
+	}
+	adam := *sc.Params
+	adam.Job.Optimizer = optim.Rule{Kind: optim.Adam, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+	ac := sc
+	ac.Params = &adam
+	sv, err := NewServer(ac)
+	if err != nil {
+		t.Fatalf("adam checkpoint, adam job: %v", err)
+	}
+	if st := sv.Shard().opt.State(); st.Step != 7 || st.Square[2] != 0.25 {
+		t.Errorf("restored Adam state: step %d, square[2] %v", st.Step, st.Square[2])
+	}
+
+	sgd := &ckpt.State{Meta: m, Weights: make([]float32, n)}
+	sgd.Optimizer, sgd.Step = "", 0
+	if _, err := ckpt.Write(dir, sgd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewServer(ac); err == nil || !strings.Contains(err.Error(), "optimizer sgd, the job's --optimizer is adam") {
+		t.Errorf("sgd checkpoint, adam job: err %v", err)
 	}
 }
 

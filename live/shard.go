@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"fmt"
 	"hash/crc32"
 	"log/slog"
@@ -152,7 +153,10 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 				st.Shard, st.Lo, st.Hi, cfg.Index, r[0], r[1])
 		}
 		copy(s.cur.buf, st.Weights)
-		if err := opt.SetVelocity(st.Velocity); err != nil {
+		if want, got := j.Optimizer.Kind.String(), cmp.Or(st.Optimizer, optim.SGD.String()); want != got {
+			return nil, fmt.Errorf("live: restore: the checkpoint holds the state of optimizer %s, the job's --optimizer is %s (restore with the optimizer it was written with)", got, want)
+		}
+		if err := opt.SetState(optim.State{Velocity: st.Velocity, Square: st.Square, Step: st.Step}); err != nil {
 			return nil, fmt.Errorf("live: restore: the checkpoint holds %d velocity values, the job's momentum is %g (restore with the momentum it was written with): %w",
 				len(st.Velocity), j.Optim().Momentum, err)
 		}

@@ -2,10 +2,12 @@ package live
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/optim"
 )
 
 // This file: the shard's timers, membership, counters and checkpoints.
@@ -126,8 +128,10 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 	st := &ckpt.State{Meta: ckpt.Meta{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, NumParams: s.nparams,
 		Version: s.agg.Version(), Paradigm: s.params.Job.Spec.String(), Model: s.params.Job.Model},
 		Weights: append([]float32(nil), s.cur.buf...)}
-	if v := s.opt.Velocity(); v != nil {
-		st.Velocity = append([]float32(nil), v...)
+	o := s.opt.State()
+	st.Velocity, st.Square, st.Step = slices.Clone(o.Velocity), slices.Clone(o.Square), o.Step
+	if k := s.params.Job.Optimizer.Kind; k != optim.SGD {
+		st.Optimizer = k.String() // SGD's stays "", as files written before the rules read
 	}
 	if s.wal != nil {
 		seq, err := s.wal.Rotate()

@@ -46,6 +46,7 @@ func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr floa
 		return
 	}
 	sp := &s.split
+	s.opt.Tick() // Adam's step count: once for the whole block, not once a part
 	if len(sp.parts) != p {
 		sp.parts = make([]applyPart, p)
 		for i := range sp.parts {

@@ -11,16 +11,26 @@ import (
 )
 
 // TestSplitApplySameBits: the apply split across 2 and 3 cores gives the
-// same bits as one pass (weights and velocity), with momentum and
-// without, for 1 to 6 gradients, on a block whose length no part size
+// same bits as one pass (weights and every optimizer buffer, and Adam's
+// step count), for SGD with momentum and without, RMSProp with momentum
+// and Adam, for 1 to 6 gradients, on a block whose length no part size
 // divides.
 func TestSplitApplySameBits(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	n := 3*minSplit + 37
-	for _, mom := range []float64{-1, 0.9} {
+	for _, v := range []struct {
+		mom  float64
+		rule string
+	}{{-1, "sgd"}, {0.9, "sgd"}, {0.9, "rmsprop"}, {-1, "adam"}} {
+		mom := v.mom
 		for _, procs := range []int{2, 3} {
 			cfg := quickJob(t, "bsp", 6, 1)
 			cfg.Momentum = mom
+			rule, err := optim.ParseRule(v.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Optimizer = rule
 			if err := cfg.Fill(); err != nil {
 				t.Fatal(err)
 			}
@@ -60,12 +70,17 @@ func TestSplitApplySameBits(t *testing.T) {
 						t.Fatalf("momentum %g, %d cores, %d gradients: w[%d] = %v split, %v in one pass", mom, procs, k, i, s.cur.buf[i], w[i])
 					}
 				}
-				if v, rv := s.opt.Velocity(), ref.Velocity(); len(v) != len(rv) {
-					t.Fatalf("velocity lengths %d, %d", len(v), len(rv))
-				} else {
-					for i := range v {
-						if math.Float32bits(v[i]) != math.Float32bits(rv[i]) {
-							t.Fatalf("momentum %g, %d cores: v[%d] differs", mom, procs, i)
+				a, b := s.opt.State(), ref.State()
+				if a.Step != b.Step {
+					t.Fatalf("%s, %d cores: step count %d split, %d in one pass", v.rule, procs, a.Step, b.Step)
+				}
+				for name, p := range map[string][2][]float32{"velocity": {a.Velocity, b.Velocity}, "square": {a.Square, b.Square}} {
+					if len(p[0]) != len(p[1]) {
+						t.Fatalf("%s: %s lengths %d, %d", v.rule, name, len(p[0]), len(p[1]))
+					}
+					for i := range p[0] {
+						if math.Float32bits(p[0][i]) != math.Float32bits(p[1][i]) {
+							t.Fatalf("%s momentum %g, %d cores: %s[%d] differs", v.rule, mom, procs, name, i)
 						}
 					}
 				}

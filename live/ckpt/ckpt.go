@@ -14,6 +14,7 @@
 //	header  hlen     JSON (Meta)
 //	weights 4·(Hi−Lo) bytes, float32
 //	velocity 4·(Hi−Lo) bytes when Meta.Velocity, float32
+//	square  4·(Hi−Lo) bytes when Meta.Square, float32
 //	crc     uint32   CRC-32C (Castagnoli) of everything above
 package ckpt
 
@@ -53,7 +54,14 @@ type Meta struct {
 	Version   uint64 `json:"version"` // the shard's version (applies) when written
 	Paradigm  string `json:"paradigm"`
 	Model     string `json:"model"`
-	Velocity  bool   `json:"velocity"` // the optimizer's momentum buffer follows the weights
+	Velocity  bool   `json:"velocity"` // the optimizer's momentum buffer (Adam's first moment) follows the weights
+	// Optimizer is the update rule that wrote the state (optim.RuleKind's
+	// name), "" for SGD: a file written before rules existed is SGD's.
+	Optimizer string `json:"optimizer,omitempty"`
+	// Square says RMSProp's or Adam's mean of squared gradients follows
+	// the velocity; Step is Adam's step count.
+	Square bool  `json:"square,omitempty"`
+	Step   int64 `json:"step,omitempty"`
 	// LogSegment is the first segment of the shard's durability log
 	// (package wal) that the checkpoint does not cover: a restore replays
 	// the log from there. 0: written without a log.
@@ -65,6 +73,7 @@ type State struct {
 	Meta
 	Weights  []float32
 	Velocity []float32 // nil without momentum
+	Square   []float32 // nil for SGD
 }
 
 // Path is the checkpoint file of shard i in dir.
@@ -81,6 +90,10 @@ func (s *State) validate() error {
 		return fmt.Errorf("%d weights for a range of %d", len(s.Weights), n)
 	case s.Velocity != nil && len(s.Velocity) != n:
 		return fmt.Errorf("%d velocity values for a range of %d", len(s.Velocity), n)
+	case s.Square != nil && len(s.Square) != n:
+		return fmt.Errorf("%d squared-gradient values for a range of %d", len(s.Square), n)
+	case s.Step < 0:
+		return fmt.Errorf("step count %d", s.Step)
 	}
 	return nil
 }
@@ -90,6 +103,8 @@ func (s *State) validate() error {
 func Write(dir string, s *State) (path string, err error) {
 	s.Velocity = nilIfEmpty(s.Velocity)
 	s.Meta.Velocity = s.Velocity != nil
+	s.Square = nilIfEmpty(s.Square)
+	s.Meta.Square = s.Square != nil
 	if err := s.validate(); err != nil {
 		return "", fmt.Errorf("ckpt: write: %w", err)
 	}
@@ -162,9 +177,9 @@ func RemoveStale(dir string, shard int) ([]string, error) {
 // it replaces the old one.
 func Size(s *State) int64 {
 	m := s.Meta
-	m.Velocity = len(s.Velocity) > 0
+	m.Velocity, m.Square = len(s.Velocity) > 0, len(s.Square) > 0
 	hdr, _ := json.Marshal(m)
-	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity))
+	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity)+len(s.Square))
 }
 
 func nilIfEmpty(v []float32) []float32 {
@@ -188,6 +203,7 @@ func encode(w io.Writer, s *State) error {
 	bw.Write(hdr)
 	writeFloats(bw, s.Weights)
 	writeFloats(bw, s.Velocity)
+	writeFloats(bw, s.Square)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -294,7 +310,10 @@ func bodyFits(body int64, m *Meta) bool {
 	}
 	per := int64(4)
 	if m.Velocity {
-		per = 8
+		per += 4
+	}
+	if m.Square {
+		per += 4
 	}
 	return body%per == 0 && body/per == int64(m.Hi-m.Lo)
 }
@@ -328,8 +347,8 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 		return nil, fmt.Errorf("header: %v", err)
 	}
 	if !bodyFits(size-16-hl, &s.Meta) {
-		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v)",
-			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity)
+		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v, square %v)",
+			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity, s.Meta.Square)
 	}
 	if err := s.Meta.check(want); err != nil {
 		return nil, err
@@ -343,6 +362,11 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 	}
 	if s.Meta.Velocity {
 		if s.Velocity, err = readFloats(br, cnt); err != nil {
+			return nil, err
+		}
+	}
+	if s.Meta.Square {
+		if s.Square, err = readFloats(br, cnt); err != nil {
 			return nil, err
 		}
 	}
@@ -362,7 +386,7 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 	for _, v := range [...]struct {
 		name string
 		x    []float32
-	}{{"weight", s.Weights}, {"velocity", s.Velocity}} {
+	}{{"weight", s.Weights}, {"velocity", s.Velocity}, {"squared gradient", s.Square}} {
 		if i := firstNonFinite(v.x); i >= 0 {
 			return nil, fmt.Errorf("%w: %s of parameter %d is %v", ErrNonFinite, v.name, s.Lo+i, v.x[i])
 		}

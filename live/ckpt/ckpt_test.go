@@ -358,3 +358,63 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestOptimizerStateRoundTrip: Adam's and RMSProp's state (the squared
+// gradients, the step count, the rule's name) comes back as written; a
+// file written before the rules (no square, no optimizer) reads as SGD's;
+// a header that declares the squared gradients without their bytes, or a
+// negative step count, is corrupt; a non-finite squared gradient is refused.
+func TestOptimizerStateRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s := sample(true)
+	s.Square = []float32{1e-8, 2, 0, 4, 5}
+	s.Optimizer, s.Step = "adam", 17
+	path, err := Write(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() != Size(s) {
+		t.Errorf("file of %d bytes, Size says %d", fi.Size(), Size(s))
+	}
+	got, err := Read(path, sampleWant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Optimizer != "adam" || got.Step != 17 || !got.Meta.Square || len(got.Square) != 5 || got.Square[0] != 1e-8 || got.Velocity[1] != 0.2 {
+		t.Errorf("read back %+v", got)
+	}
+
+	old := sample(true).Meta // an SGD file as the earlier build wrote it
+	old.Velocity = true
+	hdr, _ := json.Marshal(old)
+	if strings.Contains(string(hdr), "optimizer") || strings.Contains(string(hdr), "square") || strings.Contains(string(hdr), "step") {
+		t.Errorf("an SGD header names the new fields: %s", hdr)
+	}
+	values := make([]byte, 4*5*2)
+	p := filepath.Join(dir, "old.ckpt")
+	os.WriteFile(p, raw(old, values), 0o644)
+	if got, err := Read(p, sampleWant); err != nil || got.Optimizer != "" || got.Square != nil || got.Step != 0 {
+		t.Errorf("an SGD file of the earlier build: %+v, %v", got, err)
+	}
+
+	short := old
+	short.Square = true // declares 3 vectors, holds 2
+	os.WriteFile(p, raw(short, values), 0o644)
+	if _, err := Read(p, sampleWant); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("square declared without its bytes: %v", err)
+	}
+	neg := old
+	neg.Step = -3
+	os.WriteFile(p, raw(neg, values), 0o644)
+	if _, err := Read(p, sampleWant); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "step count -3") {
+		t.Errorf("negative step count: %v", err)
+	}
+
+	s.Square[3] = float32(math.NaN())
+	if _, err := Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path, sampleWant); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "squared gradient of parameter 6 is NaN") {
+		t.Errorf("NaN squared gradient: %v", err)
+	}
+}
