@@ -198,6 +198,45 @@ class RecipeTest(unittest.TestCase):
         self.assertIn("clips gradients", torch_worker.unsupported(job(ClipNorm=5.0)))
 
 
+class TorchReferenceTest(unittest.TestCase):
+    """optim/testdata/torch_reference.json, which Go's TestTorchReference
+    holds pacer's SGD, RMSProp and Adam to, is what PyTorch computes: the
+    script that wrote it is run again and its numbers must agree within
+    the Go test's float32 tolerance (another PyTorch build may round a
+    last bit differently), so the file cannot drift from PyTorch."""
+
+    def test_reference_regenerates(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            self.skipTest("PyTorch is not installed (scripts/setup installs python3-torch)")
+        script = os.path.join(ROOT, "optim", "testdata", "torch_reference.py")
+        out = subprocess.run([sys.executable, script], check=True, capture_output=True, timeout=120).stdout
+        fresh = json.loads(out)
+        with open(os.path.join(ROOT, "optim", "testdata", "torch_reference.json")) as f:
+            kept = json.load(f)
+        self.assertEqual(fresh["start"], kept["start"])
+        self.assertEqual(fresh["grads"], kept["grads"])
+        self.assertEqual([c["name"] for c in fresh["cases"]], [c["name"] for c in kept["cases"]])
+
+        def near(a, b, where):
+            self.assertLessEqual(abs(a - b), 1e-6 * max(1e-3, abs(a), abs(b)), where)
+
+        for new, old in zip(fresh["cases"], kept["cases"]):
+            for key in ("optimizer", "momentum", "nesterov", "weight_decay", "rates"):
+                self.assertEqual(new[key], old[key], (new["name"], key))
+            for s, (a, b) in enumerate(zip(new["after"], old["after"])):
+                for i, (x, y) in enumerate(zip(a, b)):
+                    near(x, y, "%s step %d w[%d]" % (new["name"], s + 1, i))
+            self.assertEqual(sorted(new["state"]), sorted(old["state"]), new["name"])
+            for key, vals in new["state"].items():
+                if key == "step":
+                    self.assertEqual(vals, old["state"][key], new["name"])
+                    continue
+                for i, (x, y) in enumerate(zip(vals, old["state"][key])):
+                    near(x, y, "%s %s[%d]" % (new["name"], key, i))
+
+
 class ConformanceTest(unittest.TestCase):
     """The Python client against a Go shard: refusals change nothing, and a
     push moves the weights exactly as the job's SGD says."""
