@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/scenario"
 )
@@ -141,6 +142,35 @@ func TestVirtualSummaryIndependentOfParallelism(t *testing.T) {
 // Sim mode trains no model: a scenario's target does not apply there (it
 // was recorded in summary.json as the verdict's target); its horizon is
 // sim mode's virtual-time budget, the duration (it was ignored).
+// A scenario's optimizer reaches the job (adam without the flags' default
+// momentum), and the effective scenario writes it back so a rerun trains
+// the same rule; a bad one is refused naming the field.
+func TestApplyScenarioOptimizer(t *testing.T) {
+	sc := &scenario.Scenario{Name: "o", Paradigms: []string{"bsp"}, Workers: 2, Optimizer: "adam:b2=0.99"}
+	c := Config{Mode: Virtual, Job: job.Config{Seed: 1, Momentum: 0.9}, Seeds: 1}
+	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Job.Optimizer.Kind != optim.Adam || c.Job.Optimizer.Beta2 != 0.99 || c.Job.Momentum != -1 {
+		t.Fatalf("applied: optimizer %s, momentum %g", c.Job.Optimizer, c.Job.Momentum)
+	}
+	if err := c.Job.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	eff := Effective(&c)
+	if eff.Optimizer != "adam:b1=0.9,b2=0.99,eps=1e-08" {
+		t.Errorf("effective optimizer %q", eff.Optimizer)
+	}
+	back := Config{Mode: Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
+	if err := ApplyScenario(&back, &eff, func(string) bool { return false }); err != nil || back.Job.Optimizer != c.Job.Optimizer {
+		t.Errorf("rerun of the effective scenario: %s, %v", back.Job.Optimizer, err)
+	}
+	sc.Optimizer = "adam:b1=2"
+	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err == nil || !strings.Contains(err.Error(), "optimizer") {
+		t.Errorf("bad optimizer: %v", err)
+	}
+}
+
 func TestApplyScenarioSimMode(t *testing.T) {
 	sc, err := scenario.Get("mixed32")
 	if err != nil {

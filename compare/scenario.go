@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/scenario"
 )
 
@@ -62,6 +63,16 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		j.Momentum = *sc.Momentum
 		if j.Momentum == 0 {
 			j.Momentum = -1 // job.Config: negative is plain SGD
+		}
+	}
+	if use("optimizer", sc.Optimizer != "") {
+		r, err := optim.ParseRule(sc.Optimizer) // Validate checked it
+		if err != nil {
+			return err
+		}
+		j.Optimizer = r
+		if r.Kind == optim.Adam && sc.Momentum == nil && !given("momentum") {
+			j.Momentum = -1 // Adam takes no momentum, not the flag's default 0.9
 		}
 	}
 	if use("eval-every", sc.EvalEvery > 0) {
@@ -163,6 +174,9 @@ func Effective(c *Config) scenario.Scenario {
 	s.Model, s.Dataset, s.Epochs, s.Batch, s.LR, s.Momentum = j.Model, j.Dataset, j.Epochs, j.Batch, j.LR, &m
 	s.EvalEvery, s.FullAsyncLR, s.Target, s.TrainLimit, s.TestLimit = j.EvalEvery, j.FullAsyncLR, j.Target, j.TrainLimit, j.TestLimit
 	s.Sampling, s.ClipNorm, s.EMA = j.Sampling, j.ClipNorm, j.EMA
+	if j.Optimizer.Kind != optim.SGD {
+		s.Optimizer = j.Optimizer.String()
+	}
 	if c.Horizon > 0 {
 		s.Horizon = c.Horizon.String()
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
@@ -44,6 +45,9 @@ type Scenario struct {
 	FullAsyncLR bool     `json:"full_async_lr,omitempty"`
 	// Sampling is shard (default) or global (job.Config.Sampling).
 	Sampling string `json:"sampling,omitempty"`
+	// Optimizer is job.Config.Optimizer as --optimizer writes it
+	// (optim.ParseRule: "adam:b1=0.9,b2=0.999,eps=1e-08"; absent: sgd).
+	Optimizer string `json:"optimizer,omitempty"`
 	// ClipNorm is job.Config.ClipNorm (0: none).
 	ClipNorm float64 `json:"clip_norm,omitempty"`
 	// EMA is job.Config.EMA (0: evaluate the weights themselves).
@@ -133,6 +137,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Momentum != nil && (*s.Momentum < 0 || *s.Momentum >= 1) {
 		return fmt.Errorf("scenario %q: momentum=%g must lie in [0, 1)", s.Name, *s.Momentum)
+	}
+	if _, err := optim.ParseRule(s.Optimizer); err != nil {
+		return fmt.Errorf("scenario %q: optimizer: %w", s.Name, err)
 	}
 	if s.Seeds < 0 || s.Seeds > job.MaxSeeds {
 		return fmt.Errorf("scenario %q: seeds=%d must lie in [1, %d] (0: the default)", s.Name, s.Seeds, job.MaxSeeds)

@@ -98,7 +98,7 @@ var narrower = map[string][]string{
 	"paradigm": {"paradigm/zipline"},
 	"sim":      {"paradigm", "timing", "network", "runstats"},
 	"job":      {"paradigm", "optim", "timing", "network", "data", "nn"},
-	"scenario": {"job", "paradigm", "network"},
+	"scenario": {"job", "paradigm", "network", "optim"},
 	"runstats": {"scenario"},
 	"check":    {"compare", "runstats", "network"},
 	"profile":  {"runstats", "scenario"},
