@@ -1,7 +1,8 @@
 // Package optim is the update rule a parameter-server shard applies to its contiguous range of
-// the flat float32 parameter vector: SGD with optional momentum (heavy-ball or Nesterov) and
-// L2 weight decay, learning-rate schedules, the linear scaling rule and the staleness-aware
-// rate of n-softsync (PARADIGMS.md §8).
+// the flat float32 parameter vector: SGD with optional momentum (heavy-ball or Nesterov),
+// PyTorch's RMSprop and Adam (Config.Rule; adaptive.go follows PyTorch's order of operations and
+// TestTorchReference holds them to PyTorch's output), L2 weight decay, learning-rate schedules,
+// the linear scaling rule and the staleness-aware rate of n-softsync (PARADIGMS.md §8).
 //
 // # Use
 //
@@ -12,9 +13,10 @@
 //	opt.ApplyWeighted(w[lo:hi], grads, weights, lr) // weights[k] = 1/K for the mean
 //
 // For n-softsync the weights carry the staleness: weights[l] = StalenessScale(1, τ_l)/c, so the
-// scaled sum feeds the velocity as §8 prescribes. Velocity and SetVelocity serve checkpoints.
-// Sub cuts a range into sub-ranges sharing the velocity, one per goroutine, for applying in
-// parallel across cores.
+// scaled sum feeds the velocity as §8 prescribes. State and SetState serve checkpoints.
+// Sub cuts a range into sub-ranges sharing the state, one per goroutine, for applying in
+// parallel across cores; with Adam the owner calls Tick once before the sub-ranges' applies, so
+// the step count advances once per apply of the whole range.
 //
 // # Implementation notes
 //
