@@ -114,7 +114,7 @@ func TestVelocityRoundTripAndSub(t *testing.T) {
 	o.Step(w, []float32{1, 2, 3, 4}, 1)
 	saved := append([]float32(nil), o.Velocity()...)
 	r, _ := New(cfg, 4)
-	if err := r.SetVelocity(saved); err != nil {
+	if err := r.SetState(State{Velocity: saved}); err != nil {
 		t.Fatal(err)
 	}
 	w1, w2 := append([]float32(nil), w...), append([]float32(nil), w...)
@@ -125,11 +125,11 @@ func TestVelocityRoundTripAndSub(t *testing.T) {
 			t.Fatalf("restored optimizer diverges at %d: %v vs %v", i, w1[i], w2[i])
 		}
 	}
-	if err := r.SetVelocity(make([]float32, 3)); err == nil {
+	if err := r.SetState(State{Velocity: make([]float32, 3)}); err == nil {
 		t.Error("short velocity accepted")
 	}
 	plain, _ := New(Config{LR: 1}, 4)
-	if plain.Velocity() != nil || plain.SetVelocity(nil) != nil || plain.SetVelocity(saved) == nil {
+	if plain.Velocity() != nil || plain.SetState(State{}) != nil || plain.SetState(State{Velocity: saved}) == nil {
 		t.Error("plain SGD velocity handling")
 	}
 	// A Sub optimizer updates its part of the shared velocity.

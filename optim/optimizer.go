@@ -132,25 +132,6 @@ func (o *Optimizer) SetState(st State) error {
 // optimizer's state: copy it if the optimizer keeps running.
 func (o *Optimizer) Velocity() []float32 { return o.v }
 
-// SetVelocity restores the momentum buffer from a checkpoint (SGD's; SetState restores every
-// rule's state).
-func (o *Optimizer) SetVelocity(v []float32) error {
-	if o.cfg.Rule.Kind != SGD {
-		return fmt.Errorf("optim: SetVelocity: %s keeps more than a velocity: use SetState", o.cfg.Rule.Kind)
-	}
-	if o.v == nil {
-		if len(v) == 0 {
-			return nil
-		}
-		return fmt.Errorf("optim: SetVelocity: plain SGD (Momentum 0) has no velocity, got %d values", len(v))
-	}
-	if len(v) != o.n {
-		return fmt.Errorf("optim: SetVelocity: %d values for a range of %d", len(v), o.n)
-	}
-	copy(o.v, v)
-	return nil
-}
-
 // Step applies one update with direction u (usually the mean gradient) and rate lr:
 //
 //	g = u + wd·w
