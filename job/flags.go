@@ -66,7 +66,7 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	})
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
 	floatFlag(fs, &f.ClipNorm, "clip-norm", 0, "scale each worker's gradient to at most this 2-norm before it is pushed, as PyTorch's clip_grad_norm_ (a `float` ≥ 0; 0: none)", nonNegative)
-	floatFlag(fs, &f.EMA, "ema", 0, "evaluate the exponential moving average of the weights with this decay (a `float` in [0, 1), e.g. 0.9999; 0: the weights themselves; virtual time only)", unitInterval)
+	floatFlag(fs, &f.EMA, "ema", 0, "evaluate the exponential moving average of the weights with this decay (a `float` in [0, 1), e.g. 0.9999; 0: the weights themselves; every mode: live, the shards keep it)", unitInterval)
 	fs.Func("sampling", "where a worker's mini-batches come from: shard (its fixed 1/K of the training set; default) | global (the whole set, each worker through its own permutation, as the backup-workers and staleness-aware papers sample)", func(v string) error {
 		if err := samplingValid(v); err != nil {
 			return err

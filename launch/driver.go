@@ -142,11 +142,11 @@ func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
 	return d.observer(i).Stats(ctx)
 }
 
-// evaluate pulls every shard's block and measures test accuracy and
-// training loss.
+// evaluate pulls every shard's block (of the moving average under --ema)
+// and measures test accuracy and training loss.
 func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
-		if err := d.observer(i).Weights(ctx, d.w[r[0]:r[1]]); err != nil {
+		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
 	}

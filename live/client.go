@@ -104,6 +104,33 @@ func (o *Observer) Weights(ctx context.Context, w []float32) error {
 	return nil
 }
 
+// Average copies the shard's block of the weights' moving average (the
+// job's --ema) into w; the shard refuses when the job keeps none.
+func (o *Observer) Average(ctx context.Context, w []float32) error {
+	var req, resp wire.Frame
+	if err := req.SetJSON(wire.MsgControl, control{Op: "average"}); err != nil {
+		return err
+	}
+	if err := o.call(ctx, &req, &resp); err != nil {
+		return err
+	}
+	if resp.Type != wire.MsgPullResp || len(resp.Floats) != len(w) {
+		return fmt.Errorf("live: shard %d sent a %s of %d floats for an average of %d", o.shard, resp.Type, len(resp.Floats), len(w))
+	}
+	copy(w, resp.Floats)
+	return nil
+}
+
+// Evaluated copies the block the job's evaluation reads into w: the
+// moving average under --ema (what the backup-workers paper evaluates),
+// the weights otherwise.
+func (o *Observer) Evaluated(ctx context.Context, j *job.Config, w []float32) error {
+	if j.EMA > 0 {
+		return o.Average(ctx, w)
+	}
+	return o.Weights(ctx, w)
+}
+
 // Stop asks the job to stop (shard 0: the coordinator tells every worker
 // to shut down).
 func (o *Observer) Stop(ctx context.Context) error {

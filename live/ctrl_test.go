@@ -299,6 +299,7 @@ func TestExtremeFieldsRefused(t *testing.T) {
 		{"unknown op", `{"op":"` + strings.Repeat("x", 100) + `"}`, bad},
 		{"not JSON", `{"op":`, bad},
 		{"view on stats", `{"op":"stats","removed":[0]}`, bad},
+		{"average without --ema", `{"op":"average"}`, bad},
 	} {
 		add("observer", "observer "+c.name, wire.Frame{Type: wire.MsgControl, Bytes: []byte(c.body)}, c.code)
 	}

@@ -51,7 +51,9 @@
 //     held/computing. The reply's Flags&4 says the worker had been removed
 //     and was admitted again (Tag = its new clock: it restarts with a full
 //     pull). Release and Shutdown are notifications.
-//   - Control (JSON): "stats", "stop" (observer), "members" (coordinator →
+//   - Control (JSON): "stats", "average" (observer: the block of the
+//     weights' moving average under --ema, answered as a PullResp),
+//     "stop" (observer), "members" (coordinator →
 //     shard: the complete live/removed view, resent after reconnects),
 //     "end" (coordinator → shard, on the same link, after the latest view:
 //     the job has ended; the shard replies, checkpoints and stops).

@@ -35,6 +35,12 @@ func logShardRule(t *testing.T, dir, spec string, k int, momentum float64, rule 
 	if cfg.Optimizer, err = optim.ParseRule(rule); err != nil {
 		t.Fatal(err)
 	}
+	return logShardOf(t, dir, cfg, restore)
+}
+
+// logShardOf is logShard for a one-shard job cfg.
+func logShardOf(t *testing.T, dir string, cfg job.Config, restore bool) *Shard {
+	t.Helper()
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ type ShardInfo struct {
 
 // control is the JSON body of a MsgControl request.
 type control struct {
-	Op      string `json:"op"`                // "stats" | "members" | "stop"
+	Op      string `json:"op"`                // "stats" | "average" | "members" | "stop"
 	Live    []int  `json:"live,omitempty"`    // members: live worker ids
 	Removed []int  `json:"removed,omitempty"` // members: removed worker ids
 }

@@ -680,7 +680,8 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 	return sv.coord.refuse(wire.CodeProtocol, "%s frame not expected on a control connection", req.Type)
 }
 
-// observe answers an observer's control request: stats, or stop.
+// observe answers an observer's control request: stats, average (the
+// block of the weights' moving average, as a PullResp), or stop.
 func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 	c, err := sv.decodeControl(req)
 	if err != nil {
@@ -698,6 +699,14 @@ func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 			st.Coord = &cs
 		}
 		return setJSON(resp, wire.MsgControl, st)
+	case "average":
+		avg, v, ok := sv.shard.Average()
+		if !ok {
+			return sv.shard.refuse(wire.CodeBadRequest, "shard %d keeps no moving average: the job runs without --ema", sv.shard.idx)
+		}
+		// A copy, not the snapshot: nothing for the observer to release.
+		resp.Type, resp.Shard, resp.Worker, resp.Tag, resp.Floats = wire.MsgPullResp, uint32(sv.shard.idx), -1, v, avg
+		return nil
 	case "stop":
 		if sv.coord == nil {
 			return sv.shard.refuse(wire.CodeBadRequest, "stop goes to shard 0")

@@ -53,7 +53,11 @@ type Shard struct {
 	start   time.Time
 	inc     uint64
 
-	cur     *snapshot
+	cur *snapshot
+	// ema is the weights' moving average under --ema (nil without):
+	// stepped after every apply, so a replayed log rebuilds it too; the
+	// job's evaluation reads it instead of cur (Observer.Average).
+	ema     []float32
 	spare   []*snapshot
 	held    map[*wire.Peer]*snapshot
 	waiters map[*wire.Peer]uint64
@@ -160,12 +164,20 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 			return nil, fmt.Errorf("live: restore: the checkpoint holds %d velocity values, the job's momentum is %g (restore with the momentum it was written with): %w",
 				len(st.Velocity), j.Optim().Momentum, err)
 		}
+		if j.EMA > 0 && st.EMA != nil {
+			s.ema = append([]float32(nil), st.EMA...)
+		}
 		agg.Reset(st.Version, nil)
 		s.stats.Restored, s.stats.RestoredVersion = true, st.Version
 		s.stats.RestoredCRC = WeightsCRC(s.cur.buf)
 		s.stats.CheckpointVersion = st.Version // what the file on disk holds
 	} else {
 		copy(s.cur.buf, cfg.Init[r[0]:r[1]])
+	}
+	if j.EMA > 0 && s.ema == nil {
+		// θ̄ starts at θ: at w⁰, as virtual time's; restored from a
+		// checkpoint written without it, at the checkpoint's weights.
+		s.ema = append([]float32(nil), s.cur.buf...)
 	}
 	s.initSpares(j.Spec, j.Workers)
 	s.stats.Shard, s.stats.Incarnation = cfg.Index, s.inc

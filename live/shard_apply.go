@@ -2,6 +2,7 @@ package live
 
 import (
 	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -163,6 +164,9 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 	}
 	lr := j.StepSize(a, epoch)
 	s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
+	if s.ema != nil {
+		optim.EMA(s.ema, s.cur.buf, j.EMA)
+	}
 	for _, c := range a.Grads {
 		if b, ok := s.grads[c.ID]; ok {
 			delete(s.grads, c.ID)

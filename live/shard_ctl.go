@@ -133,6 +133,9 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 	if k := s.params.Job.Optimizer.Kind; k != optim.SGD {
 		st.Optimizer = k.String() // SGD's stays "", as files written before the rules read
 	}
+	if s.ema != nil {
+		st.EMA = append([]float32(nil), s.ema...)
+	}
 	if s.wal != nil {
 		seq, err := s.wal.Rotate()
 		if err != nil {
@@ -188,6 +191,17 @@ func (s *Shard) checkpoint(dir string, force bool) error {
 		}
 	}
 	return nil
+}
+
+// Average copies the shard's block of the weights' moving average (--ema)
+// and the version it follows; false when the job keeps none.
+func (s *Shard) Average() ([]float32, uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ema == nil {
+		return nil, 0, false
+	}
+	return append([]float32(nil), s.ema...), s.agg.Version(), true
 }
 
 // Weights copies the shard's current block (tests and tools).

@@ -55,7 +55,6 @@ func TestTrainRefusesFlagsItsModeIgnores(t *testing.T) {
 		args []string
 	}{
 		{"--apply-rate", []string{"--mode", "tcp", "--apply-rate", "1e9"}},
-		{"--ema", []string{"--mode", "inproc", "--ema", "0.99"}},
 		{"--link", []string{"--mode", "inproc", "--link", "rate=1Gbit"}},
 		{"--restore", []string{"--restore"}},
 		{"--checkpoint-dir", []string{"--checkpoint-dir", "ckpt"}},

@@ -15,6 +15,7 @@
 //	weights 4·(Hi−Lo) bytes, float32
 //	velocity 4·(Hi−Lo) bytes when Meta.Velocity, float32
 //	square  4·(Hi−Lo) bytes when Meta.Square, float32
+//	ema     4·(Hi−Lo) bytes when Meta.EMA, float32
 //	crc     uint32   CRC-32C (Castagnoli) of everything above
 package ckpt
 
@@ -62,6 +63,10 @@ type Meta struct {
 	// the velocity; Step is Adam's step count.
 	Square bool  `json:"square,omitempty"`
 	Step   int64 `json:"step,omitempty"`
+	// EMA: the weights' moving average (--ema) follows the optimizer's
+	// state; a file without it (written before it existed, or without
+	// --ema) restores the average from the weights.
+	EMA bool `json:"ema,omitempty"`
 	// LogSegment is the first segment of the shard's durability log
 	// (package wal) that the checkpoint does not cover: a restore replays
 	// the log from there. 0: written without a log.
@@ -74,6 +79,7 @@ type State struct {
 	Weights  []float32
 	Velocity []float32 // nil without momentum
 	Square   []float32 // nil for SGD
+	EMA      []float32 // the weights' moving average; nil without --ema
 }
 
 // Path is the checkpoint file of shard i in dir.
@@ -94,6 +100,8 @@ func (s *State) validate() error {
 		return fmt.Errorf("%d squared-gradient values for a range of %d", len(s.Square), n)
 	case s.Step < 0:
 		return fmt.Errorf("step count %d", s.Step)
+	case s.EMA != nil && len(s.EMA) != n:
+		return fmt.Errorf("%d moving-average values for a range of %d", len(s.EMA), n)
 	}
 	return nil
 }
@@ -105,6 +113,8 @@ func Write(dir string, s *State) (path string, err error) {
 	s.Meta.Velocity = s.Velocity != nil
 	s.Square = nilIfEmpty(s.Square)
 	s.Meta.Square = s.Square != nil
+	s.EMA = nilIfEmpty(s.EMA)
+	s.Meta.EMA = s.EMA != nil
 	if err := s.validate(); err != nil {
 		return "", fmt.Errorf("ckpt: write: %w", err)
 	}
@@ -177,9 +187,9 @@ func RemoveStale(dir string, shard int) ([]string, error) {
 // it replaces the old one.
 func Size(s *State) int64 {
 	m := s.Meta
-	m.Velocity, m.Square = len(s.Velocity) > 0, len(s.Square) > 0
+	m.Velocity, m.Square, m.EMA = len(s.Velocity) > 0, len(s.Square) > 0, len(s.EMA) > 0
 	hdr, _ := json.Marshal(m)
-	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity)+len(s.Square))
+	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity)+len(s.Square)+len(s.EMA))
 }
 
 func nilIfEmpty(v []float32) []float32 {
@@ -204,6 +214,7 @@ func encode(w io.Writer, s *State) error {
 	writeFloats(bw, s.Weights)
 	writeFloats(bw, s.Velocity)
 	writeFloats(bw, s.Square)
+	writeFloats(bw, s.EMA)
 	if err := bw.Flush(); err != nil {
 		return err
 	}
@@ -315,6 +326,9 @@ func bodyFits(body int64, m *Meta) bool {
 	if m.Square {
 		per += 4
 	}
+	if m.EMA {
+		per += 4
+	}
 	return body%per == 0 && body/per == int64(m.Hi-m.Lo)
 }
 
@@ -347,8 +361,8 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 		return nil, fmt.Errorf("header: %v", err)
 	}
 	if !bodyFits(size-16-hl, &s.Meta) {
-		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v, square %v)",
-			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity, s.Meta.Square)
+		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v, square %v, ema %v)",
+			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity, s.Meta.Square, s.Meta.EMA)
 	}
 	if err := s.Meta.check(want); err != nil {
 		return nil, err
@@ -370,6 +384,11 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 			return nil, err
 		}
 	}
+	if s.Meta.EMA {
+		if s.EMA, err = readFloats(br, cnt); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := br.Peek(1); err != io.EOF {
 		return nil, errors.New("trailing bytes before the checksum")
 	}
@@ -386,7 +405,7 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 	for _, v := range [...]struct {
 		name string
 		x    []float32
-	}{{"weight", s.Weights}, {"velocity", s.Velocity}, {"squared gradient", s.Square}} {
+	}{{"weight", s.Weights}, {"velocity", s.Velocity}, {"squared gradient", s.Square}, {"moving average", s.EMA}} {
 		if i := firstNonFinite(v.x); i >= 0 {
 			return nil, fmt.Errorf("%w: %s of parameter %d is %v", ErrNonFinite, v.name, s.Lo+i, v.x[i])
 		}

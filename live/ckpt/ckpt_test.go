@@ -418,3 +418,55 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 		t.Errorf("NaN squared gradient: %v", err)
 	}
 }
+
+// The moving average (--ema) is an optional section after the velocity: it
+// round-trips with and without momentum, a non-finite value is refused,
+// and a file without it is byte for byte what the format wrote before the
+// section existed (no "ema" key), so older checkpoints still read.
+func TestEMASection(t *testing.T) {
+	for _, vel := range []bool{false, true} {
+		dir := t.TempDir()
+		want := sample(vel)
+		want.EMA = []float32{0.5, -1.5, 3, 0.25, 2}
+		path, err := Write(dir, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi, _ := os.Stat(path); fi.Size() != Size(want) {
+			t.Errorf("file of %d bytes, Size says %d", fi.Size(), Size(want))
+		}
+		got, err := Read(path, sampleWant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Meta.EMA || len(got.EMA) != 5 || got.EMA[1] != -1.5 || got.EMA[4] != 2 || vel != (got.Velocity != nil) {
+			t.Errorf("velocity %v: read back ema %v (flag %v), velocity %v", vel, got.EMA, got.Meta.EMA, got.Velocity)
+		}
+		want.EMA[2] = float32(math.Inf(1))
+		if _, err := Write(dir, want); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(path, sampleWant); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "moving average") {
+			t.Errorf("an infinite average: err %v, want ErrNonFinite naming it", err)
+		}
+	}
+	dir := t.TempDir()
+	path, err := Write(dir, sample(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if bytes.Contains(b, []byte(`"ema"`)) {
+		t.Errorf("a checkpoint without an average names it in its header: %q", b[:80])
+	}
+	got, err := Read(path, sampleWant)
+	if err != nil || got.EMA != nil || got.Meta.EMA {
+		t.Errorf("without an average: %v, ema %v", err, got)
+	}
+	// A header that promises the section over a body without it is refused.
+	m := sample(false).Meta
+	m.EMA = true
+	if _, err := readFrom(bytes.NewReader(raw(m, make([]byte, 20))), int64(len(raw(m, make([]byte, 20)))), "x", sampleWant); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ema promised, absent: err %v, want ErrCorrupt", err)
+	}
+}

@@ -41,6 +41,9 @@ type Job struct {
 	Model   string
 	Weights []float32 // the full parameter vector, every shard's block in place
 	Shards  []Meta    // each shard's header (its version, range)
+	// EMA is the weights' moving average (--ema) put together the same
+	// way; nil unless every shard's file holds its block.
+	EMA []float32
 }
 
 // ReadJob reads every shard's checkpoint in dir (shard-0.ckpt names the
@@ -58,7 +61,7 @@ func ReadJob(dir string) (*Job, error) {
 	if m0.Shards < 1 || m0.NumParams < 1 || m0.NumParams > 1<<31 {
 		return nil, fmt.Errorf("%w: %s: %d shards of %d parameters", ErrCorrupt, Path(dir, 0), m0.Shards, m0.NumParams)
 	}
-	j := &Job{Model: m0.Model, Weights: make([]float32, m0.NumParams)}
+	j := &Job{Model: m0.Model, Weights: make([]float32, m0.NumParams), EMA: make([]float32, m0.NumParams)}
 	next := 0
 	for i := 0; i < m0.Shards; i++ {
 		path := Path(dir, i)
@@ -74,6 +77,11 @@ func ReadJob(dir string) (*Job, error) {
 			return nil, err
 		}
 		copy(j.Weights[st.Lo:st.Hi], st.Weights)
+		if st.EMA == nil {
+			j.EMA = nil
+		} else if j.EMA != nil {
+			copy(j.EMA[st.Lo:st.Hi], st.EMA)
+		}
 		j.Shards = append(j.Shards, st.Meta)
 		next = st.Hi
 	}
