@@ -22,8 +22,11 @@
 // A process that owns one piece builds only that piece, from the same spec
 // and job size: NewGate (the coordinator), NewAggregator(spec, cfg, i)
 // (shard i), NewPuller (a worker). Aggregator.Reset restarts a shard at a
-// known version (after a restore). The options that tie pieces together
-// (backup set=shared, elastic apply=local) exist only in a whole Policy.
+// known version (after a restore). Backup's set=shared ties the shards'
+// aggregators together and exists only in a whole Policy. Elastic
+// apply=local is built piecewise when the driver carries the gate's
+// barrier count (Barriers) to every shard's Superstep and, with each
+// release, to the worker's Puller (SetBarriers).
 //
 // Timers (PSP's τ1 and τ2) are exposed as Deadline and driven by Tick. A dead
 // worker is removed with Policy.Leave, a new one added with Policy.Join.

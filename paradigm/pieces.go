@@ -6,11 +6,14 @@ import "fmt"
 // piece: the coordinator its gate, shard i its aggregator, a worker its
 // puller. Each piece decides exactly as the same piece of New's Policy.
 //
-// Two options tie pieces together and so exist only in a whole Policy:
-// backup's set=shared (one set of N workers chosen across all shards) and
+// Backup's set=shared (one set of N workers chosen across all shards) ties
+// the aggregators together and so exists only in a whole Policy: its
+// pieces are refused here rather than built to decide differently.
 // ElasticBSP's apply=local (shards apply and workers pull at the gate's
-// barriers). Their pieces are refused here rather than built to decide
-// differently.
+// barriers) is built piecewise with the barrier count carried between the
+// pieces by their driver: Barriers reads it off the gate, a shard's
+// Superstep applies at each barrier it is told of, and a worker's
+// Puller.SetBarriers learns it with its release.
 
 // NewGate builds the job's gate (the coordinator's piece).
 func NewGate(spec Spec, cfg Config) (Gate, error) {
@@ -19,7 +22,7 @@ func NewGate(spec Spec, cfg Config) (Gate, error) {
 	}
 	var steps *uint64
 	if spec.Kind == Elastic {
-		steps = new(uint64) // barriers passed; only a whole Policy's pieces read it
+		steps = new(uint64) // barriers passed (Barriers)
 	}
 	return newGate(spec, cfg.Workers, steps), nil
 }
@@ -35,7 +38,33 @@ func NewAggregator(spec Spec, cfg Config, shard int) (Aggregator, error) {
 	if err := onePiece(spec); err != nil {
 		return nil, err
 	}
+	if spec.LocalSteps() {
+		return newSuperstepAgg(cfg.Workers), nil
+	}
 	return newAggregator(spec, cfg.Workers, nil), nil
+}
+
+// Superstep is ElasticBSP apply=local's aggregator on one shard
+// (NewAggregator's): Push only buffers the superstep's gradients, and
+// Barrier applies them, each weighted by 1/(workers that contributed), when
+// the shard's driver learns that the gate passed a barrier. Barrier must
+// be called once per barrier, in order: the shard's version counts them.
+type Superstep interface {
+	Aggregator
+	Barrier() Apply
+}
+
+// Barrier applies the superstep the gate's barrier ended.
+func (a *superstepAgg) Barrier() Apply { return a.flush() }
+
+// Barriers is the number of barriers gate has passed: ElasticBSP's
+// supersteps ended, which apply=local's shards apply (their versions) and
+// whose latest its workers pull. 0 for every other gate.
+func Barriers(g Gate) uint64 {
+	if e, ok := g.(*elasticGate); ok {
+		return *e.steps
+	}
+	return 0
 }
 
 // NewPuller builds a worker's puller (a worker's piece). The pull rule is
@@ -47,7 +76,22 @@ func NewPuller(spec Spec, cfg Config) (*Puller, error) {
 	if err := onePiece(spec); err != nil {
 		return nil, err
 	}
-	return newPuller(spec, cfg.Shards, nil), nil
+	var steps *uint64
+	if spec.LocalSteps() {
+		steps = new(uint64) // the gate's count, as SetBarriers tells it
+	}
+	return newPuller(spec, cfg.Shards, steps), nil
+}
+
+// SetBarriers tells an ElasticBSP apply=local worker's puller how many
+// barriers the gate has passed (a driver that hosts the gate elsewhere
+// carries the count with the release): Start then pulls the superstep's
+// average when the count moved since its last pull, and computes on its
+// own copy otherwise. The count only grows; other pullers ignore it.
+func (p *Puller) SetBarriers(n uint64) {
+	if p.steps != nil && n > *p.steps {
+		*p.steps = n
+	}
 }
 
 // onePiece refuses the options whose pieces only work inside a whole Policy.
@@ -55,8 +99,6 @@ func onePiece(spec Spec) error {
 	switch {
 	case spec.Kind == Backup && spec.SharedSet:
 		return fmt.Errorf("%w: backup set=shared chooses one set across every shard: build the whole policy with New", ErrConfig)
-	case spec.Kind == Elastic && spec.LocalOnly:
-		return fmt.Errorf("%w: elastic apply=local applies at the gate's barriers: build the whole policy with New", ErrConfig)
 	}
 	return nil
 }

@@ -103,7 +103,7 @@ func TestPiecesDecideAsTheWholePolicy(t *testing.T) {
 // way that works; a shard index outside the job is refused.
 func TestPiecesRefuse(t *testing.T) {
 	cfg := Config{Workers: 3, Shards: 2}
-	for _, s := range []string{"backup:b=1,set=shared", "elastic:r=4,apply=local"} {
+	for _, s := range []string{"backup:b=1,set=shared"} {
 		sp, _ := Parse(s)
 		if _, err := NewAggregator(sp, cfg, 0); !errors.Is(err, ErrConfig) {
 			t.Errorf("%s: aggregator: %v", s, err)
@@ -122,5 +122,86 @@ func TestPiecesRefuse(t *testing.T) {
 	}
 	if _, err := NewGate(Spec{Kind: Backup, B: 3}, cfg); !errors.Is(err, ErrConfig) {
 		t.Errorf("backup b = workers: %v", err)
+	}
+}
+
+// ElasticBSP apply=local built piecewise decides as the whole Policy when
+// the driver carries the barrier count: the gate's count (Barriers) is the
+// Policy's, a shard's Superstep applies at each barrier exactly the
+// Policy's apply, and a worker's puller told the count with its release
+// computes locally inside a superstep and pulls the barrier's version
+// after one, as the Policy's puller does.
+func TestLocalOnlyPiecesDecideAsTheWholePolicy(t *testing.T) {
+	cfg := Config{Workers: 3, Shards: 2}
+	sp, err := Parse("elastic:r=4,apply=local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := New(sp, cfg)
+	gate, _ := NewGate(sp, cfg)
+	agg, err := NewAggregator(sp, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, ok := agg.(Superstep)
+	if !ok {
+		t.Fatalf("apply=local's aggregator is a %T, not a Superstep", agg)
+	}
+	pl, err := NewPuller(sp, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	read := []uint64{0, 0}
+	clock, barriers, locals := uint64(0), 0, 0
+	pl.Start(0, 0, read, true)
+	pol.Pullers[0].Start(0, 0, read, true)
+	for step := 0; step < 300; step++ {
+		now := time.Duration(step) * time.Millisecond * time.Duration(1+rng.IntN(3))
+		p := rng.IntN(cfg.Workers)
+		if pol.Gate.Held(p) {
+			continue
+		}
+		g := Grad{ID: uint64(step), Worker: p, Read: agg.Version(), Clock: 0}
+		pol.Aggs[1].Push(now, g)
+		if ok, applied, _ := agg.Push(now, g); !ok || applied {
+			t.Fatalf("step %d: a superstep's push was accepted %v, applied %v: want buffered", step, ok, applied)
+		}
+		rd := pol.Pushed(now, p)
+		got := gate.Pushed(now, p, nil)
+		if !slices.Equal(got, rd.Released) || Barriers(gate) != *pol.steps {
+			t.Fatalf("step %d: released %v after %d barriers, the whole policy %v after %d", step, got, Barriers(gate), rd.Released, *pol.steps)
+		}
+		for _, a := range rd.Applies {
+			if a.Shard != 1 {
+				continue
+			}
+			barriers++
+			if b := ss.Barrier(); !reflect.DeepEqual(b, a.Apply) {
+				t.Fatalf("step %d: barrier applies %+v, the whole policy %+v", step, b, a.Apply)
+			}
+		}
+		if p == 0 && slices.Contains(got, 0) {
+			// Worker 0 released: its next pull, by the count the release carries.
+			pl.SetBarriers(Barriers(gate))
+			pl.Start(now, clock, read, false)
+			pol.Pullers[0].Start(now, clock, read, false)
+			if pl.Ready() != pol.Pullers[0].Ready() || pl.MinVersion(1) != pol.Pullers[0].MinVersion(1) {
+				t.Fatalf("step %d: puller ready %v (v ≥ %d), the whole policy's %v (v ≥ %d)", step, pl.Ready(), pl.MinVersion(1),
+					pol.Pullers[0].Ready(), pol.Pullers[0].MinVersion(1))
+			}
+			if pl.Ready() {
+				locals++
+			}
+			clock++
+		}
+	}
+	if barriers < 3 || locals == 0 || agg.Version() != uint64(barriers) {
+		t.Fatalf("%d barriers (shard version %d), %d local steps: the test compared too little", barriers, agg.Version(), locals)
+	}
+	pl.SetBarriers(1) // an older count changes nothing
+	pl.Start(0, clock, read, false)
+	if !pl.Ready() {
+		t.Error("an older barrier count made the puller pull")
 	}
 }
