@@ -359,6 +359,13 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 
 // finish evaluates the final weights and builds the summary.
 func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error) {
+	for i := 0; cs.Barriers > 0 && i < d.params.Job.Shards; i++ {
+		// ElasticBSP apply=local: the final model is the one after the
+		// barrier that ends the last superstep.
+		if err := d.observer(i).AwaitVersion(ctx, cs.Barriers, time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	acc, err := d.evaluate(ctx, cs)
 	if err != nil {
 		return nil, err

@@ -124,7 +124,7 @@ func TestTimeoutSaysWhere(t *testing.T) {
 // The options whose decisions need every shard in one process are refused
 // with a clear error, before anything starts.
 func TestLiveRefusesOneProcessOptions(t *testing.T) {
-	for _, spec := range []string{"backup:b=1,set=shared", "elastic:r=4,apply=local"} {
+	for _, spec := range []string{"backup:b=1,set=shared"} {
 		_, err := Train(context.Background(), quickJob(t, spec, 2, 1), Options{Data: synth(t)}, nil)
 		if err == nil || !strings.Contains(err.Error(), "sim and virtual mode") {
 			t.Errorf("%s: %v, want a refusal naming where it runs", spec, err)

@@ -51,6 +51,9 @@ type workerState struct {
 	// AgeUS is how long the process has run (µs): a coordinator restarted
 	// without its state file bounds the seconds workers report by it.
 	AgeUS int64 `json:"age_us,omitempty"`
+	// Barriers is the latest barrier count a release carried to it
+	// (ElasticBSP apply=local): a restarted coordinator counts on from it.
+	Barriers uint64 `json:"barriers,omitempty"`
 }
 
 // controlHello is the Hello of a control-role connection; j, when set, is

@@ -131,6 +131,26 @@ func (o *Observer) Evaluated(ctx context.Context, j *job.Config, w []float32) er
 	return o.Weights(ctx, w)
 }
 
+// AwaitVersion waits until the shard's version reaches v (ElasticBSP
+// apply=local: the job's last barrier, which the coordinator's link
+// delivers on its own time), polling its counters, for at most within.
+func (o *Observer) AwaitVersion(ctx context.Context, v uint64, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		st, err := o.Stats(ctx)
+		if err != nil {
+			return fmt.Errorf("live: waiting for shard %d to apply barrier %d: %w", o.shard, v, err)
+		}
+		if st.Shard.Version >= v {
+			return nil
+		}
+		if !sleep(ctx, 10*time.Millisecond) {
+			return fmt.Errorf("live: shard %d is at version %d after %s; the job's last barrier is %d", o.shard, st.Shard.Version, within, v)
+		}
+	}
+}
+
 // Stop asks the job to stop (shard 0: the coordinator tells every worker
 // to shut down).
 func (o *Observer) Stop(ctx context.Context) error {

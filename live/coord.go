@@ -77,8 +77,15 @@ type Coordinator struct {
 	// members changes are pushed to the shards through this (the shard
 	// links deliver the latest view, retrying until it lands).
 	onMembers func(live, removed []int)
-	stopped   chan struct{}
-	stopOnce  sync.Once
+	// ElasticBSP apply=local: bar is the barriers the gate has passed
+	// (barBase, from before a restart, plus the rebuilt gate's count) and
+	// barPushes the pushes counted at the latest; releases carry both, and
+	// onBarrier hands every new count to the shard links.
+	bar, barBase uint64
+	barPushes    int64
+	onBarrier    func(b uint64)
+	stopped      chan struct{}
+	stopOnce     sync.Once
 }
 
 // CoordConfig builds a Coordinator.
@@ -162,6 +169,7 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInf
 	m := &c.members[id]
 	info := c.info
 	info.ID = id
+	c.adoptBarriers(ws.Barriers)
 	var notify []*wire.Peer
 	returning := m.inc != 0 && m.inc != ws.Inc
 	if m.restored {
@@ -220,8 +228,10 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInf
 		c.first = time.Now()
 	}
 	m.peer, m.lastSeen = peer, time.Now()
+	c.noteBarriers() // a resync's push may pass one
 	info.Clock = c.gate.Clock(id)
 	info.Held = returning && c.gate.Held(id)
+	info.Barriers, info.BarrierPushes = c.bar, c.barPushes
 	return info, notify, nil
 }
 
@@ -319,12 +329,14 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, re
 	if c.gate.Stats().ControllerCalls > calls {
 		c.ctrl += time.Since(t0)
 	}
+	c.noteBarriers()
 	resp.Tag = uint64(c.gate.Clock(p))
 	notify = c.peersOf(c.rel)
 	finished := false
 	if c.pushes >= c.target {
 		c.done, finished = true, true
 		c.end = time.Now()
+		c.endSuperstep()
 		c.log.Info("job finished", "pushes", c.pushes)
 	}
 	return notify, finished, nil
@@ -400,6 +412,7 @@ func (c *Coordinator) sweepAt(now time.Time) (notify, cut []*wire.Peer) {
 		c.nRem++
 		changed = true
 		c.rel = c.gate.Leave(c.now(), p, c.rel[:0])
+		c.noteBarriers()
 		notify = append(notify, c.peersOf(c.rel)...)
 		if never {
 			// No connection ever came under this id: there is no silence
@@ -414,6 +427,60 @@ func (c *Coordinator) sweepAt(now time.Time) (notify, cut []*wire.Peer) {
 		c.publish()
 	}
 	return notify, cut
+}
+
+// noteBarriers takes the barriers the gate has passed since the last call
+// (lock held): ElasticBSP apply=local's shards apply each one, so every new
+// count goes to the shard links.
+func (c *Coordinator) noteBarriers() {
+	b := c.barBase + paradigm.Barriers(c.gate)
+	if b <= c.bar {
+		return
+	}
+	c.bar, c.barPushes = b, c.pushes
+	if c.onBarrier != nil {
+		c.onBarrier(b)
+	}
+}
+
+// endSuperstep ends the job's last superstep (lock held): under ElasticBSP
+// apply=local its gradients, which the workers have stepped their copies
+// with, are applied by one more barrier rather than left in the shards'
+// buffers (virtual time's Policy.Finish). Pushes that race the end land
+// after it and stay buffered.
+func (c *Coordinator) endSuperstep() {
+	if !c.info.Job.Job.Spec.LocalSteps() {
+		return
+	}
+	c.barBase++
+	c.noteBarriers()
+}
+
+// adoptBarriers takes a worker's word for the barriers it has been released
+// at (lock held): a coordinator restarted from an older state file lost the
+// ones since, and the shards' versions and the workers' copies count them.
+// A count no job of this length reaches is ignored.
+func (c *Coordinator) adoptBarriers(b uint64) {
+	if b <= c.bar || b > inFlight(&c.info.Job) {
+		return
+	}
+	c.barBase += b - c.bar
+	c.bar = b
+	if c.onBarrier != nil {
+		c.onBarrier(b)
+	}
+}
+
+// sendRelease sends Release notices (outside the lock), carrying the
+// barrier count and the pushes at it.
+func (c *Coordinator) sendRelease(peers []*wire.Peer) {
+	if len(peers) == 0 {
+		return
+	}
+	c.mu.Lock()
+	b, bp := c.bar, c.barPushes
+	c.mu.Unlock()
+	release(peers, b, bp)
 }
 
 // publish hands the current membership to the shard links (lock held).
@@ -445,6 +512,7 @@ func (c *Coordinator) finish() []*wire.Peer {
 	if !c.done {
 		c.done = true
 		c.end = time.Now()
+		c.endSuperstep()
 	}
 	return c.allPeers()
 }
@@ -465,7 +533,7 @@ func (c *Coordinator) Stats() CoordStats {
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
-		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused}
+		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {
@@ -485,10 +553,12 @@ func (c *Coordinator) Stats() CoordStats {
 	return st
 }
 
-// release sends Release notices (outside the lock).
-func release(peers []*wire.Peer) {
+// release sends Release notices (outside the lock): Tag = the barriers
+// ElasticBSP's gate has passed, Extra = the pushes counted at the latest
+// (0 and 0 for every other paradigm).
+func release(peers []*wire.Peer, barriers uint64, pushes int64) {
 	for _, p := range peers {
-		f := wire.Frame{Type: wire.MsgRelease, Worker: p.ID()}
+		f := wire.Frame{Type: wire.MsgRelease, Worker: p.ID(), Tag: barriers, Extra: uint64(max(pushes, 0))}
 		p.Send(&f)
 	}
 }

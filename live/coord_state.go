@@ -55,6 +55,10 @@ type coordState struct {
 	ControllerCall int64   `json:"controller_calls"`
 	ControllerSecs float64 `json:"controller_seconds"`
 	Restarts       int64   `json:"restarts"`
+	// Barriers and BarrierPushes: ElasticBSP apply=local's count of the
+	// gate's barriers (the shards' versions) and the pushes at the latest.
+	Barriers      uint64 `json:"barriers,omitempty"`
+	BarrierPushes int64  `json:"barrier_pushes,omitempty"`
 
 	Members []memberState `json:"members"`
 }
@@ -78,7 +82,8 @@ func (c *Coordinator) snapshotState() *coordState {
 	st := &coordState{Version: coordStateVersion, Paradigm: c.info.Job.Job.Spec.String(), Workers: c.k, Target: c.target,
 		Pushes: c.pushes, Done: c.done, Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
 		Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
-		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts}
+		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts,
+		Barriers: c.bar, BarrierPushes: c.barPushes}
 	st.Started = c.start.UnixNano()
 	if !c.first.IsZero() {
 		st.First = c.first.UnixNano()
@@ -182,6 +187,8 @@ func (c *Coordinator) restore(st *coordState) error {
 	c.base.Releases, c.base.MaxGap, c.base.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCall
 	c.ctrl = time.Duration(st.ControllerSecs * float64(time.Second))
 	c.restarts = st.Restarts + 1
+	// The rebuilt gate counts its barriers from zero.
+	c.bar, c.barBase, c.barPushes = st.Barriers, st.Barriers, st.BarrierPushes
 	if st.Started > 0 && st.Started < now.UnixNano() {
 		c.start = time.Unix(0, st.Started)
 		c.grace = now.Add(c.graceD)

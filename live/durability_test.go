@@ -81,6 +81,8 @@ type logStep struct {
 	leave int
 	join  int  // a removed worker back (≥ 0)
 	tick  bool // wait for a deadline (PSP's τ1) to apply
+	// barrier: the gate's next barrier reaches the shard (elastic apply=local)
+	barrier bool
 }
 
 func logPush(w int) logStep   { return logStep{w: w, leave: -1, join: -1} }
@@ -90,6 +92,7 @@ func logJoin(p int) logStep   { return logStep{w: -1, leave: -1, join: p} }
 var (
 	checkpointStep = logStep{w: -1, leave: -1, join: -1, ckpt: true}
 	tickStep       = logStep{w: -1, leave: -1, join: -1, tick: true}
+	barrierStep    = logStep{w: -1, leave: -1, join: -1, barrier: true}
 )
 
 // runSteps drives s through the script; clocks are the workers' push
@@ -102,6 +105,10 @@ func runSteps(t *testing.T, s *Shard, dir string, steps []logStep, clocks map[in
 		switch {
 		case st.ckpt:
 			if err := s.checkpoint(dir, true); err != nil {
+				t.Fatal(err)
+			}
+		case st.barrier:
+			if err := s.barrier(s.Stats().Version + 1); err != nil {
 				t.Fatal(err)
 			}
 		case st.tick:

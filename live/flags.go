@@ -151,11 +151,8 @@ func CheckJob(j *job.Config) error {
 // CheckSpec refuses the options whose decisions need every shard in one
 // process: the simulator and virtual mode run them.
 func CheckSpec(sp paradigm.Spec) error {
-	switch {
-	case sp.SharedSet:
+	if sp.SharedSet {
 		return errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard (sim and virtual mode run set=shared)")
-	case sp.LocalOnly:
-		return errors.New("live: elastic apply=local needs the barrier to reach every shard before the release; live modes support apply=arrival (sim and virtual mode run apply=local)")
 	}
 	return nil
 }

@@ -98,6 +98,7 @@ type memberLink struct {
 	mu        sync.Mutex
 	live, rem []int
 	gen       uint64
+	bar       uint64        // the gate's barrier count (elastic apply=local), delivered after the view
 	end       bool          // the job has ended: tell the shard
 	ended     chan struct{} // closed once the shard has acknowledged the end
 }
@@ -106,6 +107,15 @@ func (l *memberLink) set(live, rem []int) {
 	l.mu.Lock()
 	l.live, l.rem = append([]int(nil), live...), append([]int(nil), rem...)
 	l.gen++
+	l.mu.Unlock()
+	l.poke()
+}
+
+// setBarrier records the gate's barrier count for delivery (run sends
+// the counts in turn).
+func (l *memberLink) setBarrier(b uint64) {
+	l.mu.Lock()
+	l.bar = max(l.bar, b)
 	l.mu.Unlock()
 	l.poke()
 }
@@ -143,7 +153,7 @@ func (l *memberLink) run(ctx context.Context) {
 			conn.Close()
 		}
 	}()
-	var sent uint64
+	var sent, barSent uint64
 	var b backoff
 	var req, resp wire.Frame
 	var setupErr string
@@ -164,16 +174,28 @@ func (l *memberLink) run(ctx context.Context) {
 	}
 	for {
 		l.mu.Lock()
-		gen, live, rem, end, ended := l.gen, l.live, l.rem, l.end, l.ended
+		gen, live, rem, end, ended, bar := l.gen, l.live, l.rem, l.end, l.ended, l.bar
 		l.mu.Unlock()
-		if gen != sent || (end && !endSent) {
+		if barSent > 0 && bar > barSent+1 {
+			// On one connection every barrier goes in turn: two can pass
+			// at once (the gate's last and the job's end), and the
+			// shard must apply each, not skip one. A new connection
+			// (barSent 0: perhaps a restarted shard that lost some) gets
+			// the latest.
+			bar = barSent + 1
+		}
+		if gen != sent || bar != barSent || (end && !endSent) {
 			var err error
 			switch {
 			case l.shard == 0 && gen != sent:
 				l.sv.shard.setMembers(live, rem, "coordinator@local")
+			case l.shard == 0 && bar != barSent:
+				err = l.sv.shard.barrier(bar)
 			case l.shard == 0: // shard 0 ends itself
 			case gen != sent:
 				err = call(control{Op: "members", Live: live, Removed: rem})
+			case bar != barSent:
+				err = call(control{Op: "barrier", Barrier: bar})
 			default:
 				err = call(control{Op: "end"})
 			}
@@ -207,6 +229,10 @@ func (l *memberLink) run(ctx context.Context) {
 				sent = gen
 				continue // the end, if asked for, goes after the latest view
 			}
+			if bar != barSent {
+				barSent = bar
+				continue // and after the latest barrier
+			}
 			endSent = true
 			close(ended)
 			return // the shard is stopping: nothing more to deliver
@@ -223,7 +249,7 @@ func (l *memberLink) run(ctx context.Context) {
 		case <-l.wake:
 		case <-dead:
 			conn.Close()
-			conn, sent = nil, 0
+			conn, sent, barSent = nil, 0, 0
 		}
 	}
 }

@@ -40,9 +40,14 @@ type JobInfo struct {
 	// Held: the gate holds this id (its earlier process pushed and waits
 	// for a release): a returning worker waits for that release before
 	// its first pull.
-	Held       bool            `json:"held,omitempty"`
-	ShardAddrs []string        `json:"shard_addrs"`
-	Job        job.Description `json:"job"`
+	Held bool `json:"held,omitempty"`
+	// Barriers and BarrierPushes (ElasticBSP apply=local): the barriers
+	// the gate has passed and the pushes counted at the latest, as a
+	// release carries them: a worker's first pull reads that version.
+	Barriers      uint64          `json:"barriers,omitempty"`
+	BarrierPushes int64           `json:"barrier_pushes,omitempty"`
+	ShardAddrs    []string        `json:"shard_addrs"`
+	Job           job.Description `json:"job"`
 }
 
 // ShardInfo is the JSON payload of a shard's HelloOK.
@@ -57,9 +62,10 @@ type ShardInfo struct {
 
 // control is the JSON body of a MsgControl request.
 type control struct {
-	Op      string `json:"op"`                // "stats" | "average" | "members" | "stop"
+	Op      string `json:"op"`                // "stats" | "average" | "members" | "barrier" | "stop"
 	Live    []int  `json:"live,omitempty"`    // members: live worker ids
 	Removed []int  `json:"removed,omitempty"` // members: removed worker ids
+	Barrier uint64 `json:"barrier,omitempty"` // barrier: the barriers the gate has passed (elastic apply=local)
 }
 
 // ShardStats is a shard's counters (the "stats" control reply).
@@ -106,23 +112,26 @@ type ShardStats struct {
 
 // CoordStats are the coordinator's counters.
 type CoordStats struct {
-	Pushes          int64     `json:"pushes"`
-	Target          int64     `json:"target"`
-	Done            bool      `json:"done"`
-	Seconds         float64   `json:"seconds"` // from the first worker's hello to done (or now)
-	Releases        int64     `json:"releases"`
-	MaxGap          int64     `json:"max_gap"`
-	ControllerCalls int64     `json:"controller_calls"`
-	ControllerSecs  float64   `json:"controller_seconds"` // wall time of those calls
-	Live            int       `json:"live"`
-	Removed         int64     `json:"removed"`
-	NeverConnected  int64     `json:"never_connected"` // of the removed: ids no worker ever connected under
-	Joined          int64     `json:"joined"`
-	Restarts        int64     `json:"restarts"` // times the coordinator restarted from its state file
-	Refused         int64     `json:"refused"`  // control frames refused (unknown id, implausible clock report)
-	WorkerPushes    []int64   `json:"worker_pushes"`
-	WorkerWait      []float64 `json:"worker_wait"` // seconds held (push, gate, pull)
-	WorkerBusy      []float64 `json:"worker_busy"` // seconds computing
+	Pushes          int64   `json:"pushes"`
+	Target          int64   `json:"target"`
+	Done            bool    `json:"done"`
+	Seconds         float64 `json:"seconds"` // from the first worker's hello to done (or now)
+	Releases        int64   `json:"releases"`
+	MaxGap          int64   `json:"max_gap"`
+	ControllerCalls int64   `json:"controller_calls"`
+	// Barriers (ElasticBSP apply=local) is the barriers the shards are
+	// told to apply: the gate's, and one that ends the job's last superstep.
+	Barriers       uint64    `json:"barriers,omitempty"`
+	ControllerSecs float64   `json:"controller_seconds"` // wall time of those calls
+	Live           int       `json:"live"`
+	Removed        int64     `json:"removed"`
+	NeverConnected int64     `json:"never_connected"` // of the removed: ids no worker ever connected under
+	Joined         int64     `json:"joined"`
+	Restarts       int64     `json:"restarts"` // times the coordinator restarted from its state file
+	Refused        int64     `json:"refused"`  // control frames refused (unknown id, implausible clock report)
+	WorkerPushes   []int64   `json:"worker_pushes"`
+	WorkerWait     []float64 `json:"worker_wait"` // seconds held (push, gate, pull)
+	WorkerBusy     []float64 `json:"worker_busy"` // seconds computing
 	// WorkerIter are each worker's iteration times (pacer profile).
 	WorkerIter []runstats.IterStats `json:"worker_iterations,omitempty"`
 }

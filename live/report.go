@@ -156,6 +156,13 @@ func (r *reporter) finish(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	cs := sv.coord.Stats()
+	for i := 0; cs.Barriers > 0 && i < len(sv.cfg.ShardAddrs); i++ {
+		// ElasticBSP apply=local: the final model is the one after the
+		// barrier that ends the last superstep.
+		if err := r.observer(i).AwaitVersion(ctx, cs.Barriers, time.Minute); err != nil {
+			return err
+		}
+	}
 	acc, err := r.evaluate(ctx, cs)
 	if err != nil && r.test != nil {
 		return err

@@ -246,6 +246,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 			return nil, err
 		}
 		sv.coord.onMembers = sv.publishMembers
+		sv.coord.onBarrier = sv.publishBarrier
 		sv.coord.plog = sv.plog.With("role", "coordinator")
 		if err := sv.restoreCoordinator(); err != nil {
 			sh.closeLog()
@@ -406,7 +407,7 @@ func (sv *Server) saveCoordinator() {
 func (sv *Server) sweepLoop(ctx context.Context) {
 	every(ctx, sv.coord.every, func() {
 		notify, cut := sv.coord.sweep()
-		release(notify)
+		sv.coord.sendRelease(notify)
 		for _, p := range cut {
 			p.Close()
 		}
@@ -419,6 +420,14 @@ func (sv *Server) sweepLoop(ctx context.Context) {
 func (sv *Server) publishMembers(live, rem []int) {
 	for _, l := range sv.links {
 		l.set(live, rem)
+	}
+}
+
+// publishBarrier hands the gate's barrier count to the shard links
+// (ElasticBSP apply=local: every shard applies its superstep).
+func (sv *Server) publishBarrier(b uint64) {
+	for _, l := range sv.links {
+		l.setBarrier(b)
 	}
 }
 
@@ -518,6 +527,13 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 				sv.endAfter.Store(peer) // the Replied hook stops the server once the reply is out
 				return nil
 			}
+			if c.Op == "barrier" {
+				if err := sv.shard.barrier(c.Barrier); err != nil {
+					return err
+				}
+				resp.Type = wire.MsgControl
+				return nil
+			}
 			if c.Op == "members" {
 				if err := checkView(c.Live, c.Removed, idCap(sv.cfg.Params)); err != nil {
 					return sv.shard.refuseErr(err)
@@ -589,7 +605,7 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 		}
 		resp.Worker = int32(info.ID)
 		sv.admit(peer, role, resp.Worker)
-		release(notify)
+		sv.coord.sendRelease(notify)
 		return nil
 	default:
 		return sv.shard.refuse(wire.CodeBadRequest, "unknown role %q", role)
@@ -668,7 +684,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 		if err != nil {
 			return err
 		}
-		release(notify)
+		sv.coord.sendRelease(notify)
 		if finished {
 			go shutdown(sv.coord.allPeersLocked())
 		}

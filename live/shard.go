@@ -57,15 +57,18 @@ type Shard struct {
 	// ema is the weights' moving average under --ema (nil without):
 	// stepped after every apply, so a replayed log rebuilds it too; the
 	// job's evaluation reads it instead of cur (Observer.Average).
-	ema     []float32
-	spare   []*snapshot
-	held    map[*wire.Peer]*snapshot
-	waiters map[*wire.Peer]uint64
-	grads   map[uint64][]float32
-	free    [][]float32 // spare gradient buffers (shard_bufs.go)
-	maxFree int
-	nextID  uint64
-	members map[int]bool // this shard's view of membership (true: live); its keys are the admitted ids
+	ema []float32
+	// superEpoch (ElasticBSP apply=local): the epoch at the last barrier,
+	// the superstep's learning-rate epoch.
+	superEpoch int64
+	spare      []*snapshot
+	held       map[*wire.Peer]*snapshot
+	waiters    map[*wire.Peer]uint64
+	grads      map[uint64][]float32
+	free       [][]float32 // spare gradient buffers (shard_bufs.go)
+	maxFree    int
+	nextID     uint64
+	members    map[int]bool // this shard's view of membership (true: live); its keys are the admitted ids
 	// restarted: started with --restore, so workers may hold versions this
 	// incarnation has not reached (see checkHeld).
 	restarted bool

@@ -158,9 +158,11 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 		}
 	}
 	j := &s.params.Job
-	epoch := int64(0)
-	if s.params.TrainN > 0 {
-		epoch = s.stats.Pushes * int64(j.Batch) / int64(s.params.TrainN)
+	epoch := s.epoch()
+	if j.Spec.LocalSteps() {
+		// The superstep's rate is the one its workers' local steps used:
+		// the rate at its start (virtual time's rule).
+		epoch = s.superEpoch
 	}
 	lr := j.StepSize(a, epoch)
 	s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
@@ -182,6 +184,14 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 			delete(s.waiters, p)
 		}
 	}
+}
+
+// epoch is the job's epoch by the pushes this shard has counted (lock held).
+func (s *Shard) epoch() int64 {
+	if s.params.TrainN <= 0 {
+		return 0
+	}
+	return s.stats.Pushes * int64(s.params.Job.Batch) / int64(s.params.TrainN)
 }
 
 func (s *Shard) recycle(b []float32) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/paradigm"
 )
 
 // This file: a restoring shard replays its durability log through the
@@ -119,6 +120,12 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 				s.join(now, int(x))
 			}
 		}
+	case wal.KindBarrier:
+		ss, ok := s.agg.(paradigm.Superstep)
+		if !ok || r.Read != s.agg.Version()+1 {
+			return fmt.Errorf("barrier %d logged; the replay is at version %d (local steps %v)", r.Read, s.agg.Version(), ok)
+		}
+		s.barrierLocked(ss, now, r.Read)
 	case wal.KindSkip:
 		if r.Read > ckpt.MaxVersion {
 			return fmt.Errorf("skip to version %d, beyond any job's (at most %d)", r.Read, uint64(ckpt.MaxVersion))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
@@ -77,6 +78,10 @@ type Worker struct {
 	mPushes, mWaitNS, mBusyNS, mClock atomic.Int64
 	mID                               atomic.Int64
 	joined                            atomic.Bool
+	// barriers and barPushes: the latest barrier count a release or the
+	// coordinator's hello carried and the pushes at it (ElasticBSP
+	// apply=local), set by the connection's goroutine.
+	barriers, barPushes atomic.Uint64
 	// ws is where this process stands, sent with every control Hello
 	// (written by the main loop, which is also the one that redials).
 	ws      workerState
@@ -133,12 +138,28 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 func (w *Worker) onNotify(f *wire.Frame) {
 	switch f.Type {
 	case wire.MsgRelease:
+		w.noteBarrier(f.Tag, f.Extra)
 		select {
 		case w.release <- struct{}{}:
 		default:
 		}
 	case wire.MsgShutdown:
 		w.stopped.Do(func() { close(w.stop) })
+	}
+}
+
+// noteBarrier keeps the latest barrier count the coordinator named (a
+// release resent after a reconnect may carry an older one).
+func (w *Worker) noteBarrier(b, pushes uint64) {
+	for {
+		old := w.barriers.Load()
+		if b <= old {
+			return
+		}
+		if w.barriers.CompareAndSwap(old, b) {
+			w.barPushes.Store(pushes)
+			return
+		}
 	}
 }
 
@@ -180,6 +201,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 	}
 	w.ctl, w.info, w.id = c, info, info.ID
 	w.mID.Store(int64(info.ID))
+	w.noteBarrier(info.Barriers, uint64(max(info.BarrierPushes, 0)))
 	return nil
 }
 
@@ -316,6 +338,9 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		if c := w.info.Job.Job.ClipNorm; c > 0 {
 			optim.ClipNorm(st.grad, c)
 		}
+		if j := &w.info.Job; j.Job.Spec.LocalSteps() {
+			w.localStep(st, j)
+		}
 		// Push each block to its shard, then report the push to the gate.
 		for i, r := range st.ranges {
 			st.pushing[i] = true
@@ -344,6 +369,19 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 			return w.result(st), err
 		}
 	}
+}
+
+// localStep steps the worker's own copy with its gradient (ElasticBSP
+// apply=local): plain SGD at the rate the shards apply the superstep with,
+// the schedule's at the latest barrier (its count and its epoch), as
+// virtual time steps it. The barrier's pull replaces the copy.
+func (w *Worker) localStep(st *state, d *job.Description) {
+	var epoch int64
+	if d.TrainN > 0 {
+		epoch = int64(w.barPushes.Load()) * int64(d.Job.Batch) / int64(d.TrainN)
+	}
+	lr := d.Job.Optim().Rate(int64(w.barriers.Load()), epoch)
+	kernel.AxpyUnitary(float32(-lr), st.grad, st.params)
 }
 
 func (w *Worker) result(st *state) WorkerResult {
@@ -396,8 +434,16 @@ func (w *Worker) request(st *state, links []*wlink, i int) {
 // pullPhase runs the puller: ask every shard not already asked, then wait
 // for enough fresh blocks (PSP: ⌈b·S⌉ and the τ2 grace).
 func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error {
+	bar := w.barriers.Load()
+	st.pl.SetBarriers(bar)
+	w.ws.Barriers = bar
 	st.pl.Start(time.Since(st.start), st.clock, st.read, st.first)
 	first := st.first
+	if st.pl.Ready() && !first {
+		// ElasticBSP apply=local inside a superstep: the worker goes on
+		// with its own copy, asking no shard.
+		return nil
+	}
 	st.first, st.inPull = false, true
 	defer func() { st.inPull = false }()
 	for i := range links {

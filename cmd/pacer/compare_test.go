@@ -155,12 +155,12 @@ func TestCompareLiveInproc(t *testing.T) {
 		{"--link", "rate=1Gbit"},
 		{"--fail", "1@1s"},
 		{"--iterations", "10"},
-		{"--paradigms", "elastic:r=4,apply=local"},
+		{"--paradigms", "backup:b=1,set=shared"},
 		{"--horizon", "1m"},
 	} {
 		args := append([]string{"compare", "--mode", "inproc", "--dataset", "synthetic", "--out", filepath.Join(dir, "no")}, c...)
 		_, errs, code := pacer(t, args...)
-		if code == 0 || !strings.Contains(errs, strings.TrimPrefix(c[0], "--")) && !strings.Contains(errs, "apply=local") {
+		if code == 0 || !strings.Contains(errs, strings.TrimPrefix(c[0], "--")) && !strings.Contains(errs, "set=shared") {
 			t.Errorf("%v: exit %d, %q: want a refusal", c, code, errs)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "no")); err == nil {

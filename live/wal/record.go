@@ -13,16 +13,17 @@ import (
 type Kind uint8
 
 const (
-	KindPush  Kind = iota + 1 // an accepted gradient: Worker, Clock, Read, Now, Floats
-	KindTick                  // a deadline that fired and applied: Now
-	KindLeave                 // workers left (Ints), at Now
-	KindJoin                  // workers joined (Ints), at Now
-	KindSkip                  // the version skipped forward to Read
-	KindBase                  // a segment's starting state: version Read, Clock pushes so far, Ints the live ids, then −1−id of the removed ones
+	KindPush    Kind = iota + 1 // an accepted gradient: Worker, Clock, Read, Now, Floats
+	KindTick                    // a deadline that fired and applied: Now
+	KindLeave                   // workers left (Ints), at Now
+	KindJoin                    // workers joined (Ints), at Now
+	KindSkip                    // the version skipped forward to Read
+	KindBase                    // a segment's starting state: version Read, Clock pushes so far, Ints the live ids, then −1−id of the removed ones
+	KindBarrier                 // ElasticBSP apply=local: the gate's barrier Read applied the buffered superstep
 	kindEnd
 )
 
-var kindNames = [...]string{"", "push", "tick", "leave", "join", "skip", "base"}
+var kindNames = [...]string{"", "push", "tick", "leave", "join", "skip", "base", "barrier"}
 
 func (k Kind) String() string {
 	if k > 0 && k < kindEnd {
