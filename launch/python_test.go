@@ -86,4 +86,8 @@ func TestPythonWorkersRefused(t *testing.T) {
 	if err := checkPythonWorkers(cfg, &Options{Mode: "tcp", PythonWorkers: 1}); err == nil || !strings.Contains(err.Error(), "Go workers only") {
 		t.Errorf("speeds: err %v", err)
 	}
+	if err := checkPythonWorkers(fmnistJob(t, "elastic:r=4,apply=local", 2, 1, 600, 1), &Options{Mode: "tcp", PythonWorkers: 1}); err == nil ||
+		!strings.Contains(err.Error(), "apply=local needs Go workers") {
+		t.Errorf("elastic apply=local: err %v", err)
+	}
 }

@@ -50,10 +50,13 @@
 //     retried report is not counted twice), Extra/Offset = cumulative µs
 //     held/computing. The reply's Flags&4 says the worker had been removed
 //     and was admitted again (Tag = its new clock: it restarts with a full
-//     pull). Release and Shutdown are notifications.
+//     pull). Release and Shutdown are notifications; a Release's Tag is
+//     the barriers ElasticBSP's gate has passed, its Extra the pushes
+//     counted at the latest (what an apply=local worker pulls by).
 //   - Control (JSON): "stats", "average" (observer: the block of the
 //     weights' moving average under --ema, answered as a PullResp),
-//     "stop" (observer), "members" (coordinator →
+//     "stop" (observer), "barrier" (coordinator → shard: ElasticBSP
+//     apply=local's barrier count, shard_barrier.go), "members" (coordinator →
 //     shard: the complete live/removed view, resent after reconnects),
 //     "end" (coordinator → shard, on the same link, after the latest view:
 //     the job has ended; the shard replies, checkpoints and stops).

@@ -196,6 +196,10 @@ class RecipeTest(unittest.TestCase):
         self.assertEqual(torch_worker.unsupported(job(Sampling="shard")), "")
         self.assertIn("samples global", torch_worker.unsupported(job(Sampling="global")))
         self.assertIn("clips gradients", torch_worker.unsupported(job(ClipNorm=5.0)))
+        # ElasticBSP's local steps are refused by the client itself.
+        with self.assertRaises(pacer.JobError):
+            job(Spec={"Kind": 5, "R": 4, "LocalOnly": True})
+        self.assertEqual(job(Spec={"Kind": 5, "R": 4}).kind, "elastic")
 
 
 class TorchReferenceTest(unittest.TestCase):

@@ -64,6 +64,11 @@ class Job:
         self.kind = KINDS.get(self.spec.get("Kind"))
         if self.kind is None:
             raise JobError("unknown paradigm kind %r" % self.spec.get("Kind"))
+        if self.kind == "elastic" and self.spec.get("LocalOnly"):
+            # Its workers step their own copies inside a superstep and pull
+            # only after a barrier (the release's tag): not built here.
+            raise JobError("elastic apply=local: this client does not step its own copy between barriers "
+                           "(use Go workers, or apply=arrival)")
         self.workers, self.shards = j["Workers"], j["Shards"]
         self.model, self.dataset = j["Model"], j["Dataset"]
         # A flat model's (flat:n=N, a model of your own) initial weights' digest.
