@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -118,10 +119,11 @@ func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
 // skips nothing forward: no acknowledged update was lost), ends at the
 // other shard's version (BSP: one update per round on every shard; ASP:
 // one per push, so a push applied twice or lost would show), and the job
-// finishes. Under --durability checkpoint the same BSP run skips
+// finishes; under elastic apply=local, one per barrier, its buffered
+// superstep replayed. Under --durability checkpoint the same BSP run skips
 // (TestTCPShardRestored).
 func TestTCPShardLogRestored(t *testing.T) {
-	for _, spec := range []string{"bsp", "asp"} {
+	for _, spec := range []string{"bsp", "asp", "elastic:r=4,apply=local"} {
 		t.Run(spec, func(t *testing.T) {
 			cfg := fmnistJob(t, spec, 4, 2, 9600, 1)
 			opt := tcpOpts(t)
@@ -160,7 +162,7 @@ func TestTCPShardLogRestored(t *testing.T) {
 // retries of pushes already counted: the gate never moved its clock and
 // BSP hung with the shards one round ahead of the others.
 func TestTCPWorkerReturns(t *testing.T) {
-	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
+	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
 	if testing.Short() {
 		specs = []string{"bsp", "ssp:s=1"}
 	}
@@ -214,7 +216,7 @@ func TestTCPWorkerReturns(t *testing.T) {
 // reconnect. Before, the restarted coordinator counted from zero (ASP ran
 // half a job more) and BSP hung.
 func TestTCPCoordinatorRestarted(t *testing.T) {
-	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
+	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
 	if testing.Short() {
 		specs = []string{"bsp", "asp"}
 	}
@@ -252,6 +254,12 @@ func TestTCPCoordinatorRestarted(t *testing.T) {
 			// ASP applies every push on every shard: shard 1, which never
 			// died, applied as many updates as the job had pushes (a push
 			// in flight at the kill may be pushed again).
+			// Under elastic apply=local the restarted coordinator counts its
+			// barriers on from its state file and the workers: every shard
+			// ends at the job's last barrier (shard 0 skipping what it lost).
+			if strings.HasSuffix(spec, "apply=local") && (res.Shards[0].Version != cs.Barriers || res.Shards[1].Version != cs.Barriers) {
+				t.Errorf("shard versions %d and %d; the coordinator's last barrier is %d", res.Shards[0].Version, res.Shards[1].Version, cs.Barriers)
+			}
 			if spec == "asp" && (res.Shards[1].Updates < cs.Target || res.Shards[1].Updates > r.Pushes+k) {
 				t.Errorf("shard 1 applied %d updates for %d pushes", res.Shards[1].Updates, r.Pushes)
 			}

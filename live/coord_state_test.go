@@ -208,3 +208,65 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 		t.Errorf("pushes %d, want the file's 6, the returned process's 4 answered before the restart and 1 since", r.pushes)
 	}
 }
+
+// Under elastic apply=local the coordinator counts the gate's barriers for
+// the shards (each new count handed to the links) and the job's end adds
+// one; the count is in its state file, and a restarted coordinator counts
+// on from the file, or from a worker that was released at a later
+// barrier than the file knows (a count beyond the job is not believed).
+func TestCoordinatorBarrierCount(t *testing.T) {
+	dir := t.TempDir()
+	c := stateCoord(t, "elastic:r=4,apply=local", 2)
+	var told []uint64
+	c.onBarrier = func(b uint64) { told = append(told, b) }
+	var resp wire.Frame
+	for p := range 2 {
+		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		for p := range 2 {
+			if _, _, err := c.clock(p, seq, 0, 0, 0, &resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	b := c.Stats().Barriers
+	if b == 0 || len(told) != int(b) || told[len(told)-1] != b || c.barPushes == 0 {
+		t.Fatalf("%d barriers; the links were told %v (pushes at the latest %d)", b, told, c.barPushes)
+	}
+	if err := c.saveState(dir); err != nil {
+		t.Fatal(err)
+	}
+	c.finish()
+	if got := c.Stats().Barriers; got != b+1 || told[len(told)-1] != b+1 {
+		t.Fatalf("the job's end: %d barriers (told %v), want one more than %d", got, told, b)
+	}
+	st, err := readCoordState(dir)
+	if err != nil || st.Barriers != b {
+		t.Fatalf("state file: %v, %d barriers, want %d", err, st.Barriers, b)
+	}
+	r := stateCoord(t, "elastic:r=4,apply=local", 2)
+	told = nil
+	r.onBarrier = func(b uint64) { told = append(told, b) }
+	if err := r.restore(st); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Stats().Barriers; got != b {
+		t.Fatalf("restored: %d barriers, want the file's %d", got, b)
+	}
+	if _, _, err := r.hello(&wire.Peer{}, 0, workerState{Inc: 1, Seq: 3, Acked: 3, Clock: 3, Barriers: 1 << 40}); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Stats().Barriers; got != b {
+		t.Fatalf("a worker claiming barrier 2⁴⁰ moved the count to %d", got)
+	}
+	info, _, err := r.hello(&wire.Peer{}, 1, workerState{Inc: 2, Seq: 3, Acked: 3, Clock: 3, Barriers: b + 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Stats().Barriers; got != b+2 || info.Barriers != b+2 || len(told) == 0 || told[len(told)-1] != b+2 {
+		t.Fatalf("a worker released at barrier %d: count %d, hello says %d, links told %v", b+2, got, info.Barriers, told)
+	}
+}
