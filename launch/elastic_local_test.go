@@ -39,7 +39,8 @@ func TestElasticLocalLive(t *testing.T) {
 				mode, lr.FinalAccuracy, lr.Pushes, lr.Updates, barriers, local.Shards[0].Staleness, ar.FinalAccuracy, ar.Pushes, ar.Updates)
 			for _, sh := range local.Shards {
 				// The gate's barriers and the one that ends the job.
-				if local.Coord.ControllerCalls+1 != barriers || sh.Version != uint64(barriers) || sh.Updates != barriers || sh.Dropped != 0 {
+				// (The last applies nothing when the job ended at a gate barrier.)
+				if local.Coord.ControllerCalls+1 != barriers || sh.Version != uint64(barriers) || sh.Updates < barriers-1 || sh.Updates > barriers || sh.Dropped != 0 {
 					t.Errorf("apply=local shard %d: version %d, %d updates, %d dropped; the gate passed %d barriers",
 						sh.Shard, sh.Version, sh.Updates, sh.Dropped, barriers)
 				}

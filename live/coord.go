@@ -433,6 +433,9 @@ func (c *Coordinator) sweepAt(now time.Time) (notify, cut []*wire.Peer) {
 // (lock held): ElasticBSP apply=local's shards apply each one, so every new
 // count goes to the shard links.
 func (c *Coordinator) noteBarriers() {
+	if !c.info.Job.Job.Spec.LocalSteps() {
+		return // apply=arrival's shards have no barrier to apply
+	}
 	b := c.barBase + paradigm.Barriers(c.gate)
 	if b <= c.bar {
 		return
@@ -461,7 +464,7 @@ func (c *Coordinator) endSuperstep() {
 // ones since, and the shards' versions and the workers' copies count them.
 // A count no job of this length reaches is ignored.
 func (c *Coordinator) adoptBarriers(b uint64) {
-	if b <= c.bar || b > inFlight(&c.info.Job) {
+	if !c.info.Job.Job.Spec.LocalSteps() || b <= c.bar || b > inFlight(&c.info.Job) {
 		return
 	}
 	c.barBase += b - c.bar

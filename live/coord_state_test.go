@@ -215,6 +215,21 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 // on from the file, or from a worker that was released at a later
 // barrier than the file knows (a count beyond the job is not believed).
 func TestCoordinatorBarrierCount(t *testing.T) {
+	// apply=arrival's gate passes barriers too, but its shards have none
+	// to apply: nothing is counted or sent.
+	a := stateCoord(t, "elastic:r=4", 2)
+	a.onBarrier = func(b uint64) { t.Errorf("apply=arrival: barrier %d sent to the shards", b) }
+	var ar wire.Frame
+	for seq := uint64(1); seq <= 3; seq++ {
+		for p := range 2 {
+			if _, _, err := a.clock(p, seq, 0, 0, 0, &ar); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if a.finish(); a.Stats().Barriers != 0 {
+		t.Errorf("apply=arrival counts %d barriers for the shards", a.Stats().Barriers)
+	}
 	dir := t.TempDir()
 	c := stateCoord(t, "elastic:r=4,apply=local", 2)
 	var told []uint64

@@ -178,9 +178,14 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 	}
 	s.stats.Updates++
 	s.dirty = true
+	s.wake(a.Version)
+}
+
+// wake readies the pulls waiting for version v or older (lock held).
+func (s *Shard) wake(v uint64) {
 	for p, m := range s.waiters {
-		if m <= a.Version {
-			s.notifyCh = append(s.notifyCh, waiter{p, a.Version})
+		if m <= v {
+			s.notifyCh = append(s.notifyCh, waiter{p, v})
 			delete(s.waiters, p)
 		}
 	}

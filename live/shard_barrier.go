@@ -53,6 +53,14 @@ func (s *Shard) barrierLocked(ss paradigm.Superstep, now time.Duration, b uint64
 		s.fastForward(b - 1)
 	}
 	s.logEvent(wal.KindBarrier, now, b)
-	s.apply(ss.Barrier(), 0, nil)
+	if a := ss.Barrier(); len(a.Grads) > 0 {
+		s.apply(a, 0, nil)
+	} else {
+		// An empty superstep (the job ended right at a gate barrier):
+		// nothing to apply, as virtual time's Policy.Finish applies
+		// nothing; the version still counts the barrier.
+		s.dirty = true
+		s.wake(a.Version)
+	}
 	s.superEpoch = s.epoch()
 }

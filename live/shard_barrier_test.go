@@ -71,8 +71,17 @@ func TestShardBarrierAppliesSuperstep(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := s.Stats()
-	if w, v := s.Weights(); v != 3 || st.Skipped != 1 || st.Dropped != 1 || w[0] != float32(want[0]) {
+	// The skip dropped the buffered push: barrier 3 had nothing to apply.
+	if w, v := s.Weights(); v != 3 || st.Skipped != 1 || st.Dropped != 1 || st.Updates != 1 || w[0] != float32(want[0]) {
 		t.Fatalf("barrier 3 at version 1: version %d, skipped %d, dropped %d, weights %v", v, st.Skipped, st.Dropped, w)
+	}
+	// An empty superstep (the job ending at a gate barrier) applies
+	// nothing, as Policy.Finish does; the version counts it.
+	if err := s.barrier(4); err != nil {
+		t.Fatal(err)
+	}
+	if st, v := s.Stats(), s.Stats().Version; v != 4 || st.Updates != 1 {
+		t.Fatalf("an empty barrier: version %d, %d updates: want 4 and still 1", v, st.Updates)
 	}
 	if err := s.barrier(1 << 62); wire.CodeOf(err) != wire.CodeBadRequest {
 		t.Errorf("a barrier beyond the job: %v, want bad_request", err)
