@@ -30,7 +30,7 @@ func tcpOpts(t testing.TB) Options {
 }
 
 func TestTCPEveryParadigm(t *testing.T) {
-	for _, spec := range []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2"} {
+	for _, spec := range []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2"} {
 		t.Run(spec, func(t *testing.T) {
 			res, err := TrainResult(context.Background(), fmnistJob(t, spec, 4, 2, 1200, 1), tcpOpts(t), nil)
 			if err != nil {
