@@ -84,8 +84,8 @@ type Config struct {
 	ClipNorm float64 `json:",omitempty"`
 	// EMA, when positive, evaluates the exponential moving average of the
 	// weights, θ̄ ← EMA·θ̄ + (1−EMA)·θ after every update, instead of θ
-	// (the backup-workers paper evaluates θ̄ with 0.9999). Virtual time
-	// only for now: the live shards do not keep θ̄.
+	// (the backup-workers paper evaluates θ̄ with 0.9999). Virtual time's
+	// learner and the live shards (each its block, checkpointed) keep θ̄.
 	EMA float64 `json:",omitempty"`
 
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
