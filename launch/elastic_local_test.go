@@ -14,7 +14,8 @@ import (
 // shard applies its superstep once and the released workers pull that
 // average. Observable: a shard's updates are the gate's barriers (one per
 // barrier, whatever the pushes), where apply=arrival applies every push;
-// no gradient is stale (each was computed from the version of the
+// the workers pull only after barriers (a shard sends far fewer bytes); no
+// gradient is stale (each was computed from the version of the
 // superstep it lands in); and the job learns.
 func TestElasticLocalLive(t *testing.T) {
 	for _, mode := range []string{"inproc", "tcp"} {
@@ -49,6 +50,15 @@ func TestElasticLocalLive(t *testing.T) {
 						t.Errorf("apply=local shard %d: %d gradients of staleness %d: a superstep's gradients read its version", sh.Shard, n, s)
 					}
 				}
+			}
+			// Inside a superstep a worker asks no shard: it pulls once a
+			// barrier (its first pull, then about one in every two of its
+			// pushes here), where apply=arrival pulls before every push,
+			// and pull replies are most of what a shard sends.
+			lb, ab := local.Shards[1].Wire.BytesOut, arrival.Shards[1].Wire.BytesOut
+			t.Logf("shard 1 sent %d bytes under apply=local, %d under apply=arrival", lb, ab)
+			if float64(lb) > 0.75*float64(ab) {
+				t.Errorf("shard 1 sent %d bytes under apply=local against %d under apply=arrival: the workers pull inside a superstep", lb, ab)
 			}
 			if barriers < 2 || lr.Updates >= lr.Pushes*2 || ar.Updates != ar.Pushes*2 {
 				t.Errorf("apply=local: %d barriers, %d updates for %d pushes on 2 shards; apply=arrival %d updates for %d pushes",
