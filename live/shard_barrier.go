@@ -22,7 +22,7 @@ import (
 // barrier applies the supersteps up to the gate's b-th barrier (b: the
 // count the coordinator sent; the latest only, so it may skip).
 func (s *Shard) barrier(b uint64) error {
-	s.lock()
+	s.mu.Lock()
 	ss, ok := s.agg.(paradigm.Superstep)
 	if !ok {
 		return s.refuseLocked(remoteErr(wire.CodeBadRequest, "barrier %d sent to shard %d, whose paradigm %s applies without barriers (only elastic apply=local has them)",

@@ -196,7 +196,7 @@ func (s *Shard) checkpoint(dir string, force bool) error {
 // Average copies the shard's block of the weights' moving average (--ema)
 // and the version it follows; false when the job keeps none.
 func (s *Shard) Average() ([]float32, uint64, bool) {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ema == nil {
 		return nil, 0, false
