@@ -85,12 +85,6 @@ type Shard struct {
 	notifyCh    []waiter
 	notifySpare []waiter
 	split       splitApply // the apply's parts (shard_split.go)
-	// pend is an apply a push decided whose acknowledgement is still
-	// being written (shard_apply.go: settle).
-	pend pendingApply
-	// onApply, when set (tests only), runs at the start of every apply,
-	// lock held.
-	onApply func()
 
 	// The durability log (shard_log.go); wal is nil under --durability
 	// checkpoint. lsn is the last record appended; walErr a failed append.
@@ -208,7 +202,7 @@ func (s *Shard) now() time.Duration { return time.Since(s.start) }
 
 // info is the HelloOK payload.
 func (s *Shard) info() ShardInfo {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return ShardInfo{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, Version: s.agg.Version(), Incarnation: s.inc}
 }
@@ -222,7 +216,7 @@ func (s *Shard) maxPush() int {
 // refuse counts a bad request and returns the error sent back; the server
 // logs it (rate-limited, with the peer's address) when it answers.
 func (s *Shard) refuse(code wire.ErrorCode, format string, a ...any) error {
-	s.lock()
+	s.mu.Lock()
 	s.stats.Refused++
 	if code == wire.CodeNonFinite {
 		s.stats.NonFinite++
@@ -239,7 +233,7 @@ func (s *Shard) admit(id int32) error {
 	if id < 0 || int(id) >= idCap(s.params) {
 		return s.refuse(wire.CodeBadRequest, "a worker's data connection must name its id in [0, %d), got %d", idCap(s.params), id)
 	}
-	s.lock()
+	s.mu.Lock()
 	if _, ok := s.members[int(id)]; !ok {
 		// Unavailable, not bad_request: a join's id reaches this shard
 		// with the coordinator's next membership view, and the worker
@@ -253,7 +247,7 @@ func (s *Shard) admit(id int32) error {
 
 // refuseErr counts a refusal whose error is already made.
 func (s *Shard) refuseErr(err error) error {
-	s.lock()
+	s.mu.Lock()
 	return s.refuseLocked(err)
 }
 

@@ -26,73 +26,15 @@ func (s *Shard) release(peer *wire.Peer) {
 	}
 }
 
-// pendingApply is an apply decided by a push over a connection, made once
-// that push's acknowledgement has been written (Shard.replied), so the
-// pusher does not wait for it: the apply leaves the acknowledgement path.
-// Until it is made the shard is in the state before it; whatever takes the
-// lock first makes it (Shard.lock), so no request ever sees the version
-// counted and the weights not yet made, and applies keep their order.
-type pendingApply struct {
-	on   bool
-	a    paradigm.Apply
-	self uint64    // the deciding push's id when its gradient is g
-	g    []float32 // that push's receive buffer: the wire server reads nothing more on its connection until the Replied hook returns
-	peer *wire.Peer
-}
-
-// lock takes the shard's lock and makes a pending apply, queueing the
-// ready notices it owes at once (Peer.Send only queues, so under the lock).
-func (s *Shard) lock() {
-	s.mu.Lock()
-	if s.pend.on {
-		s.settle()
-		if ws := s.takeNotify(); len(ws) > 0 {
-			s.notify(ws)
-			s.notifySpare = ws[:0]
-		}
-	}
-}
-
-// settle makes the pending apply (lock held); the ready notices it owes
-// are left in notifyCh for the caller.
-func (s *Shard) settle() {
-	p := s.pend
-	s.pend = pendingApply{}
-	s.apply(p.a, p.self, p.g)
-}
-
-// applyAfterAck makes a's apply after the acknowledgement to peer is
-// written, or now when there is no connection to acknowledge on (replay, a
-// direct call).
-func (s *Shard) applyAfterAck(a paradigm.Apply, self uint64, g []float32, peer *wire.Peer) {
-	if peer == nil {
-		s.apply(a, self, g)
-		return
-	}
-	s.pend = pendingApply{on: true, a: a, self: self, g: g, peer: peer}
-}
-
 // replied is the wire server's hook after a reply has been written: a
-// push's acknowledgement is out, so the apply it decided is made now; a
 // pull reply's snapshot is free again, and the connection's reply frame
 // lets go of it (it would otherwise keep the old block reachable).
 func (s *Shard) replied(peer *wire.Peer, resp *wire.Frame) {
-	if resp.Type != wire.MsgPullResp { // a push's acknowledgement, or its refusal after the offer (a failed log)
-		s.mu.Lock()
-		if s.pend.on && s.pend.peer == peer {
-			s.stats.AfterAck++
-			s.settle()
-		}
-		ws := s.takeNotify()
-		s.mu.Unlock()
-		s.sendReady(ws)
-		return
-	}
-	if cap(resp.Floats) == 0 {
+	if resp.Type != wire.MsgPullResp || cap(resp.Floats) == 0 {
 		return
 	}
 	resp.Floats = nil
-	s.lock()
+	s.mu.Lock()
 	s.release(peer)
 	s.mu.Unlock()
 }
@@ -100,7 +42,7 @@ func (s *Shard) replied(peer *wire.Peer, resp *wire.Frame) {
 // closed forgets a connection that has ended: its snapshot reference (a
 // reply whose write failed) and its pending pull.
 func (s *Shard) closed(peer *wire.Peer) {
-	s.lock() // a push whose acknowledgement failed still has its apply made
+	s.mu.Lock()
 	s.release(peer)
 	delete(s.waiters, peer)
 	s.mu.Unlock()
@@ -136,9 +78,6 @@ func (s *Shard) takeBuf(n int) []float32 {
 // apply carries out an aggregator's apply; self/g name the gradient that
 // is still in the receive buffer (not stored), if any.
 func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
-	if s.onApply != nil {
-		s.onApply()
-	}
 	s.gs, s.ws = s.gs[:0], s.ws[:0]
 	for _, c := range a.Grads {
 		if g != nil && c.ID == self {

@@ -28,7 +28,7 @@ func (s *Shard) armTick() {
 }
 
 func (s *Shard) onTick() {
-	s.lock()
+	s.mu.Lock()
 	s.tickOn = false
 	if d, ok := s.agg.Deadline(); ok && s.now() < d {
 		s.armTick() // fired early or the deadline moved
@@ -51,7 +51,7 @@ func (s *Shard) onTick() {
 // checkView): removed workers leave the aggregator (which may complete a
 // round), new ones join. Every change is logged with who sent the view.
 func (s *Shard) setMembers(live, removed []int, who string) {
-	s.lock()
+	s.mu.Lock()
 	now := s.now()
 	var left, joined []int
 	for _, p := range removed {
@@ -103,7 +103,7 @@ func (s *Shard) join(now time.Duration, p int) bool {
 
 // Stats returns a copy of the shard's counters.
 func (s *Shard) Stats() ShardStats {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Version = s.agg.Version()
@@ -120,7 +120,7 @@ func (s *Shard) Stats() ShardStats {
 // segment, headed by the state's base, and returns the LSN that makes
 // the head durable: the checkpoint covers every earlier segment.
 func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.dirty && !force {
 		return nil, 0, nil
@@ -165,7 +165,7 @@ func (s *Shard) checkpoint(dir string, force bool) error {
 	if err == nil {
 		path, err = ckpt.Write(dir, st)
 	}
-	s.lock()
+	s.mu.Lock()
 	if err != nil {
 		s.dirty = true
 		s.stats.CheckpointFailures++
@@ -206,7 +206,7 @@ func (s *Shard) Average() ([]float32, uint64, bool) {
 
 // Weights copies the shard's current block (tests and tools).
 func (s *Shard) Weights() ([]float32, uint64) {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]float32(nil), s.cur.buf...), s.agg.Version()
 }

@@ -22,7 +22,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 			return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
 		}
 	}
-	s.lock()
+	s.mu.Lock()
 	if err := s.checkHeld("read version", req.Extra); err != nil {
 		return s.refuseLocked(err)
 	}
@@ -36,7 +36,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		s.stats.Retries++
 	} else {
 		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now()}
-		dropped, kept := s.offer(m.now, m, req.Floats, false, peer)
+		dropped, kept := s.offer(m.now, m, req.Floats, false)
 		if dropped {
 			resp.Flags = flagDropped
 		}
@@ -105,7 +105,7 @@ func (s *Shard) pull(peer *wire.Peer, req, resp *wire.Frame) error {
 	if peer != nil && req.Worker != peer.ID() {
 		return s.refuse(wire.CodeBadRequest, "pull names worker %d on a connection of worker %d", req.Worker, peer.ID())
 	}
-	s.lock()
+	s.mu.Lock()
 	if err := s.checkHeld("held version", req.Tag); err != nil {
 		return s.refuseLocked(err)
 	}
@@ -159,7 +159,7 @@ func (s *Shard) done(peer *wire.Peer, req *wire.Frame) error {
 	if peer != nil && req.Worker != peer.ID() {
 		return s.refuse(wire.CodeBadRequest, "heartbeat names worker %d on a connection of worker %d", req.Worker, peer.ID())
 	}
-	s.lock()
+	s.mu.Lock()
 	if err := s.checkHeld("held version", req.Tag); err != nil {
 		return s.refuseLocked(err)
 	}
@@ -186,20 +186,14 @@ func (s *Shard) sendReady(ws []waiter) {
 	if len(ws) == 0 {
 		return
 	}
-	s.notify(ws)
-	// The slice takes turns with notifyCh, so rounds allocate none.
-	s.mu.Lock()
-	s.notifySpare = ws[:0]
-	s.mu.Unlock()
-}
-
-// notify queues the ready notices (it never writes to a peer, so it may
-// run under the lock) and clears ws.
-func (s *Shard) notify(ws []waiter) {
 	var f wire.Frame
 	for _, w := range ws {
 		f = wire.Frame{Type: wire.MsgPullResp, Flags: flagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}
 		w.peer.Send(&f)
 	}
+	// The slice takes turns with notifyCh, so rounds allocate none.
 	clear(ws)
+	s.mu.Lock()
+	s.notifySpare = ws[:0]
+	s.mu.Unlock()
 }

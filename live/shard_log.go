@@ -171,7 +171,7 @@ func (s *Shard) isRetry(peer *wire.Peer, w int, clock, read uint64) bool {
 // offer gives the aggregator a gradient and carries out its decision (lock
 // held). kept says the shard kept g for a later apply (the caller must not
 // reuse it).
-func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool, ackTo *wire.Peer) (dropped, kept bool) {
+func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) (dropped, kept bool) {
 	id := s.nextID
 	s.nextID++
 	ok, applied, a := s.agg.Push(now, paradigm.Grad{ID: id, Worker: m.worker, Read: m.read, Clock: m.clock})
@@ -182,7 +182,7 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool, 
 		s.stats.Dropped++
 		return true, false
 	case applied && len(a.Grads) == 1 && a.Grads[0].ID == id:
-		s.applyAfterAck(a, id, g, ackTo) // apply on arrival straight from the receive buffer
+		s.apply(a, id, g) // apply on arrival straight from the receive buffer
 		delete(s.meta, id)
 		return false, false
 	default:
@@ -191,7 +191,7 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool, 
 			s.meta[id] = m
 		}
 		if applied {
-			s.applyAfterAck(a, id, nil, ackTo)
+			s.apply(a, id, nil)
 		}
 		return false, true
 	}
@@ -240,7 +240,7 @@ func (s *Shard) openLog(dir string, restore bool, from uint64, hadCkpt bool) err
 			return err
 		}
 	}
-	s.lock()
+	s.mu.Lock()
 	s.wal = l
 	s.logBase()
 	lsn := s.lsn

@@ -19,7 +19,7 @@ import (
 // with the version the replay has reached, and their carried gradients
 // were replayed already.
 func (s *Shard) replay(dir string, from uint64, o wal.Options) error {
-	s.lock()
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replaying = true
 	defer func() { s.replaying = false }()
@@ -94,7 +94,7 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 			}
 			g = append(s.takeBuf(n), r.Floats...)
 		}
-		dropped, kept := s.offer(now, m, g, false, nil)
+		dropped, kept := s.offer(now, m, g, false)
 		if dropped != (g == nil) {
 			return fmt.Errorf("worker %d's push (clock %d, read %d) was %s when logged and is %s now", m.worker, m.clock, m.read,
 				acceptedIf(g != nil), acceptedIf(!dropped))
