@@ -14,7 +14,6 @@ import (
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
-	"github.com/pacer-ps/pacer/runstats"
 )
 
 // driver is Train's observer: it watches the coordinator's counters,
@@ -30,8 +29,7 @@ type driver struct {
 	obs   []*live.Observer
 	model nn.Model
 	w     []float32
-	curve live.Curve
-	grad  []float32 // nn.MeanLoss's scratch
+	curve [][2]float64
 
 	mu     sync.Mutex
 	faults []FaultRecord
@@ -118,7 +116,7 @@ func (d *driver) interrupted() *Result {
 		d.removed.Store(cs.Removed)
 		d.done.Store(cs.Done)
 	}
-	if acc, err := d.evaluate(ctx, cs); err == nil {
+	if acc, err := d.evaluate(ctx, cs.Seconds); err == nil {
 		d.report(cs, acc)
 	}
 	res, err := d.summarize(ctx, cs)
@@ -143,19 +141,15 @@ func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
 }
 
 // evaluate pulls every shard's block (of the moving average under --ema)
-// and measures test accuracy and training loss.
-func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, error) {
+// and measures test accuracy.
+func (d *driver) evaluate(ctx context.Context, seconds float64) (float64, error) {
 	for i, r := range d.ranges() {
 		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
 	}
 	acc := nn.Accuracy(d.model, d.w, d.ds.Test.X, d.ds.Test.Y, 500)
-	if d.grad == nil {
-		d.grad = make([]float32, len(d.w))
-	}
-	loss := nn.MeanLoss(d.model, d.w, d.grad, d.ds.Train.X, d.ds.Train.Y, runstats.TrainLossSamples, 250)
-	d.curve.Add(cs.Seconds, acc, live.Epoch(d.params, cs.Pushes), loss)
+	d.curve = append(d.curve, [2]float64{seconds, acc})
 	return acc, nil
 }
 
@@ -194,7 +188,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		}
 		if cs.Pushes >= nextEval && !cs.Done {
 			nextEval = (cs.Pushes/evalStep + 1) * evalStep
-			acc, err := d.evaluate(ctx, cs)
+			acc, err := d.evaluate(ctx, cs.Seconds)
 			if err != nil {
 				return nil, d.abort(ctx, err)
 			}
@@ -366,7 +360,7 @@ func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error
 			return nil, err
 		}
 	}
-	acc, err := d.evaluate(ctx, cs)
+	acc, err := d.evaluate(ctx, cs.Seconds)
 	if err != nil {
 		return nil, err
 	}

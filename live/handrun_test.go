@@ -131,14 +131,6 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 	if len(r.Curve) < 2 || r.FinalAccuracy != r.Curve[len(r.Curve)-1][1] || r.FinalAccuracy < 0.4 || r.Target != 0.6 {
 		t.Errorf("curve %v, final %g, target %g: want evaluations during the job and a trained model at the end", r.Curve, r.FinalAccuracy, r.Target)
 	}
-	// Shard 0 records the epoch and the training loss at every evaluation
-	// (3 epochs of 2,000 samples of batch 32: at most the pushes' epochs).
-	if len(r.CurveEpochs) != len(r.Curve) || len(r.TrainLoss) != len(r.Curve) {
-		t.Errorf("%d evaluations, epochs %v, training losses %v", len(r.Curve), r.CurveEpochs, r.TrainLoss)
-	} else if n := len(r.Curve); r.CurveEpochs[n-1] < 2.5 || r.CurveEpochs[n-1] > float64(r.Pushes)*32/2000+1e-9 ||
-		!(r.TrainLoss[n-1] > 0) || r.TrainLoss[n-1] >= r.TrainLoss[0] {
-		t.Errorf("epochs %v, training loss %v: want the last evaluation after ~3 epochs and the loss down", r.CurveEpochs, r.TrainLoss)
-	}
 	// Every push reported its iteration's compute time (pacer profile).
 	if len(r.WorkerIterations) != 2 || r.WorkerIterations[0].N+r.WorkerIterations[1].N != r.Pushes || r.WorkerIterations[0].Mean <= 0 {
 		t.Errorf("worker_iterations %+v for %d pushes", r.WorkerIterations, r.Pushes)

@@ -27,20 +27,17 @@ import (
 type reporter struct {
 	sv    *Server
 	test  *data.Set // nil: the test set is not on this machine
-	train *data.Set // the first training samples, for the loss curve
 	model nn.Model
 	w     []float32
-	grad  []float32 // MeanLoss's scratch
 	obs   []*Observer
-	curve Curve
+	curve [][2]float64
 	// none says why there is no evaluation (model nil or test nil): the
 	// summary's no_accuracy.
 	none string
 }
 
-// newReporter loads the test set and the first runstats.TrainLossSamples
-// training samples (the rest of the training set is the workers') for
-// shard 0's evaluations. Without it the job still ends by itself, with
+// newReporter loads the test set (only: the training set is the workers')
+// for shard 0's evaluations. Without it the job still ends by itself, with
 // a summary that has no accuracy.
 func newReporter(sv *Server) (*reporter, error) {
 	j := &sv.cfg.Params.Job
@@ -56,11 +53,7 @@ func newReporter(sv *Server) (*reporter, error) {
 		return nil, err
 	}
 	r := &reporter{sv: sv, model: m, w: make([]float32, m.NumParams())}
-	trainN := runstats.TrainLossSamples
-	if j.TrainLimit > 0 {
-		trainN = min(trainN, j.TrainLimit)
-	}
-	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: trainN, TestLimit: j.TestLimit})
+	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: 1, TestLimit: j.TestLimit})
 	if err != nil {
 		sv.log.Warn("no test set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
 		r.none = "no test set of " + j.Dataset + " on shard 0's machine"
@@ -69,8 +62,7 @@ func newReporter(sv *Server) (*reporter, error) {
 	if err := nn.CheckData(m, ds.Test.Name, ds.Test.Dim, ds.Test.Classes); err != nil {
 		return nil, err
 	}
-	r.test, r.train = ds.Test, ds.Train
-	r.grad = make([]float32, m.NumParams())
+	r.test = ds.Test // the training set's arrays go with ds
 	return r, nil
 }
 
@@ -81,9 +73,8 @@ func (r *reporter) observer(i int) *Observer {
 	return r.obs[i]
 }
 
-// evaluate fetches every shard's block and measures test accuracy and
-// training loss.
-func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error) {
+// evaluate fetches every shard's block and measures test accuracy.
+func (r *reporter) evaluate(ctx context.Context, seconds float64) (float64, error) {
 	if r.test == nil {
 		return 0, errors.New("no test set")
 	}
@@ -93,8 +84,7 @@ func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error)
 		}
 	}
 	acc := nn.Accuracy(r.model, r.w, r.test.X, r.test.Y, 500)
-	loss := nn.MeanLoss(r.model, r.w, r.grad, r.train.X, r.train.Y, runstats.TrainLossSamples, 250)
-	r.curve.Add(cs.Seconds, acc, Epoch(r.sv.cfg.Params, cs.Pushes), loss)
+	r.curve = append(r.curve, [2]float64{seconds, acc})
 	return acc, nil
 }
 
@@ -128,7 +118,7 @@ func (r *reporter) run(ctx context.Context) error {
 		if cs.Pushes >= next && r.test != nil {
 			next = (cs.Pushes/evalStep + 1) * evalStep
 			ectx, cancel := context.WithTimeout(ctx, time.Minute)
-			acc, err := r.evaluate(ectx, cs)
+			acc, err := r.evaluate(ectx, cs.Seconds)
 			cancel()
 			if err != nil {
 				sv.log.Warn("evaluation failed; trying at the next one", "err", err)
@@ -163,7 +153,7 @@ func (r *reporter) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	acc, err := r.evaluate(ctx, cs)
+	acc, err := r.evaluate(ctx, cs.Seconds)
 	if err != nil && r.test != nil {
 		return err
 	}
@@ -176,7 +166,7 @@ func (r *reporter) finish(ctx context.Context) error {
 		shards = append(shards, st.Shard)
 	}
 	run := Summary(d, "tcp", cs, shards, r.curve)
-	if len(r.curve.Points) == 0 {
+	if len(r.curve) == 0 {
 		run.NoAccuracy = r.none
 	}
 	var errs error
@@ -192,7 +182,7 @@ func (r *reporter) finish(ctx context.Context) error {
 	if r.test == nil {
 		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", "none: "+r.none)
 	} else {
-		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.curve.Points))
+		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.curve))
 	}
 	for i := 1; i < len(sv.cfg.ShardAddrs); i++ {
 		if err := r.endShard(ctx, i); err != nil {

@@ -5,45 +5,17 @@ import (
 	"github.com/pacer-ps/pacer/runstats"
 )
 
-// Curve is a live job's evaluations: test accuracy against the job's
-// seconds, and at each the epoch (samples pushed over the training set)
-// and the evaluated weights' training loss (nn.MeanLoss on the first
-// runstats.TrainLossSamples training samples, as virtual time records it).
-type Curve struct {
-	Points    [][2]float64
-	Epochs    []float64
-	TrainLoss []float64
-}
-
-// Add records one evaluation.
-func (c *Curve) Add(seconds, acc, epoch, loss float64) {
-	c.Points = append(c.Points, [2]float64{seconds, acc})
-	c.Epochs = append(c.Epochs, epoch)
-	c.TrainLoss = append(c.TrainLoss, loss)
-}
-
-// Epoch is the epochs a job has learnt from after pushes gradients.
-func Epoch(d *job.Description, pushes int64) float64 {
-	if d.TrainN <= 0 {
-		return 0
-	}
-	return float64(pushes) * float64(d.Job.Batch) / float64(d.TrainN)
-}
-
 // Summary builds a live job's run summary (summary.json, the schema of
 // pacer train) from the coordinator's counters cs, every shard's counters
 // and the accuracy curve: the one place both the launcher and a hand-run
 // job's shard 0 build it.
-func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats, curve Curve) *runstats.Run {
+func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats, curve [][2]float64) *runstats.Run {
 	j := &d.Job
 	r := &runstats.Run{Paradigm: j.Spec.String(), Mode: mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes,
 		Sampling: j.Sampling}
-	r.SetCurve(curve.Points, j.Target)
-	if len(curve.Points) > 0 && len(curve.Epochs) == len(curve.Points) && len(curve.TrainLoss) == len(curve.Points) {
-		r.CurveEpochs, r.TrainLoss = curve.Epochs, curve.TrainLoss
-	}
+	r.SetCurve(curve, j.Target)
 	r.SetTargets(j.Targets)
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds

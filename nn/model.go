@@ -287,24 +287,6 @@ func Accuracy(m Model, params []float32, x []float32, y []uint8, batchSize int) 
 	return float64(correct) / float64(n)
 }
 
-// MeanLoss returns the mean cross-entropy of params on the first n rows of
-// x (labels y), computed batchSize rows at a time through Grad (grad is its
-// scratch, len NumParams). Every run mode's training-loss curve uses it, so
-// they agree: the sum is float64 over batch means weighted by batch size.
-func MeanLoss(m Model, params, grad []float32, x []float32, y []uint8, n, batchSize int) float64 {
-	n = min(n, len(y))
-	if n <= 0 {
-		return 0
-	}
-	in := m.InputSize()
-	var sum float64
-	for lo := 0; lo < n; lo += batchSize {
-		b := min(batchSize, n-lo)
-		sum += float64(m.Grad(params, grad, x[lo*in:(lo+b)*in], y[lo:lo+b], b)) * float64(b)
-	}
-	return sum / float64(n)
-}
-
 // CheckBatch reports, as an error, what Grad would panic on: a parameter,
 // gradient, input or label slice of the wrong length for batch, or a label
 // outside [0, NumClasses). grad may be nil to check a Predict call.

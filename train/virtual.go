@@ -247,11 +247,17 @@ func (l *learner) release(id uint64) {
 // loss is the mean cross-entropy of weights w on the first
 // runstats.TrainLossSamples training samples, in batches of 250.
 func (l *learner) loss(w []float32) float64 {
+	set := l.ds.Train
+	n := min(set.N, runstats.TrainLossSamples)
 	if l.lossGrad == nil {
 		l.lossGrad = make([]float32, len(w))
 	}
-	set := l.ds.Train
-	return nn.MeanLoss(l.model, w, l.lossGrad, set.X, set.Y, runstats.TrainLossSamples, 250)
+	var sum float64
+	for lo := 0; lo < n; lo += 250 {
+		b := min(250, n-lo)
+		sum += float64(l.model.Grad(w, l.lossGrad, set.X[lo*set.Dim:(lo+b)*set.Dim], set.Y[lo:lo+b], b)) * float64(b)
+	}
+	return sum / float64(n)
 }
 
 // evaluate records the test accuracy of the shards' weights at virtual time now.
