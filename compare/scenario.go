@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/scenario"
 )
@@ -83,6 +84,9 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	}
 	if use("sampling", sc.Sampling != "") {
 		j.Sampling = sc.Sampling
+	}
+	if use("normalize", sc.Normalize != "") {
+		j.Normalize = sc.Normalize
 	}
 	if use("clip-norm", sc.ClipNorm > 0) {
 		j.ClipNorm = sc.ClipNorm
@@ -176,6 +180,9 @@ func Effective(c *Config) scenario.Scenario {
 	s.Sampling, s.ClipNorm, s.EMA = j.Sampling, j.ClipNorm, j.EMA
 	if j.Optimizer.Kind != optim.SGD {
 		s.Optimizer = j.Optimizer.String()
+	}
+	if j.Normalize != job.NormalizeNone {
+		s.Normalize = j.Normalize
 	}
 	if c.Horizon > 0 {
 		s.Horizon = c.Horizon.String()

@@ -20,6 +20,10 @@ type Set struct {
 type Dataset struct {
 	Train, Test *Set
 	Source      string
+	// Mean is the per-channel mean that was subtracted from both splits
+	// (job.Config.Normalize; ChannelMean of the training set), nil while
+	// the features are the pixels/255 Load returns.
+	Mean []float64
 }
 
 // Validate checks that the shapes agree and every label and pixel is in range. Loaders call it

@@ -59,6 +59,7 @@ func (d *Description) fields() []shaping {
 		f("seed", strconv.FormatUint(j.Seed, 10), j.Seed),
 		f("full-async-lr", strconv.FormatBool(j.FullAsyncLR), j.FullAsyncLR),
 		f("sampling", cmp.Or(j.Sampling, SamplingShard), j.Sampling),
+		f("normalize", cmp.Or(j.Normalize, NormalizeNone), j.Normalize),
 		f("clip-norm", num(j.ClipNorm), j.ClipNorm),
 		f("ema", num(j.EMA), j.EMA),
 		f("heartbeat-timeout", j.HeartbeatTimeout.String(), j.HeartbeatTimeout),

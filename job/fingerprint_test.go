@@ -38,6 +38,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"init", func(c *Config) { c.InitSHA256 = strings.Repeat("ab", 32) }, "none ≠ sha256:abababababab"},
 		{"full-async-lr", func(c *Config) { c.FullAsyncLR = true }, "false ≠ true"},
 		{"sampling", func(c *Config) { c.Sampling = SamplingGlobal }, "shard ≠ global"},
+		{"normalize", func(c *Config) { c.Normalize = NormalizeMean }, "none ≠ mean"},
 		{"clip-norm", func(c *Config) { c.ClipNorm = 5 }, "0 ≠ 5"},
 		{"ema", func(c *Config) { c.EMA = 0.99 }, "0 ≠ 0.99"},
 		{"optimizer", func(c *Config) { c.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8} }, "sgd ≠ rmsprop:alpha=0.99,eps=1e-08"},

@@ -38,6 +38,7 @@ type LearnFlags struct {
 	WeightDecay float64
 	FullAsyncLR bool
 	Sampling    string
+	Normalize   string
 	ClipNorm    float64
 	EMA         float64
 }
@@ -74,6 +75,13 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 		f.Sampling = v
 		return nil
 	})
+	fs.Func("normalize", "what is done to the images before training: none (pixels/255; default) | mean (subtract the training set's per-channel mean, after --train-limit, from training and test images, as the papers' recipes do)", func(v string) error {
+		if err := normalizeValid(v); err != nil {
+			return err
+		}
+		f.Normalize = v
+		return nil
+	})
 	fs.BoolVar(&f.FullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 }
 
@@ -84,6 +92,7 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.Epochs, c.Batch, c.LR, c.WeightDecay, c.FullAsyncLR = f.Epochs, f.Batch, f.LR, f.WeightDecay, f.FullAsyncLR
 	c.Sampling, c.ClipNorm, c.EMA = f.Sampling, f.ClipNorm, f.EMA
 	c.Optimizer = f.Optimizer
+	c.Normalize = f.Normalize
 	c.Momentum = f.Momentum
 	if c.Momentum == 0 || (f.Optimizer.Kind == optim.Adam && !f.MomentumSet) {
 		c.Momentum = -1 // Config: zero means the default, negative means none

@@ -30,6 +30,7 @@ func TestLearnFlagsRefuseBadValues(t *testing.T) {
 		{"--train-limit", "-1"}, {"--test-limit", "-1"},
 		{"--optimizer", "adagrad"}, {"--optimizer", "adam:b1=1"}, {"--optimizer", "rmsprop:alpha=-1"},
 		{"--optimizer", "adam:eps=0"}, {"--optimizer", "sgd:lr=1"}, {"--optimizer", "rmsprop:b2=0.9"},
+		{"--normalize", "std"}, {"--normalize", "MEAN"},
 	} {
 		_, err := parseLearn(args...)
 		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
@@ -39,6 +40,7 @@ func TestLearnFlagsRefuseBadValues(t *testing.T) {
 	for _, args := range [][]string{
 		{"--epochs", "0.2"}, {"--batch", "1"}, {"--lr", "1e-3"}, {"--momentum", "0"}, {"--momentum", "0.99"},
 		{"--weight-decay", "0"}, {"--train-limit", "0"}, {"--test-limit", "500"},
+		{"--normalize", "none"}, {"--normalize", "mean"},
 	} {
 		if _, err := parseLearn(args...); err != nil {
 			t.Errorf("%v refused: %v", args, err)

@@ -78,6 +78,11 @@ type Config struct {
 	// "shard", its fixed 1/K of the training set) or "global" (the whole
 	// set, through its own permutation; SamplingGlobal).
 	Sampling string `json:",omitempty"`
+	// Normalize is what is done to the features before training: "" (or
+	// "none", pixels/255 as loaded) or "mean" (NormalizeMean: the
+	// training set's per-channel mean, after TrainLimit, is subtracted
+	// from training and test images; Data).
+	Normalize string `json:",omitempty"`
 	// ClipNorm, when positive, scales each worker's gradient to at most
 	// this 2-norm before it is pushed (optim.ClipNorm; PyTorch's
 	// clip_grad_norm_).
@@ -211,6 +216,12 @@ func (c *Config) Fill() error {
 	if c.Sampling == SamplingShard {
 		c.Sampling = "" // one spelling of the default: descriptions and fingerprints agree
 	}
+	if err := normalizeValid(c.Normalize); err != nil {
+		return fmt.Errorf("normalize=%q: %v", c.Normalize, err)
+	}
+	if c.Normalize == NormalizeNone {
+		c.Normalize = ""
+	}
 	if err := (Size{Workers: c.Workers, Shards: c.Shards, Epochs: c.Epochs, Batch: c.Batch, Specs: []paradigm.Spec{c.Spec},
 		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds), Speeds: c.Timing.Speeds,
 		Jitter: c.Timing.Jitter}).Check(""); err != nil {
@@ -242,6 +253,19 @@ const (
 func samplingValid(v string) error {
 	if v != "" && v != SamplingShard && v != SamplingGlobal {
 		return fmt.Errorf("want %s or %s", SamplingShard, SamplingGlobal)
+	}
+	return nil
+}
+
+// The normalizations (Config.Normalize).
+const (
+	NormalizeNone = "none"
+	NormalizeMean = "mean"
+)
+
+func normalizeValid(v string) error {
+	if v != "" && v != NormalizeNone && v != NormalizeMean {
+		return fmt.Errorf("want %s or %s", NormalizeNone, NormalizeMean)
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func TestFillNamesTheField(t *testing.T) {
 		want string
 	}{
 		{Config{TrainLimit: -5}, "train-limit=-5"}, {Config{TestLimit: -2}, "test-limit=-2"},
-		{Config{Workers: -1}, "workers=-1"}, {Config{Horizon: 30_000 * time.Hour}, "horizon=30000h0m0s"},
+		{Config{Workers: -1}, "workers=-1"}, {Config{Normalize: "zscore"}, `normalize="zscore"`}, {Config{Horizon: 30_000 * time.Hour}, "horizon=30000h0m0s"},
 	} {
 		if err := c.c.Fill(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %q", c.c, err, c.want)

@@ -379,6 +379,6 @@ func (d *driver) summarize(ctx context.Context, cs live.CoordStats) (*Result, er
 		}
 		res.Shards = append(res.Shards, st.Shard)
 	}
-	res.Run = live.Summary(d.params, d.opt.Mode, cs, res.Shards, d.curve) // the final evaluation is the curve's last point
+	res.Run = live.Summary(d.params, d.opt.Mode, cs, res.Shards, d.curve, d.ds.Mean) // the final evaluation is the curve's last point
 	return res, nil
 }

@@ -50,7 +50,8 @@ type Options struct {
 	LogLevel slog.Level
 	// Binary is the pacer executable tcp mode launches (os.Executable()).
 	Binary string
-	// Data is the loaded data set; nil loads the job's.
+	// Data is the loaded data set, as data.Load returns it (the job's
+	// limits and normalization are applied here); nil loads the job's.
 	Data *data.Dataset
 	// Faults are injected while the job runs (tests and demonstrations).
 	Faults []Fault
@@ -204,8 +205,8 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		if ds, err = job.Data(cfg); err != nil {
 			return nil, err
 		}
-	} else {
-		ds = job.Limit(ds, cfg)
+	} else if ds, err = job.Limit(ds, cfg); err != nil {
+		return nil, err
 	}
 	// Refused here, before any process starts, with the error each worker
 	// would give (in tcp mode a worker's error is only its exit status).

@@ -27,6 +27,7 @@ import (
 type reporter struct {
 	sv    *Server
 	test  *data.Set // nil: the test set is not on this machine
+	mean  []float64 // the per-channel mean subtracted from test (job.Config.Normalize)
 	model nn.Model
 	w     []float32
 	obs   []*Observer
@@ -53,16 +54,27 @@ func newReporter(sv *Server) (*reporter, error) {
 		return nil, err
 	}
 	r := &reporter{sv: sv, model: m, w: make([]float32, m.NumParams())}
-	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: 1, TestLimit: j.TestLimit})
+	// With --normalize mean the test images are centred by the training
+	// set's mean, which shard 0 computes from its own copy of the training
+	// set as every worker does (job.Limit); otherwise one training sample
+	// is enough.
+	trainLimit := 1
+	if j.Normalize == job.NormalizeMean {
+		trainLimit = j.TrainLimit
+	}
+	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: trainLimit, TestLimit: j.TestLimit, Normalize: j.Normalize})
 	if err != nil {
-		sv.log.Warn("no test set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
+		sv.log.Warn("no data set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
 		r.none = "no test set of " + j.Dataset + " on shard 0's machine"
+		if j.Normalize == job.NormalizeMean {
+			r.none = "no training and test set of " + j.Dataset + " on shard 0's machine (--normalize mean needs the training set's mean)"
+		}
 		return r, nil
 	}
 	if err := nn.CheckData(m, ds.Test.Name, ds.Test.Dim, ds.Test.Classes); err != nil {
 		return nil, err
 	}
-	r.test = ds.Test // the training set's arrays go with ds
+	r.test, r.mean = ds.Test, ds.Mean // the training set's arrays go with ds
 	return r, nil
 }
 
@@ -165,7 +177,7 @@ func (r *reporter) finish(ctx context.Context) error {
 		}
 		shards = append(shards, st.Shard)
 	}
-	run := Summary(d, "tcp", cs, shards, r.curve)
+	run := Summary(d, "tcp", cs, shards, r.curve, r.mean)
 	if len(r.curve) == 0 {
 		run.NoAccuracy = r.none
 	}

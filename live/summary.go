@@ -8,13 +8,14 @@ import (
 // Summary builds a live job's run summary (summary.json, the schema of
 // pacer train) from the coordinator's counters cs, every shard's counters
 // and the accuracy curve: the one place both the launcher and a hand-run
-// job's shard 0 build it.
-func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats, curve [][2]float64) *runstats.Run {
+// job's shard 0 build it. mean is the per-channel mean the evaluation
+// subtracted from the test images (the job's Normalize; nil: none).
+func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats, curve [][2]float64, mean []float64) *runstats.Run {
 	j := &d.Job
 	r := &runstats.Run{Paradigm: j.Spec.String(), Mode: mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes,
-		Sampling: j.Sampling}
+		Sampling: j.Sampling, Normalize: j.Normalize, ChannelMean: mean}
 	r.SetCurve(curve, j.Target)
 	r.SetTargets(j.Targets)
 	if cs.Seconds > 0 {

@@ -242,10 +242,15 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	}
 	ds := w.cfg.Data
 	if ds == nil {
+		// With --normalize mean every worker subtracts the mean of its own
+		// copy of the training set (job.Limit): the same files and limit
+		// give the same bits in every process.
 		dir := w.cfg.DataDir
-		if ds, err = job.Data(job.Config{Dataset: j.Dataset, DataDir: dir, TrainLimit: j.TrainLimit, TestLimit: 1}); err != nil {
+		if ds, err = job.Data(job.Config{Dataset: j.Dataset, DataDir: dir, TrainLimit: j.TrainLimit, TestLimit: 1, Normalize: j.Normalize}); err != nil {
 			return nil, nil, err
 		}
+	} else if err := job.CheckNormalized(ds, *j); err != nil {
+		return nil, nil, fmt.Errorf("live: worker: %w", err)
 	}
 	// The same check as virtual time's and the server's: a model fed data of another
 	// shape would panic (fewer features) or train on misaligned inputs (more).

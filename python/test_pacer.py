@@ -200,6 +200,8 @@ class RecipeTest(unittest.TestCase):
         with self.assertRaises(pacer.JobError):
             job(Spec={"Kind": 5, "R": 4, "LocalOnly": True})
         self.assertEqual(job(Spec={"Kind": 5, "R": 4}).kind, "elastic")
+        self.assertEqual(torch_worker.unsupported(job(Normalize="none")), "")
+        self.assertIn("normalizes the images (mean)", torch_worker.unsupported(job(Normalize="mean")))
 
 
 class TorchReferenceTest(unittest.TestCase):

@@ -33,6 +33,8 @@ def unsupported(job):
         return "the job samples %s; this worker samples its own shard only (use Go workers)" % job.sampling
     if job.clip_norm > 0:
         return "the job clips gradients to norm %g; this worker does not clip yet (use Go workers)" % job.clip_norm
+    if job.normalize != "none":
+        return "the job normalizes the images (%s); this worker does not yet (use Go workers)" % job.normalize
     return ""
 
 

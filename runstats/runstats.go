@@ -92,6 +92,12 @@ type Run struct {
 	// Sampling is the job's sampling mode, "global" (else the default,
 	// shard).
 	Sampling string `json:"sampling,omitempty"`
+	// Normalize is the job's normalization, "mean" (else none), and
+	// ChannelMean the per-channel mean it subtracted (job.Config.Normalize),
+	// which whoever evaluates the trained weights elsewhere must subtract
+	// too.
+	Normalize   string    `json:"normalize,omitempty"`
+	ChannelMean []float64 `json:"channel_mean,omitempty"`
 	// NoAccuracy says why a run that trained has no accuracy (no curve):
 	// a live job whose shard 0 could not evaluate the model (a flat model,
 	// a user's own network that its workers evaluate; no test set on the

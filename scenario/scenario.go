@@ -48,6 +48,8 @@ type Scenario struct {
 	// Optimizer is job.Config.Optimizer as --optimizer writes it
 	// (optim.ParseRule: "adam:b1=0.9,b2=0.999,eps=1e-08"; absent: sgd).
 	Optimizer string `json:"optimizer,omitempty"`
+	// Normalize is none (default) or mean (job.Config.Normalize).
+	Normalize string `json:"normalize,omitempty"`
 	// ClipNorm is job.Config.ClipNorm (0: none).
 	ClipNorm float64 `json:"clip_norm,omitempty"`
 	// EMA is job.Config.EMA (0: evaluate the weights themselves).
@@ -170,6 +172,9 @@ func (s *Scenario) Validate() error {
 	}
 	if s.Sampling != "" && s.Sampling != job.SamplingShard && s.Sampling != job.SamplingGlobal {
 		return fmt.Errorf("scenario %q: sampling=%q: want %s or %s", s.Name, s.Sampling, job.SamplingShard, job.SamplingGlobal)
+	}
+	if s.Normalize != "" && s.Normalize != job.NormalizeNone && s.Normalize != job.NormalizeMean {
+		return fmt.Errorf("scenario %q: normalize=%q: want %s or %s", s.Name, s.Normalize, job.NormalizeNone, job.NormalizeMean)
 	}
 	// A zero means the default; a negative count is an error, never
 	// silently the default.

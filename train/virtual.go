@@ -48,6 +48,8 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 		if ds, err = job.Data(cfg); err != nil {
 			return nil, err
 		}
+	} else if err := job.CheckNormalized(ds, cfg); err != nil {
+		return nil, err
 	}
 	l, err := newLearner(cfg, ds, progress)
 	if err != nil {
@@ -65,6 +67,7 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	}
 	l.evaluate(time.Duration(r.VirtualSeconds * float64(time.Second)))
 	r.Mode, r.Model, r.Sampling = "virtual", cfg.Model, cfg.Sampling
+	r.Normalize, r.ChannelMean = cfg.Normalize, ds.Mean
 	learnt := float64(l.nLearnt) / float64(len(l.learnt))
 	r.SamplesLearnt = &learnt
 	r.SetCurve(l.curve, cfg.Target)

@@ -80,9 +80,11 @@ class Job:
         self.timing = j.get("Timing") or {}
         # Recipes the worker carries out (job.Config): "global" sampling
         # draws from the whole training set; a positive clip_norm scales
-        # each gradient to at most that 2-norm before the push.
+        # each gradient to at most that 2-norm before the push; "mean"
+        # normalization subtracts the training set's per-channel mean.
         self.sampling = j.get("Sampling", "") or "shard"
         self.clip_norm = j.get("ClipNorm", 0.0)
+        self.normalize = j.get("Normalize", "") or "none"
 
     @property
     def pushes(self):

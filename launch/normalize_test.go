@@ -1,0 +1,51 @@
+package launch
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/job"
+)
+
+// --normalize mean in the live modes (issue 18): the launcher subtracts the
+// training set's mean before its workers and its evaluation see the data,
+// the job trains, and the summary records the mean, the same bits as
+// data.ChannelMean of the training set (what every process computes).
+func TestInprocNormalizedTrains(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ds := synth(t)
+	cfg := quickJob(t, "bsp", 2, 2)
+	cfg.Normalize = job.NormalizeMean
+	r, err := Train(ctx, cfg, Options{Data: ds}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := data.ChannelMean(ds.Train, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Normalize != job.NormalizeMean || !slices.Equal(r.ChannelMean, want) {
+		t.Errorf("summary: normalize %q, mean %v, want %v", r.Normalize, r.ChannelMean, want)
+	}
+	if r.FinalAccuracy < 0.5 {
+		t.Errorf("accuracy %.3f after two epochs of centred synthetic data", r.FinalAccuracy)
+	}
+	// A set normalized already is refused, not centred twice.
+	norm, err := job.Limit(ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Train(ctx, cfg, Options{Data: norm}, nil); err == nil || !strings.Contains(err.Error(), "normalized already") {
+		t.Errorf("a normalized set given: %v", err)
+	}
+	// PyTorch workers do not subtract the mean: refused before anything starts.
+	cfg.Dataset = "fashion-mnist"
+	if _, err := Train(ctx, cfg, Options{Mode: "tcp", PythonWorkers: 1, Data: ds}, nil); err == nil || !strings.Contains(err.Error(), "--normalize mean needs Go workers") {
+		t.Errorf("python workers with --normalize mean: %v", err)
+	}
+}
