@@ -22,59 +22,170 @@ func timeAxis(runs []runstats.Run) string {
 	return "virtual time (s)"
 }
 
-// medianCurve is a paradigm's accuracy over seeds, evaluation by
-// evaluation: the median time and accuracy of the k-th evaluation, and the
-// interval of its accuracy (the band). Seeds evaluate after the same
-// numbers of samples, so their k-th evaluations belong together; the last
-// point is every seed's last evaluation (at the horizon).
-func medianCurve(g pgroup) (mid, lo, hi plotter.XYs) {
+// series picks one curve of a run: x and y at each of its evaluations,
+// nil where the run does not record it.
+type series func(r *runstats.Run) (x, y []float64)
+
+// timeAccuracy is test accuracy against time, what every trained run has.
+func timeAccuracy(r *runstats.Run) (x, y []float64) {
+	for _, p := range r.Curve {
+		x, y = append(x, p[0]), append(y, p[1])
+	}
+	return x, y
+}
+
+// epochAccuracy is test accuracy against epochs, where the run records the
+// epoch of each evaluation (CurveEpochs).
+func epochAccuracy(r *runstats.Run) (x, y []float64) {
+	if len(r.CurveEpochs) != len(r.Curve) {
+		return nil, nil
+	}
+	for k, p := range r.Curve {
+		x, y = append(x, r.CurveEpochs[k]), append(y, p[1])
+	}
+	return x, y
+}
+
+// timeLoss is the training loss against time, where the run records it.
+func timeLoss(r *runstats.Run) (x, y []float64) {
+	if len(r.TrainLoss) != len(r.Curve) {
+		return nil, nil
+	}
+	for k, p := range r.Curve {
+		x, y = append(x, p[0]), append(y, r.TrainLoss[k])
+	}
+	return x, y
+}
+
+// recorded is whether any run of s has the series.
+func recorded(s *runstats.Summary, f series) bool {
+	for i := range s.Runs {
+		if x, _ := f(&s.Runs[i]); len(x) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// medianCurve is a paradigm's series f over seeds, evaluation by
+// evaluation: the median x and y of the k-th evaluation, and the interval
+// of its y (the band). Seeds evaluate after the same numbers of samples,
+// so their k-th evaluations belong together; the last point is every
+// seed's last evaluation (at the horizon). Runs without the series are
+// left out.
+func medianCurve(g pgroup, f series) (mid, lo, hi plotter.XYs) {
+	var xs, ys [][]float64
 	n := -1
-	for _, r := range g.runs {
-		if len(r.Curve) > 0 && (n < 0 || len(r.Curve) < n) {
-			n = len(r.Curve)
+	for i := range g.runs {
+		x, y := f(&g.runs[i])
+		if len(x) == 0 {
+			continue
+		}
+		xs, ys = append(xs, x), append(ys, y)
+		if n < 0 || len(x) < n {
+			n = len(x)
 		}
 	}
 	if n <= 0 {
 		return nil, nil, nil
 	}
-	point := func(pick func(c [][2]float64) [2]float64) {
-		var ts, as []float64
-		for _, r := range g.runs {
-			if len(r.Curve) > 0 {
-				p := pick(r.Curve)
-				ts, as = append(ts, p[0]), append(as, p[1])
-			}
+	point := func(pick func(len int) int) {
+		var px, py []float64
+		for j := range xs {
+			k := pick(len(xs[j]))
+			px, py = append(px, xs[j][k]), append(py, ys[j][k])
 		}
-		t, a := runstats.MedianInterval(ts), runstats.MedianInterval(as)
+		t, a := runstats.MedianInterval(px), runstats.MedianInterval(py)
 		mid = append(mid, plotter.XY{X: *t.Median, Y: *a.Median})
 		lo = append(lo, plotter.XY{X: *t.Median, Y: *a.Lo})
 		hi = append(hi, plotter.XY{X: *t.Median, Y: *a.Hi})
 	}
 	for k := 0; k < n-1; k++ {
-		point(func(c [][2]float64) [2]float64 { return c[k] })
+		point(func(int) int { return k })
 	}
-	point(func(c [][2]float64) [2]float64 { return c[len(c)-1] })
+	point(func(l int) int { return l - 1 })
 	return mid, lo, hi
 }
 
-// accuracyPlot draws each paradigm's median test accuracy over seeds with
-// a band for its interval and a marker at every evaluation; the y axis is
-// zoomed to where the paradigms differ (past the first rise), a dashed
-// line marks the target and a large marker each median time to target.
-func accuracyPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) {
-	heading := "Test accuracy over time (median over seeds)"
+// accuracyAxis is what an accuracy plot draws against: time
+// (accuracy_vs_time.png) or epochs (accuracy_vs_epoch.png).
+type accuracyAxis struct {
+	file, title, heading, xLabel string
+	series                       series
+	xmax                         float64 // the least right end of the axis (the horizon)
+	// toTarget is a paradigm's median x at the summary's target: nil when
+	// most of its seeds never reached it; known false when its runs do not
+	// say.
+	toTarget func(g pgroup) (median *float64, known bool)
+	value    func(float64) string // a legend's x value
+	// marker is the caption's sentence on the target's markers, given the
+	// target in words.
+	marker func(tgt string) string
+}
+
+func timeAxisOf(s *runstats.Summary) accuracyAxis {
+	return accuracyAxis{file: FileAccuracy, title: "Accuracy vs time", heading: "Test accuracy over time",
+		xLabel: timeAxis(s.Runs), series: timeAccuracy, xmax: s.HorizonSeconds,
+		toTarget: func(g pgroup) (*float64, bool) {
+			if g.st.TimeToTarget == nil {
+				return nil, false
+			}
+			return g.st.TimeToTarget.Median, true
+		},
+		value: secs,
+		marker: func(tgt string) string {
+			return fmt.Sprintf(" The large marker is the median time to the dashed %s target (in the legend) — further left is faster.", tgt)
+		}}
+}
+
+func epochAxisOf(s *runstats.Summary) accuracyAxis {
+	return accuracyAxis{file: FileEpochs, title: "Accuracy vs epochs", heading: "Test accuracy over epochs",
+		xLabel: "epochs (all workers' samples over the training set)", series: epochAccuracy,
+		toTarget: func(g pgroup) (*float64, bool) {
+			// Epochs to the target per seed, as the statistics take times
+			// to it: a seed that never reached it counts as +Inf.
+			var es []float64
+			for i := range g.runs {
+				r := &g.runs[i]
+				if len(r.CurveEpochs) != len(r.Curve) || len(r.Curve) == 0 {
+					return nil, false
+				}
+				e, ok := r.EpochTo(s.Target)
+				if !ok {
+					e = math.Inf(1)
+				}
+				es = append(es, e)
+			}
+			if len(es) == 0 {
+				return nil, false
+			}
+			return runstats.MedianInterval(es).Median, true
+		},
+		value: func(v float64) string { return "epoch " + trimZero(fmt.Sprintf("%.2f", v)) },
+		marker: func(tgt string) string {
+			return fmt.Sprintf(" The large marker is the median epoch at which the dashed %s target was reached (in the legend) — further left needs fewer passes over the data.", tgt)
+		}}
+}
+
+// accuracyPlot draws each paradigm's median test accuracy over seeds
+// against ax with a band for its interval and a marker at every
+// evaluation; the y axis is zoomed to where the paradigms differ (past the
+// first rise), a dashed line marks the target and a large marker each
+// median x at the target.
+func accuracyPlot(s *runstats.Summary, gs []pgroup, ax accuracyAxis) (figure, *plot.Plot, error) {
+	heading := ax.heading + " (median over seeds)"
 	if len(gs) <= maxBands && len(s.Seeds) > 1 {
-		heading = "Test accuracy over time (median over seeds, band: interval)"
+		heading = ax.heading + " (median over seeds, band: interval)"
 	}
-	p := newPlot(heading, timeAxis(s.Runs), "test accuracy")
+	p := newPlot(heading, ax.xLabel, "test accuracy")
 	p.Y.Tick.Marker = percentTicks{scale: 100}
 	p.Add(grid(true, true))
 	tgt := s.Target
-	xmax := s.HorizonSeconds
+	xmax := ax.xmax
 	type curve struct{ mid, lo, hi plotter.XYs }
 	cs := make([]curve, len(gs))
 	for i, g := range gs {
-		cs[i].mid, cs[i].lo, cs[i].hi = medianCurve(g)
+		cs[i].mid, cs[i].lo, cs[i].hi = medianCurve(g, ax.series)
 		for _, q := range cs[i].mid {
 			xmax = max(xmax, q.X)
 		}
@@ -105,29 +216,13 @@ func accuracyPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) 
 		if len(c.mid) == 0 {
 			continue
 		}
-		if len(g.runs) > 1 && len(gs) <= maxBands {
-			poly, err := bandPolygon(c.lo, c.hi, i)
-			if err != nil {
-				return figure{}, nil, fmt.Errorf("report: accuracy band of %s: %w", g.name, err)
-			}
-			p.Add(poly)
-		}
-		l, err := plotter.NewLine(c.mid)
+		l, dots, err := addCurve(p, c.mid, c.lo, c.hi, i, len(g.runs) > 1 && len(gs) <= maxBands)
 		if err != nil {
 			return figure{}, nil, fmt.Errorf("report: accuracy curve of %s: %w", g.name, err)
 		}
-		l.LineStyle = runLine(i)
-		p.Add(l)
-		dots, err := plotter.NewScatter(c.mid)
-		if err != nil {
-			return figure{}, nil, err
-		}
-		dots.GlyphStyle = runGlyph(i)
-		dots.GlyphStyle.Radius = vg.Points(2.2)
-		p.Add(dots)
 		label := g.name
-		if tgt > 0 && g.st.TimeToTarget != nil {
-			if m := g.st.TimeToTarget.Median; m != nil {
+		if m, known := ax.toTarget(g); tgt > 0 && known {
+			if m != nil {
 				sc, err := plotter.NewScatter(plotter.XYs{{X: *m, Y: tgt}})
 				if err != nil {
 					return figure{}, nil, err
@@ -135,7 +230,7 @@ func accuracyPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) 
 				sc.GlyphStyle = runGlyph(i)
 				sc.GlyphStyle.Radius = vg.Points(5)
 				marks = append(marks, sc)
-				label += " (" + secs(*m) + ")"
+				label += " (" + ax.value(*m) + ")"
 			} else {
 				label += " (not reached)"
 			}
@@ -164,13 +259,93 @@ func accuracyPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) 
 	band := "the shaded band is the interval over seeds"
 	if len(gs) > maxBands {
 		band = "each paradigm's band (the interval over seeds) is in the next figure, where bands do not hide each other"
+		if ax.file != FileAccuracy {
+			band = "the bands over seeds are left out past " + fmt.Sprint(maxBands) + " paradigms, where they hide each other"
+		}
 	}
 	caption := fmt.Sprintf("Each line is one paradigm's median test accuracy over %s, a dot at every evaluation; %s. "+
 		"The accuracy axis starts at %s, past the first climb that all paradigms share, to show where they differ.", seedWord(len(s.Seeds)), band, pct(p.Y.Min))
 	if tgt > 0 {
-		caption += fmt.Sprintf(" The large marker is the median time to the dashed %s target (in the legend) — further left is faster.", pct(tgt))
+		caption += ax.marker(pct(tgt))
 	}
-	return figure{name: FileAccuracy, title: "Accuracy vs time", caption: caption, png: png}, p, err
+	return figure{name: ax.file, title: ax.title, caption: caption, png: png}, p, err
+}
+
+// addCurve draws one paradigm's median line (in its colour and dashes) with
+// a dot at every evaluation and, with band, the interval between lo and hi
+// shaded; the line and dots are the legend's.
+func addCurve(p *plot.Plot, mid, lo, hi plotter.XYs, i int, band bool) (*plotter.Line, *plotter.Scatter, error) {
+	if band {
+		poly, err := bandPolygon(lo, hi, i)
+		if err != nil {
+			return nil, nil, fmt.Errorf("band: %w", err)
+		}
+		p.Add(poly)
+	}
+	l, err := plotter.NewLine(mid)
+	if err != nil {
+		return nil, nil, err
+	}
+	l.LineStyle = runLine(i)
+	p.Add(l)
+	dots, err := plotter.NewScatter(mid)
+	if err != nil {
+		return nil, nil, err
+	}
+	dots.GlyphStyle = runGlyph(i)
+	dots.GlyphStyle.Radius = vg.Points(2.2)
+	p.Add(dots)
+	return l, dots, nil
+}
+
+// lossPlot draws each paradigm's median training loss over seeds against
+// time, with a band for its interval. The loss axis is cut at the highest
+// loss after the first evaluation: the initial weights' loss, the same for
+// every paradigm, would squeeze the differences at the end flat.
+func lossPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) {
+	bands := len(gs) <= maxBands && len(s.Seeds) > 1
+	heading := "Training loss over time (median over seeds)"
+	if bands {
+		heading = "Training loss over time (median over seeds, band: interval)"
+	}
+	p := newPlot(heading, timeAxis(s.Runs), fmt.Sprintf("training loss (first %d samples)", runstats.TrainLossSamples))
+	p.Add(grid(true, true))
+	xmax, ylo, yhi := s.HorizonSeconds, math.Inf(1), math.Inf(-1)
+	for i, g := range gs {
+		mid, lo, hi := medianCurve(g, timeLoss)
+		if len(mid) == 0 {
+			continue
+		}
+		for k := range mid {
+			xmax = max(xmax, mid[k].X)
+			ylo = min(ylo, lo[k].Y, mid[k].Y)
+			if k > 0 || len(mid) == 1 {
+				yhi = max(yhi, hi[k].Y, mid[k].Y)
+			}
+		}
+		l, dots, err := addCurve(p, mid, lo, hi, i, bands && len(g.runs) > 1)
+		if err != nil {
+			return figure{}, nil, fmt.Errorf("report: training loss of %s: %w", g.name, err)
+		}
+		p.Legend.Add(fmt.Sprintf("%s (%.3g at the end)", g.name, mid[len(mid)-1].Y), l, dots)
+	}
+	if !(yhi > ylo) {
+		ylo, yhi = 0, math.Max(1, 2*yhi)
+	}
+	pad := (yhi - ylo) * 0.08
+	p.X.Min, p.X.Max = 0, math.Max(xmax, 1)
+	p.Y.Min, p.Y.Max = math.Max(0, ylo-pad), yhi+pad
+	p.Legend.Top = true
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(10), -vg.Points(6)
+	png, err := renderPNG(p, 5.2*vg.Inch)
+	band := ""
+	if bands {
+		band = ", the shaded band its interval over seeds"
+	}
+	caption := fmt.Sprintf("Each line is one paradigm's median training loss (mean cross-entropy of the evaluated weights on the "+
+		"first %d training samples) over %s, a dot at every evaluation%s; lower is better. The axis is cut below the "+
+		"first evaluation's loss, which every paradigm shares, to show where they differ.", runstats.TrainLossSamples, seedWord(len(s.Seeds)), band)
+	return figure{name: FileLoss, title: "Training loss vs time", caption: caption, png: png}, p, err
 }
 
 // maxBands is the most bands one plot shows; past it they hide each other
@@ -203,7 +378,7 @@ func bandsPlot(s *runstats.Summary, gs []pgroup, ref *plot.Plot) (figure, error)
 	los := make([]plotter.XYs, len(gs))
 	his := make([]plotter.XYs, len(gs))
 	for i, g := range gs {
-		mids[i], los[i], his[i] = medianCurve(g)
+		mids[i], los[i], his[i] = medianCurve(g, timeAccuracy)
 	}
 	panels := make([][]*plot.Plot, rows)
 	for r := range panels {

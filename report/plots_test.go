@@ -33,7 +33,7 @@ func TestLineStylesTellParadigmsApart(t *testing.T) {
 // first evaluations (10% in the fixture).
 func TestAccuracyAxisZoomed(t *testing.T) {
 	s := virtualSummary(0.85, 3)
-	_, p, err := accuracyPlot(s, groupsOf(s))
+	_, p, err := accuracyPlot(s, groupsOf(s), timeAxisOf(s))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,9 @@ type Scenario struct {
 const (
 	FileHTML     = "report.html"
 	FileAccuracy = "accuracy_vs_time.png"
-	FileBands    = "accuracy_bands.png" // one panel per paradigm, past maxBands paradigms
+	FileBands    = "accuracy_bands.png"    // one panel per paradigm, past maxBands paradigms
+	FileEpochs   = "accuracy_vs_epoch.png" // runs that record their epochs only (virtual time)
+	FileLoss     = "loss_vs_time.png"      // runs that record their training loss only (virtual time)
 	FileWait     = "wait_per_worker.png"
 	FileStale    = "staleness.png"
 	FileThru     = "throughput.png"
@@ -66,7 +68,7 @@ func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	for _, name := range []string{FileAccuracy, FileBands, FileCSV, FileSplit, FileLinks} {
+	for _, name := range []string{FileAccuracy, FileBands, FileEpochs, FileLoss, FileCSV, FileSplit, FileLinks} {
 		if !hasFile(files, name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
@@ -98,13 +100,29 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 	gs := groupsOf(s)
 	var plots []figure
 	if trainedAny(s) {
-		fig, ref, err := accuracyPlot(s, gs)
+		fig, ref, err := accuracyPlot(s, gs, timeAxisOf(s))
 		if err != nil {
 			return nil, err
 		}
 		plots = append(plots, fig)
 		if len(gs) > maxBands && len(s.Seeds) > 1 {
 			fig, err := bandsPlot(s, gs, ref)
+			if err != nil {
+				return nil, err
+			}
+			plots = append(plots, fig)
+		}
+		// The epoch axis and the training loss where the runs record them
+		// (virtual time).
+		if recorded(s, epochAccuracy) {
+			fig, _, err := accuracyPlot(s, gs, epochAxisOf(s))
+			if err != nil {
+				return nil, err
+			}
+			plots = append(plots, fig)
+		}
+		if recorded(s, timeLoss) {
+			fig, _, err := lossPlot(s, gs)
 			if err != nil {
 				return nil, err
 			}

@@ -245,6 +245,23 @@ func (r *Run) TimeTo(acc float64) (float64, bool) {
 	return r.Curve[k-1][0] + f*(r.Curve[k][0]-r.Curve[k-1][0]), true
 }
 
+// EpochTo is TimeTo in epochs: the epoch at which the curve first reaches
+// acc, interpolated alike, and whether it did; false too where the run
+// records no epochs (CurveEpochs).
+func (r *Run) EpochTo(acc float64) (float64, bool) {
+	if len(r.CurveEpochs) != len(r.Curve) {
+		return 0, false
+	}
+	k, f, ok := r.crossing(acc)
+	if !ok {
+		return 0, false
+	}
+	if k == 0 {
+		return r.CurveEpochs[0], true
+	}
+	return r.CurveEpochs[k-1] + f*(r.CurveEpochs[k]-r.CurveEpochs[k-1]), true
+}
+
 // crossing is the first evaluation k at or above acc and the fraction f of
 // the way from evaluation k−1 where the line between them crosses it.
 func (r *Run) crossing(acc float64) (int, float64, bool) {
@@ -278,12 +295,7 @@ func (r *Run) SetTargets(targets []float64) {
 		var t, e *float64
 		if tv, ok := r.TimeTo(a); ok {
 			t = &tv
-			if epochs {
-				k, f, _ := r.crossing(a)
-				ev := r.CurveEpochs[k]
-				if k > 0 {
-					ev = r.CurveEpochs[k-1] + f*(r.CurveEpochs[k]-r.CurveEpochs[k-1])
-				}
+			if ev, ok := r.EpochTo(a); ok {
 				e = &ev
 			}
 		}

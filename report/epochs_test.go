@@ -1,0 +1,147 @@
+package report
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/pacer-ps/pacer/runstats"
+)
+
+// withProgress gives every run of s what virtual time records beside its
+// curve: the epoch of each evaluation (from its throughput, 64 samples a
+// push over 12,000) and the training loss, falling as the accuracy rises.
+func withProgress(s *runstats.Summary) *runstats.Summary {
+	for i := range s.Runs {
+		r := &s.Runs[i]
+		r.CurveEpochs, r.TrainLoss = nil, nil
+		for _, p := range r.Curve {
+			r.CurveEpochs = append(r.CurveEpochs, p[0]*r.Throughput*64/12000)
+			r.TrainLoss = append(r.TrainLoss, 2.3*(1-p[1])/0.9)
+		}
+	}
+	return s
+}
+
+// Runs that record epochs and training loss get accuracy_vs_epoch.png and
+// loss_vs_time.png beside accuracy_vs_time.png: written, valid 1200-px
+// PNGs, embedded in report.html in that order, and drawn from their own
+// data (not copies of the time plot).
+func TestWriteEpochAndLossPlots(t *testing.T) {
+	dir := t.TempDir()
+	sum := withProgress(virtualSummary(0.85, 3))
+	paths, err := Write(dir, virtualScenario, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plots := []string{FileAccuracy, FileBands, FileEpochs, FileLoss, FileWait, FileStale, FileThru}
+	want := append([]string{FileHTML}, plots...)
+	want = append(want, FileMarkdown, FileJSON, FileCSV)
+	for i, w := range want {
+		want[i] = filepath.Join(dir, w)
+	}
+	if !slices.Equal(paths, want) {
+		t.Fatalf("paths %v\nwant  %v", paths, want)
+	}
+	files := readAll(t, paths)
+	checkPage(t, virtualScenario, sum, files, plots)
+	for _, name := range []string{FileEpochs, FileLoss} {
+		img, err := png.Decode(bytes.NewReader(files[name]))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if w := img.Bounds().Dx(); w != 1200 {
+			t.Errorf("%s is %d px wide, want 1200", name, w)
+		}
+		if bytes.Equal(files[name], files[FileAccuracy]) {
+			t.Errorf("%s is the time plot again", name)
+		}
+	}
+	// Either series changed changes its plot only.
+	again := withProgress(virtualSummary(0.85, 3))
+	for i := range again.Runs {
+		again.Runs[i].TrainLoss[5] *= 1.5
+	}
+	f2, err := render(virtualScenario, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range f2 {
+		if changed := !bytes.Equal(f.data, files[f.name]); changed != (f.name == FileLoss || f.name == FileHTML || f.name == FileJSON || f.name == FileCSV) {
+			t.Errorf("%s changed %v with the training loss", f.name, changed)
+		}
+	}
+	// A later report of runs without them leaves no stale plot behind.
+	if _, err := Write(dir, virtualScenario, virtualSummary(0.85, 3)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileEpochs, FileLoss} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s left beside a report without epochs: %v", name, err)
+		}
+	}
+}
+
+// The series by hand: one paradigm, three seeds. Accuracy 0.1 → 0.4 → 0.6
+// (seed 1), 0.1 → 0.5 → 0.7 (seed 2), 0.1 → 0.3 → 0.4 (seed 3) at epochs
+// 0, 1, 2; the 0.5 target is crossed at epoch 1.5, at epoch 1, and never,
+// so the median epoch to it is 1.5 (of 1, 1.5, +Inf). The training losses
+// 2.3 → 1.0 → 0.5, 2.3 → 0.8 → 0.4, 2.3 → 1.2 → 0.6 have medians 2.3, 1.0,
+// 0.5.
+func TestEpochAndLossSeriesByHand(t *testing.T) {
+	accs := [][]float64{{0.1, 0.4, 0.6}, {0.1, 0.5, 0.7}, {0.1, 0.3, 0.4}}
+	losses := [][]float64{{2.3, 1.0, 0.5}, {2.3, 0.8, 0.4}, {2.3, 1.2, 0.6}}
+	var runs []runstats.Run
+	for s := range accs {
+		r := runstats.Run{Paradigm: "bsp", Mode: "virtual", Seed: uint64(s + 1), Workers: 2, Shards: 1, Throughput: 1,
+			CurveEpochs: []float64{0, 1, 2}, TrainLoss: losses[s]}
+		for k, a := range accs[s] {
+			r.Curve = append(r.Curve, [2]float64{float64(10 * k), a})
+		}
+		r.SetCurve(r.Curve, 0.5)
+		runs = append(runs, r)
+	}
+	sum := summarize(runs, 0.5, 20)
+	gs := groupsOf(sum)
+	mid, _, _ := medianCurve(gs[0], epochAccuracy)
+	if want := []float64{0, 1, 2}; len(mid) != 3 || mid[1].X != want[1] || mid[2].X != want[2] || math.Abs(mid[1].Y-0.4) > 1e-12 || math.Abs(mid[2].Y-0.6) > 1e-12 {
+		t.Errorf("accuracy over epochs %v, want medians 0.1, 0.4, 0.6 at epochs 0, 1, 2", mid)
+	}
+	m, known := epochAxisOf(sum).toTarget(gs[0])
+	if !known || m == nil || *m != 1.5 {
+		t.Errorf("median epoch to the target %v (known %v), want 1.5", m, known)
+	}
+	_, p, err := accuracyPlot(sum, gs, epochAxisOf(sum))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Max != 2 || p.X.Label.Text == timeAxis(sum.Runs) {
+		t.Errorf("epoch axis to %v labelled %q", p.X.Max, p.X.Label.Text)
+	}
+	loss, lo, hi := medianCurve(gs[0], timeLoss)
+	for k, want := range []float64{2.3, 1.0, 0.5} {
+		if len(loss) != 3 || loss[k].Y != want || loss[k].X != float64(10*k) {
+			t.Fatalf("training loss over time %v, want medians 2.3, 1.0, 0.5 at 0, 10, 20 s", loss)
+		}
+	}
+	if lo[2].Y != 0.4 || hi[2].Y != 0.6 {
+		t.Errorf("last band [%v, %v], want [0.4, 0.6] (the three seeds' extremes)", lo[2].Y, hi[2].Y)
+	}
+	_, lp, err := lossPlot(sum, gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut below the shared first loss, down to the lowest band.
+	if lp.Y.Max >= 2.3 || lp.Y.Max < 1.2 || lp.Y.Min > 0.4 || lp.Y.Min < 0 {
+		t.Errorf("loss axis [%v, %v], want it within [0, 2.3) around 0.4…1.2", lp.Y.Min, lp.Y.Max)
+	}
+	// A run without epochs has no epoch to a target: the marker is unknown.
+	runs[2].CurveEpochs = nil
+	if _, known := epochAxisOf(sum).toTarget(groupsOf(summarize(runs, 0.5, 20))[0]); known {
+		t.Error("median epoch to the target known for runs that record no epochs")
+	}
+}
