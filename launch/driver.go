@@ -29,7 +29,7 @@ type driver struct {
 	obs   []*live.Observer
 	model nn.Model
 	w     []float32
-	curve [][2]float64
+	ev    live.Evaluations
 
 	mu     sync.Mutex
 	faults []FaultRecord
@@ -116,7 +116,7 @@ func (d *driver) interrupted() *Result {
 		d.removed.Store(cs.Removed)
 		d.done.Store(cs.Done)
 	}
-	if acc, err := d.evaluate(ctx, cs.Seconds); err == nil {
+	if acc, err := d.evaluate(ctx, cs); err == nil {
 		d.report(cs, acc)
 	}
 	res, err := d.summarize(ctx, cs)
@@ -141,16 +141,15 @@ func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
 }
 
 // evaluate pulls every shard's block (of the moving average under --ema)
-// and measures test accuracy.
-func (d *driver) evaluate(ctx context.Context, seconds float64) (float64, error) {
+// and measures test accuracy (and the training loss) as of the
+// coordinator's counters cs.
+func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
 		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
 	}
-	acc := nn.Accuracy(d.model, d.w, d.ds.Test.X, d.ds.Test.Y, 500)
-	d.curve = append(d.curve, [2]float64{seconds, acc})
-	return acc, nil
+	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, d.ds.Train, cs.Seconds, cs.Pushes), nil
 }
 
 func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }
@@ -188,7 +187,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		}
 		if cs.Pushes >= nextEval && !cs.Done {
 			nextEval = (cs.Pushes/evalStep + 1) * evalStep
-			acc, err := d.evaluate(ctx, cs.Seconds)
+			acc, err := d.evaluate(ctx, cs)
 			if err != nil {
 				return nil, d.abort(ctx, err)
 			}
@@ -360,7 +359,7 @@ func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error
 			return nil, err
 		}
 	}
-	acc, err := d.evaluate(ctx, cs.Seconds)
+	acc, err := d.evaluate(ctx, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -379,6 +378,6 @@ func (d *driver) summarize(ctx context.Context, cs live.CoordStats) (*Result, er
 		}
 		res.Shards = append(res.Shards, st.Shard)
 	}
-	res.Run = live.Summary(d.params, d.opt.Mode, cs, res.Shards, d.curve, d.ds.Mean) // the final evaluation is the curve's last point
+	res.Run = live.Summary(d.params, d.opt.Mode, cs, res.Shards, &d.ev) // the final evaluation is the curve's last point
 	return res, nil
 }

@@ -49,3 +49,32 @@ func TestInprocNormalizedTrains(t *testing.T) {
 		t.Errorf("python workers with --normalize mean: %v", err)
 	}
 }
+
+// The launcher records, beside each evaluation's accuracy, its epoch and
+// the training loss (issue 18): a live run has an epoch axis, epochs to
+// --targets and a loss curve as a virtual run does.
+func TestInprocRecordsEpochsAndLoss(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := quickJob(t, "bsp", 2, 1)
+	cfg.Targets = []float64{0.3}
+	r, err := Train(ctx, cfg, Options{Data: synth(t)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(r.Curve)
+	if n < 2 || len(r.CurveEpochs) != n || len(r.TrainLoss) != n {
+		t.Fatalf("%d evaluations, epochs %v, training loss %v", n, r.CurveEpochs, r.TrainLoss)
+	}
+	// Two epochs of 2,000 samples in pushes of 32: the last evaluation is
+	// at the job's end.
+	if !slices.IsSorted(r.CurveEpochs) || r.CurveEpochs[n-1] < 2 || r.CurveEpochs[n-1] > 2.1 {
+		t.Errorf("epochs %v, want rising to the job's 2", r.CurveEpochs)
+	}
+	if !(r.TrainLoss[n-1] < r.TrainLoss[0]) {
+		t.Errorf("training loss %v did not fall", r.TrainLoss)
+	}
+	if len(r.EpochsToTargets) != 1 || r.EpochsToTargets[0] == nil || *r.EpochsToTargets[0] > r.CurveEpochs[n-1] {
+		t.Errorf("epochs to the 0.3 target %v (accuracy %v)", r.EpochsToTargets, r.Curve)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -30,6 +32,7 @@ type JobFlags struct {
 	heartbeat time.Duration
 	evalEvery float64
 	target    float64
+	targets   []float64
 	names     []string // the field flags, which --job excludes
 	init      string
 	initW     []float32 // --init's weights, read by Params
@@ -49,6 +52,17 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 	fs.DurationVar(&f.heartbeat, "heartbeat-timeout", job.DefaultHeartbeatTimeout, "remove a worker silent for this long")
 	fs.Float64Var(&f.evalEvery, "eval-every", job.DefaultEvalEvery, "shard 0 measures test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&f.target, "target", 0, "the summary reports when test accuracy first reached this (e.g. 0.85; 0: none)")
+	fs.Func("targets", "the summary also reports the time and epochs to reach each of these test accuracies (e.g. 0.67,0.68)", func(v string) error {
+		f.targets = f.targets[:0]
+		for _, s := range strings.Split(v, ",") {
+			a, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(a > 0 && a <= 1) {
+				return fmt.Errorf("%q is not an accuracy in (0, 1]", s)
+			}
+			f.targets = append(f.targets, a)
+		}
+		return nil
+	})
 	fs.VisitAll(func(fl *flag.Flag) {
 		if !had[fl.Name] {
 			f.names = append(f.names, fl.Name)
@@ -107,7 +121,7 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 		if err := job.CheckEval(f.evalEvery, f.target); err != nil {
 			return nil, err
 		}
-		j.EvalEvery, j.Target = f.evalEvery, f.target
+		j.EvalEvery, j.Target, j.Targets = f.evalEvery, f.target, f.targets
 		if d, err = job.Describe(j, f.trainN); err != nil {
 			return nil, err
 		}

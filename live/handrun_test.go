@@ -100,7 +100,7 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 				}
 			}()
 			job := []string{"--shards", "2", "--workers", "2", "--paradigm", "ssp:s=2", "--model", "mlp", "--dataset", "fashion-mnist",
-				"--train-limit", "2000", "--test-limit", "500", "--epochs", "3", "--batch", "32", "--lr", "0.05", "--eval-every", "0.5", "--target", "0.6"}
+				"--train-limit", "2000", "--test-limit", "500", "--epochs", "3", "--batch", "32", "--lr", "0.05", "--eval-every", "0.5", "--target", "0.6", "--targets", "0.3"}
 			job = append(job, extra...)
 			for i := 0; i < 2; i++ {
 				args := append([]string{"server", "--index", fmt.Sprint(i), "--peers", strings.Join(addrs, ","), "--listen", addrs[i],
@@ -164,6 +164,18 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 			}
 			if strings.Contains(logs, "worker removed") {
 				t.Errorf("a finished worker was counted as removed:\n%s", logs)
+			}
+			// Each evaluation's epoch (pushes·batch over the 2,000
+			// samples, ending past the job's 3) and training loss, below
+			// the ln 10 of untrained weights at the end; the epochs to
+			// --targets follow.
+			n := len(r.Curve)
+			if len(r.CurveEpochs) != n || len(r.TrainLoss) != n || n == 0 || !slices.IsSorted(r.CurveEpochs) ||
+				r.CurveEpochs[n-1] < 3 || r.CurveEpochs[n-1] > 3.5 || !(r.TrainLoss[n-1] < 2) {
+				t.Errorf("epochs %v, training loss %v for %d evaluations", r.CurveEpochs, r.TrainLoss, n)
+			}
+			if len(r.EpochsToTargets) != 1 || (r.EpochsToTargets[0] == nil) != (r.TimesToTargets[0] == nil) {
+				t.Errorf("epochs to --targets %v, times %v", r.EpochsToTargets, r.TimesToTargets)
 			}
 			if normalized {
 				// Shard 0 took the training set's mean from its own copy, as each

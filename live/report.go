@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -25,21 +26,24 @@ import (
 
 // reporter is shard 0's view of the job as a whole.
 type reporter struct {
-	sv    *Server
-	test  *data.Set // nil: the test set is not on this machine
-	mean  []float64 // the per-channel mean subtracted from test (job.Config.Normalize)
+	sv   *Server
+	test *data.Set // nil: the test set is not on this machine
+	// train is the training set's first runstats.TrainLossSamples, the
+	// training loss's (nil with test).
+	train *data.Set
+	ev    Evaluations
 	model nn.Model
 	w     []float32
 	obs   []*Observer
-	curve [][2]float64
 	// none says why there is no evaluation (model nil or test nil): the
 	// summary's no_accuracy.
 	none string
 }
 
-// newReporter loads the test set (only: the training set is the workers')
-// for shard 0's evaluations. Without it the job still ends by itself, with
-// a summary that has no accuracy.
+// newReporter loads the test set and the first training samples (the
+// rest of the training set is the workers') for shard 0's evaluations.
+// Without them the job still ends by itself, with a summary that has no
+// accuracy.
 func newReporter(sv *Server) (*reporter, error) {
 	j := &sv.cfg.Params.Job
 	if _, flat, err := nn.ParseFlat(j.Model); err != nil {
@@ -54,11 +58,14 @@ func newReporter(sv *Server) (*reporter, error) {
 		return nil, err
 	}
 	r := &reporter{sv: sv, model: m, w: make([]float32, m.NumParams())}
-	// With --normalize mean the test images are centred by the training
-	// set's mean, which shard 0 computes from its own copy of the training
-	// set as every worker does (job.Limit); otherwise one training sample
-	// is enough.
-	trainLimit := 1
+	// The training loss is measured on the first TrainLossSamples
+	// training samples. With --normalize mean the images are centred by
+	// the training set's mean, which shard 0 computes from its own copy of
+	// the (limited) training set as every worker does (job.Limit).
+	trainLimit := runstats.TrainLossSamples
+	if j.TrainLimit > 0 {
+		trainLimit = min(trainLimit, j.TrainLimit)
+	}
 	if j.Normalize == job.NormalizeMean {
 		trainLimit = j.TrainLimit
 	}
@@ -74,7 +81,11 @@ func newReporter(sv *Server) (*reporter, error) {
 	if err := nn.CheckData(m, ds.Test.Name, ds.Test.Dim, ds.Test.Classes); err != nil {
 		return nil, err
 	}
-	r.test, r.mean = ds.Test, ds.Mean // the training set's arrays go with ds
+	// A copy of the loss's samples, so the rest of the training set's
+	// arrays go with ds.
+	tr := ds.Train.Subset(runstats.TrainLossSamples)
+	r.train = &data.Set{X: slices.Clone(tr.X), Y: slices.Clone(tr.Y), N: tr.N, Dim: tr.Dim, Classes: tr.Classes, Name: tr.Name}
+	r.test, r.ev.Mean = ds.Test, ds.Mean
 	return r, nil
 }
 
@@ -85,8 +96,9 @@ func (r *reporter) observer(i int) *Observer {
 	return r.obs[i]
 }
 
-// evaluate fetches every shard's block and measures test accuracy.
-func (r *reporter) evaluate(ctx context.Context, seconds float64) (float64, error) {
+// evaluate fetches every shard's block and measures test accuracy (and the
+// training loss) as of the coordinator's counters cs.
+func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error) {
 	if r.test == nil {
 		return 0, errors.New("no test set")
 	}
@@ -95,9 +107,7 @@ func (r *reporter) evaluate(ctx context.Context, seconds float64) (float64, erro
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}
-	acc := nn.Accuracy(r.model, r.w, r.test.X, r.test.Y, 500)
-	r.curve = append(r.curve, [2]float64{seconds, acc})
-	return acc, nil
+	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, r.train, cs.Seconds, cs.Pushes), nil
 }
 
 // run evaluates at the job's cadence until the job is done, then ends it.
@@ -130,7 +140,7 @@ func (r *reporter) run(ctx context.Context) error {
 		if cs.Pushes >= next && r.test != nil {
 			next = (cs.Pushes/evalStep + 1) * evalStep
 			ectx, cancel := context.WithTimeout(ctx, time.Minute)
-			acc, err := r.evaluate(ectx, cs.Seconds)
+			acc, err := r.evaluate(ectx, cs)
 			cancel()
 			if err != nil {
 				sv.log.Warn("evaluation failed; trying at the next one", "err", err)
@@ -165,7 +175,7 @@ func (r *reporter) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	acc, err := r.evaluate(ctx, cs.Seconds)
+	acc, err := r.evaluate(ctx, cs)
 	if err != nil && r.test != nil {
 		return err
 	}
@@ -177,8 +187,8 @@ func (r *reporter) finish(ctx context.Context) error {
 		}
 		shards = append(shards, st.Shard)
 	}
-	run := Summary(d, "tcp", cs, shards, r.curve, r.mean)
-	if len(r.curve) == 0 {
+	run := Summary(d, "tcp", cs, shards, &r.ev)
+	if len(r.ev.Curve) == 0 {
 		run.NoAccuracy = r.none
 	}
 	var errs error
@@ -194,7 +204,7 @@ func (r *reporter) finish(ctx context.Context) error {
 	if r.test == nil {
 		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", "none: "+r.none)
 	} else {
-		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.curve))
+		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.ev.Curve))
 	}
 	for i := 1; i < len(sv.cfg.ShardAddrs); i++ {
 		if err := r.endShard(ctx, i); err != nil {

@@ -287,6 +287,29 @@ func Accuracy(m Model, params []float32, x []float32, y []uint8, batchSize int) 
 	return float64(correct) / float64(n)
 }
 
+// Loss returns the mean softmax cross-entropy of params over the rows of x
+// (len(y) samples), batchSize rows at a time through Grad, whose gradient
+// goes to grad (NumParams long; nil allocates one). The batch means are
+// summed in float64, weighted by their sizes, in row order: the same rows
+// give the same bits in every process. It returns 0 for no samples.
+func Loss(m Model, params, grad []float32, x []float32, y []uint8, batchSize int) float64 {
+	n := len(y)
+	if n == 0 {
+		return 0
+	}
+	if grad == nil {
+		grad = make([]float32, m.NumParams())
+	}
+	batchSize = max(1, min(batchSize, n))
+	in := m.InputSize()
+	var sum float64
+	for lo := 0; lo < n; lo += batchSize {
+		b := min(batchSize, n-lo)
+		sum += float64(m.Grad(params, grad, x[lo*in:(lo+b)*in], y[lo:lo+b], b)) * float64(b)
+	}
+	return sum / float64(n)
+}
+
 // CheckBatch reports, as an error, what Grad would panic on: a parameter,
 // gradient, input or label slice of the wrong length for batch, or a label
 // outside [0, NumClasses). grad may be nil to check a Predict call.

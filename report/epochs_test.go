@@ -145,3 +145,18 @@ func TestEpochAndLossSeriesByHand(t *testing.T) {
 		t.Error("median epoch to the target known for runs that record no epochs")
 	}
 }
+
+// Runs on mean-subtracted images say so among the page's facts; others
+// do not.
+func TestFactsSayNormalize(t *testing.T) {
+	sum := virtualSummary(0.85, 2)
+	if slices.Contains(facts(sum), "normalize mean") {
+		t.Error("runs on the images as loaded are said to be normalized")
+	}
+	for i := range sum.Runs {
+		sum.Runs[i].Normalize = "mean"
+	}
+	if !slices.Contains(facts(sum), "normalize mean") {
+		t.Errorf("facts %v lack the normalization", facts(sum))
+	}
+}

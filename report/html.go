@@ -123,6 +123,9 @@ func facts(s *runstats.Summary) []string {
 	add("mode", func(r *runstats.Run) string { return r.Mode })
 	add("scenario", func(r *runstats.Run) string { return r.Scenario })
 	add("model", func(r *runstats.Run) string { return r.Model })
+	// "normalize mean" where the training set's mean was subtracted; runs
+	// on the images as loaded ("") add nothing.
+	add("normalize", func(r *runstats.Run) string { return r.Normalize })
 	count := func(n int) string {
 		if n == 0 {
 			return "" // not recorded

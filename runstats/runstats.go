@@ -282,6 +282,11 @@ func (r *Run) crossing(acc float64) (int, float64, bool) {
 // loss is measured on at each evaluation.
 const TrainLossSamples = 1000
 
+// TrainLossBatch is the batch the training loss is computed in (nn.Loss):
+// one value in every mode, so the losses of a virtual and a live run of a
+// job are the same computation.
+const TrainLossBatch = 250
+
 // SetTargets records when the curve first reached each of targets, in
 // time and, where CurveEpochs are recorded, in epochs.
 func (r *Run) SetTargets(targets []float64) {

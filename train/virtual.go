@@ -255,12 +255,7 @@ func (l *learner) loss(w []float32) float64 {
 	if l.lossGrad == nil {
 		l.lossGrad = make([]float32, len(w))
 	}
-	var sum float64
-	for lo := 0; lo < n; lo += 250 {
-		b := min(250, n-lo)
-		sum += float64(l.model.Grad(w, l.lossGrad, set.X[lo*set.Dim:(lo+b)*set.Dim], set.Y[lo:lo+b], b)) * float64(b)
-	}
-	return sum / float64(n)
+	return nn.Loss(l.model, w, l.lossGrad, set.X[:n*set.Dim], set.Y[:n], runstats.TrainLossBatch)
 }
 
 // evaluate records the test accuracy of the shards' weights at virtual time now.
