@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -96,4 +97,37 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// A model trained with --normalize mean is evaluated on images centred the
+// same way with pacer eval --normalize mean --train-limit N: the job's own
+// final evaluation, to the sample. Bad combinations are refused.
+func TestEvalNormalizedModel(t *testing.T) {
+	dir := t.TempDir()
+	ck, out := filepath.Join(dir, "ckpt"), filepath.Join(dir, "out")
+	pacerRun(t, "train", "--mode", "inproc", "--model", "mlp", "--workers", "2", "--train-limit", "2000", "--test-limit", "500",
+		"--epochs", "1", "--normalize", "mean", "--checkpoint-dir", ck, "--out", out)
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		FinalAccuracy float64 `json:"final_accuracy"`
+		Normalize     string
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Normalize != "mean" {
+		t.Fatalf("summary: %v, normalize %q", err, r.Normalize)
+	}
+	centred, n := evalCount(t, pacerRun(t, "eval", "--checkpoint-dir", ck, "--test-limit", "500", "--normalize", "mean", "--train-limit", "2000"))
+	if n != 500 || centred != int(r.FinalAccuracy*500+0.5) {
+		t.Errorf("pacer eval --normalize mean: %d of %d, the job's final accuracy %v", centred, n, r.FinalAccuracy)
+	}
+	raw, _ := evalCount(t, pacerRun(t, "eval", "--checkpoint-dir", ck, "--test-limit", "500"))
+	t.Logf("%d of 500 on centred images, %d on the images as loaded", centred, raw)
+	for _, args := range [][]string{{"--normalize", "std"}, {"--train-limit", "10"}, {"--normalize", "mean", "--train-limit", "-1"}} {
+		var o, e bytes.Buffer
+		if code := run(append([]string{"eval", "--checkpoint-dir", ck}, args...), &o, &e); code == 0 || !strings.Contains(e.String(), strings.TrimPrefix(args[len(args)-2], "--")) {
+			t.Errorf("eval %v: exit %d, %q", args, code, e.String())
+		}
+	}
 }

@@ -81,12 +81,25 @@ read from the checkpoints, or recognised from the file's arrays.`,
 	dataset := fs.String("dataset", job.DefaultDataset, "data set: "+strings.Join(data.Names, " | "))
 	dataDir := fs.String("data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
 	limit := fs.Int("test-limit", 0, "use only the first N test samples (0: all)")
+	normalize := fs.String("normalize", job.NormalizeNone, "what the job that trained the model did to the images: none | mean (subtract the training set's per-channel mean over its first --train-limit samples)")
+	trainLimit := fs.Int("train-limit", 0, "with --normalize mean, the job's --train-limit: the mean is over the first N training samples (0: all)")
 	cmd.RunE = func(*cobra.Command, []string) error {
 		if (*dir == "") == (*file == "") {
 			return usage(errors.New("give one of --checkpoint-dir and --model-file"))
 		}
-		if *limit < 0 {
-			return usage(fmt.Errorf("--test-limit=%d must not be negative", *limit))
+		if *limit < 0 || *trainLimit < 0 {
+			return usage(fmt.Errorf("--test-limit=%d and --train-limit=%d must not be negative", *limit, *trainLimit))
+		}
+		jc := job.Config{Dataset: *dataset, DataDir: *dataDir, TestLimit: *limit, TrainLimit: 1, Normalize: *normalize}
+		switch *normalize {
+		case job.NormalizeMean:
+			jc.TrainLimit = *trainLimit
+		case job.NormalizeNone:
+			if *trainLimit != 0 {
+				return usage(errors.New("--train-limit is the mean's: it needs --normalize mean"))
+			}
+		default:
+			return usage(fmt.Errorf("--normalize=%q: want %s or %s", *normalize, job.NormalizeNone, job.NormalizeMean))
 		}
 		var m *modelfile.Model
 		var err error
@@ -98,7 +111,7 @@ read from the checkpoints, or recognised from the file's arrays.`,
 		if err != nil {
 			return err
 		}
-		ds, err := job.Data(job.Config{Dataset: *dataset, DataDir: *dataDir, TestLimit: *limit, TrainLimit: 1})
+		ds, err := job.Data(jc)
 		if err != nil {
 			return err
 		}
