@@ -141,15 +141,14 @@ func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
 }
 
 // evaluate pulls every shard's block (of the moving average under --ema)
-// and measures test accuracy (and the training loss) as of the
-// coordinator's counters cs.
+// and measures test accuracy as of the coordinator's counters cs.
 func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
 		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
 	}
-	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, d.ds.Train, cs.Seconds, cs.Pushes), nil
+	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, cs.Seconds, cs.Pushes), nil
 }
 
 func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }

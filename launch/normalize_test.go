@@ -50,10 +50,11 @@ func TestInprocNormalizedTrains(t *testing.T) {
 	}
 }
 
-// The launcher records, beside each evaluation's accuracy, its epoch and
-// the training loss (issue 18): a live run has an epoch axis, epochs to
-// --targets and a loss curve as a virtual run does.
-func TestInprocRecordsEpochsAndLoss(t *testing.T) {
+// The launcher records, beside each evaluation's accuracy, its epoch
+// (issue 18): a live run has an epoch axis and epochs to --targets as a
+// virtual run does; no training loss, which would take CPU from the
+// workers being measured.
+func TestInprocRecordsEpochs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cfg := quickJob(t, "bsp", 2, 1)
@@ -63,16 +64,13 @@ func TestInprocRecordsEpochsAndLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(r.Curve)
-	if n < 2 || len(r.CurveEpochs) != n || len(r.TrainLoss) != n {
+	if n < 2 || len(r.CurveEpochs) != n || r.TrainLoss != nil {
 		t.Fatalf("%d evaluations, epochs %v, training loss %v", n, r.CurveEpochs, r.TrainLoss)
 	}
 	// Two epochs of 2,000 samples in pushes of 32: the last evaluation is
 	// at the job's end.
 	if !slices.IsSorted(r.CurveEpochs) || r.CurveEpochs[n-1] < 2 || r.CurveEpochs[n-1] > 2.1 {
 		t.Errorf("epochs %v, want rising to the job's 2", r.CurveEpochs)
-	}
-	if !(r.TrainLoss[n-1] < r.TrainLoss[0]) {
-		t.Errorf("training loss %v did not fall", r.TrainLoss)
 	}
 	if len(r.EpochsToTargets) != 1 || r.EpochsToTargets[0] == nil || *r.EpochsToTargets[0] > r.CurveEpochs[n-1] {
 		t.Errorf("epochs to the 0.3 target %v (accuracy %v)", r.EpochsToTargets, r.Curve)

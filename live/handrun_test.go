@@ -166,12 +166,12 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 				t.Errorf("a finished worker was counted as removed:\n%s", logs)
 			}
 			// Each evaluation's epoch (pushes·batch over the 2,000
-			// samples, ending past the job's 3) and training loss, below
-			// the ln 10 of untrained weights at the end; the epochs to
-			// --targets follow.
+			// samples, ending past the job's 3), no training loss (live
+			// modes leave the CPU to the workers); the epochs to --targets
+			// follow.
 			n := len(r.Curve)
-			if len(r.CurveEpochs) != n || len(r.TrainLoss) != n || n == 0 || !slices.IsSorted(r.CurveEpochs) ||
-				r.CurveEpochs[n-1] < 3 || r.CurveEpochs[n-1] > 3.5 || !(r.TrainLoss[n-1] < 2) {
+			if len(r.CurveEpochs) != n || r.TrainLoss != nil || n == 0 || !slices.IsSorted(r.CurveEpochs) ||
+				r.CurveEpochs[n-1] < 3 || r.CurveEpochs[n-1] > 3.5 {
 				t.Errorf("epochs %v, training loss %v for %d evaluations", r.CurveEpochs, r.TrainLoss, n)
 			}
 			if len(r.EpochsToTargets) != 1 || (r.EpochsToTargets[0] == nil) != (r.TimesToTargets[0] == nil) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
@@ -26,11 +25,8 @@ import (
 
 // reporter is shard 0's view of the job as a whole.
 type reporter struct {
-	sv   *Server
-	test *data.Set // nil: the test set is not on this machine
-	// train is the training set's first runstats.TrainLossSamples, the
-	// training loss's (nil with test).
-	train *data.Set
+	sv    *Server
+	test  *data.Set // nil: the test set is not on this machine
 	ev    Evaluations
 	model nn.Model
 	w     []float32
@@ -40,9 +36,9 @@ type reporter struct {
 	none string
 }
 
-// newReporter loads the test set and the first training samples (the
-// rest of the training set is the workers') for shard 0's evaluations.
-// Without them the job still ends by itself, with a summary that has no
+// newReporter loads the test set (only: the training set is the workers',
+// unless --normalize mean needs its mean) for shard 0's evaluations.
+// Without it the job still ends by itself, with a summary that has no
 // accuracy.
 func newReporter(sv *Server) (*reporter, error) {
 	j := &sv.cfg.Params.Job
@@ -58,20 +54,17 @@ func newReporter(sv *Server) (*reporter, error) {
 		return nil, err
 	}
 	r := &reporter{sv: sv, model: m, w: make([]float32, m.NumParams())}
-	// The training loss is measured on the first TrainLossSamples
-	// training samples. With --normalize mean the images are centred by
-	// the training set's mean, which shard 0 computes from its own copy of
-	// the (limited) training set as every worker does (job.Limit).
-	trainLimit := runstats.TrainLossSamples
-	if j.TrainLimit > 0 {
-		trainLimit = min(trainLimit, j.TrainLimit)
-	}
+	// With --normalize mean the test images are centred by the training
+	// set's mean, which shard 0 computes from its own copy of the
+	// (limited) training set as every worker does (job.Limit); otherwise
+	// one training sample is enough.
+	trainLimit := 1
 	if j.Normalize == job.NormalizeMean {
 		trainLimit = j.TrainLimit
 	}
 	ds, err := job.Data(job.Config{Dataset: j.Dataset, DataDir: j.DataDir, TrainLimit: trainLimit, TestLimit: j.TestLimit, Normalize: j.Normalize})
 	if err != nil {
-		sv.log.Warn("no data set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
+		sv.log.Warn("no test set on this machine: the job's summary will have no accuracy", "dataset", j.Dataset, "err", err)
 		r.none = "no test set of " + j.Dataset + " on shard 0's machine"
 		if j.Normalize == job.NormalizeMean {
 			r.none = "no training and test set of " + j.Dataset + " on shard 0's machine (--normalize mean needs the training set's mean)"
@@ -81,11 +74,7 @@ func newReporter(sv *Server) (*reporter, error) {
 	if err := nn.CheckData(m, ds.Test.Name, ds.Test.Dim, ds.Test.Classes); err != nil {
 		return nil, err
 	}
-	// A copy of the loss's samples, so the rest of the training set's
-	// arrays go with ds.
-	tr := ds.Train.Subset(runstats.TrainLossSamples)
-	r.train = &data.Set{X: slices.Clone(tr.X), Y: slices.Clone(tr.Y), N: tr.N, Dim: tr.Dim, Classes: tr.Classes, Name: tr.Name}
-	r.test, r.ev.Mean = ds.Test, ds.Mean
+	r.test, r.ev.Mean = ds.Test, ds.Mean // the training set's arrays go with ds
 	return r, nil
 }
 
@@ -96,8 +85,8 @@ func (r *reporter) observer(i int) *Observer {
 	return r.obs[i]
 }
 
-// evaluate fetches every shard's block and measures test accuracy (and the
-// training loss) as of the coordinator's counters cs.
+// evaluate fetches every shard's block and measures test accuracy as of
+// the coordinator's counters cs.
 func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error) {
 	if r.test == nil {
 		return 0, errors.New("no test set")
@@ -107,7 +96,7 @@ func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error)
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}
-	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, r.train, cs.Seconds, cs.Pushes), nil
+	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, cs.Seconds, cs.Pushes), nil
 }
 
 // run evaluates at the job's cadence until the job is done, then ends it.

@@ -18,7 +18,7 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes,
 		Sampling: j.Sampling, Normalize: j.Normalize, ChannelMean: ev.Mean}
 	r.SetCurve(ev.Curve, j.Target)
-	r.CurveEpochs, r.TrainLoss = ev.Epochs, ev.TrainLoss
+	r.CurveEpochs = ev.Epochs
 	r.SetTargets(j.Targets)
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds
@@ -74,39 +74,27 @@ func WaitFractions(cs CoordStats) (mean float64, per []float64) {
 
 // Evaluations are a live job's evaluations of its weights, as the
 // launcher and a hand-run job's shard 0 take them (Add): the accuracy
-// curve and, at each point, the epoch and the training loss, the measures
-// virtual time records too.
+// curve and the epoch of each point. No training loss: measuring it would
+// take the evaluating process's CPU from the workers whose speed the live
+// modes measure (a third more than the test accuracy for the MLP, half
+// for the CNN); virtual time records it.
 type Evaluations struct {
 	Curve [][2]float64 // [seconds, test accuracy]
 	// Epochs are the epochs at the evaluations: the pushes counted by
 	// then, times the batch, over the training set.
 	Epochs []float64
-	// TrainLoss is the evaluated weights' loss on the first
-	// runstats.TrainLossSamples training samples; nil where the evaluator
-	// holds no training set.
-	TrainLoss []float64
 	// Mean is the per-channel mean subtracted from the data the
 	// evaluations read (job.Config.Normalize; nil: none).
 	Mean []float64
-	grad []float32 // nn.Loss's scratch
 }
 
-// Add evaluates weights w of model m at seconds, after pushes of job d:
-// the accuracy on test and, when train is not nil, the loss on its first
-// runstats.TrainLossSamples samples (with the batch virtual time uses).
-// It returns the accuracy.
-func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test, train *data.Set, seconds float64, pushes int64) float64 {
+// Add evaluates weights w of model m on test at seconds, after pushes of
+// job d, and returns the accuracy.
+func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *data.Set, seconds float64, pushes int64) float64 {
 	acc := nn.Accuracy(m, w, test.X, test.Y, 500)
 	e.Curve = append(e.Curve, [2]float64{seconds, acc})
 	if d.TrainN > 0 {
 		e.Epochs = append(e.Epochs, float64(pushes*int64(d.Job.Batch))/float64(d.TrainN))
-	}
-	if train != nil {
-		n := min(train.N, runstats.TrainLossSamples)
-		if e.grad == nil {
-			e.grad = make([]float32, m.NumParams())
-		}
-		e.TrainLoss = append(e.TrainLoss, nn.Loss(m, w, e.grad, train.X[:n*train.Dim], train.Y[:n], runstats.TrainLossBatch))
 	}
 	return acc
 }
