@@ -64,7 +64,8 @@ var presets = map[string]Scenario{
 	"softsync": {
 		Name: "softsync",
 		Description: "The staleness-aware paper: n-softsync on 8 workers for n = 1, 2, 4, 8 with constant α₀ and " +
-			"with α₀/τ, against hardsync (BSP), with plain SGD as in the paper's formulas. Every worker draws its " +
+			"with α₀/τ, against hardsync (BSP), with plain SGD as in the paper's formulas (its experiments add momentum " +
+			"0.9 at a rate set for it: with --momentum 0.9 lower --lr). Every worker draws its " +
 			"mini-batches from the whole training set (sampling: global), as the paper's learners do.",
 		Paradigms: []string{"bsp", "softsync:n=1,lr=const", "softsync:n=2,lr=const", "softsync:n=4,lr=const",
 			"softsync:n=8,lr=const", "softsync:n=1", "softsync:n=2", "softsync:n=4", "softsync:n=8"},
