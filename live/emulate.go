@@ -33,7 +33,7 @@ func newServerDelay(p *job.Description, shard int) (*serverDelay, error) {
 		return nil, nil
 	}
 	k := idCap(p) // ids past Workers (joins) get streams of their own
-	s, err := timing.NewServers(j.ServerDelay, j.Shards*k, j.Seed)
+	s, err := timing.NewServers(j.ServerDelay, j.Shards, k, j.Seed)
 	if err != nil {
 		return nil, err
 	}

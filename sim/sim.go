@@ -119,7 +119,7 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 	// One delay stream per (shard, worker) pair: then the order in which a
 	// paradigm serves its pulls does not change who gets delayed, and runs of
 	// different paradigms see the same server delays (common random numbers).
-	ts, err := timing.NewServers(cfg.ServerDelay, cfg.Shards*cfg.Workers, cfg.Seed)
+	ts, err := timing.NewServers(cfg.ServerDelay, cfg.Shards, cfg.Workers, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func BenchmarkNext(b *testing.B) {
 }
 
 func BenchmarkPullDelay(b *testing.B) {
-	s, err := NewServers("const:delay=1ms+spike", 8, 1)
+	s, err := NewServers("const:delay=1ms+spike", 8, 1, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@
 //	}, workers, seed)
 //	d := w.Next(p)                       // worker p's next iteration time
 //
-//	s, err := timing.NewServers("spike", shards, seed) // --server-delay
+//	s, err := timing.NewServers("spike", shards, 1, seed) // --server-delay
 //	extra := s.PullDelay(shard)
 //
 // An iteration time is Base × speed(p) × body × jitter, where speed(p) is

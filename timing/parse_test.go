@@ -100,8 +100,9 @@ func TestServerSpecs(t *testing.T) {
 		{"spike:p=0.01,delay=250ms", "spike:p=0.01,delay=250ms"},
 		{"const:delay=10ms", "const:delay=10ms"},
 		{"const:delay=1ms+spike", "const:delay=1ms+spike:p=0.0016,delay=4s"},
+		{"const:delay=3ms,shard=1+spike:shard=0", "const:delay=3ms,shard=1+spike:p=0.0016,delay=4s,shard=0"},
 	} {
-		s, err := NewServers(tc.spec, 2, 1)
+		s, err := NewServers(tc.spec, 2, 1, 1)
 		if err != nil {
 			t.Errorf("spec %q: %v", tc.spec, err)
 			continue
@@ -123,8 +124,10 @@ func TestServerSpecs(t *testing.T) {
 		{"const", 1, []string{"needs delay="}},
 		{"const:delay=1ms+", 1, []string{"empty model"}},
 		{"", 0, []string{"shards = 0"}},
+		{"const:delay=1ms,shard=2", 2, []string{"shard=2", "shards 0 to 1"}},
+		{"spike:shard=-1", 2, []string{`shard="-1"`, "non-negative integer"}},
 	} {
-		_, err := NewServers(tc.spec, tc.shards, 1)
+		_, err := NewServers(tc.spec, tc.shards, 1, 1)
 		if err == nil {
 			t.Errorf("spec %q shards %d: no error", tc.spec, tc.shards)
 			continue

@@ -8,8 +8,8 @@ import (
 )
 
 // ServerForms lists the accepted --server-delay model forms; errors quote it.
-const ServerForms = `spike[:p=0.0016,delay=4s], const[:delay=10ms], or several joined with "+" ` +
-	`(e.g. const:delay=1ms+spike); delays are absolute durations and add up`
+const ServerForms = `spike[:p=0.0016,delay=4s], const[:delay=10ms], either with shard=N to delay that shard only, ` +
+	`or several joined with "+" (e.g. const:delay=1ms+spike:shard=2); delays are absolute durations and add up`
 
 // PSP paper (Section 4.2): "0.16% of the responses of pulling have extra delays of 4 seconds".
 const (
@@ -17,10 +17,19 @@ const (
 	defSpikeDelay = 4 * time.Second
 )
 
-// spike adds delay to a response with probability p.
+// spike adds delay to a response with probability p (of shard only, when
+// shard ≥ 0).
 type spike struct {
 	p     float64
 	delay time.Duration
+	shard int
+}
+
+// constant adds delay to every response (of shard only, when shard ≥ 0):
+// pacer profile fits one per shard, as a slow server is one machine.
+type constant struct {
+	delay time.Duration
+	shard int
 }
 
 // shardState is one shard's private stream.
@@ -32,20 +41,26 @@ type shardState struct {
 // Servers draws the extra delay of each pull response, per shard. It is not
 // safe for concurrent use.
 type Servers struct {
-	constant time.Duration
+	consts   []constant
 	spikes   []spike
 	st       []shardState
+	shards   int
+	perShard int
 	descr    string
 }
 
 // NewServers parses spec (see ServerForms; "" means no delay) for shards
-// shards and seeds one stream per shard, so shard s's i-th response delay
-// depends only on (spec, seed, s, i).
-func NewServers(spec string, shards int, seed uint64) (*Servers, error) {
+// shards and seeds perShard streams per shard (the simulator and the live
+// shards keep one per worker), so stream i's j-th response delay depends
+// only on (spec, seed, i, j). Stream i belongs to shard i / perShard.
+func NewServers(spec string, shards, perShard int, seed uint64) (*Servers, error) {
 	if shards < 1 {
 		return nil, fmt.Errorf("timing: shards = %d: want at least 1", shards)
 	}
-	s := &Servers{descr: "none"}
+	if perShard < 1 {
+		return nil, fmt.Errorf("timing: %d streams per shard: want at least 1", perShard)
+	}
+	s := &Servers{descr: "none", shards: shards, perShard: perShard}
 	if strings.TrimSpace(spec) != "" {
 		terms, err := splitTerms(spec, "server delay", ServerForms)
 		if err != nil {
@@ -61,7 +76,7 @@ func NewServers(spec string, shards int, seed uint64) (*Servers, error) {
 		}
 		s.descr = strings.Join(desc, "+")
 	}
-	s.st = make([]shardState, shards)
+	s.st = make([]shardState, shards*perShard)
 	for i := range s.st {
 		st := &s.st[i]
 		st.pcg = *rand.NewPCG(seed, splitmix64(uint64(i)^domainShard))
@@ -74,7 +89,11 @@ func (s *Servers) addTerm(t term) (string, error) {
 	const what = "server delay"
 	switch t.name {
 	case "spike":
-		if err := t.checkKeys(what, "p", "delay"); err != nil {
+		if err := t.checkKeys(what, "p", "delay", "shard"); err != nil {
+			return "", err
+		}
+		sh, at, err := s.shardKey(t)
+		if err != nil {
 			return "", err
 		}
 		p, err := t.number(what, "p", defSpikeP)
@@ -88,10 +107,14 @@ func (s *Servers) addTerm(t term) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		s.spikes = append(s.spikes, spike{p: p, delay: d})
-		return fmt.Sprintf("spike:p=%s,delay=%v", fmtFloat(p), d), nil
+		s.spikes = append(s.spikes, spike{p: p, delay: d, shard: sh})
+		return fmt.Sprintf("spike:p=%s,delay=%v%s", fmtFloat(p), d, at), nil
 	case "const":
-		if err := t.checkKeys(what, "delay"); err != nil {
+		if err := t.checkKeys(what, "delay", "shard"); err != nil {
+			return "", err
+		}
+		sh, at, err := s.shardKey(t)
+		if err != nil {
 			return "", err
 		}
 		if _, ok := t.args["delay"]; !ok {
@@ -101,30 +124,54 @@ func (s *Servers) addTerm(t term) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		s.constant += d
-		return fmt.Sprintf("const:delay=%v", d), nil
+		s.consts = append(s.consts, constant{delay: d, shard: sh})
+		return fmt.Sprintf("const:delay=%v%s", d, at), nil
 	default:
 		return "", fmt.Errorf("timing: unknown server delay model %q; valid forms: %s", t.name, ServerForms)
 	}
 }
 
+// shardKey reads a term's optional shard=N: the shard (-1: every one)
+// and its normalized suffix.
+func (s *Servers) shardKey(t term) (int, string, error) {
+	if _, ok := t.args["shard"]; !ok {
+		return -1, "", nil
+	}
+	sh, err := t.integer("server delay", "shard", 0)
+	if err != nil {
+		return 0, "", err
+	}
+	if sh < 0 || sh >= s.shards {
+		return 0, "", fmt.Errorf("timing: server delay model %q: shard=%d: the job has shards 0 to %d", t.name, sh, s.shards-1)
+	}
+	return sh, fmt.Sprintf(",shard=%d", sh), nil
+}
+
 // Shards is the number of shards.
-func (s *Servers) Shards() int { return len(s.st) }
+func (s *Servers) Shards() int { return s.shards }
 
 // String is the normalized spec with defaults filled in ("none" when empty).
 func (s *Servers) String() string { return s.descr }
 
-// PullDelay returns the extra delay of shard's next pull response and advances
-// that shard's stream only. shard must be in [0, Shards()); anything else is a
-// caller bug and panics like a slice index.
-func (s *Servers) PullDelay(shard int) time.Duration {
-	st := &s.st[shard]
-	d := s.constant
+// PullDelay returns the extra delay of the next pull response on stream
+// (of shard stream / perShard) and advances that stream only. stream must
+// be in [0, Shards()·perShard); anything else is a caller bug and panics
+// like a slice index.
+func (s *Servers) PullDelay(stream int) time.Duration {
+	st := &s.st[stream]
+	shard := stream / s.perShard
+	var d time.Duration
+	for _, c := range s.consts {
+		if c.shard < 0 || c.shard == shard {
+			d += c.delay
+		}
+	}
 	for i := range s.spikes {
 		sp := &s.spikes[i]
-		// One draw per spike term per response, whatever p is, so runs that
-		// differ only in p consume the streams alike and stay comparable.
-		if st.rng.Float64() < sp.p {
+		// One draw per spike term per response, whatever p and whichever
+		// shard it names, so runs that differ only in those consume the
+		// streams alike and stay comparable.
+		if st.rng.Float64() < sp.p && (sp.shard < 0 || sp.shard == shard) {
 			d += sp.delay
 		}
 	}
