@@ -103,7 +103,11 @@ type ShardStats struct {
 	LogRecords int64 `json:"log_records,omitempty"`
 	LogBytes   int64 `json:"log_bytes,omitempty"`
 	LogFsyncs  int64 `json:"log_fsyncs,omitempty"`
-	Wire       wire.StatsSnapshot
+	// PullReplies are the times this shard took to answer workers' pulls
+	// with their block, from the request to the reply's write (its lock,
+	// its log, an emulated server delay): pacer profile's server delays.
+	PullReplies runstats.IterStats `json:"pull_replies"`
+	Wire        wire.StatsSnapshot
 }
 
 // CoordStats are the coordinator's counters.

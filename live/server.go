@@ -435,11 +435,18 @@ func (sv *Server) publishBarrier(b uint64) {
 // peer's address and role.
 func (sv *Server) handle(ctx context.Context, req, resp *wire.Frame) error {
 	peer, _ := wire.PeerFrom(ctx)
+	start := time.Now()
 	err := sv.dispatch(peer, req, resp)
 	if err != nil {
 		sv.logRefusal(peer, req, err)
-	} else if sv.delay != nil && delays(peer, req, resp) {
-		sv.delay.hold(ctx, peer.ID())
+	} else if delays(peer, req, resp) {
+		if sv.delay != nil {
+			sv.delay.hold(ctx, peer.ID())
+		}
+		// What the worker waited on this shard beyond its reply's bytes
+		// (the lock, the log, an emulated delay): pacer profile fits the
+		// shard's server delay from it.
+		sv.shard.pullServed(time.Since(start))
 	}
 	return err
 }

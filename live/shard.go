@@ -15,6 +15,7 @@ import (
 	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -78,6 +79,8 @@ type Shard struct {
 	tickOn      bool
 	dirty       bool
 	stats       ShardStats
+	repliesMu   sync.Mutex // pulls are timed outside mu, on their connections
+	replies     runstats.IterAcc
 	gs          [][]float32
 	ws          []float32
 	dropIDs     []uint64

@@ -112,7 +112,17 @@ func (s *Shard) Stats() ShardStats {
 		ws := s.wal.Stats()
 		st.LogRecords, st.LogBytes, st.LogFsyncs = ws.Records, ws.Bytes, ws.Syncs
 	}
+	s.repliesMu.Lock()
+	st.PullReplies = s.replies.Stats()
+	s.repliesMu.Unlock()
 	return st
+}
+
+// pullServed counts a worker's pull answered with its block in d.
+func (s *Shard) pullServed(d time.Duration) {
+	s.repliesMu.Lock()
+	s.replies.Add(d.Seconds())
+	s.repliesMu.Unlock()
 }
 
 // state copies the shard's checkpoint state; nil when nothing changed

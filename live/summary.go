@@ -32,6 +32,15 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 	}
 	var n, sum int64
 	for _, st := range shards {
+		if st.PullReplies.N > 0 {
+			r.ShardPullReplies = make([]runstats.IterStats, len(shards))
+			for i, st := range shards {
+				r.ShardPullReplies[i] = st.PullReplies
+			}
+			break
+		}
+	}
+	for _, st := range shards {
 		r.Updates += st.Updates
 		r.Dropped += st.Dropped
 		r.ShardStaleness = append(r.ShardStaleness, st.Staleness)

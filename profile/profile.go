@@ -33,6 +33,9 @@ type Fit struct {
 	Tail Tail
 	// Workers are the figures fitted from, per worker.
 	Workers []runstats.IterStats
+	// Servers are the shards' fitted pull-reply delays (nil: the run
+	// reported none).
+	Servers []ServerDelay
 }
 
 // Tail is a straggler tail as timing's heavytail model draws it: with
@@ -54,9 +57,15 @@ func (t Tail) Straggler() string {
 	return fmt.Sprintf("heavytail:q=%g,body=1-1,delay=%g,alpha=%g,burst=0", t.Q, t.Delay, t.Alpha)
 }
 
-// FromRun fits a live run's worker_iterations.
+// FromRun fits a live run's worker_iterations and, where it reports them,
+// its shards' pull replies (shard_pull_replies).
 func FromRun(r *runstats.Run) (Fit, error) {
-	return FromStats(r.WorkerIterations)
+	f, err := FromStats(r.WorkerIterations)
+	if err != nil || len(r.ShardPullReplies) == 0 {
+		return f, err
+	}
+	f.Servers, err = FitServers(r.ShardPullReplies, f.Base)
+	return f, err
 }
 
 // FromStats fits per-worker iteration figures.
@@ -245,9 +254,13 @@ func (f Fit) Scenario(name string, shards int, model string) scenario.Scenario {
 		desc += fmt.Sprintf(" A straggler tail: %d iterations of %d took over %.3g× their worker's median (%s).",
 			f.Tail.Events, f.iterations(), 1+f.Tail.Delay, s)
 	}
+	sd := ServerSpec(f.Servers)
+	if sd != "" {
+		desc += fmt.Sprintf(" Server delays from the shards' pull replies: %s.", sd)
+	}
 	return scenario.Scenario{Name: name, Description: desc, Paradigms: Paradigms(len(f.Speeds)),
 		Workers: len(f.Speeds), Shards: shards, Speeds: f.Speeds, Jitter: f.Jitter, Straggler: f.Tail.Straggler(),
-		Base: f.Base.String(), Model: model}
+		ServerDelay: sd, Base: f.Base.String(), Model: model}
 }
 
 func (f Fit) iterations() int64 {

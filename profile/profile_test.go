@@ -142,3 +142,77 @@ func TestFitFindsTail(t *testing.T) {
 		}
 	}
 }
+
+// replies draws n pull replies per shard as a live shard times them: a
+// log-normal body (its own work, median body) plus what timing's
+// server-delay model spec adds.
+func replies(t *testing.T, spec string, shards, n int, body time.Duration, seed uint64) []runstats.IterStats {
+	t.Helper()
+	s, err := timing.NewServers(spec, shards, 1, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 3))
+	out := make([]runstats.IterStats, shards)
+	for sh := range shards {
+		var a runstats.IterAcc
+		for range n {
+			a.Add(body.Seconds()*math.Exp(0.3*r.NormFloat64()) + s.PullDelay(sh).Seconds())
+		}
+		out[sh] = a.Stats()
+	}
+	return out
+}
+
+// The server-delay fit recovers a const delay and a spike, per shard or
+// for all, within 10% of the delays and 35% of the spike's probability
+// (about 2σ of a count of 64), and writes them as a spec that timing
+// accepts; replies of the shards' own work alone (a few percent of the
+// base) give none.
+func TestFitServers(t *testing.T) {
+	const base = 100 * time.Millisecond
+	for _, c := range []struct {
+		spec           string
+		shards         int
+		wantConst      []time.Duration
+		wantSpike      []time.Duration
+		wantP          float64
+		wantSpecPrefix string
+	}{
+		{"const:delay=20ms+spike:p=0.02,delay=400ms", 2, []time.Duration{20e6, 20e6}, []time.Duration{400e6, 400e6}, 0.02, "const:delay=19.9ms+spike:"},
+		{"const:delay=8ms,shard=1+spike:p=0.02,delay=1s,shard=0", 3, []time.Duration{0, 8e6, 0}, []time.Duration{1e9, 0, 0}, 0.02, "const:delay=8.23ms,shard=1+spike:p=0.0234,delay=982ms,shard=0"},
+		{"", 2, []time.Duration{0, 0}, []time.Duration{0, 0}, 0, ""},
+	} {
+		ds, err := FitServers(replies(t, c.spec, c.shards, 3200, 200*time.Microsecond, 5), base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := ServerSpec(ds)
+		t.Logf("%q → %+v → %q", c.spec, ds, spec)
+		near := func(got, want time.Duration) bool {
+			if want == 0 {
+				return got == 0
+			}
+			// The body's median (200 µs) rides on a const delay.
+			return math.Abs(got.Seconds()-want.Seconds()) <= 0.1*want.Seconds()
+		}
+		for i, d := range ds {
+			if !near(d.Const, c.wantConst[i]) || !near(d.Spike, c.wantSpike[i]) {
+				t.Errorf("%q shard %d: const %v spike %v, want %v and %v", c.spec, i, d.Const, d.Spike, c.wantConst[i], c.wantSpike[i])
+			}
+			if c.wantSpike[i] > 0 && math.Abs(d.SpikeP/c.wantP-1) > 0.35 {
+				t.Errorf("%q shard %d: spike p %g, want %g", c.spec, i, d.SpikeP, c.wantP)
+			}
+		}
+		// Alike shards as one term, others one term each.
+		if !strings.HasPrefix(spec, c.wantSpecPrefix) || (c.wantSpecPrefix == "") != (spec == "") {
+			t.Errorf("%q: fitted as %q", c.spec, spec)
+		}
+		if _, err := timing.NewServers(spec, c.shards, 1, 1); err != nil {
+			t.Errorf("the fitted spec %q: %v", spec, err)
+		}
+	}
+	if _, err := FitServers([]runstats.IterStats{{N: 3}}, base); err == nil || !strings.Contains(err.Error(), "shard 0") {
+		t.Errorf("a shard of 3 replies: %v", err)
+	}
+}

@@ -110,6 +110,9 @@ type Run struct {
 	// WorkerIterations are a live run's per-worker iteration (compute)
 	// times, the input of pacer profile.
 	WorkerIterations []IterStats `json:"worker_iterations,omitempty"`
+	// ShardPullReplies are, live, each shard's times to answer a worker's
+	// pull with its block (pacer profile fits the server delays from them).
+	ShardPullReplies []IterStats `json:"shard_pull_replies,omitempty"`
 }
 
 // IterStats summarises one worker's iteration times: their count, mean

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 )
@@ -194,5 +195,67 @@ func TestProfileRunningJob(t *testing.T) {
 	sc, err := scenario.Load(yml)
 	if err != nil || sc.Workers != 1 || len(sc.Speeds) != 1 || sc.Speeds[0] != 1 || !strings.Contains(out, "fitted: base") {
 		t.Errorf("profile of the running job: %v, %+v\n%s", err, sc, out)
+	}
+}
+
+// Issue 12: pacer profile fits server delays. A live job whose shard 1
+// holds every pull reply 8 ms and both shards one in ten a further 80 ms
+// (--server-delay) is profiled: shard 1's const delay within [8, 10] ms
+// (the injection plus the shard's own work and a loaded timer's overshoot,
+// never below it), shard 0's under 2 ms, each shard's spike within 15% of
+// 80 ms and its probability within [0.05, 0.2]; the scenario written holds
+// them, and compare runs it.
+func TestProfileServerDelays(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job")
+	args := []string{"train", "--mode", "inproc", "--paradigm", "asp", "--workers", "2", "--shards", "2", "--jitter", "0.05",
+		"--base", "100ms", "--server-delay", "const:delay=8ms,shard=1+spike:p=0.1,delay=80ms",
+		"--dataset", "synthetic", "--train-limit", "6400", "--batch", "32", "--epochs", "1", "--out", job}
+	if _, errs, code := pacer(t, args...); code != 0 {
+		t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
+	}
+	yml := filepath.Join(dir, "cluster.yaml")
+	out, errs, code := pacer(t, "profile", "--summary", filepath.Join(job, "summary.json"), "--out", yml)
+	if code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, errs)
+	}
+	t.Logf("\n%s", out)
+	b, err := os.ReadFile(filepath.Join(job, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r runstats.Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	f, err := profile.FromRun(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Servers) != 2 {
+		t.Fatalf("server delays %+v: want one per shard", f.Servers)
+	}
+	ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 }
+	if c := ms(f.Servers[1].Const); c < 8 || c > 10 {
+		t.Errorf("shard 1's const delay %.2f ms, want 8–10", c)
+	}
+	if c := ms(f.Servers[0].Const); c > 2 {
+		t.Errorf("shard 0's const delay %.2f ms, want under 2", c)
+	}
+	for i, d := range f.Servers {
+		if math.Abs(ms(d.Spike)/80-1) > 0.15 || d.SpikeP < 0.05 || d.SpikeP > 0.2 {
+			t.Errorf("shard %d: spike %v at p=%g, want 80ms within 15%% at p=0.1 (0.05–0.2)", i, d.Spike, d.SpikeP)
+		}
+	}
+	sc, err := scenario.Load(yml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.ServerDelay != profile.ServerSpec(f.Servers) || !strings.Contains(sc.ServerDelay, "shard=1") {
+		t.Errorf("the scenario's server delay %q, the fit's %q", sc.ServerDelay, profile.ServerSpec(f.Servers))
+	}
+	if _, errs, code := pacer(t, "compare", "--scenario", yml, "--mode", "sim", "--paradigms", "asp", "--seeds", "1", "--iterations", "20",
+		"--out", filepath.Join(dir, "cmp")); code != 0 {
+		t.Errorf("compare on the profiled scenario: exit %d: %s", code, errs)
 	}
 }

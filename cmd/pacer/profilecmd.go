@@ -96,6 +96,17 @@ func printFit(w io.Writer, f profile.Fit) {
 	if s := f.Tail.Straggler(); s != "" {
 		fmt.Fprintf(w, "a straggler tail: %d iterations far above their worker's median; fitted as --straggler %s\n", f.Tail.Events, s)
 	}
+	if len(f.Servers) > 0 {
+		fmt.Fprintf(w, "%-7s %10s %12s %12s %9s\n", "shard", "replies", "const", "spike", "spike p")
+		for i, d := range f.Servers {
+			fmt.Fprintf(w, "%-7d %10d %12s %12s %9g\n", i, d.Replies, d.Const, d.Spike, d.SpikeP)
+		}
+		sd := profile.ServerSpec(f.Servers)
+		if sd == "" {
+			sd = fmt.Sprintf("none (every shard's replies under %g%% of the base)", 100*profile.ServerNegligible)
+		}
+		fmt.Fprintf(w, "fitted server delays: %s\n", sd)
+	}
 }
 
 // writeScenario writes sc as YAML to path and reads it back as pacer
@@ -128,8 +139,14 @@ paradigm that applies, which pacer compare --scenario FILE runs unchanged.
 
 A straggler tail beyond the log-normal (iterations far above their worker's median, more of
 them than the log-normal gives) is fitted as the heavytail model, and the body's speeds and
-jitter are then read from medians and quartiles. Not fitted (yet): server delays and the
-network; edit the file to add them.`,
+jitter are then read from medians and quartiles.
+
+Server delays (from --summary: each shard's times to answer a worker's pull with its block)
+are fitted per shard: the median reply as a const delay, replies far above it as a spike
+(its probability, and its delay the replies' median excess); delays under 1% of the base are
+left out, and shards that agree within 10% are written as one term, others with shard=N.
+Not fitted (yet): server delays from --coordinator, and the network; edit the file to add
+them.`,
 		Example: `  pacer train --mode tcp --paradigm asp --workers 3 --speeds 1,1,2.5 --jitter 0.1 --base 20ms --out out/job
   pacer profile --summary out/job/summary.json --out my-cluster.yaml
   pacer compare --scenario my-cluster.yaml`,
