@@ -219,7 +219,9 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 	}
 	pc, lc := c, c
 	pc.Mode, lc.Mode = compare.Virtual, live
-	pc.Horizon = 0 // the default: the slowest paradigm's time for the epochs
+	// Each run for the job's epochs, as the live runs: the same
+	// iterations, and so the same draws, on both sides.
+	pc.Horizon, pc.EpochsEach = 0, true
 	say := c.Progress
 	if say != nil {
 		say(fmt.Sprintf("check: predicting %d paradigm(s) × %d seed(s) in virtual time", len(c.Specs), c.Seeds))

@@ -63,6 +63,11 @@ type Config struct {
 	// Horizon is the virtual-time budget every run gets (virtual mode);
 	// 0 takes DefaultHorizon.
 	Horizon time.Duration
+	// EpochsEach, in virtual mode, trains every run for the job's epochs
+	// instead of to a shared horizon, as a live run does: pacer check
+	// then predicts the very iterations it measures (a horizon gives the
+	// faster paradigms more, whose draws, under a heavy tail, differ).
+	EpochsEach bool
 	// Sim mode: iterations per worker (default 100) or a virtual duration,
 	// and the workers that fail.
 	Iterations int
@@ -133,6 +138,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Horizon > 0 && c.Mode != Virtual {
 		return fmt.Errorf("a horizon applies to virtual mode (sim mode has --duration; the live modes run in real time)")
+	}
+	if c.EpochsEach && c.Horizon > 0 {
+		return fmt.Errorf("a horizon and epochs for each run: give one")
 	}
 	for _, sp := range c.Specs {
 		j := c.Job
@@ -361,12 +369,16 @@ func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
 	e.say("compare: %s, %d training and %d test samples from %s; %d paradigms × %d seeds", ds.Train.Name, ds.Train.N,
 		ds.Test.N, ds.Source, len(e.c.Specs), e.c.Seeds)
 	e.horizon = e.c.Horizon
-	if e.horizon == 0 {
-		if e.horizon, err = DefaultHorizon(ctx, e.c, ds.Train.N); err != nil {
-			return nil, err
+	if e.c.EpochsEach {
+		e.say("compare: every run trains for %g epoch(s)", e.c.Job.Epochs)
+	} else {
+		if e.horizon == 0 {
+			if e.horizon, err = DefaultHorizon(ctx, e.c, ds.Train.N); err != nil {
+				return nil, err
+			}
 		}
+		e.say("compare: every run trains for %s of virtual time", e.horizon.Round(time.Second))
 	}
-	e.say("compare: every run trains for %s of virtual time", e.horizon.Round(time.Second))
 	return e.parallel(ctx, func(k int) (*runstats.Run, error) {
 		sp, seed := e.runJob(k)
 		cfg := e.c.Job

@@ -12,6 +12,7 @@ import (
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/train"
 )
 
 func specs(t *testing.T, ss ...string) []paradigm.Spec {
@@ -215,5 +216,32 @@ func TestApplyScenarioSimMode(t *testing.T) {
 	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1}
 	if err := ApplyScenario(&c, &both, func(string) bool { return false }); err == nil || !strings.Contains(err.Error(), "alternatives") {
 		t.Errorf("iterations and horizon in sim mode: %v", err)
+	}
+}
+
+// EpochsEach (pacer check's prediction): every virtual run trains for the
+// job's epochs, as a live run does, so a slow paradigm's run lasts longer
+// instead of all stopping at one horizon; a horizon with it is refused.
+func TestVirtualEpochsEach(t *testing.T) {
+	c := Config{Mode: Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 1, EpochsEach: true,
+		Job: job.Config{Workers: 2, Seed: 3, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Epochs: 1,
+			Batch: 16, EvalEvery: 0.5}}
+	c.Job.Timing.Speeds = []float64{1, 2}
+	s, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := int64(2 * train.Iterations(c.Job, 400))
+	for _, r := range s.Runs {
+		if r.Pushes != want {
+			t.Errorf("%s: %d pushes, want the epoch's %d", r.Paradigm, r.Pushes, want)
+		}
+	}
+	if s.HorizonSeconds != 0 || !(s.Runs[0].VirtualSeconds > s.Runs[1].VirtualSeconds) {
+		t.Errorf("horizon %v; bsp %v s, asp %v s: want no horizon and bsp the longer", s.HorizonSeconds, s.Runs[0].VirtualSeconds, s.Runs[1].VirtualSeconds)
+	}
+	c.Horizon = time.Minute
+	if _, err := Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("a horizon with EpochsEach: %v", err)
 	}
 }

@@ -63,6 +63,11 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 		b.WriteString(".")
 		return b.String()
 	}
+	if c.EpochsEach {
+		fmt.Fprintf(&b, "; %s on %s, batch %d per worker, lr %g; every run trains for %g epoch(s), as a live run does.", j.Model, j.Dataset,
+			j.Batch, j.LR, j.Epochs)
+		return b.String()
+	}
 	// Virtual mode: every run trains until the same horizon, not for
 	// the epochs (they only set the default horizon).
 	fmt.Fprintf(&b, "; %s on %s, batch %d per worker, lr %g; every run trains for %s of virtual time", j.Model, j.Dataset,
