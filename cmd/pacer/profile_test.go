@@ -199,17 +199,19 @@ func TestProfileRunningJob(t *testing.T) {
 }
 
 // Issue 12: pacer profile fits server delays. A live job whose shard 1
-// holds every pull reply 8 ms and both shards one in ten a further 80 ms
+// holds every pull reply 8 ms and both shards one in ten a further 300 ms
 // (--server-delay) is profiled: shard 1's const delay within [8, 10] ms
 // (the injection plus the shard's own work and a loaded timer's overshoot,
 // never below it), shard 0's under 2 ms, each shard's spike within 15% of
-// 80 ms and its probability within [0.05, 0.2]; the scenario written holds
-// them, and compare runs it.
+// 300 ms and its probability within [0.05, 0.2]; the scenario written
+// holds them, and compare runs it. The spike is long beside the 8 ms: at
+// load 30 this machine's 8 ms timers ran up to 50 ms late, a continuum an
+// 80 ms spike merged into.
 func TestProfileServerDelays(t *testing.T) {
 	dir := t.TempDir()
 	job := filepath.Join(dir, "job")
 	args := []string{"train", "--mode", "inproc", "--paradigm", "asp", "--workers", "2", "--shards", "2", "--jitter", "0.05",
-		"--base", "100ms", "--server-delay", "const:delay=8ms,shard=1+spike:p=0.1,delay=80ms",
+		"--base", "100ms", "--server-delay", "const:delay=8ms,shard=1+spike:p=0.1,delay=300ms",
 		"--dataset", "synthetic", "--train-limit", "6400", "--batch", "32", "--epochs", "1", "--out", job}
 	if _, errs, code := pacer(t, args...); code != 0 {
 		t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
@@ -243,8 +245,8 @@ func TestProfileServerDelays(t *testing.T) {
 		t.Errorf("shard 0's const delay %.2f ms, want under 2", c)
 	}
 	for i, d := range f.Servers {
-		if math.Abs(ms(d.Spike)/80-1) > 0.15 || d.SpikeP < 0.05 || d.SpikeP > 0.2 {
-			t.Errorf("shard %d: spike %v at p=%g, want 80ms within 15%% at p=0.1 (0.05–0.2)", i, d.Spike, d.SpikeP)
+		if math.Abs(ms(d.Spike)/300-1) > 0.15 || d.SpikeP < 0.05 || d.SpikeP > 0.2 {
+			t.Errorf("shard %d: spike %v at p=%g, want 300ms within 15%% at p=0.1 (0.05–0.2)", i, d.Spike, d.SpikeP)
 		}
 	}
 	sc, err := scenario.Load(yml)
