@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"github.com/pacer-ps/pacer/timing"
 	"slices"
 	"strings"
 	"testing"
@@ -59,6 +60,9 @@ func TestInprocRecordsEpochs(t *testing.T) {
 	defer cancel()
 	cfg := quickJob(t, "bsp", 2, 1)
 	cfg.Targets = []float64{0.3}
+	// Paced to 10 ms an iteration (0.6 s a job): unpaced, the job can end
+	// before the launcher's first evaluation during it.
+	cfg.Timing = timing.WorkerSpec{Base: 10 * time.Millisecond, Speeds: []float64{1}}
 	r, err := Train(ctx, cfg, Options{Data: synth(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
