@@ -691,10 +691,15 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 		if err != nil {
 			return err
 		}
-		sv.coord.sendRelease(notify)
 		if finished {
+			// The job's last push is counted: the workers this clock would
+			// release are told it ended instead. Released, they would
+			// compute and push one more round, which the shards (not told
+			// yet) could complete and apply after the end.
 			go shutdown(sv.coord.allPeersLocked())
+			return nil
 		}
+		sv.coord.sendRelease(notify)
 		return nil
 	case wire.MsgHeartbeat:
 		sv.coord.heartbeat(p)
