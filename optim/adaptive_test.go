@@ -50,14 +50,7 @@ func TestAdaptiveMatchesReference(t *testing.T) {
 		cfg := adaptiveConfigs[trial%len(adaptiveConfigs)]
 		n := sizes[(trial/len(adaptiveConfigs))%len(sizes)]
 		k := rng.IntN(7)
-		off := rng.IntN(4)
-		w, wbuf := guarded(rng, n, off)
-		grads := make([][]float32, k)
-		weights := make([]float32, k)
-		for j := range grads {
-			grads[j], _ = guarded(rng, n, 0)
-			weights[j] = float32(rng.Float64())
-		}
+		w, wbuf, off, grads, weights := weightedCase(rng, n, k)
 		o, err := New(cfg, n)
 		if err != nil {
 			t.Fatal(err)

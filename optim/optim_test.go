@@ -38,6 +38,20 @@ func to64(x []float32) []float64 {
 	return out
 }
 
+// weightedCase draws one ApplyWeighted case: n guarded weights at a random
+// offset, k guarded gradients and their weights.
+func weightedCase(rng *rand.Rand, n, k int) (w, wbuf []float32, off int, grads [][]float32, weights []float32) {
+	off = rng.IntN(4)
+	w, wbuf = guarded(rng, n, off)
+	grads = make([][]float32, k)
+	weights = make([]float32, k)
+	for j := range grads {
+		grads[j], _ = guarded(rng, n, 0)
+		weights[j] = float32(rng.Float64())
+	}
+	return w, wbuf, off, grads, weights
+}
+
 // guarded returns a slice of n random values inside a larger buffer whose margins hold a
 // sentinel, so writes outside [0, n) are detected; off shifts the start to vary alignment.
 func guarded(rng *rand.Rand, n, off int) (s, buf []float32) {
@@ -78,14 +92,7 @@ func TestApplyWeightedMatchesReference(t *testing.T) {
 			n = 1 + rng.IntN(3*chunk)
 		}
 		k := rng.IntN(10) // 0..9 gradients: groups of four, tails, none
-		off := rng.IntN(4)
-		w, wbuf := guarded(rng, n, off)
-		grads := make([][]float32, k)
-		weights := make([]float32, k)
-		for j := range grads {
-			grads[j], _ = guarded(rng, n, 0)
-			weights[j] = float32(rng.Float64())
-		}
+		w, wbuf, off, grads, weights := weightedCase(rng, n, k)
 		o, err := New(cfg, n)
 		if err != nil {
 			t.Fatal(err)
