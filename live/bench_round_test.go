@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -86,7 +87,7 @@ func newRoundBench(b *testing.B, k, shards int, durability string) *roundBench {
 		wg.Add(1)
 		go func() { defer wg.Done(); sv.Run(ctx) }()
 	}
-	g := make([]float32, per)
+	g := hugemem.Floats(per) // a worker's gradient buffer is (live/worker.go)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range g {
 		g[i] = float32(rng.NormFloat64()) * 1e-3

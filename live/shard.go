@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"fmt"
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"hash/crc32"
 	"log/slog"
 	"math"
@@ -150,7 +151,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 	for q := 0; q < j.Workers; q++ {
 		s.members[q] = true
 	}
-	s.cur = &snapshot{buf: make([]float32, r[1]-r[0])}
+	s.cur = &snapshot{buf: hugemem.Floats(r[1] - r[0])}
 	if st := cfg.Restore; st != nil {
 		if st.Shard != cfg.Index || st.Lo != r[0] || st.Hi != r[1] {
 			return nil, remoteErr(wire.CodeBadRequest, "checkpoint of shard %d [%d, %d) does not fit shard %d [%d, %d)",
@@ -165,7 +166,8 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 				len(st.Velocity), j.Optim().Momentum, err)
 		}
 		if j.EMA > 0 && st.EMA != nil {
-			s.ema = append([]float32(nil), st.EMA...)
+			s.ema = hugemem.Floats(len(st.EMA))
+			copy(s.ema, st.EMA)
 		}
 		agg.Reset(st.Version, nil)
 		s.stats.Restored, s.stats.RestoredVersion = true, st.Version
@@ -177,7 +179,8 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 	if j.EMA > 0 && s.ema == nil {
 		// θ̄ starts at θ: at w⁰, as virtual time's; restored from a
 		// checkpoint written without it, at the checkpoint's weights.
-		s.ema = append([]float32(nil), s.cur.buf...)
+		s.ema = hugemem.Floats(len(s.cur.buf))
+		copy(s.ema, s.cur.buf)
 	}
 	s.initSpares(j.Spec, j.Workers)
 	s.stats.Shard, s.stats.Incarnation = cfg.Index, s.inc

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -59,7 +60,7 @@ func (s *Shard) writable() []float32 {
 	if k := len(s.spare); k > 0 {
 		ns, s.spare = s.spare[k-1], s.spare[:k-1]
 	} else {
-		ns = &snapshot{buf: make([]float32, len(s.cur.buf))}
+		ns = &snapshot{buf: hugemem.Floats(len(s.cur.buf))}
 	}
 	copy(ns.buf, s.cur.buf)
 	s.cur = ns

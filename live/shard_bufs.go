@@ -1,6 +1,9 @@
 package live
 
-import "github.com/pacer-ps/pacer/paradigm"
+import (
+	"github.com/pacer-ps/pacer/internal/hugemem"
+	"github.com/pacer-ps/pacer/paradigm"
+)
 
 // This file: the gradient buffers a shard keeps across rounds.
 //
@@ -43,7 +46,7 @@ func (s *Shard) initSpares(spec paradigm.Spec, k int) {
 	}
 	s.free = make([][]float32, 0, s.maxFree)
 	for range s.maxFree {
-		b := make([]float32, n)
+		b := hugemem.Floats(n) // on 2 MB pages where it can be
 		faultIn(b)
 		s.free = append(s.free, b)
 	}

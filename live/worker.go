@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -267,7 +268,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 		return nil, nil, err
 	}
 	n := m.NumParams()
-	st := &state{pace: pc, pl: pl, model: m, params: make([]float32, n), grad: make([]float32, n),
+	st := &state{pace: pc, pl: pl, model: m, params: hugemem.Floats(n), grad: hugemem.Floats(n),
 		ranges: job.Ranges(n, j.Shards), read: make([]uint64, j.Shards), pulling: make([]bool, j.Shards),
 		pushing: make([]bool, j.Shards), pushRead: make([]uint64, j.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
 	st.waitFrom = st.start

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"math"
 )
 
@@ -101,7 +102,7 @@ func (f *Frame) Reset() {
 // and returns it. The contents are unspecified.
 func (f *Frame) FloatBuf(n int) []float32 {
 	if cap(f.Floats) < n {
-		f.Floats = make([]float32, n)
+		f.Floats = hugemem.Floats(n)
 	}
 	f.Floats = f.Floats[:n]
 	return f.Floats
