@@ -1,5 +1,7 @@
 package optim
 
+import "github.com/pacer-ps/pacer/internal/kernel"
+
 // Pure-Go kernels of the apply path. Each works on equal-length slices (the callers guarantee
 // it); re-slicing every operand to len(dst) up front lets the compiler drop the bounds checks
 // in the loop body, and the 4-way unrolling gives the CPU four independent chains per
@@ -135,47 +137,17 @@ func momentum(w, v, u []float32, lr, mu, wd float32, nesterov bool) {
 //
 //	for i := range w { w[i] = d*w[i] - (b0*g0[i] + b1*g1[i] + b2*g2[i] + b3*g3[i]) }
 //
-// d = 1 − lr·wd applies weight decay on the first group; later groups pass d = 1, which skips
-// the multiplication.
+// d = 1 − lr·wd applies weight decay on the first group; later groups pass d = 1. The loop is
+// the kernel package's (AVX2 where the CPU has it, the same bits as its Go loop): the scalar
+// loop was bound by its arithmetic, not by memory, at 1.1 ns a weight.
 func sub4(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
-	n := len(w)
-	g0, g1, g2, g3 = g0[:n], g1[:n], g2[:n], g3[:n]
-	i := 0
-	if d == 1 {
-		for ; i+4 <= n; i += 4 {
-			ww := (*[4]float32)(w[i:])
-			x0, x1, x2, x3 := (*[4]float32)(g0[i:]), (*[4]float32)(g1[i:]), (*[4]float32)(g2[i:]), (*[4]float32)(g3[i:])
-			ww[0] -= b0*x0[0] + b1*x1[0] + b2*x2[0] + b3*x3[0]
-			ww[1] -= b0*x0[1] + b1*x1[1] + b2*x2[1] + b3*x3[1]
-			ww[2] -= b0*x0[2] + b1*x1[2] + b2*x2[2] + b3*x3[2]
-			ww[3] -= b0*x0[3] + b1*x1[3] + b2*x2[3] + b3*x3[3]
-		}
-	}
-	for ; i < n; i++ {
-		w[i] = d*w[i] - (b0*g0[i] + b1*g1[i] + b2*g2[i] + b3*g3[i])
-	}
+	kernel.Sub4(w, g0, g1, g2, g3, b0, b1, b2, b3, d)
 }
 
 // sub1 folds one scaled gradient into the weights:
 //
 //	for i := range w { w[i] = d*w[i] - b*g[i] }
-func sub1(w, g []float32, b, d float32) {
-	n := len(w)
-	g = g[:n]
-	i := 0
-	if d == 1 {
-		for ; i+4 <= n; i += 4 {
-			ww, x := (*[4]float32)(w[i:]), (*[4]float32)(g[i:])
-			ww[0] -= b * x[0]
-			ww[1] -= b * x[1]
-			ww[2] -= b * x[2]
-			ww[3] -= b * x[3]
-		}
-	}
-	for ; i < n; i++ {
-		w[i] = d*w[i] - b*g[i]
-	}
-}
+func sub1(w, g []float32, b, d float32) { kernel.Sub1(w, g, b, d) }
 
 // scale multiplies in place: for i := range w { w[i] *= d }
 func scale(w []float32, d float32) {

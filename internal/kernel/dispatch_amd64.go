@@ -67,6 +67,12 @@ func xgetbv() (eax, edx uint32)
 func axpyAVX2(alpha float32, x, y []float32)
 
 //go:noescape
+func sub4AVX2(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32)
+
+//go:noescape
+func sub1AVX2(w, g []float32, b, d float32)
+
+//go:noescape
 func scalAVX2(alpha float32, x []float32)
 
 //go:noescape
@@ -230,6 +236,28 @@ func reluBackward(dx, y, dy []float32) {
 		return
 	}
 	reluBackwardGo(dx, y, dy)
+}
+
+// sub4 and sub1 run the assembly on the whole multiple of 8 and the Go
+// loop on the rest: the same bits either way.
+func sub4(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
+	if path != PathGo {
+		n := len(w) &^ 7
+		sub4AVX2(w[:n], g0, g1, g2, g3, b0, b1, b2, b3, d)
+		sub4Go(w[n:], g0[n:], g1[n:], g2[n:], g3[n:], b0, b1, b2, b3, d)
+		return
+	}
+	sub4Go(w, g0, g1, g2, g3, b0, b1, b2, b3, d)
+}
+
+func sub1(w, g []float32, b, d float32) {
+	if path != PathGo {
+		n := len(w) &^ 7
+		sub1AVX2(w[:n], g, b, d)
+		sub1Go(w[n:], g[n:], b, d)
+		return
+	}
+	sub1Go(w, g, b, d)
 }
 
 func axpy(alpha float32, x, y []float32) {

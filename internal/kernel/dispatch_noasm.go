@@ -8,6 +8,12 @@ var hasAVX2, hasAVX512, splitsZMM = false, false, false
 
 func axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
 
+func sub4(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
+	sub4Go(w, g0, g1, g2, g3, b0, b1, b2, b3, d)
+}
+
+func sub1(w, g []float32, b, d float32) { sub1Go(w, g, b, d) }
+
 func scal(alpha float32, x []float32) { scalGo(alpha, x) }
 
 func sum(x []float32) float32 { return sumGo(x) }

@@ -1,0 +1,72 @@
+package kernel
+
+// The SGD apply's kernels: a shard folds a round's weighted gradients
+// straight into its weights. Unlike Axpy, they use no fused multiply-add:
+// every product and sum is rounded as the Go loops round it, so the
+// assembly and the Go implementation give the same bits, and a shard's
+// weights do not depend on the machine's kernel path.
+
+// Sub4 folds four scaled vectors into w:
+//
+//	for i := range w { w[i] = d*w[i] - (b0*g0[i] + b1*g1[i] + b2*g2[i] + b3*g3[i]) }
+//
+// (left to right, each operation rounded). It panics if a g is shorter than w.
+func Sub4(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
+	n := len(w)
+	if len(g0) < n || len(g1) < n || len(g2) < n || len(g3) < n {
+		panic("kernel: Sub4: a gradient is shorter than w")
+	}
+	sub4(w, g0[:n], g1[:n], g2[:n], g3[:n], b0, b1, b2, b3, d)
+}
+
+// Sub1 folds one scaled vector into w:
+//
+//	for i := range w { w[i] = d*w[i] - b*g[i] }
+//
+// It panics if g is shorter than w.
+func Sub1(w, g []float32, b, d float32) {
+	if len(g) < len(w) {
+		panic("kernel: Sub1: g is shorter than w")
+	}
+	sub1(w, g[:len(w)], b, d)
+}
+
+// sub4Go is Sub4 on equal lengths, unrolled by four. With d = 1 it skips
+// the multiplication (1·w is w exactly, so the bits are the same).
+func sub4Go(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
+	n := len(w)
+	g0, g1, g2, g3 = g0[:n], g1[:n], g2[:n], g3[:n]
+	i := 0
+	if d == 1 {
+		for ; i+4 <= n; i += 4 {
+			ww := (*[4]float32)(w[i:])
+			x0, x1, x2, x3 := (*[4]float32)(g0[i:]), (*[4]float32)(g1[i:]), (*[4]float32)(g2[i:]), (*[4]float32)(g3[i:])
+			ww[0] -= b0*x0[0] + b1*x1[0] + b2*x2[0] + b3*x3[0]
+			ww[1] -= b0*x0[1] + b1*x1[1] + b2*x2[1] + b3*x3[1]
+			ww[2] -= b0*x0[2] + b1*x1[2] + b2*x2[2] + b3*x3[2]
+			ww[3] -= b0*x0[3] + b1*x1[3] + b2*x2[3] + b3*x3[3]
+		}
+	}
+	for ; i < n; i++ {
+		w[i] = d*w[i] - (b0*g0[i] + b1*g1[i] + b2*g2[i] + b3*g3[i])
+	}
+}
+
+// sub1Go is Sub1 on equal lengths.
+func sub1Go(w, g []float32, b, d float32) {
+	n := len(w)
+	g = g[:n]
+	i := 0
+	if d == 1 {
+		for ; i+4 <= n; i += 4 {
+			ww, x := (*[4]float32)(w[i:]), (*[4]float32)(g[i:])
+			ww[0] -= b * x[0]
+			ww[1] -= b * x[1]
+			ww[2] -= b * x[2]
+			ww[3] -= b * x[3]
+		}
+	}
+	for ; i < n; i++ {
+		w[i] = d*w[i] - b*g[i]
+	}
+}
