@@ -7,34 +7,12 @@ import "github.com/pacer-ps/pacer/internal/kernel"
 // in the loop body, and the 4-way unrolling gives the CPU four independent chains per
 // iteration. Each comment shows the reference loop.
 
-// acc4 sets (first) or adds a weighted sum of four vectors:
+// acc4 sets (first) or adds a weighted sum of four vectors (the kernel package's loop, AVX2
+// where the CPU has it, the same bits as its Go loop):
 //
 //	for i := range u { u[i] (=|+=) a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i] }
 func acc4(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool) {
-	n := len(u)
-	g0, g1, g2, g3 = g0[:n], g1[:n], g2[:n], g3[:n]
-	i := 0
-	if first {
-		for ; i+4 <= n; i += 4 {
-			u[i] = a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
-			u[i+1] = a0*g0[i+1] + a1*g1[i+1] + a2*g2[i+1] + a3*g3[i+1]
-			u[i+2] = a0*g0[i+2] + a1*g1[i+2] + a2*g2[i+2] + a3*g3[i+2]
-			u[i+3] = a0*g0[i+3] + a1*g1[i+3] + a2*g2[i+3] + a3*g3[i+3]
-		}
-		for ; i < n; i++ {
-			u[i] = a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
-		}
-		return
-	}
-	for ; i+4 <= n; i += 4 {
-		u[i] += a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
-		u[i+1] += a0*g0[i+1] + a1*g1[i+1] + a2*g2[i+1] + a3*g3[i+1]
-		u[i+2] += a0*g0[i+2] + a1*g1[i+2] + a2*g2[i+2] + a3*g3[i+2]
-		u[i+3] += a0*g0[i+3] + a1*g1[i+3] + a2*g2[i+3] + a3*g3[i+3]
-	}
-	for ; i < n; i++ {
-		u[i] += a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
-	}
+	kernel.Acc4(u, g0, g1, g2, g3, a0, a1, a2, a3, first)
 }
 
 // acc1 sets (first) or adds one weighted vector:
@@ -114,23 +92,7 @@ func momentum(w, v, u []float32, lr, mu, wd float32, nesterov bool) {
 		}
 		return
 	}
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		v0 := mu*v[i] + (u[i] + wd*w[i])
-		v1 := mu*v[i+1] + (u[i+1] + wd*w[i+1])
-		v2 := mu*v[i+2] + (u[i+2] + wd*w[i+2])
-		v3 := mu*v[i+3] + (u[i+3] + wd*w[i+3])
-		v[i], v[i+1], v[i+2], v[i+3] = v0, v1, v2, v3
-		w[i] -= lr * v0
-		w[i+1] -= lr * v1
-		w[i+2] -= lr * v2
-		w[i+3] -= lr * v3
-	}
-	for ; i < n; i++ {
-		vi := mu*v[i] + (u[i] + wd*w[i])
-		v[i] = vi
-		w[i] -= lr * vi
-	}
+	kernel.Momentum(w, v, u, lr, mu, wd) // the heavy ball: AVX2 where the CPU has it, the same bits
 }
 
 // sub4 folds four scaled gradients straight into the weights (plain SGD needs no u):

@@ -70,3 +70,57 @@ func sub1Go(w, g []float32, b, d float32) {
 		w[i] = d*w[i] - b*g[i]
 	}
 }
+
+// Acc4 sets (first) or adds to u a weighted sum of four vectors:
+//
+//	for i := range u { u[i] = a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i] }    // first
+//	for i := range u { u[i] += a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i] }   // otherwise
+//
+// It panics if a g is shorter than u.
+func Acc4(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool) {
+	n := len(u)
+	if len(g0) < n || len(g1) < n || len(g2) < n || len(g3) < n {
+		panic("kernel: Acc4: a gradient is shorter than u")
+	}
+	acc4(u, g0[:n], g1[:n], g2[:n], g3[:n], a0, a1, a2, a3, first)
+}
+
+// Momentum is the heavy-ball step on equal-length w, v, u:
+//
+//	for i := range w {
+//		v[i] = mu*v[i] + (u[i] + wd*w[i])
+//		w[i] -= lr * v[i]
+//	}
+//
+// It panics if v or u is shorter than w.
+func Momentum(w, v, u []float32, lr, mu, wd float32) {
+	n := len(w)
+	if len(v) < n || len(u) < n {
+		panic("kernel: Momentum: v or u is shorter than w")
+	}
+	momentum(w, v[:n], u[:n], lr, mu, wd)
+}
+
+func acc4Go(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool) {
+	n := len(u)
+	g0, g1, g2, g3 = g0[:n], g1[:n], g2[:n], g3[:n]
+	if first {
+		for i := range u {
+			u[i] = a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
+		}
+		return
+	}
+	for i := range u {
+		u[i] += a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
+	}
+}
+
+func momentumGo(w, v, u []float32, lr, mu, wd float32) {
+	n := len(w)
+	v, u = v[:n], u[:n]
+	for i := range w {
+		vi := mu*v[i] + (u[i] + wd*w[i])
+		v[i] = vi
+		w[i] -= lr * vi
+	}
+}

@@ -128,3 +128,75 @@ func BenchmarkSub4(b *testing.B) {
 	b.ReportMetric(float64(tGo)/float64(tAsm), "ratio")
 	b.ReportMetric(24*n*float64(b.N)/tAsm.Seconds()/1e9, "GB/s")
 }
+
+func TestAcc4SameBits(t *testing.T) {
+	eachImpl(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, n := range level1Lengths() {
+			for _, first := range []bool{true, false} {
+				u, uok := guarded(r, n, r.IntN(4), false)
+				var g [4][]float32
+				for k := range g {
+					g[k], _ = guarded(r, n, r.IntN(4), false)
+				}
+				if n > 5 {
+					g[3][1], u[5] = float32(math.Inf(-1)), float32(math.Copysign(0, -1))
+				}
+				a := [4]float32{0.25, 0.25, -0.5, 1e-3}
+				want := append([]float32(nil), u...)
+				for i := range want {
+					s := float32(a[0] * g[0][i])
+					s = float32(s + float32(a[1]*g[1][i]))
+					s = float32(s + float32(a[2]*g[2][i]))
+					s = float32(s + float32(a[3]*g[3][i]))
+					if first {
+						want[i] = s
+					} else {
+						want[i] = float32(want[i] + s)
+					}
+				}
+				Acc4(u, g[0], g[1], g[2], g[3], a[0], a[1], a[2], a[3], first)
+				for i := range u {
+					if math.Float32bits(u[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("n=%d first=%v: u[%d] = %v, want %v", n, first, i, u[i], want[i])
+					}
+				}
+				if !uok() {
+					t.Fatalf("n=%d: guard overwritten", n)
+				}
+			}
+		}
+	})
+}
+
+func TestMomentumSameBits(t *testing.T) {
+	eachImpl(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		for _, n := range level1Lengths() {
+			for _, wd := range []float32{0, 1e-4} {
+				w, wok := guarded(r, n, r.IntN(4), false)
+				v, vok := guarded(r, n, r.IntN(4), false)
+				u, _ := guarded(r, n, r.IntN(4), false)
+				if n > 5 {
+					u[2], w[3] = float32(math.Copysign(0, -1)), float32(math.Copysign(0, -1))
+				}
+				const lr, mu = float32(0.05), float32(0.9)
+				ww, vv := append([]float32(nil), w...), append([]float32(nil), v...)
+				for i := range ww {
+					vi := float32(float32(mu*vv[i]) + float32(u[i]+float32(wd*ww[i])))
+					vv[i] = vi
+					ww[i] = float32(ww[i] - float32(lr*vi))
+				}
+				Momentum(w, v, u, lr, mu, wd)
+				for i := range w {
+					if math.Float32bits(w[i]) != math.Float32bits(ww[i]) || math.Float32bits(v[i]) != math.Float32bits(vv[i]) {
+						t.Fatalf("n=%d wd=%g: w[%d], v[%d] = %v, %v, want %v, %v", n, wd, i, i, w[i], v[i], ww[i], vv[i])
+					}
+				}
+				if !wok() || !vok() {
+					t.Fatalf("n=%d: guard overwritten", n)
+				}
+			}
+		}
+	})
+}

@@ -73,6 +73,12 @@ func sub4AVX2(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32)
 func sub1AVX2(w, g []float32, b, d float32)
 
 //go:noescape
+func acc4AVX2(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool)
+
+//go:noescape
+func momentumAVX2(w, v, u []float32, lr, mu, wd float32)
+
+//go:noescape
 func scalAVX2(alpha float32, x []float32)
 
 //go:noescape
@@ -258,6 +264,26 @@ func sub1(w, g []float32, b, d float32) {
 		return
 	}
 	sub1Go(w, g, b, d)
+}
+
+func acc4(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool) {
+	if path != PathGo {
+		n := len(u) &^ 7
+		acc4AVX2(u[:n], g0, g1, g2, g3, a0, a1, a2, a3, first)
+		acc4Go(u[n:], g0[n:], g1[n:], g2[n:], g3[n:], a0, a1, a2, a3, first)
+		return
+	}
+	acc4Go(u, g0, g1, g2, g3, a0, a1, a2, a3, first)
+}
+
+func momentum(w, v, u []float32, lr, mu, wd float32) {
+	if path != PathGo {
+		n := len(w) &^ 7
+		momentumAVX2(w[:n], v, u, lr, mu, wd)
+		momentumGo(w[n:], v[n:], u[n:], lr, mu, wd)
+		return
+	}
+	momentumGo(w, v, u, lr, mu, wd)
 }
 
 func axpy(alpha float32, x, y []float32) {

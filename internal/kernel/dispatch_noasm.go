@@ -14,6 +14,12 @@ func sub4(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
 
 func sub1(w, g []float32, b, d float32) { sub1Go(w, g, b, d) }
 
+func acc4(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool) {
+	acc4Go(u, g0, g1, g2, g3, a0, a1, a2, a3, first)
+}
+
+func momentum(w, v, u []float32, lr, mu, wd float32) { momentumGo(w, v, u, lr, mu, wd) }
+
 func scal(alpha float32, x []float32) { scalGo(alpha, x) }
 
 func sum(x []float32) float32 { return sumGo(x) }
