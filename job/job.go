@@ -285,11 +285,11 @@ func isDigest(s string) bool {
 	return true
 }
 
-// StepSize is the effective step size of one apply a made in epoch
-// (0-based, all workers together): the schedule's rate at the apply's
+// StepSize is the effective step size of one apply a made at epoch
+// (0-based and fractional, all workers' samples together): the schedule's rate at the apply's
 // optimizer step times StepScale. Every training driver (virtual time, a
 // live shard) calls it, so virtual and live runs step alike.
-func (c *Config) StepSize(a paradigm.Apply, epoch int64) float64 {
+func (c *Config) StepSize(a paradigm.Apply, epoch float64) float64 {
 	return c.Optim().Rate(int64(a.Version)-1, epoch) * c.StepScale(a)
 }
 

@@ -62,7 +62,7 @@ type Shard struct {
 	ema []float32
 	// superEpoch (ElasticBSP apply=local): the epoch at the last barrier,
 	// the superstep's learning-rate epoch.
-	superEpoch int64
+	superEpoch float64
 	spare      []*snapshot
 	held       map[*wire.Peer]*snapshot
 	waiters    map[*wire.Peer]uint64

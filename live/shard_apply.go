@@ -131,12 +131,13 @@ func (s *Shard) wake(v uint64) {
 	}
 }
 
-// epoch is the job's epoch by the pushes this shard has counted (lock held).
-func (s *Shard) epoch() int64 {
+// epoch is how far the job is, in epochs (fractional), by the pushes this
+// shard has counted (lock held).
+func (s *Shard) epoch() float64 {
 	if s.params.TrainN <= 0 {
 		return 0
 	}
-	return s.stats.Pushes * int64(s.params.Job.Batch) / int64(s.params.TrainN)
+	return float64(s.stats.Pushes*int64(s.params.Job.Batch)) / float64(s.params.TrainN)
 }
 
 func (s *Shard) recycle(b []float32) {

@@ -382,9 +382,9 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 // the schedule's at the latest barrier (its count and its epoch), as
 // virtual time steps it. The barrier's pull replaces the copy.
 func (w *Worker) localStep(st *state, d *job.Description) {
-	var epoch int64
+	var epoch float64
 	if d.TrainN > 0 {
-		epoch = int64(w.barPushes.Load()) * int64(d.Job.Batch) / int64(d.TrainN)
+		epoch = float64(int64(w.barPushes.Load())*int64(d.Job.Batch)) / float64(d.TrainN)
 	}
 	lr := d.Job.Optim().Rate(int64(w.barriers.Load()), epoch)
 	kernel.AxpyUnitary(float32(-lr), st.grad, st.params)

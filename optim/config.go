@@ -27,7 +27,9 @@ const (
 	// StepDecay multiplies LR by Gamma every Every units (steps or epochs, see Unit).
 	StepDecay
 	// MultiStep multiplies LR by Gamma at each of the epochs in At (PyTorch's MultiStepLR:
-	// the rate in epoch e is LR·Gamma^(number of milestones ≤ e)).
+	// the rate at epoch e is LR·Gamma^(number of milestones ≤ e)). A milestone may fall inside
+	// an epoch (1.5: halfway through the second), so that a run scaled down to a few epochs
+	// can keep a recipe's drops at the same share of its length.
 	MultiStep
 	// Exponential multiplies LR by Gamma every epoch (PyTorch's ExponentialLR stepped once an
 	// epoch: LR·Gamma^e in epoch e).
@@ -49,10 +51,10 @@ const (
 // then Constant or StepDecay.
 type Schedule struct {
 	Kind  ScheduleKind
-	Every int64   // StepDecay: interval between drops, ≥ 1
-	Gamma float64 // StepDecay: factor per drop, in (0, 1]
-	Unit  Unit    // StepDecay: whether Every counts Steps or Epochs
-	At    []int64 `json:",omitempty"` // MultiStep: the epochs of the drops, increasing, ≥ 1
+	Every int64     // StepDecay: interval between drops, ≥ 1
+	Gamma float64   // StepDecay: factor per drop, in (0, 1]
+	Unit  Unit      // StepDecay: whether Every counts Steps or Epochs
+	At    []float64 `json:",omitempty"` // MultiStep: the epochs of the drops (fractions allowed), increasing, > 0
 	// Warmup is the number of warm-up steps (0: none). During warm-up the rate rises linearly
 	// from LR/WarmupDiv at step 0 to the scheduled rate at step Warmup (Goyal et al., 2017).
 	Warmup    int64
@@ -94,32 +96,34 @@ func (c Config) Validate() error {
 	case s.Warmup < 0:
 		return bad("Schedule.Warmup", s.Warmup, "≥ 0")
 	case !milestonesValid(s.At):
-		return bad("Schedule.At", s.At, "increasing epochs ≥ 1")
+		return bad("Schedule.At", s.At, "increasing finite epochs > 0")
 	case s.Warmup > 0 && !(s.WarmupDiv >= 1 && finite(s.WarmupDiv)):
 		return bad("Schedule.WarmupDiv", s.WarmupDiv, "≥ 1 and finite when Warmup > 0")
 	}
 	return nil
 }
 
-func milestonesValid(at []int64) bool {
+func milestonesValid(at []float64) bool {
 	for i, m := range at {
-		if m < 1 || (i > 0 && m <= at[i-1]) {
+		if !(m > 0) || math.IsInf(m, 1) || (i > 0 && m <= at[i-1]) {
 			return false
 		}
 	}
 	return true
 }
 
-// Rate is the learning rate for a step (0-based count of optimizer steps) in an epoch
-// (0-based). Negative counts are treated as 0.
-func (c Config) Rate(step, epoch int64) float64 {
+// Rate is the learning rate for a step (0-based count of optimizer steps) at a point of
+// training counted in epochs (0-based, fractional: 2.5 is halfway through the third epoch).
+// StepDecay by epochs and Exponential count whole epochs (the floor); MultiStep compares the
+// fraction with its milestones. Negative counts are treated as 0.
+func (c Config) Rate(step int64, epoch float64) float64 {
 	step, epoch = max(step, 0), max(epoch, 0)
 	s := c.Schedule
 	lr := c.LR
 	if s.Kind == StepDecay && s.Every > 0 {
 		t := step
 		if s.Unit == Epochs {
-			t = epoch
+			t = int64(epoch)
 		}
 		lr *= math.Pow(s.Gamma, float64(t/s.Every))
 	}
@@ -133,7 +137,7 @@ func (c Config) Rate(step, epoch int64) float64 {
 		}
 		lr *= math.Pow(s.Gamma, float64(n))
 	case Exponential:
-		lr *= math.Pow(s.Gamma, float64(epoch))
+		lr *= math.Pow(s.Gamma, math.Floor(epoch))
 	}
 	if s.Warmup > 0 && step < s.Warmup && s.WarmupDiv >= 1 {
 		start := 1 / s.WarmupDiv

@@ -47,8 +47,9 @@ func TestScheduleBoundaries(t *testing.T) {
 	cases := []struct {
 		name        string
 		cfg         Config
-		step, epoch int64
-		want        float64
+		step  int64
+		epoch float64
+		want  float64
 	}{
 		{"constant", constant, 0, 0, 0.4},
 		{"constant late", constant, 1e9, 99, 0.4},
@@ -60,6 +61,7 @@ func TestScheduleBoundaries(t *testing.T) {
 		{"epochs ignore steps", epochs, 1000, 1, 0.4},
 		{"epochs at drop", epochs, 0, 2, 0.04},
 		{"epochs at second drop", epochs, 0, 5, 0.004},
+		{"epochs count whole ones", epochs, 0, 3.99, 0.04},
 		{"warm-up start is lr/k", warm, 0, 0, 0.1},
 		{"warm-up middle", warm, 50, 0, 0.25},
 		{"warm-up last step", warm, 99, 0, 0.1 + 0.3*0.99},
@@ -72,7 +74,7 @@ func TestScheduleBoundaries(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := c.cfg.Rate(c.step, c.epoch); !near(got, c.want) {
-			t.Errorf("%s: Rate(%d, %d) = %v, want %v", c.name, c.step, c.epoch, got, c.want)
+			t.Errorf("%s: Rate(%d, %g) = %v, want %v", c.name, c.step, c.epoch, got, c.want)
 		}
 	}
 }

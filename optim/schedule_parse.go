@@ -8,7 +8,7 @@ import (
 
 // ParseSchedule reads a schedule written as the command line writes it:
 // "step:every=E,gamma=G" (a drop every E epochs), "step:at=E1/E2/…,gamma=G"
-// (drops at the given epochs; '/' because ',' separates the options and ':'
+// (drops at the given epochs, fractions allowed; '/' because ',' separates the options and ':'
 // and ';' the specs), or "exp:gamma=G" (a drop by G every epoch), and/or
 // "warmup:steps=N,div=K", joined by "+"; "" is the constant schedule. The
 // errors quote the term at fault, not a flag: the caller names its source.
@@ -24,7 +24,7 @@ func ParseSchedule(s string) (Schedule, error) {
 		}
 		name, opts, _ := strings.Cut(strings.TrimSpace(term), ":")
 		kv := map[string]float64{}
-		var at []int64
+		var at []float64
 		for _, o := range strings.Split(opts, ",") {
 			k, v, ok := strings.Cut(o, "=")
 			if !ok {
@@ -32,7 +32,7 @@ func ParseSchedule(s string) (Schedule, error) {
 			}
 			if k == "at" {
 				for _, e := range strings.Split(v, "/") {
-					n, err := strconv.ParseInt(e, 10, 64)
+					n, err := strconv.ParseFloat(e, 64)
 					if err != nil {
 						return sc, bad(term)
 					}
@@ -51,7 +51,7 @@ func ParseSchedule(s string) (Schedule, error) {
 		switch {
 		case name == "step" && len(kv) == 2 && at != nil && gammaOK && !decay:
 			if !milestonesValid(at) || len(at) > MaxMilestones {
-				return sc, fmt.Errorf("%q: the epochs of at= must increase from 1 (at most %d)", term, MaxMilestones)
+				return sc, fmt.Errorf("%q: the epochs of at= must be finite, above 0 and increasing (at most %d)", term, MaxMilestones)
 			}
 			sc.Kind, sc.Unit, sc.At, sc.Gamma, decay = MultiStep, Epochs, at, kv["gamma"], true
 		case name == "step" && len(kv) == 2 && kv["every"] >= 1 && kv["gamma"] > 0 && !decay:

@@ -95,7 +95,7 @@ type learner struct {
 	weights  []float32
 
 	version    uint64  // shard 0's version: the optimizer's step count
-	superEpoch int64   // ElasticBSP local-only: the epoch when the open superstep began
+	superEpoch float64 // ElasticBSP local-only: the epoch when the open superstep began
 	samples    int64   // samples consumed by computes so far
 	nextEval   float64 // next evaluation, in epochs
 	curve      [][2]float64
@@ -215,13 +215,13 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 			}
 		}
 	}
-	epoch := l.samples / int64(l.ds.Train.N)
+	epoch := float64(l.samples) / float64(l.ds.Train.N)
 	if l.cfg.Spec.LocalSteps() {
 		// The superstep's rate is the one its local steps used: the rate
 		// at its start, even when an epoch boundary fell inside it.
 		epoch = l.superEpoch
 		if i == len(l.ranges)-1 {
-			defer func() { l.superEpoch = l.samples / int64(l.ds.Train.N) }()
+			defer func() { l.superEpoch = float64(l.samples) / float64(l.ds.Train.N) }()
 		}
 	}
 	lr := l.cfg.StepSize(a, epoch)
