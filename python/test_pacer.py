@@ -29,6 +29,7 @@ from pacer import wire  # noqa: E402
 
 PACER = os.environ.get("PACER_BIN", os.path.join(ROOT, "pacer"))
 TOKEN, CONTROL = "py-test-token", "py-test-control"
+FASHION = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") or os.environ.get("PACER_DATA")
 
 
 def free_addrs(n):
@@ -183,25 +184,210 @@ class FrameTest(unittest.TestCase):
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s (go build -o pacer ./cmd/pacer)" % PACER)
-class RecipeTest(unittest.TestCase):
-    """The built-in worker refuses recipes it does not carry out (a job
-    sampling globally or clipping gradients) rather than train another job."""
+def seq_loop(values):
+    """The float64 sum of values added one after another, a Go loop's order
+    (Python's sum() compensates from 3.12 on, so not it)."""
+    t = 0.0
+    for v in values:
+        t += float(v)
+    return t
 
-    def test_unsupported_recipes_refused(self):
+
+def recipe_job(**kw):
+    base = {"Spec": {"Kind": 1}, "Workers": 2, "Shards": 1, "Model": "mlp", "Dataset": "fashion-mnist",
+            "Batch": 32, "Epochs": 1, "Seed": 1, "LR": 0.05}
+    return pacer.client.Job({"version": pacer.client.JOB_VERSION, "job": dict(base, **kw)})
+
+
+class RecipeTest(unittest.TestCase):
+    """The built-in worker carries out the job's recipes as the Go worker
+    does (--sampling global, --clip-norm, --normalize mean), each piece
+    against a hand computation or the Go side's own output, and refuses
+    what it cannot read."""
+
+    def test_recipes_accepted(self):
         import torch_worker  # noqa: E402 (python/, on the path above)
-        base = {"Spec": {"Kind": 1}, "Workers": 2, "Shards": 1, "Model": "mlp", "Dataset": "fashion-mnist",
-                "Batch": 32, "Epochs": 1, "Seed": 1, "LR": 0.05}
-        job = lambda **kw: pacer.client.Job({"version": pacer.client.JOB_VERSION, "job": dict(base, **kw)})
-        self.assertEqual(torch_worker.unsupported(job()), "")
-        self.assertEqual(torch_worker.unsupported(job(Sampling="shard")), "")
-        self.assertIn("samples global", torch_worker.unsupported(job(Sampling="global")))
-        self.assertIn("clips gradients", torch_worker.unsupported(job(ClipNorm=5.0)))
+        job = recipe_job
+        for j in (job(), job(Sampling="shard"), job(Sampling="global"), job(ClipNorm=5.0), job(Normalize="mean"),
+                  job(Normalize="none"), job(Dataset="mnist")):
+            self.assertEqual(torch_worker.unsupported(j), "")
+        self.assertIn("trains on cifar10", torch_worker.unsupported(job(Dataset="cifar10")))
         # ElasticBSP's local steps are refused by the client itself.
         with self.assertRaises(pacer.JobError):
             job(Spec={"Kind": 5, "R": 4, "LocalOnly": True})
         self.assertEqual(job(Spec={"Kind": 5, "R": 4}).kind, "elastic")
-        self.assertEqual(torch_worker.unsupported(job(Normalize="none")), "")
-        self.assertIn("normalizes the images (mean)", torch_worker.unsupported(job(Normalize="mean")))
+
+    def test_sampling(self):
+        import torch_worker
+        n, batch = 103, 32
+
+        def epochs(job, wid, k=3):
+            out, it = [[] for _ in range(k)], torch_worker.batches(job, wid, n)
+            for e, idx in it:
+                if e == k:
+                    break
+                out[e].append(idx)
+            return out
+
+        g = recipe_job(Sampling="global", Batch=batch)
+        e0 = epochs(g, 0)
+        for ep in e0:
+            # Every epoch one pass over the whole set in a fresh order, cut
+            # as the Go batcher cuts it: full batches, then the short rest.
+            self.assertEqual([len(b) for b in ep], [32, 32, 32, 7])
+            self.assertEqual(sorted(np.concatenate(ep).tolist()), list(range(n)))
+        orders = [np.concatenate(ep) for ep in e0]
+        self.assertFalse(np.array_equal(orders[0], orders[1]))
+        # The worker's own stream: again the same, another id's another.
+        for a, b in zip(e0, epochs(g, 0)):
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+        self.assertFalse(np.array_equal(np.concatenate(epochs(g, 1)[0]), orders[0]))
+        # Its shard only by default: every 2nd sample from its id on.
+        for wid in (0, 1, 3):
+            for ep in epochs(recipe_job(Batch=batch), wid):
+                self.assertEqual(sorted(np.concatenate(ep).tolist()), list(range(wid % 2, n, 2)))
+        with self.assertRaises(ValueError):
+            next(torch_worker.batches(recipe_job(Workers=4), 3, 3))
+        # Uniform over the set: over 400 epochs every sample is drawn first
+        # about equally often (4 ± 8 standard deviations of a uniform draw).
+        firsts = np.zeros(n, dtype=int)
+        for e, idx in torch_worker.batches(recipe_job(Sampling="global", Batch=n), 2, n):
+            if e == 400:
+                break
+            firsts[idx[0]] += 1
+        self.assertLess(np.abs(firsts - 400 / n).max(), 8 * (400 / n) ** 0.5)
+
+    def test_seq_sum(self):
+        import pacer.data
+        # 1 + 2^-53 rounds back to 1: added one after another the small
+        # terms vanish, added pairwise (np.sum) they do not.
+        a = np.full(1000, 2.0 ** -53)
+        a[0] = 1.0
+        self.assertEqual(seq_loop(a), 1.0)
+        self.assertNotEqual(float(np.sum(a)), 1.0)
+        chunk = pacer.data._SEQ_CHUNK
+        try:
+            for c in (7, 1000, chunk):  # the carry between chunks keeps the order
+                pacer.data._SEQ_CHUNK = c
+                self.assertEqual(pacer.data.seq_sum(a), 1.0)
+                r = np.random.default_rng(5).random(5000).astype(np.float32)
+                self.assertEqual(pacer.data.seq_sum(r), seq_loop(r))
+        finally:
+            pacer.data._SEQ_CHUNK = chunk
+        self.assertEqual(pacer.data.seq_sum(np.zeros(0)), 0.0)
+
+    def test_channel_mean_by_hand(self):
+        import pacer.data
+        # 2 samples of 2 channels of 3 features: channel c's mean over its
+        # 6 values, summed sample by sample as Go's data.ChannelMean does.
+        x = np.random.default_rng(7).random((2, 6)).astype(np.float32)
+        m = pacer.data.channel_mean(x, 2)
+        self.assertEqual(m, [seq_loop([x[0, 0], x[0, 1], x[0, 2], x[1, 0], x[1, 1], x[1, 2]]) / 6,
+                             seq_loop([x[0, 3], x[0, 4], x[0, 5], x[1, 3], x[1, 4], x[1, 5]]) / 6])
+        c = pacer.data.subtract_mean(x, m)
+        self.assertEqual(c.dtype, np.float32)
+        for i in range(2):
+            for f in range(6):
+                self.assertEqual(c[i, f], np.float32(float(x[i, f]) - m[f // 3]))  # in float64, then rounded
+        for bad in (lambda: pacer.data.channel_mean(x, 4), lambda: pacer.data.channel_mean(x[:0]),
+                    lambda: pacer.data.subtract_mean(x, [0.1] * 4)):
+            with self.assertRaises(ValueError):
+                bad()
+
+    @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+    @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+    def test_channel_mean_is_gos(self):
+        import torch_worker
+        x, y = pacer.data.load("train")
+        for limit in (1000, 0):
+            with tempfile.TemporaryDirectory() as tmp:
+                # The Go side's mean of the same set: a virtual-time run's
+                # summary records the mean it subtracted.
+                out = subprocess.run([PACER, "train", "--mode", "virtual", "--workers", "1", "--normalize", "mean",
+                                      "--train-limit", str(limit), "--test-limit", "100", "--epochs", "0.01",
+                                      "--out", tmp], capture_output=True, text=True, timeout=120)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                with open(os.path.join(tmp, "summary.json")) as f:
+                    want = json.load(f)["channel_mean"]
+            xt, yt, m = torch_worker.training_set(recipe_job(Normalize="mean", TrainLimit=limit), x, y)
+            self.assertEqual(m, want, "train limit %d" % limit)  # the same bits
+            self.assertEqual(len(yt), limit or len(y))
+            np.testing.assert_array_equal(xt[:3], (x[:3].astype(np.float64) - want[0]).astype(np.float32))
+        xt, _, m = torch_worker.training_set(recipe_job(TrainLimit=10), x, y)
+        self.assertIsNone(m)
+        self.assertIs(xt.base, x)  # as loaded: pixels/255
+
+    def test_clip_norm(self):
+        import pacer.torch
+        # PyTorch's clip_grad_norm_ rule by hand: (3, 4) has norm 5; to 1 it
+        # scales by 1/(5 + 1e-6), rounded to float32; to 10 it stays.
+        g = np.array([3, 4], dtype=np.float32)
+        self.assertEqual(pacer.torch.clip_norm(g, 1.0), 5.0)
+        f = np.float32(1 / (5 + 1e-6))
+        np.testing.assert_array_equal(g, [np.float32(3) * f, np.float32(4) * f])
+        h = np.array([3, 4], dtype=np.float32)
+        pacer.torch.clip_norm(h, 10.0)
+        np.testing.assert_array_equal(h, [3, 4])
+        # The whole vector's norm, its squares summed in float64 in order.
+        v = np.random.default_rng(3).standard_normal(10001).astype(np.float32)
+        w = v.copy()
+        norm = pacer.torch.clip_norm(w, 2.0)
+        want = seq_loop(float(a) * float(a) for a in v) ** 0.5
+        self.assertEqual(norm, want)
+        np.testing.assert_array_equal(w, v * np.float32(2.0 / (want + 1e-6)))
+        self.assertAlmostEqual(float(np.linalg.norm(w.astype(np.float64))), 2.0, places=5)
+
+    @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+    def test_clip_norm_live(self):
+        """A job's --clip-norm clips what pacer.torch.Worker pushes: the
+        shards (SGD, lr 0.5, no momentum) move the weights by exactly −lr
+        times the clipped gradient."""
+        import torch
+        import pacer.torch
+        n, lr, clip = 1001, np.float32(0.5), 0.75
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                w0 = np.linspace(-2, 2, n, dtype=np.float32)
+                np.savez(init, flat=w0)
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "bsp", "--model",
+                                            "flat:n=%d" % n, "--init", init, "--lr", "0.5", "--momentum", "0",
+                                            "--train-n", "64", "--batch", "32", "--epochs", "1",
+                                            "--clip-norm", str(clip)])
+                model = torch.nn.Module()
+                model.v = torch.nn.Parameter(torch.zeros(n))
+                w = pacer.torch.Worker(model, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertEqual(w.job.clip_norm, clip)
+                    np.testing.assert_array_equal(w.flat, w0)
+                    g = np.linspace(1, -1, n, dtype=np.float32)  # norm 18.3: clipped
+                    want = g.copy()
+                    pacer.torch.clip_norm(want, clip)
+                    self.assertFalse(np.array_equal(want, g))
+                    model.v.grad.copy_(torch.from_numpy(g))
+                    self.assertTrue(w.step())
+                    w1 = w0 - lr * want
+                    np.testing.assert_array_equal(w.flat, w1)
+                    small = np.full(n, 0.01, dtype=np.float32)  # norm 0.32: pushed as it is
+                    model.v.grad.copy_(torch.from_numpy(small))
+                    w.step()  # the job's second and last push
+                    final = w1 - lr * small
+                finally:
+                    w.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                npz = os.path.join(tmp, "model.npz")
+                out = subprocess.run([PACER, "export", "--checkpoint-dir", os.path.join(tmp, "ckpt"), "--model-file", npz],
+                                     capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                with np.load(npz) as z:
+                    np.testing.assert_array_equal(z["flat"], final)
+            finally:
+                procs.stop()
 
 
 class TorchReferenceTest(unittest.TestCase):
@@ -499,9 +685,6 @@ class LayoutTest(unittest.TestCase):
 
     def test_cifar_net(self):
         self.layout("cifar-net")
-
-
-FASHION = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") or os.environ.get("PACER_DATA")
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)

@@ -1,12 +1,17 @@
 """The IDX data sets pacer reads (Fashion-MNIST, MNIST) as NumPy arrays:
 pixels/255 as float32, labels as int64, exactly as pacer's Go side reads
-them (data/idx.go)."""
+them (data/idx.go); and --normalize mean's per-channel mean, the same bits
+as the Go side's (data/normalize.go)."""
 import gzip
 import os
 
 import numpy as np
 
 DEFAULT_DIRS = ("/usr/share/datasets/fashion-mnist",)
+
+# The data sets load reads (pacer's --dataset names) and their images'
+# channels (Go's data.ImageOf): --normalize mean takes one mean a channel.
+CHANNELS = {"fashion-mnist": 1, "mnist": 1}
 
 
 def data_dir(explicit=None):
@@ -43,3 +48,55 @@ def load(split="train", directory=None, limit=0):
     if limit > 0:
         x, y = x[:limit], y[:limit]
     return x, y
+
+
+# Elements per chunk of seq_sum: bounds its float64 temporary (8 MB).
+_SEQ_CHUNK = 1 << 20
+
+
+def seq_sum(a):
+    """The float64 sum of a's elements (C order) added one after another,
+    ((a0 + a1) + a2) + ..., as a Go loop does: np.sum adds pairwise, which
+    rounds differently. np.cumsum is sequential; each chunk starts from the
+    previous chunks' sum, so the order is the loop's throughout."""
+    a = np.asarray(a).reshape(-1)
+    total = 0.0
+    for i in range(0, a.size, _SEQ_CHUNK):
+        part = np.empty(min(_SEQ_CHUNK, a.size - i) + 1, dtype=np.float64)
+        part[0] = total
+        part[1:] = a[i:i + _SEQ_CHUNK]
+        total = float(np.cumsum(part)[-1])
+    return total
+
+
+def channel_mean(x, channels=1):
+    """--normalize mean's per-channel mean of the training images x (N rows
+    of features, each sample's channels one after the other), the same bits
+    as Go's data.ChannelMean: channel c's float64 sum runs sample by sample,
+    feature by feature, then is divided by its count, so every process
+    holding the same files and --train-limit gets the same mean (it does not
+    travel with the job)."""
+    x = np.asarray(x)
+    if x.ndim != 2 or channels < 1 or x.shape[1] % channels:
+        raise ValueError("%s features do not split into %d channels" % (x.shape[1:], channels))
+    if x.shape[0] == 0:
+        raise ValueError("the set is empty: it has no mean")
+    n, per = x.shape[0], x.shape[1] // channels
+    by = x.reshape(n, channels, per)
+    return [seq_sum(by[:, c, :]) / float(n * per) for c in range(channels)]
+
+
+def subtract_mean(x, mean):
+    """A copy of x with mean[c] subtracted from every feature of channel c,
+    as Go's Set.SubtractMean: in float64, rounded to float32."""
+    x = np.asarray(x, dtype=np.float32)
+    k = len(mean)
+    if x.ndim != 2 or k < 1 or x.shape[1] % k:
+        raise ValueError("%s features do not split into %d channels" % (x.shape[1:], k))
+    per = x.shape[1] // k
+    m = np.repeat(np.asarray(mean, dtype=np.float64), per)
+    out = np.empty_like(x)
+    step = max(1, _SEQ_CHUNK // max(1, x.shape[1]))
+    for i in range(0, x.shape[0], step):  # row blocks: a float64 copy of the whole set would be 8 bytes a feature
+        out[i:i + step] = x[i:i + step].astype(np.float64) - m
+    return out

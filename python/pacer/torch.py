@@ -23,6 +23,7 @@ is its N, save_flat(model, "init.npz") its initial weights for pacer
 server --init, and load_flat(path, model) loads a vector (pacer export's of
 the job) back into it; to_flat and from_flat convert in memory.
 """
+import math
 import os
 import time
 
@@ -30,6 +31,7 @@ import numpy as np
 import torch
 
 from . import client as _client
+from . import data as _data
 
 
 def _views(flat, params, layout):
@@ -138,11 +140,29 @@ def load_flat(path, model=None, layout=None):
     return v
 
 
+def clip_norm(g, max_norm):
+    """Scales the float32 vector g in place so that its 2-norm is at most
+    max_norm, as the Go worker clips (optim.ClipNorm, PyTorch's
+    clip_grad_norm_ over the whole gradient): by max_norm/(norm + 1e-6) when
+    that is below 1. The squares are summed in float64 one after another, in
+    the Go loop's order, and the factor is rounded to float32 before the
+    float32 products, so the pushed gradient has the Go worker's bits.
+    Returns the norm before clipping."""
+    g64 = g.astype(np.float64)
+    np.multiply(g64, g64, out=g64)  # a float32's square is exact in float64
+    norm = math.sqrt(_data.seq_sum(g64))
+    coef = max_norm / (norm + 1e-6)
+    if coef < 1:
+        np.multiply(g, np.float32(coef), out=g)
+    return norm
+
+
 class Worker:
     """A PyTorch model as a pacer worker.
 
     Joining pulls the job's weights into the model. Each step() pushes the
-    gradient backward() left in the parameters' .grad, reports the push to the
+    gradient backward() left in the parameters' .grad (scaled to at most the
+    job's --clip-norm first, if it has one: clip_norm), reports the push to the
     coordinator, waits for its release and pulls the weights the paradigm
     names: the shards apply the job's optimizer, so the user's loop calls
     step() where it would call optimizer.step(). step() returns False once
@@ -233,6 +253,10 @@ class Worker:
         if self.check_finite and not np.isfinite(self.flat_grad).all():
             raise FloatingPointError("worker %d: the model's gradient is not finite (NaN or Inf): "
                                      "the shards would refuse it" % self.id)
+        if self.job.clip_norm > 0:
+            # The job's --clip-norm: every worker of the job, Go or PyTorch,
+            # clips its whole gradient before the push.
+            clip_norm(self.flat_grad, self.job.clip_norm)
         return self.client.step()
 
     def close(self):
