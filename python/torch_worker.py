@@ -124,7 +124,7 @@ def main():
     print(json.dumps({"id": w.id, "model": job.model, "paradigm": job.kind, "pushes": c.pushes,
                       "dropped": c.dropped, "stale_pulls": c.stale_pulls, "busy_s": round(c.busy_s, 3), "wait_s": round(c.wait_s, 3),
                       "seconds": round(time.monotonic() - t0, 3), "sampling": job.sampling,
-                      "own_shard": round(own / max(drawn, 1), 4), "clip_norm": job.clip_norm,
+                      "own_shard": round(own / max(drawn, 1), 4), "clip_norm": job.clip_norm, "clipped": w.clipped,
                       "normalize": job.normalize, "channel_mean": mean}))
     w.close()
 

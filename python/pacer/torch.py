@@ -199,6 +199,7 @@ class Worker:
                 p.data = v
                 p.grad = g
         self.check_finite = check_finite
+        self.clipped = 0  # pushes whose gradient the job's --clip-norm scaled down
         if client is None:
             if coordinator is None:
                 raise ValueError("give the coordinator's address (or a joined pacer.Client)")
@@ -256,7 +257,9 @@ class Worker:
         if self.job.clip_norm > 0:
             # The job's --clip-norm: every worker of the job, Go or PyTorch,
             # clips its whole gradient before the push.
-            clip_norm(self.flat_grad, self.job.clip_norm)
+            norm = clip_norm(self.flat_grad, self.job.clip_norm)
+            if self.job.clip_norm / (norm + 1e-6) < 1:  # clip_norm's test: it scaled
+                self.clipped += 1
         return self.client.step()
 
     def close(self):
