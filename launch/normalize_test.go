@@ -44,11 +44,6 @@ func TestInprocNormalizedTrains(t *testing.T) {
 	if _, err := Train(ctx, cfg, Options{Data: norm}, nil); err == nil || !strings.Contains(err.Error(), "normalized already") {
 		t.Errorf("a normalized set given: %v", err)
 	}
-	// PyTorch workers do not subtract the mean: refused before anything starts.
-	cfg.Dataset = "fashion-mnist"
-	if _, err := Train(ctx, cfg, Options{Mode: "tcp", PythonWorkers: 1, Data: ds}, nil); err == nil || !strings.Contains(err.Error(), "--normalize mean needs Go workers") {
-		t.Errorf("python workers with --normalize mean: %v", err)
-	}
 }
 
 // The launcher records, beside each evaluation's accuracy, its epoch

@@ -33,14 +33,8 @@ func checkPythonWorkers(cfg job.Config, opt *Options) error {
 		return fmt.Errorf("launch: PyTorch workers run as processes: --python-workers needs --mode tcp, not %s", opt.Mode)
 	case n > cfg.Workers:
 		return fmt.Errorf("launch: %d PyTorch workers for a job of %d workers", n, cfg.Workers)
-	case cfg.ClipNorm > 0:
-		return fmt.Errorf("launch: the PyTorch worker does not clip its gradient yet: --clip-norm needs Go workers")
 	case cfg.Spec.LocalSteps():
 		return errors.New("launch: the PyTorch client does not step its own copy between barriers: elastic apply=local needs Go workers")
-	case cfg.Normalize == job.NormalizeMean:
-		return fmt.Errorf("launch: the PyTorch worker does not subtract the training set's mean yet (python/pacer/data.py): --normalize mean needs Go workers")
-	case cfg.Global():
-		return fmt.Errorf("launch: the PyTorch worker samples its own shard only (python/pacer/data.py): --sampling global needs Go workers")
 	case !slices.Contains(pythonModels, cfg.Model):
 		return fmt.Errorf("launch: model %q has no PyTorch counterpart in python/pacer/models.py (%s)", cfg.Model, strings.Join(pythonModels, ", "))
 	case cfg.Dataset != "fashion-mnist" && cfg.Dataset != "mnist":

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/timing"
 )
 
@@ -22,11 +23,16 @@ func TestTCPPythonWorkers(t *testing.T) {
 	// bsp and ssp: the gate holds the Go worker until the PyTorch one,
 	// slower to start (it imports torch), has joined and pushed; under asp
 	// the Go worker may finish the job alone first.
-	for _, spec := range []string{"bsp", "ssp:s=2"} {
+	// bsp+recipes: the papers' recipes, which the PyTorch worker carries
+	// out as the Go worker does (python/torch_worker.py), in one job.
+	for _, spec := range []string{"bsp", "ssp:s=2", "bsp+recipes"} {
 		t.Run(spec, func(t *testing.T) {
 			o := tcpOpts(t)
 			o.PythonWorkers, o.PythonWorker = 1, filepath.Join("..", "python", "torch_worker.py")
-			cfg := fmnistJob(t, spec, 2, 2, 6000, 1)
+			cfg := fmnistJob(t, strings.TrimSuffix(spec, "+recipes"), 2, 2, 6000, 1)
+			if strings.HasSuffix(spec, "+recipes") {
+				cfg.Sampling, cfg.Normalize, cfg.ClipNorm = job.SamplingGlobal, job.NormalizeMean, 2
+			}
 			// A worker that has not pushed yet gets four timeouts: 20 s for
 			// the interpreter's start on a busy machine.
 			cfg.HeartbeatTimeout = 5 * time.Second
@@ -42,6 +48,9 @@ func TestTCPPythonWorkers(t *testing.T) {
 			}
 			if len(r.WorkerPushes) != 2 || r.WorkerPushes[0] == 0 || r.WorkerPushes[1] == 0 {
 				t.Errorf("worker pushes %v: want both workers pushing", r.WorkerPushes)
+			}
+			if cfg.Normalize != "" && len(r.ChannelMean) != 1 {
+				t.Errorf("normalize %q: the summary's mean %v", r.Normalize, r.ChannelMean)
 			}
 			if r.FinalAccuracy < 0.65 { // Go workers alone: 0.727 on this job
 				t.Errorf("final accuracy %.3f: want ≥ 0.65 after one epoch of 6000 samples", r.FinalAccuracy)
