@@ -3,17 +3,18 @@
 // worker's parameters) on 2 MB pages where the kernel offers them.
 //
 // Why: these blocks are tens of megabytes streamed end to end by the
-// apply and by the kernel's socket copies, and on 4 KB pages the
-// hardware prefetchers stop at every page boundary and the TLB misses
+// apply, the finite check and the kernel's socket copies, and on 4 KB pages
+// the hardware prefetchers stop at every page boundary and the TLB misses
 // every few kilobytes. On this project's 2-core test machine (a KVM guest
 // whose transparent huge pages are "madvise" only, so Go's heap never gets
-// them) a streaming read of 160 MB ran at 10.3 GB/s on 4 KB pages and
-// 16.9 GB/s on 2 MB pages (docs/benchmarks.md).
+// them) the vectorised finite check read 160 MB at 9.8 GB/s on 4 KB pages
+// and 16.1 GB/s on 2 MB pages; an axpy, bound by its scalar arithmetic,
+// gained nothing (BenchmarkStream, docs/benchmarks.md).
 //
 // The memory stays Go's: a block is an ordinary slice from make, collected
 // like any other; only the 2 MB-aligned part inside it is advised, and
-// every page is touched before Floats returns, so the first use takes no
-// page faults. Where the kernel has no transparent huge pages (or another
+// every page of that part is touched before Floats returns, so its first
+// use takes no page faults. Where the kernel has no transparent huge pages (or another
 // OS), the block is an ordinary one: the advice is best effort and its
 // failure changes nothing but speed.
 package hugemem
