@@ -10,11 +10,12 @@ import (
 type Config struct {
 	LR          float64  // base learning rate, > 0
 	Momentum    float64  // μ in [0, 1); 0 is plain SGD and keeps no velocity
-	WeightDecay float64  // L2 coefficient added to the update direction, ≥ 0
+	WeightDecay float64  // L2 coefficient added to the update direction (AdamW: decoupled, w ← (1 − lr·wd)·w), ≥ 0
 	Nesterov    bool     // Nesterov momentum (needs Momentum > 0)
 	Schedule    Schedule // learning-rate schedule; the zero value is constant
-	// Rule is the update rule: SGD (the zero value), RMSProp or Adam, with
-	// their own parameters. Momentum is RMSProp's too; Adam takes none.
+	// Rule is the update rule: SGD (the zero value), RMSProp, Adam or
+	// AdamW, with their own parameters. Momentum is RMSProp's too; Adam and
+	// AdamW take none.
 	Rule Rule `json:",omitzero"`
 }
 

@@ -7,14 +7,16 @@ import "fmt"
 const chunk = 2048
 
 // Optimizer holds the state of the update rule for one contiguous parameter range of length n:
-// the velocity when Momentum > 0, and for RMSProp and Adam the running mean of squared
-// gradients (and Adam's first moment and step count). Methods on one Optimizer must not run
-// concurrently; optimizers from Sub on disjoint ranges may.
+// the velocity when Momentum > 0, and for RMSProp, Adam and AdamW the running mean of squared
+// gradients (and Adam's and AdamW's first moment and step count, centered RMSProp's mean
+// gradient). Methods on one Optimizer must not run concurrently; optimizers from Sub on
+// disjoint ranges may.
 type Optimizer struct {
 	cfg Config
 	n   int
 	v   []float32 // momentum buffer, or Adam's first moment; nil for SGD and RMSProp without momentum
-	sq  []float32 // RMSProp's and Adam's mean of squared gradients; nil for SGD
+	sq  []float32 // the adaptive rules' mean of squared gradients; nil for SGD
+	gm  []float32 // centered RMSProp's mean gradient; nil otherwise
 	// t is Adam's step count, shared with every Sub: it counts applies of
 	// the whole range, so a split apply advances it once (Tick).
 	t   *int64
@@ -30,11 +32,14 @@ func New(cfg Config, n int) (*Optimizer, error) {
 		return nil, fmt.Errorf("optim: New: length %d, must be ≥ 0", n)
 	}
 	o := &Optimizer{cfg: cfg, n: n, t: new(int64)}
-	if cfg.Momentum > 0 || cfg.Rule.Kind == Adam {
+	if cfg.Momentum > 0 || cfg.Rule.Kind.counts() {
 		o.v = make([]float32, n)
 	}
 	if cfg.Rule.Kind != SGD {
 		o.sq = make([]float32, n)
+	}
+	if cfg.Rule.Centered {
+		o.gm = make([]float32, n)
 	}
 	return o, nil
 }
@@ -60,10 +65,13 @@ func (o *Optimizer) Sub(lo, hi int) (*Optimizer, error) {
 	if o.sq != nil {
 		s.sq = o.sq[lo:hi:hi]
 	}
+	if o.gm != nil {
+		s.gm = o.gm[lo:hi:hi]
+	}
 	return s, nil
 }
 
-// Tick advances Adam's step count for one apply split over Sub optimizers (other rules keep
+// Tick advances Adam's (and AdamW's) step count for one apply split over Sub optimizers (other rules keep
 // no count). ApplyWeighted and Step on an optimizer from New tick by themselves. Tick on a Sub
 // is a programming error and panics: sub-ranges must not count a step each.
 func (o *Optimizer) Tick() {
@@ -78,17 +86,19 @@ type State struct {
 	// Velocity is the momentum buffer (SGD and RMSProp with momentum) or Adam's first moment
 	// m; nil when the rule keeps none.
 	Velocity []float32
-	// Square is RMSProp's and Adam's running mean of squared gradients; nil for SGD.
+	// Square is the adaptive rules' running mean of squared gradients; nil for SGD.
 	Square []float32
-	// Step is Adam's step count t, the applies so far (0 for the other rules).
+	// Mean is centered RMSProp's running mean of the gradients; nil for every other rule.
+	Mean []float32
+	// Step is Adam's and AdamW's step count t, the applies so far (0 for the other rules).
 	Step int64
 }
 
 // State returns the optimizer's state. Its slices alias the optimizer's buffers: copy them if
 // the optimizer keeps running.
 func (o *Optimizer) State() State {
-	st := State{Velocity: o.v, Square: o.sq}
-	if o.cfg.Rule.Kind == Adam {
+	st := State{Velocity: o.v, Square: o.sq, Mean: o.gm}
+	if o.cfg.Rule.Kind.counts() {
 		st.Step = *o.t
 	}
 	return st
@@ -99,6 +109,9 @@ func (o *Optimizer) State() State {
 // reason, and nothing changes.
 func (o *Optimizer) SetState(st State) error {
 	name := o.cfg.Rule.Kind.String()
+	if o.cfg.Rule.Centered {
+		name += " (centered)"
+	}
 	check := func(what string, have []float32, got []float32) error {
 		switch {
 		case have == nil && len(got) > 0:
@@ -114,8 +127,11 @@ func (o *Optimizer) SetState(st State) error {
 	if err := check("squared-gradient", o.sq, st.Square); err != nil {
 		return err
 	}
+	if err := check("mean-gradient", o.gm, st.Mean); err != nil {
+		return err
+	}
 	switch {
-	case o.cfg.Rule.Kind != Adam && st.Step != 0:
+	case !o.cfg.Rule.Kind.counts() && st.Step != 0:
 		return fmt.Errorf("optim: SetState: %s keeps no step count, got %d", name, st.Step)
 	case st.Step < 0:
 		return fmt.Errorf("optim: SetState: step count %d, must be ≥ 0", st.Step)
@@ -124,6 +140,7 @@ func (o *Optimizer) SetState(st State) error {
 	}
 	copy(o.v, st.Velocity)
 	copy(o.sq, st.Square)
+	copy(o.gm, st.Mean)
 	*o.t = st.Step
 	return nil
 }
@@ -139,8 +156,8 @@ func (o *Optimizer) Velocity() []float32 { return o.v }
 //	momentum:  v ← μ·v + g;  w ← w − lr·v
 //	Nesterov:  v ← μ·v + g;  w ← w − lr·(g + μ·v)
 //
-// and for RMSProp and Adam the rules of PyTorch's RMSprop and Adam (adaptive.go). On an
-// optimizer from New it advances Adam's step count; on a Sub it steps with the count the
+// and for RMSProp, Adam and AdamW the rules of PyTorch's RMSprop, Adam and AdamW (adaptive.go).
+// On an optimizer from New it advances Adam's step count; on a Sub it steps with the count the
 // owner's Tick set. Mismatched lengths are a programming error and panic.
 func (o *Optimizer) Step(w, u []float32, lr float32) {
 	if len(w) != o.n || len(u) != o.n {
@@ -156,7 +173,7 @@ func (o *Optimizer) begin(lr float32) adaptiveCoef {
 	if o.sq == nil {
 		return adaptiveCoef{}
 	}
-	if o.cfg.Rule.Kind == Adam {
+	if o.cfg.Rule.Kind.counts() {
 		if !o.sub {
 			*o.t++
 		} else if *o.t < 1 {

@@ -26,6 +26,7 @@ type torchReference struct {
 		State       struct {
 			Velocity []float32 `json:"velocity"`
 			Square   []float32 `json:"square"`
+			Mean     []float32 `json:"mean"`
 			Step     int64     `json:"step"`
 		} `json:"state"`
 	} `json:"cases"`
@@ -39,10 +40,10 @@ func near(got, want float32) bool {
 }
 
 // TestTorchReference: SGD with momentum and Nesterov, RMSProp with and
-// without momentum and Adam, each run for five steps with weight decay
-// and a changing rate, match PyTorch's torch.optim.SGD, RMSprop and Adam
-// within float32 tolerance after every step, and so do the final state
-// buffers and Adam's step count. Both entry points are held to it: Step,
+// without momentum, centered and not, Adam and AdamW, each run for five
+// steps with weight decay and a changing rate, match PyTorch's
+// torch.optim.SGD, RMSprop, Adam and AdamW within float32 tolerance after
+// every step, and so do the final state buffers and the step count. Both entry points are held to it: Step,
 // and ApplyWeighted with the gradient given as two weighted halves (exact
 // in float32, so the aggregation changes nothing).
 func TestTorchReference(t *testing.T) {
@@ -54,7 +55,7 @@ func TestTorchReference(t *testing.T) {
 	if err := json.Unmarshal(b, &ref); err != nil {
 		t.Fatal(err)
 	}
-	if len(ref.Cases) < 6 {
+	if len(ref.Cases) < 10 {
 		t.Fatalf("%d cases in the reference", len(ref.Cases))
 	}
 	n := len(ref.Start)
@@ -94,7 +95,7 @@ func TestTorchReference(t *testing.T) {
 			for _, b := range []struct {
 				name      string
 				got, want []float32
-			}{{"velocity", st.Velocity, c.State.Velocity}, {"square", st.Square, c.State.Square}} {
+			}{{"velocity", st.Velocity, c.State.Velocity}, {"square", st.Square, c.State.Square}, {"mean", st.Mean, c.State.Mean}} {
 				if len(b.got) != len(b.want) {
 					t.Fatalf("%s/%s: %d %s values, PyTorch keeps %d", c.Name, path, len(b.got), b.name, len(b.want))
 				}

@@ -6,7 +6,8 @@ beside this file is this script's output, committed).
 Every case starts from the same small float32 vector and applies a few
 steps of fixed gradients with a rate that changes between steps, so
 momentum buffers, weight decay, Adam's bias correction and a schedule
-all act. The gradients and the start are written out as float32 values
+all act, and so do centered RMSprop's mean gradient and AdamW's
+decoupled decay. The gradients and the start are written out as float32 values
 the Go test reads back exactly.
 
     /usr/bin/python3 optim/testdata/torch_reference.py > optim/testdata/torch_reference.json
@@ -53,6 +54,19 @@ CASES = [
      lambda p, lr: torch.optim.Adam(p, lr=lr)),
     ("adam-wd-betas", "adam:b1=0.3,b2=0.9,eps=1e-6", 0.0, False, 0.1, 5,
      lambda p, lr: torch.optim.Adam(p, lr=lr, betas=(0.3, 0.9), eps=1e-6, weight_decay=0.1)),
+    ("rmsprop-centered", "rmsprop:centered=true", 0.0, False, 0.0, 1,
+     lambda p, lr: torch.optim.RMSprop(p, lr=lr, centered=True)),
+    ("rmsprop-centered-momentum-wd", "rmsprop:alpha=0.9,eps=1e-6,centered=true", 0.9, False, 0.05, 1,
+     lambda p, lr: torch.optim.RMSprop(p, lr=lr, alpha=0.9, eps=1e-6, momentum=0.9, weight_decay=0.05,
+                                       centered=True)),
+    # AdamW's own default decay (0.01) given explicitly: pacer's
+    # --weight-decay defaults to 0.
+    ("adamw", "adamw", 0.0, False, 0.01, 1,
+     lambda p, lr: torch.optim.AdamW(p, lr=lr, weight_decay=0.01)),
+    # A decay large enough that lr·wd moves the weights by more than the
+    # tolerance every step.
+    ("adamw-wd-betas", "adamw:b1=0.3,b2=0.9,eps=1e-6", 0.0, False, 0.5, 5,
+     lambda p, lr: torch.optim.AdamW(p, lr=lr, betas=(0.3, 0.9), eps=1e-6, weight_decay=0.5)),
 ]
 
 
@@ -70,7 +84,7 @@ def run(make, factor):
     st = opt.state[w]
     state = {}
     for key, name in (("momentum_buffer", "velocity"), ("exp_avg", "velocity"),
-                      ("square_avg", "square"), ("exp_avg_sq", "square")):
+                      ("square_avg", "square"), ("exp_avg_sq", "square"), ("grad_avg", "mean")):
         if st.get(key) is not None:
             state[name] = [float(x) for x in st[key]]
     if "step" in st and "exp_avg" in st:
