@@ -170,6 +170,27 @@ func TestApplyScenarioOptimizer(t *testing.T) {
 	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err == nil || !strings.Contains(err.Error(), "optimizer") {
 		t.Errorf("bad optimizer: %v", err)
 	}
+	// AdamW takes no momentum either; centered RMSProp keeps the flags'
+	// and its switch survives the effective scenario.
+	for _, tc := range []struct {
+		spec, eff string
+		momentum  float64
+	}{
+		{"adamw", "adamw:b1=0.9,b2=0.999,eps=1e-08", -1},
+		{"rmsprop:centered=true", "rmsprop:alpha=0.99,eps=1e-08,centered=true", 0.9},
+	} {
+		sc.Optimizer = tc.spec
+		c := Config{Mode: Virtual, Job: job.Config{Seed: 1, Momentum: 0.9}, Seeds: 1}
+		if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil || c.Job.Momentum != tc.momentum {
+			t.Fatalf("%s: momentum %g, %v", tc.spec, c.Job.Momentum, err)
+		}
+		if err := c.Job.Fill(); err != nil {
+			t.Fatal(err)
+		}
+		if eff := Effective(&c); eff.Optimizer != tc.eff {
+			t.Errorf("%s: effective optimizer %q, want %q", tc.spec, eff.Optimizer, tc.eff)
+		}
+	}
 }
 
 func TestApplyScenarioSimMode(t *testing.T) {

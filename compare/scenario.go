@@ -72,8 +72,8 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 			return err
 		}
 		j.Optimizer = r
-		if r.Kind == optim.Adam && sc.Momentum == nil && !given("momentum") {
-			j.Momentum = -1 // Adam takes no momentum, not the flag's default 0.9
+		if !r.Kind.TakesMomentum() && sc.Momentum == nil && !given("momentum") {
+			j.Momentum = -1 // Adam and AdamW take no momentum, not the flag's default 0.9
 		}
 	}
 	if use("eval-every", sc.EvalEvery > 0) {

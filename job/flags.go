@@ -53,11 +53,11 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	floatFlag(fs, &f.Epochs, "epochs", DefaultEpochs, fmt.Sprintf("passes over the training set, all workers together (a `float` > 0, at most %d)", MaxEpochs), epochsRange)
 	intFlag(fs, &f.Batch, "batch", DefaultBatch, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), batchRange)
 	floatFlag(fs, &f.LR, "lr", DefaultLR, "base learning rate α₀ (a `float` > 0)", positive)
-	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD; also rmsprop's; adam takes none)", func(v float64) error {
+	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD; also rmsprop's; adam and adamw take none)", func(v float64) error {
 		f.MomentumSet = true
 		return unitInterval(v)
 	})
-	fs.Func("optimizer", "update rule on the shards, a `rule`: sgd (default; --momentum) | rmsprop[:alpha=A,eps=E] (PyTorch's RMSprop, uncentered, with --momentum) | adam[:b1=B1,b2=B2,eps=E] (PyTorch's Adam; no --momentum); parameters left out take PyTorch's defaults (alpha 0.99, b1 0.9, b2 0.999, eps 1e-8)", func(v string) error {
+	fs.Func("optimizer", "update rule on the shards, a `rule`: sgd (default; --momentum) | rmsprop[:alpha=A,eps=E,centered=true] (PyTorch's RMSprop, uncentered unless centered=true, with --momentum) | adam[:b1=B1,b2=B2,eps=E] (PyTorch's Adam, --weight-decay as L2; no --momentum) | adamw[:b1=B1,b2=B2,eps=E] (PyTorch's AdamW, --weight-decay decoupled; no --momentum); parameters left out take PyTorch's defaults (alpha 0.99, b1 0.9, b2 0.999, eps 1e-8)", func(v string) error {
 		r, err := optim.ParseRule(v)
 		if err != nil {
 			return err
@@ -65,7 +65,7 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 		f.Optimizer = r
 		return nil
 	})
-	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "L2 weight decay (a `float` ≥ 0)", nonNegative)
+	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "weight decay (a `float` ≥ 0): L2 on the gradient, or adamw's decoupled decay w ← (1 − lr·wd)·w", nonNegative)
 	floatFlag(fs, &f.ClipNorm, "clip-norm", 0, "scale each worker's gradient to at most this 2-norm before it is pushed, as PyTorch's clip_grad_norm_ (a `float` ≥ 0; 0: none)", nonNegative)
 	floatFlag(fs, &f.EMA, "ema", 0, "evaluate the exponential moving average of the weights with this decay (a `float` in [0, 1), e.g. 0.9999; 0: the weights themselves; every mode: live, the shards keep it)", unitInterval)
 	fs.Func("sampling", "where a worker's mini-batches come from: shard (its fixed 1/K of the training set; default) | global (the whole set, each worker through its own permutation, as the backup-workers and staleness-aware papers sample)", func(v string) error {
@@ -94,7 +94,7 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.Optimizer = f.Optimizer
 	c.Normalize = f.Normalize
 	c.Momentum = f.Momentum
-	if c.Momentum == 0 || (f.Optimizer.Kind == optim.Adam && !f.MomentumSet) {
+	if c.Momentum == 0 || (!f.Optimizer.Kind.TakesMomentum() && !f.MomentumSet) {
 		c.Momentum = -1 // Config: zero means the default, negative means none
 	}
 }

@@ -30,6 +30,8 @@ func TestLearnFlagsRefuseBadValues(t *testing.T) {
 		{"--train-limit", "-1"}, {"--test-limit", "-1"},
 		{"--optimizer", "adagrad"}, {"--optimizer", "adam:b1=1"}, {"--optimizer", "rmsprop:alpha=-1"},
 		{"--optimizer", "adam:eps=0"}, {"--optimizer", "sgd:lr=1"}, {"--optimizer", "rmsprop:b2=0.9"},
+		{"--optimizer", "rmsprop:centered=yes"}, {"--optimizer", "adam:centered=true"},
+		{"--optimizer", "adamw:alpha=0.9"}, {"--optimizer", "adamw:b1=-0.1"},
 		{"--normalize", "std"}, {"--normalize", "MEAN"},
 	} {
 		_, err := parseLearn(args...)
@@ -101,9 +103,10 @@ func TestLearnFlagsDefaults(t *testing.T) {
 	}
 }
 
-// --optimizer reaches the optimizer, also through the description's JSON:
-// rmsprop keeps --momentum (default 0.9), adam takes none by default and
-// refuses one given; sgd leaves no trace in the description, so one
+// --optimizer reaches the optimizer, also through the description's JSON,
+// every parameter of the rule (centered included): rmsprop keeps
+// --momentum (default 0.9), adam and adamw take none by default and
+// refuse one given; sgd leaves no trace in the description, so one
 // written before the flag existed reads as sgd.
 func TestOptimizerFlag(t *testing.T) {
 	for _, c := range []struct {
@@ -119,6 +122,9 @@ func TestOptimizerFlag(t *testing.T) {
 		{[]string{"--optimizer", "adam"}, optim.Adam, 0, ""},
 		{[]string{"--optimizer", "adam", "--momentum", "0"}, optim.Adam, 0, ""},
 		{[]string{"--momentum", "0.9", "--optimizer", "adam"}, 0, 0, "adam takes no momentum"},
+		{[]string{"--optimizer", "rmsprop:centered=true,alpha=0.9"}, optim.RMSProp, 0.9, ""},
+		{[]string{"--optimizer", "adamw:b2=0.99", "--weight-decay", "0.01"}, optim.AdamW, 0, ""},
+		{[]string{"--momentum", "0.5", "--optimizer", "adamw"}, 0, 0, "adamw takes no momentum"},
 	} {
 		f, err := parseLearn(c.args...)
 		if err != nil {
@@ -148,8 +154,8 @@ func TestOptimizerFlag(t *testing.T) {
 			t.Fatalf("%v: %v", c.args, err)
 		}
 		for _, o := range []optim.Config{cfg.Optim(), again.Job.Optim()} {
-			if o.Rule.Kind != c.kind || o.Momentum != c.momentum {
-				t.Errorf("%v: optimizer %s with momentum %g, want %s with %g", c.args, o.Rule, o.Momentum, c.kind, c.momentum)
+			if o.Rule.Kind != c.kind || o.Rule != f.Optimizer || o.Momentum != c.momentum || o.WeightDecay != f.WeightDecay {
+				t.Errorf("%v: optimizer %s with momentum %g, decay %g; want %s with %g", c.args, o.Rule, o.Momentum, o.WeightDecay, f.Optimizer, c.momentum)
 			}
 		}
 		if again.Fingerprint() != d.Fingerprint() {

@@ -57,12 +57,13 @@ type Config struct {
 	Epochs      float64 // passes over the training set, all workers together (default 1)
 	Batch       int     // samples per worker per iteration (default 64)
 	LR          float64 // base learning rate α₀ (default 0.05)
-	Momentum    float64 // default 0.9 (none for adam); negative means none (and stays negative: Fill is idempotent)
+	Momentum    float64 // default 0.9 (none for adam and adamw); negative means none (and stays negative: Fill is idempotent)
 	WeightDecay float64
 	// Optimizer is the update rule (optim.Rule): SGD, the zero value
 	// (omitted from descriptions, so one written before the field existed
-	// reads as SGD), PyTorch's RMSprop with Momentum as its momentum, or
-	// PyTorch's Adam, which takes no momentum.
+	// reads as SGD), PyTorch's RMSprop with Momentum as its momentum
+	// (centered or not), or PyTorch's Adam or AdamW, which take no
+	// momentum; AdamW's WeightDecay is decoupled, everyone else's is L2.
 	Optimizer optim.Rule     `json:",omitzero"`
 	Schedule  optim.Schedule // learning-rate schedule (default constant)
 	Seed      uint64         // default 1
@@ -146,7 +147,7 @@ func (c *Config) Fill() error {
 	}
 	if c.Momentum == 0 {
 		c.Momentum = DefaultMomentum
-		if c.Optimizer.Kind == optim.Adam {
+		if !c.Optimizer.Kind.TakesMomentum() {
 			c.Momentum = -1 // Adam's β1 does momentum's work: the default is none
 		}
 	}
@@ -190,8 +191,8 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("shards=%d: need at least 1", c.Shards)
 	case c.Momentum >= 1:
 		return fmt.Errorf("momentum=%g must be below 1", c.Momentum)
-	case c.Optimizer.Kind == optim.Adam && c.Momentum > 0:
-		return fmt.Errorf("momentum=%g: adam takes no momentum (its b1 averages the gradient instead); leave --momentum unset or 0", c.Momentum)
+	case !c.Optimizer.Kind.TakesMomentum() && c.Momentum > 0:
+		return fmt.Errorf("momentum=%g: %s takes no momentum (its b1 averages the gradient instead); leave --momentum unset or 0", c.Momentum, c.Optimizer.Kind)
 	case !(c.EvalEvery > 0):
 		return fmt.Errorf("eval-every=%g must be positive", c.EvalEvery)
 	case c.Target < 0 || c.Target > 1:

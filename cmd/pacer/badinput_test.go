@@ -115,6 +115,8 @@ func TestExplicitInvalidValuesAreRefused(t *testing.T) {
 		{"optimizer", []string{"train", "--optimizer", "adagrad"}},
 		{"optimizer", []string{"compare", "--paradigms", "bsp", "--optimizer", "adam:b1=1"}},
 		{"adam takes no momentum", []string{"train", "--optimizer", "adam", "--momentum", "0.9"}},
+		{"adamw takes no momentum", []string{"train", "--optimizer", "adamw", "--momentum", "0.9"}},
+		{"centered=yes, want true or false", []string{"train", "--optimizer", "rmsprop:centered=yes"}},
 		{"weight-decay", []string{"train", "--weight-decay", "-0.001"}},
 		{"train-limit", []string{"train", "--train-limit", "-5"}},
 		{"--eval-every", []string{"train", "--eval-every", "0"}},
