@@ -35,6 +35,9 @@ func logShardRule(t *testing.T, dir, spec string, k int, momentum float64, rule 
 	if cfg.Optimizer, err = optim.ParseRule(rule); err != nil {
 		t.Fatal(err)
 	}
+	if cfg.Optimizer.Kind == optim.AdamW {
+		cfg.WeightDecay = 0.01 // without one AdamW is Adam, bit for bit
+	}
 	return logShardOf(t, dir, cfg, restore)
 }
 
@@ -155,9 +158,10 @@ func runSteps(t *testing.T, s *Shard, dir string, steps []logStep, clocks map[in
 // died, bit for bit; a synchronous round left half-filled is rebuilt and
 // completes with the missing gradients. The script checkpoints mid-round
 // (the buffered gradients are carried into the new segment) and removes a
-// worker (which closes a round). RMSProp's and Adam's state (and Adam's
-// step count) is restored and replayed as the momentum buffer is: the
-// restored shard's optimizer state equals the other's bit for bit.
+// worker (which closes a round). RMSProp's (centered: its mean gradient
+// too), Adam's and AdamW's state (and the step count) is restored and
+// replayed as the momentum buffer is: the restored shard's optimizer
+// state equals the other's bit for bit.
 func TestLogRestoresAcknowledged(t *testing.T) {
 	script := []logStep{logPush(0), logPush(1), logPush(2), logPush(0), logPush(1), checkpointStep, logPush(2), logPush(0),
 		logPush(1), logRemove(2), logPush(0), logPush(1), logPush(0), checkpointStep, logPush(1), logPush(0)}
@@ -177,6 +181,8 @@ func TestLogRestoresAcknowledged(t *testing.T) {
 		{"bsp", 0.9, []logStep{logPush(1), logPush(0)}, "rmsprop"},
 		{"asp", -1, []logStep{logPush(1)}, "adam"},
 		{"ssp:s=2", -1, []logStep{logPush(0)}, "adam:b1=0.5,b2=0.9,eps=1e-6"},
+		{"bsp", 0.5, []logStep{logPush(1), logPush(0)}, "rmsprop:alpha=0.9,centered=true"},
+		{"asp", -1, []logStep{logPush(1)}, "adamw"},
 	} {
 		t.Run(tc.spec+"/"+tc.rule, func(t *testing.T) {
 			logShard := func(t *testing.T, dir, spec string, k int, momentum float64, restore bool) *Shard {
@@ -515,5 +521,5 @@ func sameState(a, b optim.State) bool {
 		}
 		return true
 	}
-	return a.Step == b.Step && same(a.Velocity, b.Velocity) && same(a.Square, b.Square)
+	return a.Step == b.Step && same(a.Velocity, b.Velocity) && same(a.Square, b.Square) && same(a.Mean, b.Mean)
 }

@@ -173,7 +173,8 @@ func TestRestoreNonFiniteAndVersionRefused(t *testing.T) {
 // the update rule that wrote it; restored into a job with another
 // --optimizer it is refused, naming both, and the same rule restores it.
 // An SGD checkpoint written before the rules existed has no optimizer
-// field and is SGD's.
+// field and is SGD's. Adam and AdamW, centered and uncentered RMSProp
+// are other rules.
 func TestRestoreOptimizerMismatchRefused(t *testing.T) {
 	dir := t.TempDir()
 	sc, m := restoreConfig(t, dir)
@@ -206,6 +207,54 @@ func TestRestoreOptimizerMismatchRefused(t *testing.T) {
 	}
 	if _, err := NewServer(ac); err == nil || !strings.Contains(err.Error(), "optimizer sgd, the job's --optimizer is adam") {
 		t.Errorf("sgd checkpoint, adam job: err %v", err)
+	}
+
+	// AdamW keeps Adam's buffers but is another rule: each refuses the
+	// other's file.
+	if _, err := ckpt.Write(dir, adamState); err != nil {
+		t.Fatal(err)
+	}
+	adamw := adam
+	adamw.Job.Optimizer.Kind = optim.AdamW
+	wc := sc
+	wc.Params = &adamw
+	if _, err := NewServer(wc); err == nil || !strings.Contains(err.Error(), "optimizer adam, the job's --optimizer is adamw") {
+		t.Errorf("adam checkpoint, adamw job: err %v", err)
+	}
+
+	// Centered RMSProp is told from the uncentered rule by its mean
+	// gradient, both ways; a centered job restores a centered file, mean
+	// included.
+	m.Optimizer, m.Step = "rmsprop", 0
+	rms := &ckpt.State{Meta: m, Weights: make([]float32, n), Square: make([]float32, n), Mean: make([]float32, n)}
+	rms.Mean[1] = -0.5
+	if _, err := ckpt.Write(dir, rms); err != nil {
+		t.Fatal(err)
+	}
+	plain := *sc.Params
+	plain.Job.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8}
+	pc := sc
+	pc.Params = &plain
+	if _, err := NewServer(pc); err == nil || !strings.Contains(err.Error(), "optimizer rmsprop:centered=true, the job's --optimizer is rmsprop (") {
+		t.Errorf("centered checkpoint, uncentered job: err %v", err)
+	}
+	centered := plain
+	centered.Job.Optimizer.Centered = true
+	cc := sc
+	cc.Params = &centered
+	sv, err = NewServer(cc)
+	if err != nil {
+		t.Fatalf("centered checkpoint, centered job: %v", err)
+	}
+	if st := sv.Shard().opt.State(); len(st.Mean) != n || st.Mean[1] != -0.5 {
+		t.Errorf("restored centered state: mean %v", st.Mean)
+	}
+	rms.Mean = nil
+	if _, err := ckpt.Write(dir, rms); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewServer(cc); err == nil || !strings.Contains(err.Error(), "optimizer rmsprop, the job's --optimizer is rmsprop:centered=true") {
+		t.Errorf("uncentered checkpoint, centered job: err %v", err)
 	}
 }
 

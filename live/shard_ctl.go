@@ -139,7 +139,7 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 		Version: s.agg.Version(), Paradigm: s.params.Job.Spec.String(), Model: s.params.Job.Model},
 		Weights: append([]float32(nil), s.cur.buf...)}
 	o := s.opt.State()
-	st.Velocity, st.Square, st.Step = slices.Clone(o.Velocity), slices.Clone(o.Square), o.Step
+	st.Velocity, st.Square, st.Mean, st.Step = slices.Clone(o.Velocity), slices.Clone(o.Square), slices.Clone(o.Mean), o.Step
 	if k := s.params.Job.Optimizer.Kind; k != optim.SGD {
 		st.Optimizer = k.String() // SGD's stays "", as files written before the rules read
 	}

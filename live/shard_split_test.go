@@ -13,8 +13,8 @@ import (
 // TestSplitApplySameBits: the apply split across 2 and 3 cores gives the
 // same bits as one pass (weights and every optimizer buffer, and Adam's
 // step count), for SGD with momentum and without, RMSProp with momentum
-// and Adam, for 1 to 6 gradients, on a block whose length no part size
-// divides.
+// (centered too), Adam and AdamW, for 1 to 6 gradients, on a block whose
+// length no part size divides.
 func TestSplitApplySameBits(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	n := 3*minSplit + 37
@@ -22,7 +22,8 @@ func TestSplitApplySameBits(t *testing.T) {
 		mom   float64
 		rule  string
 		procs []int // the adaptive rules on 3 cores only: the race detector makes each case slow
-	}{{-1, "sgd", []int{2, 3}}, {0.9, "sgd", []int{2, 3}}, {0.9, "rmsprop", []int{3}}, {-1, "adam", []int{3}}} {
+	}{{-1, "sgd", []int{2, 3}}, {0.9, "sgd", []int{2, 3}}, {0.9, "rmsprop", []int{3}}, {-1, "adam", []int{3}},
+		{0.5, "rmsprop:centered=true", []int{3}}, {-1, "adamw", []int{3}}} {
 		mom := v.mom
 		for _, procs := range v.procs {
 			cfg := quickJob(t, "bsp", 6, 1)
@@ -32,6 +33,9 @@ func TestSplitApplySameBits(t *testing.T) {
 				t.Fatal(err)
 			}
 			cfg.Optimizer = rule
+			if rule.Kind == optim.AdamW {
+				cfg.WeightDecay = 0.01 // without one AdamW is Adam, bit for bit
+			}
 			if err := cfg.Fill(); err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +79,7 @@ func TestSplitApplySameBits(t *testing.T) {
 				if a.Step != b.Step {
 					t.Fatalf("%s, %d cores: step count %d split, %d in one pass", v.rule, procs, a.Step, b.Step)
 				}
-				for name, p := range map[string][2][]float32{"velocity": {a.Velocity, b.Velocity}, "square": {a.Square, b.Square}} {
+				for name, p := range map[string][2][]float32{"velocity": {a.Velocity, b.Velocity}, "square": {a.Square, b.Square}, "mean": {a.Mean, b.Mean}} {
 					if len(p[0]) != len(p[1]) {
 						t.Fatalf("%s: %s lengths %d, %d", v.rule, name, len(p[0]), len(p[1]))
 					}

@@ -15,6 +15,7 @@
 //	weights 4·(Hi−Lo) bytes, float32
 //	velocity 4·(Hi−Lo) bytes when Meta.Velocity, float32
 //	square  4·(Hi−Lo) bytes when Meta.Square, float32
+//	mean    4·(Hi−Lo) bytes when Meta.Mean, float32
 //	ema     4·(Hi−Lo) bytes when Meta.EMA, float32
 //	crc     uint32   CRC-32C (Castagnoli) of everything above
 package ckpt
@@ -59,10 +60,14 @@ type Meta struct {
 	// Optimizer is the update rule that wrote the state (optim.RuleKind's
 	// name), "" for SGD: a file written before rules existed is SGD's.
 	Optimizer string `json:"optimizer,omitempty"`
-	// Square says RMSProp's or Adam's mean of squared gradients follows
-	// the velocity; Step is Adam's step count.
+	// Square says the adaptive rules' mean of squared gradients follows
+	// the velocity; Step is Adam's (and AdamW's) step count.
 	Square bool  `json:"square,omitempty"`
 	Step   int64 `json:"step,omitempty"`
+	// Mean says centered RMSProp's mean gradient follows the square: an
+	// optional section, absent from every other rule's file (and from
+	// files written before it existed), so those are unchanged.
+	Mean bool `json:"mean,omitempty"`
 	// EMA: the weights' moving average (--ema) follows the optimizer's
 	// state; a file without it (written before it existed, or without
 	// --ema) restores the average from the weights.
@@ -79,6 +84,7 @@ type State struct {
 	Weights  []float32
 	Velocity []float32 // nil without momentum
 	Square   []float32 // nil for SGD
+	Mean     []float32 // centered RMSProp's mean gradient; nil for every other rule
 	EMA      []float32 // the weights' moving average; nil without --ema
 }
 
@@ -98,6 +104,8 @@ func (s *State) validate() error {
 		return fmt.Errorf("%d velocity values for a range of %d", len(s.Velocity), n)
 	case s.Square != nil && len(s.Square) != n:
 		return fmt.Errorf("%d squared-gradient values for a range of %d", len(s.Square), n)
+	case s.Mean != nil && len(s.Mean) != n:
+		return fmt.Errorf("%d mean-gradient values for a range of %d", len(s.Mean), n)
 	case s.Step < 0:
 		return fmt.Errorf("step count %d", s.Step)
 	case s.EMA != nil && len(s.EMA) != n:
@@ -113,6 +121,8 @@ func Write(dir string, s *State) (path string, err error) {
 	s.Meta.Velocity = s.Velocity != nil
 	s.Square = nilIfEmpty(s.Square)
 	s.Meta.Square = s.Square != nil
+	s.Mean = nilIfEmpty(s.Mean)
+	s.Meta.Mean = s.Mean != nil
 	s.EMA = nilIfEmpty(s.EMA)
 	s.Meta.EMA = s.EMA != nil
 	if err := s.validate(); err != nil {
@@ -187,9 +197,9 @@ func RemoveStale(dir string, shard int) ([]string, error) {
 // it replaces the old one.
 func Size(s *State) int64 {
 	m := s.Meta
-	m.Velocity, m.Square, m.EMA = len(s.Velocity) > 0, len(s.Square) > 0, len(s.EMA) > 0
+	m.Velocity, m.Square, m.Mean, m.EMA = len(s.Velocity) > 0, len(s.Square) > 0, len(s.Mean) > 0, len(s.EMA) > 0
 	hdr, _ := json.Marshal(m)
-	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity)+len(s.Square)+len(s.EMA))
+	return int64(16+len(hdr)) + 4*int64(len(s.Weights)+len(s.Velocity)+len(s.Square)+len(s.Mean)+len(s.EMA))
 }
 
 func nilIfEmpty(v []float32) []float32 {
@@ -214,6 +224,7 @@ func encode(w io.Writer, s *State) error {
 	writeFloats(bw, s.Weights)
 	writeFloats(bw, s.Velocity)
 	writeFloats(bw, s.Square)
+	writeFloats(bw, s.Mean)
 	writeFloats(bw, s.EMA)
 	if err := bw.Flush(); err != nil {
 		return err
@@ -326,6 +337,9 @@ func bodyFits(body int64, m *Meta) bool {
 	if m.Square {
 		per += 4
 	}
+	if m.Mean {
+		per += 4
+	}
 	if m.EMA {
 		per += 4
 	}
@@ -361,8 +375,8 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 		return nil, fmt.Errorf("header: %v", err)
 	}
 	if !bodyFits(size-16-hl, &s.Meta) {
-		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v, square %v, ema %v)",
-			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity, s.Meta.Square, s.Meta.EMA)
+		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v, square %v, mean %v, ema %v)",
+			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity, s.Meta.Square, s.Meta.Mean, s.Meta.EMA)
 	}
 	if err := s.Meta.check(want); err != nil {
 		return nil, err
@@ -381,6 +395,11 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 	}
 	if s.Meta.Square {
 		if s.Square, err = readFloats(br, cnt); err != nil {
+			return nil, err
+		}
+	}
+	if s.Meta.Mean {
+		if s.Mean, err = readFloats(br, cnt); err != nil {
 			return nil, err
 		}
 	}
@@ -405,7 +424,7 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 	for _, v := range [...]struct {
 		name string
 		x    []float32
-	}{{"weight", s.Weights}, {"velocity", s.Velocity}, {"squared gradient", s.Square}, {"moving average", s.EMA}} {
+	}{{"weight", s.Weights}, {"velocity", s.Velocity}, {"squared gradient", s.Square}, {"mean gradient", s.Mean}, {"moving average", s.EMA}} {
 		if i := firstNonFinite(v.x); i >= 0 {
 			return nil, fmt.Errorf("%w: %s of parameter %d is %v", ErrNonFinite, v.name, s.Lo+i, v.x[i])
 		}

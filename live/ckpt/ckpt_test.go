@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -387,7 +388,7 @@ func TestOptimizerStateRoundTrip(t *testing.T) {
 	old := sample(true).Meta // an SGD file as the earlier build wrote it
 	old.Velocity = true
 	hdr, _ := json.Marshal(old)
-	if strings.Contains(string(hdr), "optimizer") || strings.Contains(string(hdr), "square") || strings.Contains(string(hdr), "step") {
+	if strings.Contains(string(hdr), "optimizer") || strings.Contains(string(hdr), "square") || strings.Contains(string(hdr), "step") || strings.Contains(string(hdr), "mean") {
 		t.Errorf("an SGD header names the new fields: %s", hdr)
 	}
 	values := make([]byte, 4*5*2)
@@ -468,5 +469,70 @@ func TestEMASection(t *testing.T) {
 	m.EMA = true
 	if _, err := readFrom(bytes.NewReader(raw(m, make([]byte, 20))), int64(len(raw(m, make([]byte, 20)))), "x", sampleWant); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("ema promised, absent: err %v, want ErrCorrupt", err)
+	}
+}
+
+// TestMeanSection: centered RMSProp's mean gradient is an optional section
+// between the square and the moving average: it round-trips beside both,
+// Size counts it, a header promising it over a body without it is
+// corrupt, a non-finite value is refused naming it; and an SGD checkpoint
+// (weights and velocity) is byte for byte the file the format wrote before
+// the section existed: its header, its values in order, its CRC.
+func TestMeanSection(t *testing.T) {
+	dir := t.TempDir()
+	s := sample(true)
+	s.Square = []float32{1, 2, 3, 4, 5}
+	s.Mean = []float32{-0.5, 0.25, 0, 1e-20, 2}
+	s.EMA = []float32{9, 8, 7, 6, 5}
+	s.Optimizer = "rmsprop"
+	path, err := Write(dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() != Size(s) {
+		t.Errorf("file of %d bytes, Size says %d", fi.Size(), Size(s))
+	}
+	got, err := Read(path, sampleWant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Meta.Mean || !slices.Equal(got.Mean, s.Mean) || !slices.Equal(got.Square, s.Square) || !slices.Equal(got.EMA, s.EMA) || !slices.Equal(got.Velocity, s.Velocity) {
+		t.Errorf("read back square %v, mean %v (flag %v), ema %v", got.Square, got.Mean, got.Meta.Mean, got.EMA)
+	}
+
+	m := s.Meta // promises velocity, square, mean and ema: 5 vectors
+	m.EMA = false
+	body := make([]byte, 4*5*4)
+	if _, err := readFrom(bytes.NewReader(raw(m, body)), int64(len(raw(m, body))), "x", sampleWant); err != nil {
+		t.Errorf("four vectors promised and present: %v", err)
+	}
+	body = body[:4*5*3]
+	if _, err := readFrom(bytes.NewReader(raw(m, body)), int64(len(raw(m, body))), "x", sampleWant); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("mean promised, absent: err %v, want ErrCorrupt", err)
+	}
+
+	s.Mean[1] = float32(math.Inf(-1))
+	if _, err := Write(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(path, sampleWant); !errors.Is(err, ErrNonFinite) || !strings.Contains(err.Error(), "mean gradient of parameter 4") {
+		t.Errorf("an infinite mean gradient: err %v", err)
+	}
+
+	sgd := sample(true)
+	path, err = Write(dir, sgd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	// The header as the format wrote it before the optimizer fields.
+	hdr := `{"shard":1,"shards":2,"lo":3,"hi":8,"num_params":10,"version":42,"paradigm":"bsp","model":"mlp","velocity":true}`
+	want := binary.LittleEndian.AppendUint32([]byte("PACERCK1"), uint32(len(hdr)))
+	want = append(want, hdr...)
+	for _, v := range append(sample(true).Weights, sample(true).Velocity...) {
+		want = binary.LittleEndian.AppendUint32(want, math.Float32bits(v))
+	}
+	if want = withCRC(want); !bytes.Equal(b, want) {
+		t.Errorf("an SGD checkpoint changed:\n got %q\nwant %q", b, want)
 	}
 }
