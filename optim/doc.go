@@ -1,8 +1,9 @@
 // Package optim is the update rule a parameter-server shard applies to its contiguous range of
 // the flat float32 parameter vector: SGD with optional momentum (heavy-ball or Nesterov),
-// PyTorch's RMSprop and Adam (Config.Rule; adaptive.go follows PyTorch's order of operations and
-// TestTorchReference holds them to PyTorch's output), L2 weight decay, learning-rate schedules,
-// the linear scaling rule and the staleness-aware rate of n-softsync (PARADIGMS.md §8).
+// PyTorch's RMSprop (centered or not), Adam and AdamW (Config.Rule; adaptive.go follows PyTorch's
+// order of operations and TestTorchReference holds them to PyTorch's output), L2 weight decay
+// (AdamW's decoupled), learning-rate schedules, the linear scaling rule and the staleness-aware
+// rate of n-softsync (PARADIGMS.md §8).
 //
 // # Use
 //
@@ -15,8 +16,8 @@
 // For n-softsync the weights carry the staleness: weights[l] = StalenessScale(1, τ_l)/c, so the
 // scaled sum feeds the velocity as §8 prescribes. State and SetState serve checkpoints.
 // Sub cuts a range into sub-ranges sharing the state, one per goroutine, for applying in
-// parallel across cores; with Adam the owner calls Tick once before the sub-ranges' applies, so
-// the step count advances once per apply of the whole range.
+// parallel across cores; with Adam and AdamW the owner calls Tick once before the sub-ranges'
+// applies, so the step count advances once per apply of the whole range.
 //
 // # Implementation notes
 //

@@ -394,10 +394,11 @@ class RecipeTest(unittest.TestCase):
 
 class TorchReferenceTest(unittest.TestCase):
     """optim/testdata/torch_reference.json, which Go's TestTorchReference
-    holds pacer's SGD, RMSProp and Adam to, is what PyTorch computes: the
-    script that wrote it is run again and its numbers must agree within
-    the Go test's float32 tolerance (another PyTorch build may round a
-    last bit differently), so the file cannot drift from PyTorch."""
+    holds pacer's SGD, RMSProp (centered too), Adam and AdamW to, is what
+    PyTorch computes: the script that wrote it is run again and its numbers
+    must agree within the Go test's float32 tolerance (another PyTorch
+    build may round a last bit differently), so the file cannot drift from
+    PyTorch."""
 
     def test_reference_regenerates(self):
         try:

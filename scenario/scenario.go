@@ -46,7 +46,8 @@ type Scenario struct {
 	// Sampling is shard (default) or global (job.Config.Sampling).
 	Sampling string `json:"sampling,omitempty"`
 	// Optimizer is job.Config.Optimizer as --optimizer writes it
-	// (optim.ParseRule: "adam:b1=0.9,b2=0.999,eps=1e-08"; absent: sgd).
+	// (optim.ParseRule: "adam:b1=0.9,b2=0.999,eps=1e-08",
+	// "rmsprop:centered=true", "adamw"; absent: sgd).
 	Optimizer string `json:"optimizer,omitempty"`
 	// Normalize is none (default) or mean (job.Config.Normalize).
 	Normalize string `json:"normalize,omitempty"`
