@@ -71,8 +71,8 @@ func BenchmarkApplyMean(b *testing.B) {
 }
 
 // BenchmarkApplyWeighted covers the other rules and gradient counts, each with SetBytes in the
-// same bus-traffic terms (each state vector, velocity or squared average, adds one read and one
-// write).
+// same bus-traffic terms (each state vector, velocity, squared average or mean gradient, adds one
+// read and one write).
 func BenchmarkApplyWeighted(b *testing.B) {
 	const n = 1 << 20
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -89,6 +89,8 @@ func BenchmarkApplyWeighted(b *testing.B) {
 		{"nesterov/K=4", Config{LR: 0.1, Momentum: 0.9, Nesterov: true}, 4},
 		{"rmsprop-momentum/K=4", Config{LR: 0.1, Momentum: 0.9, Rule: Rule{Kind: RMSProp, Alpha: DefaultAlpha, Eps: DefaultEps}}, 4},
 		{"adam/K=4", Config{LR: 0.1, Rule: Rule{Kind: Adam, Beta1: DefaultBeta1, Beta2: DefaultBeta2, Eps: DefaultEps}}, 4},
+		{"rmsprop-centered-momentum/K=4", Config{LR: 0.1, Momentum: 0.9, Rule: Rule{Kind: RMSProp, Alpha: DefaultAlpha, Eps: DefaultEps, Centered: true}}, 4},
+		{"adamw/K=4", Config{LR: 0.1, WeightDecay: 0.01, Rule: Rule{Kind: AdamW, Beta1: DefaultBeta1, Beta2: DefaultBeta2, Eps: DefaultEps}}, 4},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			w := randVec(rng, n)
@@ -99,11 +101,14 @@ func BenchmarkApplyWeighted(b *testing.B) {
 			}
 			o, _ := New(c.cfg, n)
 			vecs := c.k + 2
-			if c.cfg.Momentum > 0 || c.cfg.Rule.Kind == Adam {
+			if c.cfg.Momentum > 0 || c.cfg.Rule.Kind.counts() {
 				vecs += 2
 			}
 			if c.cfg.Rule.Kind != SGD {
 				vecs += 2 // the squared-gradient average
+			}
+			if c.cfg.Rule.Centered {
+				vecs += 2 // the mean gradient
 			}
 			b.SetBytes(int64(vecs * 4 * n))
 			for range b.N {
