@@ -45,8 +45,8 @@ func TestScheduleBoundaries(t *testing.T) {
 	warm := Config{LR: 0.4, Schedule: Schedule{Warmup: 100, WarmupDiv: 4}}
 	warmStep := Config{LR: 0.4, Schedule: Schedule{Kind: StepDecay, Every: 50, Gamma: 0.5, Warmup: 100, WarmupDiv: 4}}
 	cases := []struct {
-		name        string
-		cfg         Config
+		name  string
+		cfg   Config
 		step  int64
 		epoch float64
 		want  float64
