@@ -148,7 +148,7 @@ func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, err
 			return 0, err
 		}
 	}
-	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, cs.Seconds, cs.Pushes), nil
+	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, cs), nil
 }
 
 func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }

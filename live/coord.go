@@ -86,6 +86,11 @@ type Coordinator struct {
 	onBarrier    func(b uint64)
 	stopped      chan struct{}
 	stopOnce     sync.Once
+
+	// lossSum and lossN total the mini-batch losses reported with counted
+	// pushes (CoordStats.BatchLossSum; not kept across a restart).
+	lossSum float64
+	lossN   int64
 }
 
 // CoordConfig builds a Coordinator.
@@ -258,13 +263,28 @@ func (c *Coordinator) peersOf(ids []int) []*wire.Peer {
 	return out
 }
 
-// clock records worker p's push: seq is its running push count (so a
-// retried frame is not counted twice), wait and busy its cumulative
-// seconds held and computing, in µs.
-// iterUS is the pushed iteration's compute time (0: not reported).
-func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, resp *wire.Frame) ([]*wire.Peer, bool, error) {
+// clockReport is one worker's clock report (a Clock frame).
+type clockReport struct {
+	// seq is the worker's running push count (so a retried frame is not
+	// counted twice); waitUS and busyUS its cumulative time held and
+	// computing, in µs; iterUS the pushed iteration's compute time (0: not
+	// reported).
+	seq, waitUS, busyUS uint64
+	iterUS              uint32
+	// loss is the frame's payload: the pushed gradient's mini-batch loss,
+	// or empty (reportedLoss).
+	loss []byte
+}
+
+func clockReportOf(f *wire.Frame) clockReport {
+	return clockReport{seq: f.Tag, waitUS: f.Extra, busyUS: f.Offset, iterUS: f.Count, loss: f.Bytes}
+}
+
+// clock records worker p's push.
+func (c *Coordinator) clock(p int, rep clockReport, resp *wire.Frame) ([]*wire.Peer, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	seq, waitUS, busyUS, iterUS := rep.seq, rep.waitUS, rep.busyUS, rep.iterUS
 	if p < 0 || p >= len(c.members) {
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock from unknown worker %d", p)
 	}
@@ -280,6 +300,22 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, re
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %d µs held and %d µs computing exceed the job's %d µs",
 			p, waitUS, busyUS, lim)
 	}
+	loss, hasLoss, err := reportedLoss(rep.loss)
+	if err != nil {
+		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %v", p, err)
+	}
+	// The loss counts with its push, once (not on a retry).
+	count := func() {
+		m.pushes++
+		c.pushes++
+		if iterUS > 0 {
+			m.iters.Add(float64(iterUS) / 1e6)
+		}
+		if hasLoss {
+			c.lossSum += loss
+			c.lossN++
+		}
+	}
 	resp.Type, resp.Worker = wire.MsgClock, int32(p)
 	if c.done {
 		// A push that raced the end: its gradient reached the shards and
@@ -287,11 +323,7 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, re
 		// updates), but it releases no one.
 		if m.state == live && seq > m.seq {
 			m.seq = seq
-			m.pushes++
-			c.pushes++
-			if iterUS > 0 {
-				m.iters.Add(float64(iterUS) / 1e6)
-			}
+			count()
 		}
 		return nil, false, remoteErr(wire.CodeShuttingDown, "the job has finished")
 	}
@@ -319,11 +351,7 @@ func (c *Coordinator) clock(p int, seq, waitUS, busyUS uint64, iterUS uint32, re
 		return notify, false, nil
 	}
 	m.seq = seq
-	m.pushes++
-	c.pushes++
-	if iterUS > 0 {
-		m.iters.Add(float64(iterUS) / 1e6)
-	}
+	count()
 	calls, t0 := c.gate.Stats().ControllerCalls, time.Now()
 	c.rel = c.gate.Pushed(c.now(), p, c.rel[:0])
 	if c.gate.Stats().ControllerCalls > calls {
@@ -536,7 +564,8 @@ func (c *Coordinator) Stats() CoordStats {
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
-		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused}
+		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
+		BatchLossSum: c.lossSum, BatchLosses: c.lossN}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {

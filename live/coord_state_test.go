@@ -41,7 +41,7 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	}
 	push := func(c *Coordinator, p int, seq uint64) {
 		t.Helper()
-		if _, _, err := c.clock(p, seq, 0, 0, 0, &resp); err != nil {
+		if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -83,7 +83,7 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	if r.pushes != 9 || r.gate.Clock(0) != 5 || r.gate.Clock(1) != 4 || !r.gate.Held(0) {
 		t.Fatalf("after the hellos: pushes %d, clocks %d %d, worker 0 held %v; want 9, 5, 4, held", r.pushes, r.gate.Clock(0), r.gate.Clock(1), r.gate.Held(0))
 	}
-	notify, _, err := r.clock(1, 5, 0, 0, 0, &resp)
+	notify, _, err := r.clock(1, clockReport{seq: 5}, &resp)
 	if err != nil || r.pushes != 10 || len(notify) != 2 {
 		t.Fatalf("worker 1's report: pushes %d, released %d, err %v: want 10 and both released", r.pushes, len(notify), err)
 	}
@@ -173,7 +173,7 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	}
 	push := func(c *Coordinator, p int, seq uint64) {
 		t.Helper()
-		if _, _, err := c.clock(p, seq, 0, 0, 0, &resp); err != nil {
+		if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	var ar wire.Frame
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range 2 {
-			if _, _, err := a.clock(p, seq, 0, 0, 0, &ar); err != nil {
+			if _, _, err := a.clock(p, clockReport{seq: seq}, &ar); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -242,7 +242,7 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range 2 {
-			if _, _, err := c.clock(p, seq, 0, 0, 0, &resp); err != nil {
+			if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}

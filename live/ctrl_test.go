@@ -376,6 +376,10 @@ func TestCoordinatorChecksClaims(t *testing.T) {
 		{"busy max", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Offset: math.MaxUint64}, wire.CodeBadRequest},
 		{"wait+busy wrap", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Extra: 1 << 63, Offset: 1 << 63}, wire.CodeBadRequest},
 		{"other worker", wire.Frame{Type: wire.MsgClock, Worker: 2, Tag: 1}, wire.CodeBadRequest},
+		{"loss NaN", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Bytes: lossPayload(math.NaN())}, wire.CodeBadRequest},
+		{"loss +Inf", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Bytes: lossPayload(math.Inf(1))}, wire.CodeBadRequest},
+		{"loss negative", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Bytes: lossPayload(-1)}, wire.CodeBadRequest},
+		{"loss 4 bytes", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Bytes: []byte{0, 0, 0x80, 0x3f}}, wire.CodeBadRequest},
 		{"heartbeat other worker", wire.Frame{Type: wire.MsgHeartbeat, Worker: math.MaxInt32}, wire.CodeBadRequest},
 		{"flags", wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Flags: 0xf}, wire.CodeProtocol},
 		{"push", wire.Frame{Type: wire.MsgPush, Worker: 1, Floats: []float32{1}}, wire.CodeProtocol},
@@ -386,15 +390,15 @@ func TestCoordinatorChecksClaims(t *testing.T) {
 			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
 		}
 	}
-	if st := co.Stats(); st.Pushes != 0 || st.Refused < 8 {
-		t.Errorf("pushes %d refused %d, want 0 and ≥ 8", st.Pushes, st.Refused)
+	if st := co.Stats(); st.Pushes != 0 || st.Refused < 12 || st.BatchLosses != 0 {
+		t.Errorf("pushes %d refused %d losses %d, want 0, ≥ 12 and 0", st.Pushes, st.Refused, st.BatchLosses)
 	}
-	// The next report in sequence is counted.
-	if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Extra: 10, Offset: 10}, &resp); err != nil {
+	// The next report in sequence is counted, with its loss.
+	if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgClock, Worker: 1, Tag: 1, Extra: 10, Offset: 10, Bytes: lossPayload(2.5)}, &resp); err != nil {
 		t.Fatal(err)
 	}
-	if st := co.Stats(); st.Pushes != 1 {
-		t.Errorf("pushes %d after a good report, want 1", st.Pushes)
+	if st := co.Stats(); st.Pushes != 1 || st.BatchLosses != 1 || st.BatchLossSum != 2.5 {
+		t.Errorf("pushes %d, losses %d summing to %g after a good report, want 1, 1 and 2.5", st.Pushes, st.BatchLosses, st.BatchLossSum)
 	}
 }
 

@@ -1,8 +1,10 @@
 package live
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/runstats"
@@ -134,12 +136,49 @@ type CoordStats struct {
 	WorkerBusy     []float64 `json:"worker_busy"` // seconds computing
 	// WorkerIter are each worker's iteration times (pacer profile).
 	WorkerIter []runstats.IterStats `json:"worker_iterations,omitempty"`
+	// BatchLossSum and BatchLosses are the sum and the count of the
+	// mini-batch losses the workers reported with their counted pushes,
+	// since this coordinator started: running totals, not a mean, so any
+	// number of observers can each take the mean over their own windows
+	// (Evaluations: since its previous evaluation) without the
+	// coordinator keeping a window per reader.
+	BatchLossSum float64 `json:"batch_loss_sum,omitempty"`
+	BatchLosses  int64   `json:"batch_losses,omitempty"`
 }
 
 // Stats is the reply to a "stats" control request.
 type Stats struct {
 	Shard ShardStats  `json:"shard"`
 	Coord *CoordStats `json:"coord,omitempty"`
+}
+
+// A clock report's payload is the pushed gradient's mini-batch loss, a
+// little-endian IEEE-754 float64, or empty: a worker that does not report
+// it (an older client) is not counted in the loss.
+const lossBytes = 8
+
+// setLoss puts loss in clock report f's payload (reusing its capacity).
+func setLoss(f *wire.Frame, loss float64) {
+	f.Bytes = binary.LittleEndian.AppendUint64(f.Bytes[:0], math.Float64bits(loss))
+}
+
+// reportedLoss reads a clock report's payload b: ok is false when it
+// carries no loss. A loss no cross-entropy takes (negative, NaN, infinite)
+// or a payload of another length is refused: frames are untrusted, and one
+// such value would spoil every mean it entered.
+func reportedLoss(b []byte) (loss float64, ok bool, err error) {
+	switch len(b) {
+	case 0:
+		return 0, false, nil
+	case lossBytes:
+	default:
+		return 0, false, fmt.Errorf("a clock report's payload is its mini-batch loss, %d bytes (or none), not %d", lossBytes, len(b))
+	}
+	loss = math.Float64frombits(binary.LittleEndian.Uint64(b))
+	if math.IsNaN(loss) || math.IsInf(loss, 0) || loss < 0 {
+		return 0, false, fmt.Errorf("a clock report's mini-batch loss must be finite and non-negative, not %g", loss)
+	}
+	return loss, true, nil
 }
 
 func remoteErr(code wire.ErrorCode, format string, a ...any) error {

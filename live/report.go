@@ -96,7 +96,7 @@ func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error)
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}
-	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, cs.Seconds, cs.Pushes), nil
+	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
 }
 
 // run evaluates at the job's cadence until the job is done, then ends it.

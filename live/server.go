@@ -687,7 +687,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 	}
 	switch req.Type {
 	case wire.MsgClock:
-		notify, finished, err := sv.coord.clock(p, req.Tag, req.Extra, req.Offset, req.Count, resp)
+		notify, finished, err := sv.coord.clock(p, clockReportOf(req), resp)
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 		ControllerCalls: cs.ControllerCalls, ControllerSeconds: cs.ControllerSecs, WorkerPushes: cs.WorkerPushes,
 		Sampling: j.Sampling, Normalize: j.Normalize, ChannelMean: ev.Mean}
 	r.SetCurve(ev.Curve, j.Target)
-	r.CurveEpochs = ev.Epochs
+	r.CurveEpochs, r.BatchLoss = ev.Epochs, ev.batchLosses()
 	r.SetTargets(j.Targets)
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds
@@ -83,27 +83,67 @@ func WaitFractions(cs CoordStats) (mean float64, per []float64) {
 
 // Evaluations are a live job's evaluations of its weights, as the
 // launcher and a hand-run job's shard 0 take them (Add): the accuracy
-// curve and the epoch of each point. No training loss: measuring it would
-// take the evaluating process's CPU from the workers whose speed the live
-// modes measure (a third more than the test accuracy for the MLP, half
-// for the CNN); virtual time records it.
+// curve, the epoch of each point and the workers' mean mini-batch loss
+// since the previous one. Not the evaluated weights' training loss
+// (virtual time's TrainLoss): measuring it would take the evaluating
+// process's CPU from the workers whose speed the live modes measure (a
+// third more than the test accuracy for the MLP, half for the CNN); the
+// mini-batch losses come free with the workers' gradients.
 type Evaluations struct {
 	Curve [][2]float64 // [seconds, test accuracy]
 	// Epochs are the epochs at the evaluations: the pushes counted by
 	// then, times the batch, over the training set.
 	Epochs []float64
+	// BatchLoss is, at each evaluation, the mean of the mini-batch losses
+	// the workers reported since the previous one (nil: none reported).
+	BatchLoss []*float64
 	// Mean is the per-channel mean subtracted from the data the
 	// evaluations read (job.Config.Normalize; nil: none).
 	Mean []float64
+
+	// The coordinator's loss totals at the previous evaluation, and its
+	// restarts then: a restarted coordinator's totals start again from 0.
+	lossSum  float64
+	losses   int64
+	restarts int64
 }
 
-// Add evaluates weights w of model m on test at seconds, after pushes of
-// job d, and returns the accuracy.
-func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *data.Set, seconds float64, pushes int64) float64 {
+// Add evaluates weights w of model m on test as of the coordinator's
+// counters cs, of job d, and returns the accuracy.
+func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *data.Set, cs CoordStats) float64 {
 	acc := nn.Accuracy(m, w, test.X, test.Y, 500)
-	e.Curve = append(e.Curve, [2]float64{seconds, acc})
+	e.Curve = append(e.Curve, [2]float64{cs.Seconds, acc})
 	if d.TrainN > 0 {
-		e.Epochs = append(e.Epochs, float64(pushes*int64(d.Job.Batch))/float64(d.TrainN))
+		e.Epochs = append(e.Epochs, float64(cs.Pushes*int64(d.Job.Batch))/float64(d.TrainN))
 	}
+	e.BatchLoss = append(e.BatchLoss, e.batchLoss(cs))
 	return acc
+}
+
+// batchLoss is the mean loss the workers reported since the previous
+// evaluation (nil: none), from the coordinator's running totals.
+func (e *Evaluations) batchLoss(cs CoordStats) *float64 {
+	if cs.Restarts != e.restarts || cs.BatchLosses < e.losses {
+		// The coordinator restarted since: its totals are the reports
+		// since then (the ones between the previous evaluation and the
+		// restart are lost with it).
+		e.lossSum, e.losses, e.restarts = 0, 0, cs.Restarts
+	}
+	n, sum := cs.BatchLosses-e.losses, cs.BatchLossSum-e.lossSum
+	e.lossSum, e.losses = cs.BatchLossSum, cs.BatchLosses
+	if n <= 0 {
+		return nil
+	}
+	mean := sum / float64(n)
+	return &mean
+}
+
+// batchLosses is BatchLoss for a summary: nil when no evaluation had any.
+func (e *Evaluations) batchLosses() []*float64 {
+	for _, l := range e.BatchLoss {
+		if l != nil {
+			return e.BatchLoss
+		}
+	}
+	return nil
 }

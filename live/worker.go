@@ -222,6 +222,7 @@ type state struct {
 	inPull   bool
 	seq      uint64
 	iter     time.Duration // the last iteration's compute time, reported with its push
+	loss     float64       // the last mini-batch's loss, reported with its push
 	waitFrom time.Time
 	res      WorkerResult
 	start    time.Time
@@ -328,7 +329,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		t0 := time.Now()
 		st.res.Wait += t0.Sub(st.waitFrom)
 		bt := b.Next()
-		st.model.Grad(st.params, st.grad, bt.X, bt.Y, bt.N)
+		st.loss = float64(st.model.Grad(st.params, st.grad, bt.X, bt.Y, bt.N))
 		if st.pace != nil {
 			// An emulated slower worker: the stretch counts as computing.
 			if err := st.pace.hold(ctx, t0, time.Since(t0)); err != nil {

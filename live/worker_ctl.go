@@ -29,6 +29,12 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		req.Type, req.Worker, req.Tag = wire.MsgClock, int32(w.id), st.seq
 		req.Extra, req.Offset = uint64(st.res.Wait.Microseconds()), uint64(st.res.Busy.Microseconds())
 		req.Count = uint32(min(st.iter.Microseconds(), math.MaxUint32)) // for pacer profile
+		// The loss is a statistic: one the coordinator would refuse (a
+		// diverging model's overflow) is left out rather than failing a
+		// push whose gradient was finite.
+		if !math.IsNaN(st.loss) && !math.IsInf(st.loss, 0) && st.loss >= 0 {
+			setLoss(&req, st.loss)
+		}
 		w.ctlMu.Lock()
 		ctl := w.ctl
 		w.ctlMu.Unlock()

@@ -77,6 +77,15 @@ type Run struct {
 	// at each evaluation.
 	CurveEpochs []float64 `json:"curve_epochs,omitempty"`
 	TrainLoss   []float64 `json:"train_loss,omitempty"`
+	// BatchLoss is, at each evaluation, the mean mini-batch training loss
+	// the workers computed (live: reported with their pushes) since the
+	// previous evaluation: what any training loop logs, free because the
+	// gradient computes it anyway. null where no mini-batch was reported
+	// since (the initial evaluation; a live worker that does not report
+	// its loss, such as an older client); nil when none was. It is the
+	// loss of the weights each worker read, on its own batches, so it is
+	// noisier than, and lags, TrainLoss.
+	BatchLoss []*float64 `json:"batch_loss,omitempty"`
 	// Targets are the accuracies of --targets; TimesToTargets and
 	// EpochsToTargets are their first crossings, interpolated as TimeTo
 	// (null: never reached; epochs only where CurveEpochs are recorded).
