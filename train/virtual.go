@@ -71,7 +71,7 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	learnt := float64(l.nLearnt) / float64(len(l.learnt))
 	r.SamplesLearnt = &learnt
 	r.SetCurve(l.curve, cfg.Target)
-	r.CurveEpochs, r.TrainLoss = l.epochs, l.trainLoss
+	r.CurveEpochs, r.TrainLoss, r.BatchLoss = l.epochs, l.trainLoss, l.batchLoss
 	r.SetTargets(cfg.Targets)
 	return r, nil
 }
@@ -109,6 +109,13 @@ type learner struct {
 	progress   func(Progress)
 	wallStart  time.Time
 	now        time.Duration
+
+	// batchLoss is, at each evaluation, the mean loss of the mini-batches
+	// computed since the previous one (nil: none), as the live modes
+	// record it from the workers' reports; lossSum and losses total them.
+	batchLoss []*float64
+	lossSum   float64
+	losses    int64
 }
 
 type grad struct {
@@ -181,7 +188,8 @@ func (l *learner) Compute(now time.Duration, p int) uint64 {
 	} else {
 		g = &grad{g: make([]float32, len(l.w))}
 	}
-	l.model.Grad(l.local[p], g.g, b.X, b.Y, b.N)
+	l.lossSum += float64(l.model.Grad(l.local[p], g.g, b.X, b.Y, b.N))
+	l.losses++
 	if l.cfg.ClipNorm > 0 {
 		optim.ClipNorm(g.g, l.cfg.ClipNorm)
 	}
@@ -271,6 +279,13 @@ func (l *learner) evaluate(now time.Duration) {
 	l.curve = append(l.curve, [2]float64{now.Seconds(), acc})
 	l.epochs = append(l.epochs, float64(l.samples)/float64(l.ds.Train.N))
 	l.trainLoss = append(l.trainLoss, l.loss(w))
+	var mean *float64
+	if l.losses > 0 {
+		m := l.lossSum / float64(l.losses)
+		mean = &m
+	}
+	l.batchLoss = append(l.batchLoss, mean)
+	l.lossSum, l.losses = 0, 0
 	if l.progress != nil {
 		l.progress(Progress{Epoch: float64(l.samples) / float64(l.ds.Train.N), Accuracy: acc,
 			Virtual: now, Wall: time.Since(l.wallStart)})
