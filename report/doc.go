@@ -41,12 +41,18 @@
 //     and switches to a log axis when shares span more than 50×; the log axis
 //     is log10 values on a linear axis, since gonum's LogScale misplaces a
 //     rotated axis label and panics on zero.
-//   - Accuracy against epochs (accuracy_vs_epoch.png) and training loss
-//     against time (loss_vs_time.png) are drawn only when the runs record
-//     them (CurveEpochs, TrainLoss), so older summaries give the same files
-//     as before; the medians over seeds are taken evaluation by evaluation,
-//     as for accuracy against time. The loss axis is cut below the first
-//     evaluation's loss, which all paradigms share.
+//   - Accuracy against epochs (accuracy_vs_epoch.png), training loss
+//     against time (loss_vs_time.png) and the workers' mini-batch loss
+//     against time (batch_loss_vs_time.png) are drawn only when the runs
+//     record them (CurveEpochs, TrainLoss, BatchLoss), so older summaries
+//     give the same plots as before; the medians over seeds are taken
+//     evaluation by evaluation, as for accuracy against time (an
+//     evaluation without a mini-batch loss, null in BatchLoss, is skipped).
+//     A loss axis is cut below its first point's loss, which all
+//     paradigms share. The mini-batch loss is a plot of its own, not a
+//     second line in the training loss's: it is a different quantity
+//     (each worker's batches at the weights it read, averaged over a
+//     window), and the live modes record only it.
 //   - report.html embeds the plots as base64 data URIs (as trusted attributes,
 //     because html/template would escape every '+'), has inline CSS and no
 //     external reference, so it opens offline. All user text (titles, names,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot"
@@ -53,6 +54,20 @@ func timeLoss(r *runstats.Run) (x, y []float64) {
 	}
 	for k, p := range r.Curve {
 		x, y = append(x, p[0]), append(y, r.TrainLoss[k])
+	}
+	return x, y
+}
+
+// timeBatchLoss is the workers' mean mini-batch loss since the previous
+// evaluation against time, at the evaluations that have one.
+func timeBatchLoss(r *runstats.Run) (x, y []float64) {
+	if len(r.BatchLoss) != len(r.Curve) {
+		return nil, nil
+	}
+	for k, p := range r.Curve {
+		if l := r.BatchLoss[k]; l != nil {
+			x, y = append(x, p[0]), append(y, *l)
+		}
 	}
 	return x, y
 }
@@ -298,34 +313,55 @@ func addCurve(p *plot.Plot, mid, lo, hi plotter.XYs, i int, band bool) (*plotter
 	return l, dots, nil
 }
 
-// lossPlot draws each paradigm's median training loss over seeds against
+// lossKind is what a loss plot draws: the evaluated weights' training
+// loss (loss_vs_time.png) or the workers' mini-batch losses
+// (batch_loss_vs_time.png).
+type lossKind struct {
+	file, title, heading, yLabel string
+	series                       series
+	// what is the caption's account of the quantity, after "Each line is
+	// one paradigm's median".
+	what string
+}
+
+var (
+	trainLossKind = lossKind{file: FileLoss, title: "Training loss vs time", heading: "Training loss over time",
+		yLabel: fmt.Sprintf("training loss (first %d samples)", runstats.TrainLossSamples), series: timeLoss,
+		what: fmt.Sprintf("training loss (mean cross-entropy of the evaluated weights on the first %d training samples)", runstats.TrainLossSamples)}
+	batchLossKind = lossKind{file: FileBatchLoss, title: "Mini-batch loss vs time", heading: "Mini-batch loss over time",
+		yLabel: "mean mini-batch loss since the previous evaluation", series: timeBatchLoss,
+		what: "mini-batch loss (the mean cross-entropy of the batches its workers computed since the previous evaluation, " +
+			"each at the weights that worker had read: noisier than, and lagging, the evaluated weights' loss)"}
+)
+
+// lossPlot draws each paradigm's median loss of kind k over seeds against
 // time, with a band for its interval. The loss axis is cut at the highest
-// loss after the first evaluation: the initial weights' loss, the same for
+// loss after the first point: the initial weights' loss, the same for
 // every paradigm, would squeeze the differences at the end flat.
-func lossPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) {
+func lossPlot(s *runstats.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, error) {
 	bands := len(gs) <= maxBands && len(s.Seeds) > 1
-	heading := "Training loss over time (median over seeds)"
+	heading := k.heading + " (median over seeds)"
 	if bands {
-		heading = "Training loss over time (median over seeds, band: interval)"
+		heading = k.heading + " (median over seeds, band: interval)"
 	}
-	p := newPlot(heading, timeAxis(s.Runs), fmt.Sprintf("training loss (first %d samples)", runstats.TrainLossSamples))
+	p := newPlot(heading, timeAxis(s.Runs), k.yLabel)
 	p.Add(grid(true, true))
 	xmax, ylo, yhi := s.HorizonSeconds, math.Inf(1), math.Inf(-1)
 	for i, g := range gs {
-		mid, lo, hi := medianCurve(g, timeLoss)
+		mid, lo, hi := medianCurve(g, k.series)
 		if len(mid) == 0 {
 			continue
 		}
-		for k := range mid {
-			xmax = max(xmax, mid[k].X)
-			ylo = min(ylo, lo[k].Y, mid[k].Y)
-			if k > 0 || len(mid) == 1 {
-				yhi = max(yhi, hi[k].Y, mid[k].Y)
+		for j := range mid {
+			xmax = max(xmax, mid[j].X)
+			ylo = min(ylo, lo[j].Y, mid[j].Y)
+			if j > 0 || len(mid) == 1 {
+				yhi = max(yhi, hi[j].Y, mid[j].Y)
 			}
 		}
 		l, dots, err := addCurve(p, mid, lo, hi, i, bands && len(g.runs) > 1)
 		if err != nil {
-			return figure{}, nil, fmt.Errorf("report: training loss of %s: %w", g.name, err)
+			return figure{}, nil, fmt.Errorf("report: %s of %s: %w", strings.ToLower(k.title), g.name, err)
 		}
 		p.Legend.Add(fmt.Sprintf("%s (%.3g at the end)", g.name, mid[len(mid)-1].Y), l, dots)
 	}
@@ -342,10 +378,9 @@ func lossPlot(s *runstats.Summary, gs []pgroup) (figure, *plot.Plot, error) {
 	if bands {
 		band = ", the shaded band its interval over seeds"
 	}
-	caption := fmt.Sprintf("Each line is one paradigm's median training loss (mean cross-entropy of the evaluated weights on the "+
-		"first %d training samples) over %s, a dot at every evaluation%s; lower is better. The axis is cut below the "+
-		"first evaluation's loss, which every paradigm shares, to show where they differ.", runstats.TrainLossSamples, seedWord(len(s.Seeds)), band)
-	return figure{name: FileLoss, title: "Training loss vs time", caption: caption, png: png}, p, err
+	caption := fmt.Sprintf("Each line is one paradigm's median %s over %s, a dot at every evaluation%s; lower is better. The axis is cut below the "+
+		"first point's loss, which every paradigm shares, to show where they differ.", k.what, seedWord(len(s.Seeds)), band)
+	return figure{name: k.file, title: k.title, caption: caption, png: png}, p, err
 }
 
 // maxBands is the most bands one plot shows; past it they hide each other

@@ -30,14 +30,17 @@ const (
 	FileBands    = "accuracy_bands.png"    // one panel per paradigm, past maxBands paradigms
 	FileEpochs   = "accuracy_vs_epoch.png" // runs that record their epochs only (virtual time)
 	FileLoss     = "loss_vs_time.png"      // runs that record their training loss only (virtual time)
-	FileWait     = "wait_per_worker.png"
-	FileStale    = "staleness.png"
-	FileThru     = "throughput.png"
-	FileSplit    = "time_split.png" // runs with a network only
-	FileLinks    = "links.png"      // runs with a network only
-	FileMarkdown = "summary.md"
-	FileJSON     = "summary.json"
-	FileCSV      = "curves.csv"
+	// runs that record their mini-batch losses only (virtual time; live
+	// workers that report theirs)
+	FileBatchLoss = "batch_loss_vs_time.png"
+	FileWait      = "wait_per_worker.png"
+	FileStale     = "staleness.png"
+	FileThru      = "throughput.png"
+	FileSplit     = "time_split.png" // runs with a network only
+	FileLinks     = "links.png"      // runs with a network only
+	FileMarkdown  = "summary.md"
+	FileJSON      = "summary.json"
+	FileCSV       = "curves.csv"
 )
 
 // ErrInput is wrapped by every error about the runs or the scenario.
@@ -68,7 +71,7 @@ func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	for _, name := range []string{FileAccuracy, FileBands, FileEpochs, FileLoss, FileCSV, FileSplit, FileLinks} {
+	for _, name := range []string{FileAccuracy, FileBands, FileEpochs, FileLoss, FileBatchLoss, FileCSV, FileSplit, FileLinks} {
 		if !hasFile(files, name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
@@ -121,12 +124,14 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 			}
 			plots = append(plots, fig)
 		}
-		if recorded(s, timeLoss) {
-			fig, _, err := lossPlot(s, gs)
-			if err != nil {
-				return nil, err
+		for _, k := range []lossKind{trainLossKind, batchLossKind} {
+			if recorded(s, k.series) {
+				fig, _, err := lossPlot(s, gs, k)
+				if err != nil {
+					return nil, err
+				}
+				plots = append(plots, fig)
 			}
-			plots = append(plots, fig)
 		}
 	}
 	typ := make([]runstats.Run, len(gs))
@@ -171,10 +176,10 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 }
 
 // curvesCSV is every run's accuracy curve, one evaluation a line, with the
-// epoch and training loss at it where recorded.
+// epoch, training loss and mini-batch loss at it where recorded.
 func curvesCSV(s *runstats.Summary) []byte {
 	var b bytes.Buffer
-	b.WriteString("paradigm,seed,seconds,test_accuracy,epoch,train_loss\n")
+	b.WriteString("paradigm,seed,seconds,test_accuracy,epoch,train_loss,batch_loss\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range s.Runs {
 		name := r.Paradigm
@@ -182,16 +187,20 @@ func curvesCSV(s *runstats.Summary) []byte {
 			name = `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 		}
 		for k, p := range r.Curve {
-			// Epochs and training loss where the mode records them (virtual
-			// time); empty cells elsewhere.
-			var epoch, loss string
+			// Epochs and losses where the mode records them; empty cells
+			// elsewhere (and for a mini-batch loss with no batch since the
+			// previous evaluation).
+			var epoch, loss, batch string
 			if len(r.CurveEpochs) == len(r.Curve) {
 				epoch = g(r.CurveEpochs[k])
 			}
 			if len(r.TrainLoss) == len(r.Curve) {
 				loss = g(r.TrainLoss[k])
 			}
-			fmt.Fprintf(&b, "%s,%d,%s,%s,%s,%s\n", name, r.Seed, g(p[0]), g(p[1]), epoch, loss)
+			if len(r.BatchLoss) == len(r.Curve) && r.BatchLoss[k] != nil {
+				batch = g(*r.BatchLoss[k])
+			}
+			fmt.Fprintf(&b, "%s,%d,%s,%s,%s,%s,%s\n", name, r.Seed, g(p[0]), g(p[1]), epoch, loss, batch)
 		}
 	}
 	return b.Bytes()

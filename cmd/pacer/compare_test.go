@@ -70,7 +70,7 @@ func TestCompareEndToEnd(t *testing.T) {
 			t.Errorf("bsp waited %.3f, asp %.3f: a 1:2 cluster should make BSP wait", runs[0].WaitFraction, runs[2].WaitFraction)
 		}
 		csv, _ := os.ReadFile(filepath.Join(dir, "curves.csv"))
-		if !strings.HasPrefix(string(csv), "paradigm,seed,seconds,test_accuracy,epoch,train_loss\n") || !strings.Contains(string(csv), "\nasp,2,") {
+		if !strings.HasPrefix(string(csv), "paradigm,seed,seconds,test_accuracy,epoch,train_loss,batch_loss\n") || !strings.Contains(string(csv), "\nasp,2,") {
 			t.Errorf("curves.csv:\n%.300s", csv)
 		}
 		html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
