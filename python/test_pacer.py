@@ -120,6 +120,14 @@ def stats(addr):
         c.close()
 
 
+def coord_stats(addr):
+    c = observer(addr)
+    try:
+        return c.call(wire.CONTROL, json.dumps({"op": "stats"}).encode()).json()["coord"]
+    finally:
+        c.close()
+
+
 def weights(addr, shard=0):
     c = observer(addr)
     try:
@@ -579,6 +587,18 @@ class ConformanceTest(unittest.TestCase):
             np.testing.assert_array_equal(params, w0 - np.float32(0.5) * grad)
             _, w1 = weights(self.addr)
             np.testing.assert_array_equal(params, w1)
+            # A report without a loss (as older clients send) is not in the
+            # mean; a bad loss is refused before anything is sent; a good
+            # one is counted with its push.
+            cs = coord_stats(self.addr)
+            self.assertEqual((cs["pushes"], cs.get("batch_losses", 0)), (1, 0))
+            for bad in (float("nan"), float("inf"), -1.0, "x"):
+                with self.assertRaises(ValueError):
+                    c.step(bad)
+            self.assertEqual(coord_stats(self.addr)["pushes"], 1)
+            self.assertTrue(c.step(2.5))
+            cs = coord_stats(self.addr)
+            self.assertEqual((cs["pushes"], cs["batch_losses"], cs["batch_loss_sum"]), (2, 1, 2.5))
         finally:
             c.close()
 
@@ -718,8 +738,9 @@ class EndToEndTest(unittest.TestCase):
                 with open(os.path.join(tmp, "out", "summary.json")) as f:
                     r = json.load(f)
                 ws = [json.loads(procs.log(p).strip().splitlines()[-1]) for p in procs.procs[2:]]
-                print("\n%s: test accuracy %s, final %.4f, %d pushes, %.1f s; workers %s"
-                      % (paradigm, [c[1] for c in r["curve"]], r["final_accuracy"], r["pushes"], r["seconds"], ws),
+                print("\n%s: test accuracy %s, final %.4f, %d pushes, %.1f s; batch losses %s; workers %s"
+                      % (paradigm, [c[1] for c in r["curve"]], r["final_accuracy"], r["pushes"], r["seconds"],
+                         [v if v is None else round(v, 4) for v in r.get("batch_loss", [])], ws),
                       file=sys.stderr)
                 self.assertEqual(r["paradigm"], paradigm)
                 self.assertGreaterEqual(r["pushes"], 60000 // 32)
@@ -732,6 +753,12 @@ class EndToEndTest(unittest.TestCase):
                 if want >= 0.8:
                     self.assertIsNotNone(r.get("time_to_target"), "0.80 never reached")
                 self.assertGreaterEqual(r["final_accuracy"], want - 0.04 if final is None else final)
+                # torch_worker.py reports each batch's loss: every evaluation
+                # during the epoch has the mean since the previous, falling.
+                bl = r["batch_loss"]
+                self.assertEqual(len(bl), len(r["curve"]))
+                self.assertTrue(all(v is not None and v > 0 for v in bl[:-1]), bl)
+                self.assertLess(bl[-2], 0.8 * bl[0], bl)
                 if stale:
                     # Partial pulls happened: some iterations computed with a block not fresh.
                     self.assertGreater(sum(w["stale_pulls"] for w in ws), 0)

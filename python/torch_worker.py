@@ -117,8 +117,9 @@ def main():
         own += int(np.count_nonzero(idx % job.workers == w.id % job.workers))
         idx = torch.from_numpy(idx)
         w.zero_grad()
-        F.cross_entropy(model(xt[idx]), yt[idx]).backward()
-        if not w.step():
+        loss = F.cross_entropy(model(xt[idx]), yt[idx])
+        loss.backward()
+        if not w.step(loss):
             break
     c = w.client
     print(json.dumps({"id": w.id, "model": job.model, "paradigm": job.kind, "pushes": c.pushes,

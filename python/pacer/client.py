@@ -12,6 +12,7 @@ import os
 import random
 import select
 import ssl
+import struct
 import threading
 import time
 
@@ -28,6 +29,15 @@ FLAG_REJOINED = 4  # Clock reply: the worker had been removed and was admitted a
 FLAG_READY = 8     # one-way PullResp: the version a pending pull waits for exists
 
 JOB_VERSION = 1  # job.Version: the description this client reads
+
+
+def check_loss(loss):
+    """A mini-batch loss as the coordinator takes it: a finite, non-negative
+    float (it refuses anything else, failing the report)."""
+    v = float(loss)
+    if not math.isfinite(v) or v < 0:
+        raise ValueError("the mini-batch loss must be a finite, non-negative number, not %r" % (v,))
+    return v
 
 # paradigm.Kind values as the description carries them.
 KINDS = {1: "bsp", 2: "asp", 3: "ssp", 4: "dssp", 5: "elastic", 6: "backup", 7: "psp", 8: "softsync"}
@@ -239,14 +249,17 @@ class Client:
             except wire.ConnectionLost:
                 pass  # the main thread redials when it next uses the connection
 
-    def report(self):
-        """Tells the gate about the push just made and waits for its release."""
+    def report(self, loss=None):
+        """Tells the gate about the push just made, with its mini-batch loss
+        when given (summary.json's batch_loss averages the reported ones), and
+        waits for its release."""
+        payload = b"" if loss is None else struct.pack("<d", check_loss(loss))
         self._released = False
         delay = 0.05
         rejoined = False
         while True:
             try:
-                r = self.ctl.call(wire.CLOCK, worker=self.id, tag=self.seq, extra=int(self.wait_s * 1e6),
+                r = self.ctl.call(wire.CLOCK, payload, worker=self.id, tag=self.seq, extra=int(self.wait_s * 1e6),
                                   offset=int(self.busy_s * 1e6), count=min(int(self.iter_s * 1e6), 2**32 - 1))
                 break
             except wire.RemoteError as e:
@@ -347,11 +360,14 @@ class Client:
             if link.finish_push():
                 self.dropped += 1
 
-    def step(self):
-        """Push the gradient, report it, wait for the release and pull: one
-        iteration's communication. Returns False once the job has ended."""
+    def step(self, loss=None):
+        """Push the gradient, report it (with its mini-batch loss, when
+        given), wait for the release and pull: one iteration's
+        communication. Returns False once the job has ended."""
         if self.done:
             return False
+        if loss is not None:
+            loss = check_loss(loss)  # before anything is sent
         t0 = time.monotonic()
         self.iter_s = t0 - self._computing_from
         self.busy_s += self.iter_s
@@ -360,7 +376,7 @@ class Client:
             self.clock += 1
             self.pushes += 1
             self.seq += 1
-            self.report()
+            self.report(loss)
             self.pull()
         except JobDone:
             self.done = True

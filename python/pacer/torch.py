@@ -245,22 +245,27 @@ class Worker:
                 g.copy_(p.grad)  # the user replaced .grad: copy it in, then give the view back
                 p.grad = g
 
-    def step(self):
+    def step(self, loss=None):
         """Pushes the gradient, waits as the paradigm says and pulls the new
-        weights into the model. False: the job has ended."""
+        weights into the model. False: the job has ended. loss (the batch's
+        loss, a number or a one-element tensor) goes with the push into the
+        job's batch_loss."""
         if self.client.done:
             return False
         self._gather()
         if self.check_finite and not np.isfinite(self.flat_grad).all():
             raise FloatingPointError("worker %d: the model's gradient is not finite (NaN or Inf): "
                                      "the shards would refuse it" % self.id)
+        if loss is not None:
+            # Refused before the clip below changes the gradient.
+            loss = _client.check_loss(loss.item() if isinstance(loss, torch.Tensor) else loss)
         if self.job.clip_norm > 0:
             # The job's --clip-norm: every worker of the job, Go or PyTorch,
             # clips its whole gradient before the push.
             norm = clip_norm(self.flat_grad, self.job.clip_norm)
             if self.job.clip_norm / (norm + 1e-6) < 1:  # clip_norm's test: it scaled
                 self.clipped += 1
-        return self.client.step()
+        return self.client.step(loss)
 
     def close(self):
         self.client.close()
