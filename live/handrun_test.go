@@ -174,6 +174,11 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 				r.CurveEpochs[n-1] < 3 || r.CurveEpochs[n-1] > 3.5 {
 				t.Errorf("epochs %v, training loss %v for %d evaluations", r.CurveEpochs, r.TrainLoss, n)
 			}
+			// The workers' mini-batch losses since each evaluation but
+			// possibly the last (no push may follow the one before).
+			if len(r.BatchLoss) != n || n < 2 || slices.Contains(r.BatchLoss[:n-1], nil) {
+				t.Errorf("batch losses %v for %d evaluations", r.BatchLoss, n)
+			}
 			if len(r.EpochsToTargets) != 1 || (r.EpochsToTargets[0] == nil) != (r.TimesToTargets[0] == nil) {
 				t.Errorf("epochs to --targets %v, times %v", r.EpochsToTargets, r.TimesToTargets)
 			}
