@@ -52,6 +52,10 @@ func TestTCPPythonWorkers(t *testing.T) {
 			if cfg.Normalize != "" && len(r.ChannelMean) != 1 {
 				t.Errorf("normalize %q: the summary's mean %v", r.Normalize, r.ChannelMean)
 			}
+			// Both kinds of worker send each batch's loss with its push.
+			if res.Coord.BatchLosses != r.Pushes || len(r.BatchLoss) != len(r.Curve) {
+				t.Errorf("%d losses reported for %d pushes, %d batch losses for %d evaluations", res.Coord.BatchLosses, r.Pushes, len(r.BatchLoss), len(r.Curve))
+			}
 			if r.FinalAccuracy < 0.65 { // Go workers alone: 0.727 on this job
 				t.Errorf("final accuracy %.3f: want ≥ 0.65 after one epoch of 6000 samples", r.FinalAccuracy)
 			}

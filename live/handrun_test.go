@@ -177,7 +177,7 @@ func TestHandRunJobEndsByItself(t *testing.T) {
 			// The workers' mini-batch losses since each evaluation but
 			// possibly the last (no push may follow the one before).
 			if len(r.BatchLoss) != n || n < 2 || slices.Contains(r.BatchLoss[:n-1], nil) {
-				t.Errorf("batch losses %v for %d evaluations", r.BatchLoss, n)
+				t.Errorf("%d batch losses (nil at %d) for %d evaluations", len(r.BatchLoss), slices.Index(r.BatchLoss, nil), n)
 			}
 			if len(r.EpochsToTargets) != 1 || (r.EpochsToTargets[0] == nil) != (r.TimesToTargets[0] == nil) {
 				t.Errorf("epochs to --targets %v, times %v", r.EpochsToTargets, r.TimesToTargets)
