@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -85,7 +86,7 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 	must(report(0, 1, lossPayload(2))) // a retry: its push and loss count once
 	must(report(0, 2, nil))            // no loss: its push counts, not in the mean
 	if l := window(); l == nil || *l != 2.5 {
-		t.Fatalf("first window: %v, want the mean of 2 and 3", l)
+		t.Fatalf("first window: %s, want the mean of 2 and 3", lossText(l))
 	}
 	if l := window(); l != nil {
 		t.Fatalf("an evaluation with no report since the previous: %v, want none", *l)
@@ -108,7 +109,7 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 	must(report(0, 3, lossPayload(0.5)))
 	must(report(1, 3, lossPayload(0.25)))
 	if l := window(); l == nil || math.Abs(*l-(1+0.5+0.25)/3) > 1e-15 {
-		t.Fatalf("second window: %v, want the mean of 1, 0.5 and 0.25", l)
+		t.Fatalf("second window: %s, want the mean of 1, 0.5 and 0.25", lossText(l))
 	}
 	if got := c.Stats().Pushes; got != 6 {
 		t.Fatalf("%d pushes counted, want 6", got)
@@ -120,6 +121,13 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 	cs := c.Stats()
 	cs.Restarts, cs.BatchLossSum, cs.BatchLosses = 1, 0.75, 1
 	if l := ev.batchLoss(cs); l == nil || *l != 0.75 {
-		t.Fatalf("after a restart: %v, want 0.75", l)
+		t.Fatalf("after a restart: %s, want 0.75", lossText(l))
 	}
+}
+
+func lossText(l *float64) string {
+	if l == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*l, 'g', -1, 64)
 }

@@ -242,21 +242,19 @@ func TestVirtualBatchLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(r.BatchLoss) != len(r.Curve) || len(r.Curve) < 4 || r.BatchLoss[0] != nil {
-		t.Fatalf("batch losses %v for %d evaluations: want one each, none at the first", r.BatchLoss, len(r.Curve))
+		t.Fatalf("%d batch losses for %d evaluations (the first nil: %v): want one each, none at the first", len(r.BatchLoss), len(r.Curve), r.BatchLoss[0] == nil)
 	}
 	for k, l := range r.BatchLoss[1:] {
 		if l == nil || !(*l > 0) {
-			t.Fatalf("evaluation %d: batch loss %v", k+2, l)
+			t.Fatalf("evaluation %d: no positive batch loss", k+2)
 		}
+		t.Logf("evaluation %d: batch loss %.3f, training loss %.3f then %.3f", k+2, *l, r.TrainLoss[k], r.TrainLoss[k+1])
 		// The batches since the previous evaluation were computed on the
 		// weights between the two evaluations, so their mean lies near
 		// those weights' loss on the training subset.
 		if lo, hi := min(r.TrainLoss[k], r.TrainLoss[k+1]), max(r.TrainLoss[k], r.TrainLoss[k+1]); *l < 0.7*lo || *l > 1.3*hi {
 			t.Errorf("evaluation %d: batch loss %.3f, training loss %.3f then %.3f", k+2, *l, r.TrainLoss[k], r.TrainLoss[k+1])
 		}
-	}
-	for k, l := range r.BatchLoss[1:] {
-		t.Logf("evaluation %d: batch loss %.3f, training loss %.3f then %.3f", k+2, *l, r.TrainLoss[k], r.TrainLoss[k+1])
 	}
 	if first, last := *r.BatchLoss[1], *r.BatchLoss[len(r.BatchLoss)-1]; !(last < 0.8*first) {
 		t.Errorf("batch loss %.3f at the second evaluation, %.3f at the last: want it to fall", first, last)
