@@ -474,6 +474,18 @@ func (c *Coordinator) noteBarriers() {
 	}
 }
 
+// tellBarriers hands the barrier count so far to the shard links (lock
+// held). A restarted coordinator's count comes from its state file and no
+// barrier has passed since to send it: a shard 0 restored from a
+// checkpoint written before the last barrier's apply would wait for the
+// next barrier, and the workers released at this one wait for its
+// version, so there would be no next one.
+func (c *Coordinator) tellBarriers() {
+	if c.bar > 0 && c.onBarrier != nil {
+		c.onBarrier(c.bar)
+	}
+}
+
 // endSuperstep ends the job's last superstep (lock held): under ElasticBSP
 // apply=local its gradients, which the workers have stepped their copies
 // with, are applied by one more barrier rather than left in the shards'

@@ -221,7 +221,7 @@ func (c *Coordinator) restore(st *coordState) error {
 			c.gate.SetClock(t, p, ms.Clock, nil)
 		}
 	}
-	c.log.Info("coordinator restored", "pushes", c.pushes, "target", c.target, "workers", len(c.members), "done", c.done, "restarts", c.restarts)
+	c.log.Info("coordinator restored", "pushes", c.pushes, "target", c.target, "workers", len(c.members), "done", c.done, "restarts", c.restarts, "barriers", c.bar)
 	return nil
 }
 

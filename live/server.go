@@ -325,6 +325,7 @@ func (sv *Server) Run(ctx context.Context) error {
 		}
 		sv.coord.mu.Lock()
 		sv.coord.publish()
+		sv.coord.tellBarriers()
 		sv.coord.mu.Unlock()
 		for _, l := range sv.links {
 			wg.Add(1)
