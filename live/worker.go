@@ -132,7 +132,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	// Beat from the start: loading the data set can outlast the timeout.
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go w.heartbeats(hctx)
+	go w.heartbeats(hctx, w.info.Job.Job.HeartbeatTimeout)
 	return w.loop(ctx)
 }
 
@@ -200,7 +200,12 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		}
 		w.ctl.Close()
 	}
-	w.ctl, w.info, w.id = c, info, info.ID
+	w.ctl, w.info = c, info
+	if w.id != info.ID {
+		// Only the first dial (−1: join) is given an id; a redial asks
+		// for its own and the links, which read it, are running by then.
+		w.id = info.ID
+	}
 	w.mID.Store(int64(info.ID))
 	w.noteBarrier(info.Barriers, uint64(max(info.BarrierPushes, 0)))
 	return nil
@@ -470,6 +475,9 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 			timer = time.NewTimer(d - time.Since(st.start))
 			tick = timer.C
 		}
+		w.ctlMu.Lock()
+		dead := w.ctl.Done()
+		w.ctlMu.Unlock()
 		select {
 		case ev := <-w.events:
 			if err := w.handle(st, links, ev); err != nil {
@@ -478,6 +486,25 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 		case <-tick:
 			tick = nil
 			st.pl.Tick(time.Since(st.start))
+		case <-dead:
+			// Shard 0 (the coordinator) went down while this pull waits:
+			// redial now, not at the next report. The pull may wait on
+			// the restarted coordinator itself: under ElasticBSP
+			// apply=local it waits for a barrier the coordinator's state
+			// file may not know, which the Hello tells it (ws.Barriers);
+			// and heartbeats on the dead connection reach no one, so a
+			// worker that waited here until its pull came was removed.
+			if err := w.redial(ctx); err != nil {
+				return err
+			}
+			if w.info.Rejoined {
+				// Removed before it was back: admitted again at the
+				// gate's minimum, from a full pull.
+				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", w.info.Clock)
+				st.first, st.clock = true, uint64(w.info.Clock)
+				w.ws.Clock = w.info.Clock
+				return w.pullPhase(ctx, st, links)
+			}
 		case <-w.stop:
 			return ErrJobDone
 		case <-ctx.Done():

@@ -111,9 +111,10 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 }
 
 // heartbeats tells the coordinator the worker is alive, four times per
-// removal timeout, also while it computes.
-func (w *Worker) heartbeats(ctx context.Context) {
-	d := max(w.info.Job.Job.HeartbeatTimeout/4, 10*time.Millisecond)
+// removal timeout (given: w.info is the main loop's, which replaces it on
+// a redial), also while it computes.
+func (w *Worker) heartbeats(ctx context.Context, timeout time.Duration) {
+	d := max(timeout/4, 10*time.Millisecond)
 	every(ctx, d, func() {
 		w.ctlMu.Lock()
 		ctl := w.ctl
