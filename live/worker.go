@@ -149,6 +149,20 @@ func (w *Worker) onNotify(f *wire.Frame) {
 	}
 }
 
+// stopping reports whether the coordinator said the job is over. A
+// connection that closes after the Shutdown notice is the job's end, not
+// a fault to redial for (the server may be gone, and the redial would
+// retry until ctx ends); the notice is taken before the close is seen,
+// on the connection's own goroutine, so this check settles it.
+func (w *Worker) stopping() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 // noteBarrier keeps the latest barrier count the coordinator named (a
 // release resent after a reconnect may carry an older one).
 func (w *Worker) noteBarrier(b, pushes uint64) {
@@ -494,6 +508,9 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 			// file may not know, which the Hello tells it (ws.Barriers);
 			// and heartbeats on the dead connection reach no one, so a
 			// worker that waited here until its pull came was removed.
+			if w.stopping() {
+				return ErrJobDone
+			}
 			if err := w.redial(ctx); err != nil {
 				return err
 			}

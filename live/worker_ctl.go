@@ -93,6 +93,9 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 		case <-dead:
 			// The coordinator re-sends the release of a worker that is not
 			// held when it reconnects.
+			if w.stopping() {
+				return ErrJobDone
+			}
 			if err := w.redial(ctx); err != nil {
 				return err
 			}
