@@ -216,10 +216,7 @@ func TestTCPWorkerReturns(t *testing.T) {
 // reconnect. Before, the restarted coordinator counted from zero (ASP ran
 // half a job more) and BSP hung.
 func TestTCPCoordinatorRestarted(t *testing.T) {
-	// elastic:r=4,apply=local is not in the list: it stalled once under
-	// load (every worker removed after the restart), not understood yet
-	// (docs/paradigms.md, ElasticBSP).
-	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
+	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
 	if testing.Short() {
 		specs = []string{"bsp", "asp"}
 	}
