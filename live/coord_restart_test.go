@@ -48,7 +48,7 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range k {
-			if _, _, err := c.clock(p, seq, 0, 0, 0, &resp); err != nil {
+			if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}
