@@ -281,12 +281,14 @@ func TestExtremeFieldsRefused(t *testing.T) {
 	add("observer", "observer push", wire.Frame{Type: wire.MsgPush, Shard: 1, Worker: -1, Floats: g[:16]}, bad)
 	add("observer", "observer pull as worker 0", wire.Frame{Type: wire.MsgPull, Shard: 1, Worker: 0}, bad)
 	for _, ty := range []wire.MsgType{wire.MsgHelloOK, wire.MsgPushAck, wire.MsgClock, wire.MsgRelease, wire.MsgJoin,
-		wire.MsgLeave, wire.MsgError, wire.MsgShutdown, wire.MsgControl} {
-		f := wire.Frame{Type: ty, Shard: 1, Worker: 0, Tag: math.MaxUint64, Extra: math.MaxUint64, Offset: math.MaxUint64}
-		if ty != wire.MsgControl {
-			f.Bytes = []byte("x")
-		}
+		wire.MsgLeave, wire.MsgError, wire.MsgShutdown} {
+		f := wire.Frame{Type: ty, Shard: 1, Worker: 0, Tag: math.MaxUint64, Extra: math.MaxUint64, Offset: math.MaxUint64, Bytes: []byte("x")}
 		add("worker", "worker "+ty.String(), f, proto)
+	}
+	// A worker may ask for the average only (TestWorkerAsksAverage); this
+	// job keeps none.
+	for _, body := range []string{``, `{"op":"stats"}`, `{"op":"average"}`} {
+		add("worker", "worker control "+body, wire.Frame{Type: wire.MsgControl, Shard: 1, Worker: 0, Tag: math.MaxUint64, Bytes: []byte(body)}, bad)
 	}
 	add("worker", "worker pull_resp", wire.Frame{Type: wire.MsgPullResp, Shard: 1, Worker: 0, Floats: g}, proto)
 	for _, c := range []struct {

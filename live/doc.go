@@ -53,8 +53,9 @@
 //     pull). Release and Shutdown are notifications; a Release's Tag is
 //     the barriers ElasticBSP's gate has passed, its Extra the pushes
 //     counted at the latest (what an apply=local worker pulls by).
-//   - Control (JSON): "stats", "average" (observer: the block of the
-//     weights' moving average under --ema, answered as a PullResp),
+//   - Control (JSON): "stats", "average" (observer, or a worker's data
+//     connection, its one control op: the block of the weights' moving
+//     average under --ema, answered as a PullResp),
 //     "stop" (observer), "barrier" (coordinator → shard: ElasticBSP
 //     apply=local's barrier count, shard_barrier.go), "members" (coordinator →
 //     shard: the complete live/removed view, resent after reconnects),

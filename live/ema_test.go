@@ -1,8 +1,12 @@
 package live
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
@@ -120,5 +124,69 @@ func TestShardEMAReplayed(t *testing.T) {
 	want, vRef, _ := rs.Average()
 	if v != vRef || v != 3 || WeightsCRC(got) != WeightsCRC(want) {
 		t.Fatalf("replayed average at version %d CRC %08x; the shard that never died %d, %08x", v, WeightsCRC(got), vRef, WeightsCRC(want))
+	}
+}
+
+// A worker's data connection may ask its shard for the block of θ̄ (the
+// workers of a model pacer does not know evaluate it; they hold no control
+// token): the answer is the shard's average at its version, as an
+// observer gets it, and differs from θ after an update. Every other
+// control op stays refused on a worker's connection, and a job without
+// --ema refuses the ask with the shard's reason; refusals change nothing.
+func TestWorkerAsksAverage(t *testing.T) {
+	sv, tr := ctrlShard(t, "asp", 1, 1, 0, false, func(sc *ServerConfig) { sc.Params.Job.EMA = 0.5 })
+	sh := sv.Shard()
+	w := dialWorker(t, tr, 0)
+	obs := dialRole(t, tr, RoleObserver)
+	ask := func(c *wire.Conn, body string) (wire.Frame, error) {
+		var resp wire.Frame
+		err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgControl, Bytes: []byte(body)}, &resp)
+		return resp, err
+	}
+	w0, _ := sh.Weights()
+	g := make([]float32, len(w0))
+	for i := range g {
+		g[i] = float32(i%7) - 3
+	}
+	var ack wire.Frame
+	if err := w.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Worker: 0, Floats: g}, &ack); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := ask(w, `{"op":"average"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	avg, v, _ := sh.Average()
+	theta, _ := sh.Weights()
+	if resp.Type != wire.MsgPullResp || resp.Tag != v || v != 1 || resp.Worker != 0 || !slices.Equal(resp.Floats, avg) {
+		t.Fatalf("worker's average: %s tag %d worker %d, %d floats; the shard's at version %d", resp.Type, resp.Tag, resp.Worker, len(resp.Floats), v)
+	}
+	if slices.Equal(avg, theta) || slices.Equal(avg, w0) {
+		t.Error("after one update θ̄ equals θ or w⁰: the answer is not the average")
+	}
+	if o, err := ask(obs, `{"op":"average"}`); err != nil || !slices.Equal(o.Floats, resp.Floats) {
+		t.Errorf("the observer's average (%v) differs from the worker's", err)
+	}
+	refused := sh.Stats().Refused
+	for _, body := range []string{`{"op":"stats"}`, `{"op":"stop"}`, `{"op":"members","live":[0]}`, `{"op":"average","removed":[0]}`, `{"op":`, ``} {
+		if _, err := ask(w, body); wire.CodeOf(err) != wire.CodeBadRequest {
+			t.Errorf("worker control %s: %v, want bad_request", body, err)
+		}
+	}
+	if st := sh.Stats(); st.Refused != refused+6 || st.Pushes != 1 {
+		t.Errorf("refused %d (want %d), pushes %d (want 1)", st.Refused, refused+6, st.Pushes)
+	}
+	if got, gv, _ := sh.Average(); gv != v || !slices.Equal(got, avg) {
+		t.Error("refused asks changed the average")
+	}
+
+	plain, ptr := ctrlShard(t, "asp", 1, 1, 0, false, nil)
+	_, err = ask(dialWorker(t, ptr, 0), `{"op":"average"}`)
+	var re *wire.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.CodeBadRequest || !strings.Contains(re.Message, "without --ema") {
+		t.Errorf("average of a job without --ema: %v, want bad_request naming --ema", err)
+	}
+	if plain.Shard().Stats().Refused != 1 {
+		t.Error("the refusal was not counted")
 	}
 }

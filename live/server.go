@@ -518,6 +518,7 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 			if role == RoleObserver {
 				return sv.observe(peer, req, resp)
 			}
+			return sv.workerControl(peer, req, resp)
 		}
 	case RoleControl:
 		return sv.control(peer, req, resp)
@@ -729,13 +730,7 @@ func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 		}
 		return setJSON(resp, wire.MsgControl, st)
 	case "average":
-		avg, v, ok := sv.shard.Average()
-		if !ok {
-			return sv.shard.refuse(wire.CodeBadRequest, "shard %d keeps no moving average: the job runs without --ema", sv.shard.idx)
-		}
-		// A copy, not the snapshot: nothing for the observer to release.
-		resp.Type, resp.Shard, resp.Worker, resp.Tag, resp.Floats = wire.MsgPullResp, uint32(sv.shard.idx), -1, v, avg
-		return nil
+		return sv.average(resp, -1)
 	case "stop":
 		if sv.coord == nil {
 			return sv.shard.refuse(wire.CodeBadRequest, "stop goes to shard 0")
@@ -746,4 +741,32 @@ func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 		return nil
 	}
 	return sv.shard.refuse(wire.CodeBadRequest, "unknown control op %q", c.Op)
+}
+
+// workerControl answers the one control op a worker's data connection may
+// send: "average". A model pacer does not know (--model flat:n=N) is
+// evaluated by its workers, not by shard 0, and they hold the job token
+// only; θ̄ tells them no more than the θ they pull anyway. The observer's
+// other ops (stats, stop) stay behind the control token.
+func (sv *Server) workerControl(peer *wire.Peer, req, resp *wire.Frame) error {
+	c, err := sv.decodeControl(req)
+	if err != nil {
+		return err
+	}
+	if c.Op != "average" || len(c.Live) > 0 || len(c.Removed) > 0 {
+		return sv.shard.refuse(wire.CodeBadRequest, "control op %q not expected on a worker connection (a worker may ask for \"average\" only)", c.Op)
+	}
+	return sv.average(resp, peer.ID())
+}
+
+// average answers with the shard's block of the weights' moving average
+// (--ema) as a PullResp whose Tag is the shard's version.
+func (sv *Server) average(resp *wire.Frame, worker int32) error {
+	avg, v, ok := sv.shard.Average()
+	if !ok {
+		return sv.shard.refuse(wire.CodeBadRequest, "shard %d keeps no moving average: the job runs without --ema", sv.shard.idx)
+	}
+	// A copy, not the snapshot: nothing for the asker to release.
+	resp.Type, resp.Shard, resp.Worker, resp.Tag, resp.Floats = wire.MsgPullResp, uint32(sv.shard.idx), worker, v, avg
+	return nil
 }
