@@ -103,3 +103,46 @@ func TestFlatFromCheckpoints(t *testing.T) {
 		t.Errorf("Accuracy of a flat model: %v", err)
 	}
 }
+
+// A job run with --ema checkpoints θ̄ beside θ: AverageFromCheckpoints puts
+// its blocks together as FromCheckpoints does the weights', and refuses
+// checkpoints of which any shard's holds none.
+func TestAverageFromCheckpoints(t *testing.T) {
+	w := make([]float32, 11)
+	avg := make([]float32, 11)
+	for i := range w {
+		w[i], avg[i] = float32(i)-5, float32(i)/4
+	}
+	name := nn.FlatName(len(w))
+	write := func(dir string, ema [2]bool) {
+		for i, r := range [][2]int{{0, 5}, {5, 11}} {
+			st := &ckpt.State{Meta: ckpt.Meta{Shard: i, Shards: 2, Lo: r[0], Hi: r[1], NumParams: len(w), Version: 9, Paradigm: "bsp", Model: name},
+				Weights: w[r[0]:r[1]]}
+			if ema[i] {
+				st.EMA = avg[r[0]:r[1]]
+			}
+			if _, err := ckpt.Write(dir, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir := t.TempDir()
+	write(dir, [2]bool{true, true})
+	m, err := AverageFromCheckpoints(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name() != name || !slices.Equal(m.Params, avg) {
+		t.Fatalf("AverageFromCheckpoints = %s %v, want %v", m.Name(), m.Params, avg)
+	}
+	if m, err := FromCheckpoints(dir); err != nil || !slices.Equal(m.Params, w) {
+		t.Fatalf("FromCheckpoints of the same files: %v, want the weights", err)
+	}
+	for _, ema := range [][2]bool{{false, false}, {true, false}} {
+		dir := t.TempDir()
+		write(dir, ema)
+		if _, err := AverageFromCheckpoints(dir); err == nil || !strings.Contains(err.Error(), "without --ema") {
+			t.Errorf("shards with average %v: %v, want a refusal naming --ema", ema, err)
+		}
+	}
+}

@@ -36,9 +36,28 @@ type Model struct {
 // servers' --checkpoint-dir; on several machines, copy every
 // shard-N.ckpt into one directory).
 func FromCheckpoints(dir string) (*Model, error) {
+	return fromCheckpoints(dir, false)
+}
+
+// AverageFromCheckpoints reads the weights' moving average θ̄ that a job
+// run with --ema kept, from the same checkpoints, as FromCheckpoints reads
+// the weights: what a job's evaluations measured under --ema. Checkpoints
+// without it are refused.
+func AverageFromCheckpoints(dir string) (*Model, error) {
+	return fromCheckpoints(dir, true)
+}
+
+func fromCheckpoints(dir string, average bool) (*Model, error) {
 	j, err := ckpt.ReadJob(dir)
 	if err != nil {
 		return nil, err
+	}
+	if average {
+		if j.EMA == nil {
+			// ReadJob keeps none unless every shard's checkpoint holds its block.
+			return nil, fmt.Errorf("modelfile: %s: the checkpoints hold no moving average of the weights (the job ran without --ema)", dir)
+		}
+		j.Weights = j.EMA
 	}
 	if n, flat, err := nn.ParseFlat(j.Model); err != nil {
 		return nil, fmt.Errorf("modelfile: %s: %w", dir, err)

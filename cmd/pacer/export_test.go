@@ -7,8 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/modelfile"
+	"github.com/pacer-ps/pacer/nn"
 )
 
 // evalCount reads "(C of N samples" from pacer eval's output.
@@ -129,5 +134,49 @@ func TestEvalNormalizedModel(t *testing.T) {
 		if code := run(append([]string{"eval", "--checkpoint-dir", ck}, args...), &o, &e); code == 0 || !strings.Contains(e.String(), strings.TrimPrefix(args[len(args)-2], "--")) {
 			t.Errorf("eval %v: exit %d, %q", args, code, e.String())
 		}
+	}
+}
+
+// pacer export --average writes the θ̄ a job run with --ema checkpointed,
+// in the flat model's file form, and refuses checkpoints without it,
+// writing nothing.
+func TestExportAverage(t *testing.T) {
+	w, avg := []float32{1, -2, 3, -4, 5, -6, 7}, []float32{0.5, 0.25, -1, 2, 0, 1e-3, 9}
+	write := func(dir string, ema bool) {
+		for i, r := range [][2]int{{0, 3}, {3, 7}} {
+			st := &ckpt.State{Meta: ckpt.Meta{Shard: i, Shards: 2, Lo: r[0], Hi: r[1], NumParams: len(w), Version: 4, Paradigm: "asp",
+				Model: nn.FlatName(len(w))}, Weights: w[r[0]:r[1]]}
+			if ema {
+				st.EMA = avg[r[0]:r[1]]
+			}
+			if _, err := ckpt.Write(dir, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir := t.TempDir()
+	ck, file := filepath.Join(dir, "ckpt"), filepath.Join(dir, "avg.npz")
+	write(ck, true)
+	out := pacerRun(t, "export", "--checkpoint-dir", ck, "--model-file", file, "--average")
+	if !strings.Contains(out, "moving average") || !strings.Contains(out, "model flat:n=7") {
+		t.Errorf("export --average said %q", out)
+	}
+	if got, err := modelfile.ReadFlat(file); err != nil || !slices.Equal(got, avg) {
+		t.Fatalf("export --average wrote %v (%v), want θ̄ %v", got, err, avg)
+	}
+	pacerRun(t, "export", "--checkpoint-dir", ck, "--model-file", file)
+	if got, err := modelfile.ReadFlat(file); err != nil || !slices.Equal(got, w) {
+		t.Fatalf("export wrote %v (%v), want θ %v", got, err, w)
+	}
+
+	plain, none := filepath.Join(dir, "plain"), filepath.Join(dir, "none.npz")
+	write(plain, false)
+	var o, e bytes.Buffer
+	if code := run([]string{"export", "--checkpoint-dir", plain, "--model-file", none, "--average"}, &o, &e); code == 0 ||
+		!strings.Contains(e.String(), "without --ema") {
+		t.Errorf("export --average of checkpoints without θ̄: exit %d, %q", code, e.String())
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("the refused export wrote %s (%v)", none, err)
 	}
 }

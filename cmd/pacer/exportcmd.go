@@ -28,13 +28,18 @@ torch.nn.Module of the same architecture loads it as its state_dict without pace
 python/eval_npz.py loads a file and evaluates it with PyTorch.
 
 Checkpoints from several machines go into one directory first. The file is written
-atomically; pacer eval --model-file measures it.`,
+atomically; pacer eval --model-file measures it. With --average the file holds the
+weights' moving average θ̄ that a job run with --ema kept in its checkpoints (what its
+evaluations measured) instead of the weights, in the same form; checkpoints without one
+are refused.`,
 		Example: `  pacer export --checkpoint-dir ckpt --model-file model.npz
+  pacer export --checkpoint-dir ckpt --model-file average.npz --average
   /usr/bin/python3 python/eval_npz.py model.npz`,
 	}
 	fs := cmd.Flags()
 	dir := fs.String("checkpoint-dir", "", "the job's checkpoint directory (shard-0.ckpt … shard-N.ckpt)")
 	file := fs.String("model-file", "model.npz", "the .npz file to write")
+	average := fs.Bool("average", false, "write the weights' moving average θ̄ (a job run with --ema) instead of the weights")
 	cmd.RunE = func(*cobra.Command, []string) error {
 		if *dir == "" {
 			return usage(errors.New("--checkpoint-dir: give the job's checkpoint directory"))
@@ -42,15 +47,19 @@ atomically; pacer eval --model-file measures it.`,
 		if !strings.HasSuffix(*file, ".npz") {
 			return usage(fmt.Errorf("--model-file=%q: an .npz file (numpy.load reads it by its suffix)", *file))
 		}
-		m, err := modelfile.FromCheckpoints(*dir)
+		read, what := modelfile.FromCheckpoints, ""
+		if *average {
+			read, what = modelfile.AverageFromCheckpoints, " (the weights' moving average, --ema)"
+		}
+		m, err := read(*dir)
 		if err != nil {
 			return err
 		}
 		if err := modelfile.WriteNPZ(*file, m); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s: model %s, %d parameters from %d shard checkpoints (versions %s)\n",
-			*file, m.Name(), m.NumParams(), len(m.Shards), versions(m))
+		fmt.Fprintf(stdout, "wrote %s: model %s%s, %d parameters from %d shard checkpoints (versions %s)\n",
+			*file, m.Name(), what, m.NumParams(), len(m.Shards), versions(m))
 		return nil
 	}
 	return cmd
