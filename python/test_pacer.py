@@ -908,6 +908,9 @@ class FlatModelTest(unittest.TestCase):
                     params, grad = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
                     c.attach(params, grad)
                     np.testing.assert_array_equal(params, w0)  # the shards started from --init
+                    with self.assertRaises(pacer.NoAverage) as cm:  # a job without --ema keeps no θ̄
+                        c.pull_average()
+                    self.assertIn("keeps no moving average: the job runs without --ema", str(cm.exception))
                     grad[:] = np.linspace(1, -1, n, dtype=np.float32)
                     self.assertTrue(c.step())
                     w1 = w0 - lr * grad
@@ -934,6 +937,11 @@ class FlatModelTest(unittest.TestCase):
                 with np.load(npz) as z:
                     self.assertEqual(z.files, ["flat"])
                     np.testing.assert_array_equal(z["flat"], want)
+                avg = subprocess.run([PACER, "export", "--checkpoint-dir", os.path.join(tmp, "ckpt"), "--model-file",
+                                      os.path.join(tmp, "avg.npz"), "--average"], capture_output=True, text=True, timeout=60)
+                self.assertNotEqual(avg.returncode, 0)
+                self.assertIn("without --ema", avg.stderr)
+                self.assertFalse(os.path.exists(os.path.join(tmp, "avg.npz")))
                 ev = subprocess.run([PACER, "eval", "--checkpoint-dir", os.path.join(tmp, "ckpt")],
                                     capture_output=True, text=True, timeout=60)
                 self.assertNotEqual(ev.returncode, 0)
@@ -968,6 +976,88 @@ class FlatModelTest(unittest.TestCase):
                 pacer.models.for_job(pacer.Job({"version": 1, "job": {"Spec": {"Kind": 1}, "Workers": 1, "Shards": 1,
                                                                         "Model": "flat:n=%d" % n, "Dataset": "x",
                                                                         "Batch": 1, "Epochs": 1, "Seed": 1, "LR": 0.1}}))
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+class AverageTest(unittest.TestCase):
+    """θ̄ of a flat job run with --ema, where the workers evaluate: two
+    shards, one PyTorch worker, three BSP rounds of SGD (lr 0.5, no
+    momentum) with decay 0.5, so every product is exact and θ̄ ← ½θ̄ + ½θ is
+    known to the bit from the weights the worker pulls. pull_average
+    returns it across both shards, as the observers' average request and
+    pacer export --average give it; averaged() swaps it into the model
+    and back without disturbing training."""
+
+    def test_pull_average(self):
+        import torch
+        import pacer.torch
+        n, lr, half = 1001, np.float32(0.5), np.float32(0.5)
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                w0 = np.linspace(-2, 2, n, dtype=np.float32)
+                np.savez(init, flat=w0)
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "bsp", "--model",
+                                            "flat:n=%d" % n, "--init", init, "--lr", "0.5", "--momentum", "0",
+                                            "--train-n", "96", "--batch", "32", "--epochs", "1", "--ema", "0.5"])
+                model = torch.nn.Module()
+                model.v = torch.nn.Parameter(torch.zeros(n))
+                w = pacer.torch.Worker(model, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertEqual(w.job.ema, 0.5)
+                    np.testing.assert_array_equal(w.pull_average(), w0)  # θ̄ starts at w⁰
+                    self.assertEqual(w.client.average_versions, [0, 0])
+                    g1 = np.linspace(1, -1, n, dtype=np.float32)
+                    model.v.grad.copy_(torch.from_numpy(g1))
+                    self.assertTrue(w.step())
+                    w1 = w0 - lr * g1
+                    np.testing.assert_array_equal(w.flat, w1)
+                    avg1 = half * w0 + half * w1
+                    got = w.pull_average()
+                    np.testing.assert_array_equal(got, avg1)
+                    self.assertEqual(w.client.average_versions, [1, 1])
+                    self.assertGreater(float(np.abs(got - w.flat).max()), 0.1)  # θ̄ is not θ
+                    np.testing.assert_array_equal(w.flat, w1)  # the pull of θ̄ left θ alone
+                    # What an observer (the control token's) reads, shard by shard.
+                    blocks = []
+                    for a in addrs:
+                        o = observer(a)
+                        try:
+                            blocks.append(o.call(wire.CONTROL, b'{"op":"average"}').payload.copy())
+                        finally:
+                            o.close()
+                    np.testing.assert_array_equal(np.concatenate(blocks), avg1)
+                    with w.averaged():
+                        np.testing.assert_array_equal(model.v.detach().numpy(), avg1)
+                        with self.assertRaises(RuntimeError):
+                            w.step()
+                    np.testing.assert_array_equal(model.v.detach().numpy(), w1)  # θ back, bit for bit
+                    g2 = np.full(n, 0.25, dtype=np.float32)
+                    model.v.grad.copy_(torch.from_numpy(g2))
+                    self.assertTrue(w.step())
+                    w2 = w1 - lr * g2
+                    np.testing.assert_array_equal(w.flat, w2)  # training went on from θ, not θ̄
+                    avg2 = half * avg1 + half * w2
+                    np.testing.assert_array_equal(w.pull_average(), avg2)
+                    w.zero_grad()
+                    w.step()  # the job's third and last push: θ stays w2, θ̄ moves halfway to it
+                    final = half * avg2 + half * w2
+                finally:
+                    w.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                ckpt = os.path.join(tmp, "ckpt")
+                for args, want in (([], w2), (["--average"], final)):
+                    npz = os.path.join(tmp, "model%s.npz" % len(args))
+                    out = subprocess.run([PACER, "export", "--checkpoint-dir", ckpt, "--model-file", npz] + args,
+                                         capture_output=True, text=True, timeout=60)
+                    self.assertEqual(out.returncode, 0, out.stderr)
+                    np.testing.assert_array_equal(pacer.torch.load_flat(npz), want)
+            finally:
+                procs.stop()
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)

@@ -8,5 +8,5 @@ job. docs/python.md says how to use it.
     pacer.models  pacer's MLP and CNN in PyTorch, in pacer's layout
     pacer.data    Fashion-MNIST / MNIST IDX files as NumPy arrays
 """
-from .client import Client, Job, JobDone, JobError, ranges  # noqa: F401
+from .client import Client, Job, JobDone, JobError, NoAverage, ranges  # noqa: F401
 from .wire import ConnectionLost, ProtocolError, RemoteError  # noqa: F401

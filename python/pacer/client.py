@@ -56,6 +56,11 @@ class JobError(Exception):
     unsupported paradigm option, a mismatched coordinator)."""
 
 
+class NoAverage(Exception):
+    """The shards keep no moving average of the weights: the job runs
+    without --ema. The message is the shard's refusal."""
+
+
 def ranges(n, s):
     """job.Ranges: n parameters cut into s contiguous near-equal blocks."""
     return [(i * n // s, (i + 1) * n // s) for i in range(s)]
@@ -95,6 +100,8 @@ class Job:
         self.sampling = j.get("Sampling", "") or "shard"
         self.clip_norm = j.get("ClipNorm", 0.0)
         self.normalize = j.get("Normalize", "") or "none"
+        # --ema's decay D: the shards keep θ̄ ← D·θ̄ + (1−D)·θ (0: none).
+        self.ema = j.get("EMA", 0.0) or 0.0
 
     @property
     def pushes(self):
@@ -360,6 +367,47 @@ class Client:
             if link.finish_push():
                 self.dropped += 1
 
+    def pull_average(self, out=None):
+        """θ̄, the weights' moving average the shards keep under the job's
+        --ema, as one float32 vector of the model's length: each shard's
+        block in shard order, as params holds θ. Written into out (a
+        contiguous 1-D float32 array of that length) when given, else into a
+        new array; returned. The shards' versions of the blocks are then in
+        average_versions. params is not touched (under PSP, replies to pulls
+        still in flight land in it first, as at the next step). Call it
+        between steps, after attach(). Raises NoAverage, with the shard's
+        message, when the job keeps no average."""
+        if not self.links:
+            raise RuntimeError("attach() first: the average comes over the shards' data connections")
+        n = self.params.size
+        if out is None:
+            out = np.empty(n, dtype=np.float32)
+        elif (not isinstance(out, np.ndarray) or out.dtype != np.float32 or out.ndim != 1 or out.size != n
+              or not out.flags.c_contiguous):
+            raise TypeError("out must be a contiguous 1-D float32 NumPy array of %d values" % n)
+        for link in self.links:
+            link.settle()
+        for link in self.links:
+            link.start_average()
+        versions, refused = [], None
+        for link in self.links:
+            # Every shard's reply is read, also after a refusal: each
+            # connection's next reply must be its next request's.
+            try:
+                versions.append(link.finish_average(out))
+            except wire.RemoteError as e:
+                refused = refused or (link.shard, e)
+        if refused is not None:
+            shard, e = refused
+            if e.code == wire.CODE_BAD_REQUEST:
+                raise NoAverage(e.message) from None
+            if e.code == wire.CODE_PROTOCOL:
+                raise JobError("shard %d does not answer a worker's average request (%s): a pacer server older "
+                               "than this client" % (shard, e.message)) from None
+            raise e
+        self.average_versions = versions
+        return out
+
     def step(self, loss=None):
         """Push the gradient, report it (with its mini-batch loss, when
         given), wait for the release and pull: one iteration's
@@ -588,6 +636,27 @@ class _Link:
         except wire.ConnectionLost:
             self.conn = None
         return r.tag
+
+    def start_average(self):
+        c = self.c
+        body = b'{"op":"average"}'
+        self._request(lambda conn: conn.request(wire.CONTROL, body, shard=self.shard, worker=c.id))
+
+    def finish_average(self, out):
+        """Reads the shard's block of θ̄ into out[lo:hi]; returns its version."""
+        into = out[self.lo:self.hi]
+        r = self._reply(into=into)
+        if r.type != wire.PULL_RESP or r.payload is not None:
+            n = r.count if r.type == wire.PULL_RESP else 0
+            raise wire.ProtocolError("shard %d answered an average of %d floats with a %s of %d"
+                                     % (self.shard, into.size, wire.TYPE_NAMES.get(r.type, r.type), n))
+        return r.tag
+
+    def settle(self):
+        """Partial-pull mode: takes the replies still in flight, so that the
+        next reply on the connection is the next request's."""
+        while self.fifo:
+            self.take(late=self.c._late)
 
     def _await_ready(self):
         deadline = time.monotonic() + PENDING_POLL

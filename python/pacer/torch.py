@@ -23,6 +23,7 @@ is its N, save_flat(model, "init.npz") its initial weights for pacer
 server --init, and load_flat(path, model) loads a vector (pacer export's of
 the job) back into it; to_flat and from_flat convert in memory.
 """
+import contextlib
 import math
 import os
 import time
@@ -199,6 +200,7 @@ class Worker:
                 p.data = v
                 p.grad = g
         self.check_finite = check_finite
+        self._averaged = False
         self.clipped = 0  # pushes whose gradient the job's --clip-norm scaled down
         if client is None:
             if coordinator is None:
@@ -250,6 +252,8 @@ class Worker:
         weights into the model. False: the job has ended. loss (the batch's
         loss, a number or a one-element tensor) goes with the push into the
         job's batch_loss."""
+        if self._averaged:
+            raise RuntimeError("step() inside averaged(): the model holds θ̄, not the weights it trains")
         if self.client.done:
             return False
         self._gather()
@@ -266,6 +270,38 @@ class Worker:
             if self.job.clip_norm / (norm + 1e-6) < 1:  # clip_norm's test: it scaled
                 self.clipped += 1
         return self.client.step(loss)
+
+    def pull_average(self, out=None):
+        """θ̄, the shards' moving average of the weights under the job's
+        --ema, as a flat vector in the model's layout (from_flat and
+        save_flat take it); pacer.client.Client.pull_average says more.
+        Raises pacer.NoAverage when the job keeps none."""
+        return self.client.pull_average(out)
+
+    @contextlib.contextmanager
+    def averaged(self):
+        """Puts θ̄ (pull_average) into the model's parameters for the
+        block and the weights it trains back after it, bit for bit:
+
+            with w.averaged():
+                acc = evaluate(model)
+
+        what shard 0 evaluates for pacer's own models under --ema. The
+        parameters stay where they live (the worker's vector), so nothing
+        about the model changes but their values; step() is refused inside.
+        NoAverage (a job without --ema) is raised before anything
+        changes."""
+        if self._averaged:
+            raise RuntimeError("averaged() inside averaged()")
+        avg = self.client.pull_average()
+        saved = self.flat.copy()
+        self.flat[:] = avg
+        self._averaged = True
+        try:
+            yield self.model
+        finally:
+            self.flat[:] = saved
+            self._averaged = False
 
     def close(self):
         self.client.close()
