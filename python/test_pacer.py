@@ -1059,6 +1059,50 @@ class AverageTest(unittest.TestCase):
             finally:
                 procs.stop()
 
+    def test_pull_average_psp(self):
+        """Under PSP a pull may stay in flight across steps (b=0.5 over two
+        shards, no grace): pull_average first takes those replies, so
+        every connection's next reply is its own. After each step θ̄ is
+        what the observers read (no push in between), and the steps go on."""
+        n = 1001
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.linspace(-2, 2, n, dtype=np.float32))
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "psp:c=0,b=0.5,t1=0,t2=0",
+                                            "--model", "flat:n=%d" % n, "--init", init, "--lr", "0.1",
+                                            "--train-n", "192", "--batch", "32", "--epochs", "1", "--ema", "0.9"])
+                c = pacer.Client(addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    params, grad = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+                    c.attach(params, grad)
+                    self.assertLess(c.puller.partial, c.job.shards)
+                    steps = 0
+                    for k in range(6):  # the job's pushes
+                        grad[:] = np.float32(0.5 + k)
+                        if not c.step():
+                            break
+                        steps += 1
+                        got = c.pull_average()
+                        blocks = []
+                        for a in addrs:
+                            o = observer(a)
+                            try:
+                                blocks.append(o.call(wire.CONTROL, b'{"op":"average"}').payload.copy())
+                            finally:
+                                o.close()
+                        np.testing.assert_array_equal(got, np.concatenate(blocks))
+                    self.assertGreaterEqual(steps, 5)
+                finally:
+                    c.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+            finally:
+                procs.stop()
+
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
