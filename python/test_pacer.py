@@ -1059,6 +1059,41 @@ class AverageTest(unittest.TestCase):
             finally:
                 procs.stop()
 
+    def test_pull_average_after_end(self):
+        """A worker that asks for θ̄ after another's push ended the job, its
+        shards already stopped, is told the job is done (the coordinator's
+        Shutdown), instead of redialling shards that never come back."""
+        n = 101
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.zeros(n, dtype=np.float32))
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "2", "--shards", "2", "--paradigm", "asp", "--model",
+                                            "flat:n=%d" % n, "--init", init, "--train-n", "64", "--batch", "32",
+                                            "--epochs", "1", "--ema", "0.9", "--heartbeat-timeout", "2s"])
+                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
+                try:
+                    for c in cs:
+                        c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    self.assertTrue(cs[0].step())
+                    self.assertEqual(cs[0].pull_average().size, n)
+                    cs[1].step()  # the job's second and last push
+                    # The shards stop once the workers have left, or after
+                    # max(2 heartbeat timeouts, 5 s) while this one stays.
+                    procs.wait_all(60)
+                    t0 = time.monotonic()
+                    with self.assertRaises(pacer.JobDone):
+                        cs[0].pull_average()
+                    self.assertLess(time.monotonic() - t0, 10)
+                    self.assertFalse(cs[0].step())
+                finally:
+                    for c in cs:
+                        c.close()
+            finally:
+                procs.stop()
+
     def test_pull_average_psp(self):
         """Under PSP a pull may stay in flight across steps (b=0.5 over two
         shards, no grace): pull_average first takes those replies, so

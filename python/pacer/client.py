@@ -42,6 +42,10 @@ def check_loss(loss):
 # paradigm.Kind values as the description carries them.
 KINDS = {1: "bsp", 2: "asp", 3: "ssp", 4: "dssp", 5: "elastic", 6: "backup", 7: "psp", 8: "softsync"}
 
+# How long pull_average redials a shard whose connection broke, watching
+# for the job's end meanwhile, before it gives up.
+AVERAGE_GIVE_UP = 60.0
+
 # A pull that waits for its version polls at this interval besides the
 # shard's ready notice, as the Go worker does (a safety net).
 PENDING_POLL = 0.5
@@ -376,7 +380,11 @@ class Client:
         average_versions. params is not touched (under PSP, replies to pulls
         still in flight land in it first, as at the next step). Call it
         between steps, after attach(). Raises NoAverage, with the shard's
-        message, when the job keeps no average."""
+        message, when the job keeps no average, and JobDone when the job
+        ended meanwhile (the shards stop soon after: step() then returns
+        False too)."""
+        if self.done:
+            raise JobDone()
         if not self.links:
             raise RuntimeError("attach() first: the average comes over the shards' data connections")
         n = self.params.size
@@ -387,16 +395,40 @@ class Client:
             raise TypeError("out must be a contiguous 1-D float32 NumPy array of %d values" % n)
         for link in self.links:
             link.settle()
-        for link in self.links:
-            link.start_average()
-        versions, refused = [], None
-        for link in self.links:
+        sent = [link.start_average() for link in self.links]
+        versions, refused, lost = [None] * len(self.links), None, []
+        for i, link in enumerate(self.links):
             # Every shard's reply is read, also after a refusal: each
             # connection's next reply must be its next request's.
             try:
-                versions.append(link.finish_average(out))
+                versions[i] = link.finish_average(out) if sent[i] else None
             except wire.RemoteError as e:
                 refused = refused or (link.shard, e)
+            if versions[i] is None and refused is None:
+                lost.append(link)
+        # A connection that broke: a shard restarting, or every shard
+        # stopping because the job has just ended (the coordinator's
+        # Shutdown says which). Redialled until AVERAGE_GIVE_UP, not for
+        # ever as a step's pull is: the shards of an ended job never come back.
+        deadline = time.monotonic() + AVERAGE_GIVE_UP
+        while lost and refused is None:
+            self._take_notices(0.05)
+            if self.done:
+                raise JobDone()
+            link = lost[0]
+            try:
+                link.connect(give_up=1.0)
+                v = link.finish_average(out) if link.start_average() else None
+            except wire.ConnectionLost:
+                v = None
+            except wire.RemoteError as e:
+                refused = (link.shard, e)
+                break
+            if v is not None:
+                versions[link.shard] = v
+                lost.pop(0)
+            elif time.monotonic() > deadline:
+                raise wire.ConnectionLost("shard %d: no average after %.0f s of redialling" % (link.shard, AVERAGE_GIVE_UP))
         if refused is not None:
             shard, e = refused
             if e.code == wire.CODE_BAD_REQUEST:
@@ -407,6 +439,20 @@ class Client:
             raise e
         self.average_versions = versions
         return out
+
+    def _take_notices(self, wait):
+        """Takes the coordinator's one-way frames already on the control
+        connection (a Shutdown: the job has ended), waiting at most wait
+        seconds for the first."""
+        try:
+            sock = self.ctl.sock
+            while (isinstance(sock, ssl.SSLSocket) and sock.pending()) or select.select([sock], [], [], wait)[0]:
+                f = self.ctl.read_frame()
+                if f.req_id == 0:
+                    self._on_control(f)
+                wait = 0
+        except (wire.ConnectionLost, OSError, ValueError):
+            pass  # a closed connection: redialled at the next report
 
     def step(self, loss=None):
         """Push the gradient, report it (with its mini-batch loss, when
@@ -638,14 +684,26 @@ class _Link:
         return r.tag
 
     def start_average(self):
-        c = self.c
-        body = b'{"op":"average"}'
-        self._request(lambda conn: conn.request(wire.CONTROL, body, shard=self.shard, worker=c.id))
+        """Asks for the shard's block of θ̄; False if the connection is gone
+        (Client.pull_average redials)."""
+        if self.conn is None or self.conn.closed:
+            return False
+        try:
+            self._avg_rid = self.conn.request(wire.CONTROL, b'{"op":"average"}', shard=self.shard, worker=self.c.id)
+            return True
+        except wire.ConnectionLost:
+            self.conn = None
+            return False
 
     def finish_average(self, out):
-        """Reads the shard's block of θ̄ into out[lo:hi]; returns its version."""
+        """Reads the shard's block of θ̄ into out[lo:hi] and returns its
+        version; None if the connection broke."""
         into = out[self.lo:self.hi]
-        r = self._reply(into=into)
+        try:
+            r = self.conn.reply(self._avg_rid, into=into)
+        except wire.ConnectionLost:
+            self.conn = None
+            return None
         if r.type != wire.PULL_RESP or r.payload is not None:
             n = r.count if r.type == wire.PULL_RESP else 0
             raise wire.ProtocolError("shard %d answered an average of %d floats with a %s of %d"
