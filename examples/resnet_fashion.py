@@ -21,6 +21,16 @@ accuracy of the weights it holds, every --eval-every of its steps, and at
 the end) and a last {"event": "done", ...}. `run` gathers worker 0's into
 OUT/curve.csv, exports the final model (OUT/model.npz), evaluates it and
 writes OUT/result.json.
+
+Under --ema D (run --ema, or shards started with it) the shards keep the
+weights' moving average θ̄, and that is what the job evaluates, as shard 0
+does for pacer's own models: the workers' evaluations during the job are of
+θ̄ (pulled from the shards and swapped into the model for the evaluation,
+pacer.torch.Worker.averaged), each eval line says which ("evaluated":
+"average" or "weights"), and `run` exports θ̄ as the final model
+(pacer export --average), reporting θ's accuracy beside it. A worker's last
+evaluation, after the job has ended, is of the weights it holds: the shards
+no longer answer, so `run` leaves it out of an --ema curve.
 """
 import argparse
 import csv
@@ -140,6 +150,20 @@ def cmd_worker(a):
     t0 = time.monotonic()
     steps = 0
     evals = a.eval_every > 0 and (a.eval_worker < 0 or a.eval_worker == w.id)
+    if job.ema > 0:
+        emit(event="evaluates", id=w.id, weights="average", ema=job.ema,
+             note="the job has --ema: evaluations during the job are of the shards' moving average of the weights")
+
+    def measure():
+        """The test accuracy of what the job evaluates: θ̄ under --ema, the
+        weights otherwise; None if the job ended before θ̄ came."""
+        if job.ema <= 0:
+            return evaluate(model, tx, ty), "weights"
+        try:
+            with w.averaged():
+                return evaluate(model, tx, ty), "average"
+        except pacer.JobDone:
+            return None, None
     while not w.done:
         order = mine[rng.permutation(len(mine))]
         for i in range(0, len(order) - job.batch + 1, job.batch):
@@ -150,12 +174,15 @@ def cmd_worker(a):
                 break
             steps += 1
             if evals and steps % a.eval_every == 0:
-                emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3),
-                     test_accuracy=evaluate(model, tx, ty))
-    # The weights it last pulled: the job's final ones are in the shards'
-    # checkpoints (pacer export).
+                acc, what = measure()
+                if acc is not None:
+                    emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3),
+                         test_accuracy=acc, evaluated=what)
+    # The weights it last pulled (the job has ended: no θ̄ from the shards
+    # now); the job's final ones are in the shards' checkpoints (pacer
+    # export, --average for θ̄).
     emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3), test_accuracy=evaluate(model, tx, ty),
-         last=True)
+         evaluated="weights", last=True)
     cl = w.client
     emit(event="done", id=w.id, pushes=cl.pushes, dropped=cl.dropped, busy_s=round(cl.busy_s, 3),
          wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3))
@@ -193,7 +220,7 @@ def cmd_run(a):
     env.pop("PACER_CONTROL_TOKEN", None)
     job = ["--workers", str(a.workers), "--shards", str(a.shards), "--paradigm", a.paradigm, "--model", "flat:n=%d" % n,
            "--init", init, "--seed", str(a.seed), "--epochs", str(a.epochs), "--batch", str(a.batch), "--lr", str(a.lr),
-           "--momentum", str(a.momentum), "--train-limit", str(a.train_limit)]
+           "--momentum", str(a.momentum), "--train-limit", str(a.train_limit), "--ema", str(a.ema)]
     if a.data_dir:
         job += ["--data-dir", a.data_dir]
     procs = []
@@ -253,37 +280,54 @@ def cmd_run(a):
     for p in procs[a.shards:]:
         with open(os.path.join(out, p.name + ".log")) as f:
             lines[p.name] = [json.loads(s) for s in f if s.startswith("{")]
-    curve = [e for e in lines["worker-0"] if e["event"] == "eval"]
+    evaluated = "average" if a.ema > 0 else "weights"
+    curve = [e for e in lines["worker-0"] if e["event"] == "eval" and e["evaluated"] == evaluated]
     with open(os.path.join(out, "curve.csv"), "w", newline="") as f:
         cw = csv.writer(f)
-        cw.writerow(["seconds", "worker", "step", "test_accuracy"])
+        cw.writerow(["seconds", "worker", "step", "test_accuracy", "evaluated"])
         for e in curve:
-            cw.writerow([e["seconds"], e["id"], e["step"], e["test_accuracy"]])
+            cw.writerow([e["seconds"], e["id"], e["step"], e["test_accuracy"], e["evaluated"]])
 
-    # The final model, as the shards checkpointed it at the job's end.
-    npz = os.path.join(out, "model.npz")
-    r = subprocess.run([pbin, "export", "--checkpoint-dir", ckpt, "--model-file", npz], capture_output=True, text=True,
-                       timeout=120)
-    if r.returncode != 0:
-        sys.exit("resnet_fashion: pacer export: " + r.stderr)
-    model = ResNet()
-    pacer.torch.load_flat(npz, model)
+    # The final model, as the shards checkpointed it at the job's end: θ̄
+    # under --ema (what the job evaluates), the weights otherwise.
     tx, ty = pacer.data.load("test", a.data_dir, limit=a.final_test_limit)
-    final = evaluate(model, torch.from_numpy(tx), torch.from_numpy(ty))
+    tx, ty = torch.from_numpy(tx), torch.from_numpy(ty)
+
+    def export(npz, average):
+        r = subprocess.run([pbin, "export", "--checkpoint-dir", ckpt, "--model-file", npz] + (["--average"] if average else []),
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            sys.exit("resnet_fashion: pacer export: " + r.stderr)
+        model = ResNet()
+        pacer.torch.load_flat(npz, model)
+        return evaluate(model, tx, ty)
+
+    npz = os.path.join(out, "model.npz")
+    final = export(npz, a.ema > 0)
+    weights_final = export(os.path.join(out, "weights.npz"), False) if a.ema > 0 else final
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
     done = [e for k in sorted(lines) for e in lines[k] if e["event"] == "done"]
     result = {"model": "flat:n=%d" % n, "architecture": "ResNet (examples/resnet_fashion.py)", "paradigm": a.paradigm,
               "workers": a.workers, "shards": a.shards, "pushes": summary["pushes"], "updates": summary["updates"],
-              "seconds": round(seconds, 3), "final_accuracy": final, "final_test_samples": len(ty),
+              "seconds": round(seconds, 3), "ema": a.ema, "evaluated": evaluated, "final_accuracy": final,
+              "final_test_samples": len(ty),
               "curve": [[e["seconds"], e["test_accuracy"]] for e in curve], "workers_done": done,
               "no_accuracy": summary.get("no_accuracy")}
+    if a.ema > 0:
+        result["final_weights_accuracy"] = weights_final  # θ's, beside θ̄'s final_accuracy
     with open(os.path.join(out, "result.json"), "w") as f:
         json.dump(result, f, indent=2)
+    what = "θ̄, the weights' moving average (--ema %g)" % a.ema if a.ema > 0 else "the weights"
     for e in curve:
-        print("worker 0, step %d, %.1f s: test accuracy %.4f" % (e["step"], e["seconds"], e["test_accuracy"]))
-    print("%s, %d workers, %d shard(s): %d pushes in %.1f s; final model (pacer export, %s): test accuracy %.4f on %d samples"
-          % (a.paradigm, a.workers, a.shards, summary["pushes"], seconds, npz, final, len(ty)))
+        print("worker 0, step %d, %.1f s: test accuracy %.4f of %s" % (e["step"], e["seconds"], e["test_accuracy"], what))
+    if a.ema > 0:
+        print("%s, %d workers, %d shard(s): %d pushes in %.1f s; final model θ̄ (pacer export --average, %s): test accuracy "
+              "%.4f on %d samples; the final weights θ: %.4f"
+              % (a.paradigm, a.workers, a.shards, summary["pushes"], seconds, npz, final, len(ty), weights_final))
+    else:
+        print("%s, %d workers, %d shard(s): %d pushes in %.1f s; final model (pacer export, %s): test accuracy %.4f on %d samples"
+              % (a.paradigm, a.workers, a.shards, summary["pushes"], seconds, npz, final, len(ty)))
 
 
 def main():
@@ -314,6 +358,8 @@ def main():
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--ema", type=float, default=0.0,
+                   help="keep and evaluate the weights' moving average with this decay, e.g. 0.99 (0: the weights)")
     p.add_argument("--train-limit", type=int, default=0, help="only the first N training samples (0: all 60,000)")
     p.add_argument("--test-limit", type=int, default=2000, help="test samples of worker 0's evaluations")
     p.add_argument("--final-test-limit", type=int, default=0, help="test samples of the final model's evaluation (0: all)")

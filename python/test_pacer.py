@@ -1144,24 +1144,27 @@ class AverageTest(unittest.TestCase):
 class ResNetExampleTest(unittest.TestCase):
     """examples/resnet_fashion.py, briefly: a small ResNet pacer does not
     know, two PyTorch workers and one pacer server shard, 100 BSP rounds on
-    Fashion-MNIST's first 6400 samples; the job ends, and the final model
-    (pacer export, loaded back into the ResNet) classifies held-out test
-    samples far above chance (0.10)."""
+    Fashion-MNIST's first 6400 samples under --ema 0.9; the job ends, and
+    the final model (θ̄, pacer export --average, loaded back into the
+    ResNet) classifies held-out test samples far above chance (0.10).
+    Worker 0's curve is of θ̄ (each point says so), as shard 0's is for
+    pacer's own models, and the final θ is reported beside it."""
 
     def test_resnet_fashion(self):
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.monotonic()
             r = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "resnet_fashion.py"), "run",
                                 "--paradigm", "bsp", "--workers", "2", "--shards", "1", "--train-limit", "6400",
-                                "--batch", "32", "--eval-every", "50", "--test-limit", "1000",
+                                "--batch", "32", "--eval-every", "25", "--test-limit", "1000", "--ema", "0.9",
                                 "--final-test-limit", "2000", "--timeout", "240", "--pacer", PACER, "--out", tmp],
                                capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=HERE))
             wall = time.monotonic() - t0
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             with open(os.path.join(tmp, "result.json")) as f:
                 res = json.load(f)
-            print("\nresnet_fashion: %s, final test accuracy %.4f, curve %s, %.1f s (the test %.1f s)"
-                  % (res["model"], res["final_accuracy"], res["curve"], res["seconds"], wall), file=sys.stderr)
+            print("\nresnet_fashion: %s, final test accuracy of θ̄ %.4f (of θ %.4f), curve of θ̄ %s, %.1f s (the test %.1f s)"
+                  % (res["model"], res["final_accuracy"], res.get("final_weights_accuracy", -1), res["curve"], res["seconds"],
+                     wall), file=sys.stderr)
             self.assertGreaterEqual(res["pushes"], 200)  # 6400 / 32, and the round in flight at the end
             self.assertEqual(sorted(w["id"] for w in res["workers_done"]), [0, 1])
             self.assertEqual(sum(w["pushes"] for w in res["workers_done"]), res["pushes"])
@@ -1169,6 +1172,18 @@ class ResNetExampleTest(unittest.TestCase):
             self.assertGreaterEqual(len(res["curve"]), 2)
             self.assertEqual(res["final_test_samples"], 2000)
             self.assertGreaterEqual(res["final_accuracy"], 0.40)
+            self.assertEqual((res["ema"], res["evaluated"]), (0.9, "average"))
+            self.assertIn("final_weights_accuracy", res)
+            self.assertIn("of θ̄, the weights' moving average (--ema 0.9)", r.stdout)
+            with open(os.path.join(tmp, "worker-0.log")) as f:
+                evals = [json.loads(s) for s in f if s.startswith('{"event": "eval"')]
+            # During the job θ̄; after its end the weights, left out of the curve.
+            self.assertEqual([e["evaluated"] for e in evals], ["average"] * (len(evals) - 1) + ["weights"])
+            self.assertEqual(len(res["curve"]), len(evals) - 1)
+            # model.npz is θ̄, weights.npz θ: not the same vector.
+            import pacer.torch
+            avg, theta = (pacer.torch.load_flat(os.path.join(tmp, f)) for f in ("model.npz", "weights.npz"))
+            self.assertGreater(float(np.abs(avg - theta).max()), 0)
             self.assertTrue(os.path.exists(os.path.join(tmp, "curve.csv")))
 
 
