@@ -21,7 +21,10 @@ gradient in place and a pull lands in the model without a copy.
 A model pacer does not have (a job of --model flat:n=N): num_params(model)
 is its N, save_flat(model, "init.npz") its initial weights for pacer
 server --init, and load_flat(path, model) loads a vector (pacer export's of
-the job) back into it; to_flat and from_flat convert in memory.
+the job) back into it; to_flat and from_flat convert in memory. Under the
+job's --ema, Worker.averaged() puts the shards' moving average of the
+weights into the model for an evaluation (what such a job evaluates) and
+the weights back after it; pacer export --average writes it.
 """
 import contextlib
 import math
