@@ -15,6 +15,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -1088,6 +1089,42 @@ class AverageTest(unittest.TestCase):
                         cs[0].pull_average()
                     self.assertLess(time.monotonic() - t0, 10)
                     self.assertFalse(cs[0].step())
+                finally:
+                    for c in cs:
+                        c.close()
+            finally:
+                procs.stop()
+
+    def test_step_after_end(self):
+        """A worker whose next step finds the shards of an ended job gone
+        (another worker's push ended it; the shards stopped) ends its step
+        on the coordinator's Shutdown, instead of redialling the shards for
+        ever (a step's pull and push redial while the job runs)."""
+        n = 101
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.zeros(n, dtype=np.float32))
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "2", "--shards", "2", "--paradigm", "asp", "--model",
+                                            "flat:n=%d" % n, "--init", init, "--train-n", "64", "--batch", "32",
+                                            "--epochs", "1", "--heartbeat-timeout", "2s"])
+                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
+                try:
+                    for c in cs:
+                        c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    self.assertTrue(cs[0].step())
+                    cs[1].step()  # the job's second and last push
+                    procs.wait_all(60)
+                    # On a thread, so that a step redialling for ever fails
+                    # the test instead of hanging the suite.
+                    out = []
+                    th = threading.Thread(target=lambda: out.append(cs[0].step()), daemon=True)
+                    th.start()
+                    th.join(20)
+                    self.assertFalse(th.is_alive(), "the step after the job's end still redials after 20 s")
+                    self.assertEqual(out, [False])
                 finally:
                     for c in cs:
                         c.close()

@@ -620,12 +620,27 @@ class _Link:
         self._op = op
         while True:
             if self.conn is None or self.conn.closed:
-                self.connect()
+                self._redial()
             try:
                 self._rid = op(self.conn)
                 return
             except wire.ConnectionLost:
                 self.conn = None
+
+    def _redial(self):
+        """Dials the shard again for as long as the job runs: a restarting
+        shard comes back, but the shards of an ended job never do, so between
+        attempts the coordinator's notices are read and a Shutdown ends the
+        wait (JobDone) instead of a redial for ever."""
+        while True:
+            self.c._take_notices(0)
+            if self.c.done:
+                raise JobDone()
+            try:
+                self.connect(give_up=1.0)
+                return
+            except wire.ConnectionLost as e:
+                log.info("shard %d: %s; redialling", self.shard, e)
 
     def _reply(self, into=None):
         while True:
