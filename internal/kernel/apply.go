@@ -4,7 +4,10 @@ package kernel
 // straight into its weights. Unlike Axpy, they use no fused multiply-add:
 // every product and sum is rounded as the Go loops round it, so the
 // assembly and the Go implementation give the same bits, and a shard's
-// weights do not depend on the machine's kernel path.
+// weights do not depend on the machine's kernel path. The Go loops convert
+// every product to float32 explicitly: the Go compiler fuses a*b + c into
+// one FMA where the target has it (GOAMD64=v3, arm64) unless a conversion
+// forces the rounding, and the fused result differs in the last bit.
 
 // Sub4 folds four scaled vectors into w:
 //
@@ -41,14 +44,14 @@ func sub4Go(w, g0, g1, g2, g3 []float32, b0, b1, b2, b3, d float32) {
 		for ; i+4 <= n; i += 4 {
 			ww := (*[4]float32)(w[i:])
 			x0, x1, x2, x3 := (*[4]float32)(g0[i:]), (*[4]float32)(g1[i:]), (*[4]float32)(g2[i:]), (*[4]float32)(g3[i:])
-			ww[0] -= b0*x0[0] + b1*x1[0] + b2*x2[0] + b3*x3[0]
-			ww[1] -= b0*x0[1] + b1*x1[1] + b2*x2[1] + b3*x3[1]
-			ww[2] -= b0*x0[2] + b1*x1[2] + b2*x2[2] + b3*x3[2]
-			ww[3] -= b0*x0[3] + b1*x1[3] + b2*x2[3] + b3*x3[3]
+			ww[0] -= float32(float32(float32(b0*x0[0])+float32(b1*x1[0]))+float32(b2*x2[0])) + float32(b3*x3[0])
+			ww[1] -= float32(float32(float32(b0*x0[1])+float32(b1*x1[1]))+float32(b2*x2[1])) + float32(b3*x3[1])
+			ww[2] -= float32(float32(float32(b0*x0[2])+float32(b1*x1[2]))+float32(b2*x2[2])) + float32(b3*x3[2])
+			ww[3] -= float32(float32(float32(b0*x0[3])+float32(b1*x1[3]))+float32(b2*x2[3])) + float32(b3*x3[3])
 		}
 	}
 	for ; i < n; i++ {
-		w[i] = d*w[i] - (b0*g0[i] + b1*g1[i] + b2*g2[i] + b3*g3[i])
+		w[i] = float32(d*w[i]) - (float32(float32(float32(b0*g0[i])+float32(b1*g1[i]))+float32(b2*g2[i])) + float32(b3*g3[i]))
 	}
 }
 
@@ -60,14 +63,14 @@ func sub1Go(w, g []float32, b, d float32) {
 	if d == 1 {
 		for ; i+4 <= n; i += 4 {
 			ww, x := (*[4]float32)(w[i:]), (*[4]float32)(g[i:])
-			ww[0] -= b * x[0]
-			ww[1] -= b * x[1]
-			ww[2] -= b * x[2]
-			ww[3] -= b * x[3]
+			ww[0] -= float32(b * x[0])
+			ww[1] -= float32(b * x[1])
+			ww[2] -= float32(b * x[2])
+			ww[3] -= float32(b * x[3])
 		}
 	}
 	for ; i < n; i++ {
-		w[i] = d*w[i] - b*g[i]
+		w[i] = float32(d*w[i]) - float32(b*g[i])
 	}
 }
 
@@ -106,12 +109,12 @@ func acc4Go(u, g0, g1, g2, g3 []float32, a0, a1, a2, a3 float32, first bool) {
 	g0, g1, g2, g3 = g0[:n], g1[:n], g2[:n], g3[:n]
 	if first {
 		for i := range u {
-			u[i] = a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
+			u[i] = float32(float32(float32(a0*g0[i])+float32(a1*g1[i]))+float32(a2*g2[i])) + float32(a3*g3[i])
 		}
 		return
 	}
 	for i := range u {
-		u[i] += a0*g0[i] + a1*g1[i] + a2*g2[i] + a3*g3[i]
+		u[i] += float32(float32(float32(a0*g0[i])+float32(a1*g1[i]))+float32(a2*g2[i])) + float32(a3*g3[i])
 	}
 }
 
@@ -119,8 +122,8 @@ func momentumGo(w, v, u []float32, lr, mu, wd float32) {
 	n := len(w)
 	v, u = v[:n], u[:n]
 	for i := range w {
-		vi := mu*v[i] + (u[i] + wd*w[i])
+		vi := float32(mu*v[i]) + (u[i] + float32(wd*w[i]))
 		v[i] = vi
-		w[i] -= lr * vi
+		w[i] -= float32(lr * vi)
 	}
 }
