@@ -3,13 +3,13 @@ package live
 import (
 	"cmp"
 	"fmt"
-	"github.com/pacer-ps/pacer/internal/hugemem"
 	"hash/crc32"
 	"log/slog"
 	"math"
 	"sync"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/internal/hugemem"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"

@@ -3,8 +3,9 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/pacer-ps/pacer/internal/hugemem"
 	"math"
+
+	"github.com/pacer-ps/pacer/internal/hugemem"
 )
 
 // Version is the protocol version this package speaks; see docs/protocol.md

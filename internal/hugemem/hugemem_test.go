@@ -1,9 +1,10 @@
 package hugemem
 
 import (
-	"github.com/pacer-ps/pacer/internal/kernel"
 	"testing"
 	"time"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
 )
 
 func TestFloatsZeroed(t *testing.T) {
