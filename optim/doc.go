@@ -32,8 +32,10 @@
 //   - With momentum, each 8 KB chunk of u = Σ a_k·g_k is built in a stack buffer (four
 //     gradients per pass), then consumed by the velocity step while still in L1.
 //
-// The loops are unrolled by four, and operands are re-sliced to a common length (or converted to
-// *[4]float32) so the compiler drops most bounds checks. The summation order is fixed per
+// The SGD, heavy-ball and gradient-summing loops are internal/kernel's, in AVX2 where the CPU has
+// it (a scalar loop was bound by its arithmetic, not by memory) and without FMA, so every path
+// gives the same bits; the other loops are Go, unrolled by four, with operands re-sliced to a
+// common length so the compiler drops most bounds checks. The summation order is fixed per
 // build, so runs are deterministic, but it differs from a naive mean-then-step: tests compare
 // with a float64 reference under a tolerance (and exactly on hand-computed cases that are
 // exact in float32). Mismatched slice lengths are programming errors and panic; configuration

@@ -2,10 +2,11 @@ package optim
 
 import "github.com/pacer-ps/pacer/internal/kernel"
 
-// Pure-Go kernels of the apply path. Each works on equal-length slices (the callers guarantee
-// it); re-slicing every operand to len(dst) up front lets the compiler drop the bounds checks
-// in the loop body, and the 4-way unrolling gives the CPU four independent chains per
-// iteration. Each comment shows the reference loop.
+// The kernels of the apply path. Each works on equal-length slices (the callers guarantee
+// it). acc4, sub4, sub1 and the heavy-ball step are internal/kernel's (AVX2 without FMA where
+// the CPU has it, the same bits as its Go loops); the rest are Go loops here, whose operands
+// are re-sliced to len(dst) up front so the compiler drops the bounds checks, unrolled by four
+// for four independent chains per iteration. Each comment shows the reference loop.
 
 // acc4 sets (first) or adds a weighted sum of four vectors (the kernel package's loop, AVX2
 // where the CPU has it, the same bits as its Go loop):
