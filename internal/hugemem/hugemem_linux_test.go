@@ -10,8 +10,9 @@ import (
 )
 
 // TestFloatsOnHugePages reads the kernel's own account (/proc/self/smaps)
-// of the mapping that holds a 64 MB block: its huge pages must cover the
-// block's aligned interior. Skipped where the kernel offers none.
+// of the mapping that holds a 64 MB block: its huge pages must cover at
+// least half the block's aligned interior. Skipped where the kernel offers
+// none.
 func TestFloatsOnHugePages(t *testing.T) {
 	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	if err != nil || strings.Contains(string(mode), "[never]") {
@@ -24,8 +25,11 @@ func TestFloatsOnHugePages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(r) >> 10; kb < want {
-		t.Errorf("the mapping holding the block has %d kB on huge pages, want at least its interior's %d kB", kb, want)
+	// At least half the interior: a kernel short of free 2 MB pages may
+	// back some of it with small ones; advice ignored altogether (the
+	// failure this guards against) leaves it at 0.
+	if want := len(r) >> 11; kb < want {
+		t.Errorf("the mapping holding the block has %d kB on huge pages, want at least half its interior's %d kB", kb, len(r)>>10)
 	}
 }
 
