@@ -508,18 +508,12 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 			// file may not know, which the Hello tells it (ws.Barriers);
 			// and heartbeats on the dead connection reach no one, so a
 			// worker that waited here until its pull came was removed.
-			if w.stopping() {
-				return ErrJobDone
-			}
-			if err := w.redial(ctx); err != nil {
+			rejoined, err := w.redialWaiting(ctx, st)
+			if err != nil {
 				return err
 			}
-			if w.info.Rejoined {
-				// Removed before it was back: admitted again at the
-				// gate's minimum, from a full pull.
-				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", w.info.Clock)
-				st.first, st.clock = true, uint64(w.info.Clock)
-				w.ws.Clock = w.info.Clock
+			if rejoined {
+				// Removed before it was back: from a full pull.
 				return w.pullPhase(ctx, st, links)
 			}
 		case <-w.stop:

@@ -93,18 +93,12 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 		case <-dead:
 			// The coordinator re-sends the release of a worker that is not
 			// held when it reconnects.
-			if w.stopping() {
-				return ErrJobDone
-			}
-			if err := w.redial(ctx); err != nil {
+			rejoined, err := w.redialWaiting(ctx, st)
+			if err != nil {
 				return err
 			}
-			if w.info.Rejoined {
-				// Removed while it waited: admitted again at the gate's
-				// minimum, released, from a full pull.
-				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", w.info.Clock)
-				st.first, st.clock = true, uint64(w.info.Clock)
-				w.ws.Clock = w.info.Clock
+			if rejoined {
+				// Removed while it waited: released, from a full pull.
 				return nil
 			}
 		case <-ctx.Done():
@@ -125,4 +119,25 @@ func (w *Worker) heartbeats(ctx context.Context, timeout time.Duration) {
 		f := wire.Frame{Type: wire.MsgHeartbeat, Worker: int32(w.id)}
 		ctl.Send(ctx, &f)
 	})
+}
+
+// redialWaiting redials the coordinator for a worker whose control
+// connection died while it waited (for a release or a pull), unless the
+// job is ending. rejoined: the coordinator had removed it meanwhile and
+// admitted it again at the gate's minimum clock, so it restarts from a
+// full pull (st says so).
+func (w *Worker) redialWaiting(ctx context.Context, st *state) (rejoined bool, err error) {
+	if w.stopping() {
+		return false, ErrJobDone
+	}
+	if err := w.redial(ctx); err != nil {
+		return false, err
+	}
+	if !w.info.Rejoined {
+		return false, nil
+	}
+	w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", w.info.Clock)
+	st.first, st.clock = true, uint64(w.info.Clock)
+	w.ws.Clock = w.info.Clock
+	return true, nil
 }
