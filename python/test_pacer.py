@@ -94,6 +94,23 @@ def start_shards(procs, addrs, job, control=CONTROL, extra=()):
         wait_listening(a, 60, p, procs)
 
 
+def torch_job(test, procs, tmp, flags):
+    """Runs a job of two shards started with flags and two torch_worker.py
+    workers to its end (90 s at most), checks every process exited 0, and
+    returns the job's summary.json and each worker's closing JSON line."""
+    addrs = free_addrs(2)
+    start_shards(procs, addrs, flags)
+    for w in range(2):
+        procs.start("worker-%d" % w, [sys.executable, os.path.join(HERE, "torch_worker.py"),
+                                      "--coordinator", addrs[0], "--id", str(w)])
+    procs.wait_all(90)
+    for p in procs.procs:
+        test.assertEqual(p.returncode, 0, "%s exited %s:\n%s" % (p.name, p.returncode, procs.log(p)))
+    with open(os.path.join(tmp, "out", "summary.json")) as f:
+        r = json.load(f)
+    return r, [json.loads(procs.log(p).strip().splitlines()[-1]) for p in procs.procs[2:]]
+
+
 def wait_listening(addr, timeout, proc=None, procs=None):
     host, port = wire.parse_addr(addr)
     deadline = time.monotonic() + timeout
@@ -722,23 +739,13 @@ class EndToEndTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                addrs = free_addrs(2)
                 # Batch 32, lr 0.1 with momentum 0.5, not the defaults (64,
                 # 0.05, 0.9): one asp epoch at the defaults ends at 0.77-0.84
                 # (with Go workers as with PyTorch ones), its curve around
                 # 0.80; this job's twice as many steps reach 0.82-0.84.
-                start_shards(procs, addrs, ["--workers", "2", "--paradigm", paradigm, "--model", "mlp",
-                                            "--epochs", "1", "--batch", "32", "--lr", "0.1", "--momentum", "0.5",
-                                            "--eval-every", "0.25", "--target", "0.8"])
-                for w in range(2):
-                    procs.start("worker-%d" % w, [sys.executable, os.path.join(HERE, "torch_worker.py"),
-                                                  "--coordinator", addrs[0], "--id", str(w)])
-                procs.wait_all(90)
-                for p in procs.procs:
-                    self.assertEqual(p.returncode, 0, "%s exited %s:\n%s" % (p.name, p.returncode, procs.log(p)))
-                with open(os.path.join(tmp, "out", "summary.json")) as f:
-                    r = json.load(f)
-                ws = [json.loads(procs.log(p).strip().splitlines()[-1]) for p in procs.procs[2:]]
+                r, ws = torch_job(self, procs, tmp, ["--workers", "2", "--paradigm", paradigm, "--model", "mlp",
+                                                     "--epochs", "1", "--batch", "32", "--lr", "0.1", "--momentum",
+                                                     "0.5", "--eval-every", "0.25", "--target", "0.8"])
                 print("\n%s: test accuracy %s, final %.4f, %d pushes, %.1f s; batch losses %s; workers %s"
                       % (paradigm, [c[1] for c in r["curve"]], r["final_accuracy"], r["pushes"], r["seconds"],
                          [v if v is None else round(v, 4) for v in r.get("batch_loss", [])], ws),
@@ -796,20 +803,10 @@ class RecipeEndToEndTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                addrs = free_addrs(2)
-                start_shards(procs, addrs, ["--workers", "2", "--paradigm", "bsp", "--model", "mlp",
-                                            "--train-limit", "6000", "--epochs", "1", "--batch", "32", "--lr", "0.1",
-                                            "--momentum", "0.5", "--eval-every", "0.5", "--sampling", "global",
-                                            "--normalize", "mean", "--clip-norm", "2"])
-                for w in range(2):
-                    procs.start("worker-%d" % w, [sys.executable, os.path.join(HERE, "torch_worker.py"),
-                                                  "--coordinator", addrs[0], "--id", str(w)])
-                procs.wait_all(90)
-                for p in procs.procs:
-                    self.assertEqual(p.returncode, 0, "%s exited %s:\n%s" % (p.name, p.returncode, procs.log(p)))
-                with open(os.path.join(tmp, "out", "summary.json")) as f:
-                    r = json.load(f)
-                ws = [json.loads(procs.log(p).strip().splitlines()[-1]) for p in procs.procs[2:]]
+                r, ws = torch_job(self, procs, tmp, ["--workers", "2", "--paradigm", "bsp", "--model", "mlp",
+                                                     "--train-limit", "6000", "--epochs", "1", "--batch", "32", "--lr",
+                                                     "0.1", "--momentum", "0.5", "--eval-every", "0.5", "--sampling",
+                                                     "global", "--normalize", "mean", "--clip-norm", "2"])
                 print("\nrecipes: test accuracy %s, final %.4f, %d pushes, %.1f s; workers %s"
                       % ([c[1] for c in r["curve"]], r["final_accuracy"], r["pushes"], r["seconds"], ws), file=sys.stderr)
                 self.assertEqual((r["sampling"], r["normalize"]), ("global", "mean"))
