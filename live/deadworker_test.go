@@ -182,8 +182,11 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 		if err := ctl.Call(ctx, &req, &resp); err != nil {
 			t.Fatalf("the victim's clock report: %v", err)
 		}
-		if st := coord.Stats(); st.Pushes != 3 {
-			t.Fatalf("coordinator counted %d pushes after the victim's report, want 3", st.Pushes)
+		// Counted: 3 with the survivors' two. The report closes round 0
+		// and releases the survivors, whose round-1 pushes may already
+		// be counted too (one each at most: round 1 waits for the victim).
+		if st := coord.Stats(); st.Pushes < 3 || st.Pushes > 5 {
+			t.Fatalf("coordinator counted %d pushes after the victim's report, want 3 (5 with the survivors' next)", st.Pushes)
 		}
 	}
 	if step == vPushed0 {
