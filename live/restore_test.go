@@ -23,6 +23,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 )
 
@@ -497,5 +498,51 @@ func TestMetricsConnectionsBounded(t *testing.T) {
 	conns[2].SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := http.ReadResponse(third, nil); err != nil {
 		t.Errorf("the third connection was not served once the first closed: %v", err)
+	}
+}
+
+// TestRestoreEmptyRangeCentered: a shard whose range is empty (a flat
+// model of fewer parameters than shards: job.Ranges gives shard 0 of
+// flat:n=1 on two shards [0, 0)) keeps no optimizer values, so its
+// centered RMSProp checkpoint has no mean-gradient section; the restore
+// still knows the file is centered RMSProp's (and an uncentered one
+// not), as it does for a shard with values.
+func TestRestoreEmptyRangeCentered(t *testing.T) {
+	for _, centered := range []bool{true, false} {
+		c := quickJob(t, "bsp", 1, 2)
+		c.Model, c.Momentum = nn.FlatName(1), 0
+		c.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8, Centered: centered}
+		if err := c.Fill(); err != nil {
+			t.Fatal(err)
+		}
+		d := &job.Description{Version: job.Version, Job: c, TrainN: 100}
+		if r := job.Ranges(1, 2)[0]; r[0] != r[1] {
+			t.Fatalf("setup: shard 0's range %v is not empty", r)
+		}
+		s, err := newShard(ShardConfig{Index: 0, Params: d, Init: []float32{0.5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _, err := s.state(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if _, err := ckpt.Write(dir, st); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ckpt.Read(ckpt.Path(dir, 0), CheckpointWant(d, 0, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newShard(ShardConfig{Index: 0, Params: d, Restore: back}); err != nil {
+			t.Errorf("centered %v: restoring the empty shard's own checkpoint: %v", centered, err)
+		}
+		// The other rule's job refuses the file, naming both.
+		other := *d
+		other.Job.Optimizer.Centered = !centered
+		if _, err := newShard(ShardConfig{Index: 0, Params: &other, Restore: back}); err == nil || !strings.Contains(err.Error(), "the job's --optimizer is "+other.Job.Optimizer.Kind.String()) {
+			t.Errorf("centered %v: restored into a job centered %v: %v, want it refused", centered, !centered, err)
+		}
 	}
 }

@@ -158,15 +158,16 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 				st.Shard, st.Lo, st.Hi, cfg.Index, r[0], r[1])
 		}
 		copy(s.cur.buf, st.Weights)
-		// Centered RMSProp is RMSProp by name; its mean gradient tells
-		// the two states apart.
+		// Centered RMSProp is RMSProp by name; the header's flag tells
+		// the two states apart, or in a file written before it, the
+		// mean gradient.
 		rule := func(name string, centered bool) string {
 			if centered {
 				return name + ":centered=true"
 			}
 			return name
 		}
-		if want, got := rule(j.Optimizer.Kind.String(), j.Optimizer.Centered), rule(cmp.Or(st.Optimizer, optim.SGD.String()), st.Mean != nil); want != got {
+		if want, got := rule(j.Optimizer.Kind.String(), j.Optimizer.Centered), rule(cmp.Or(st.Optimizer, optim.SGD.String()), st.Centered || st.Mean != nil); want != got {
 			return nil, fmt.Errorf("live: restore: the checkpoint holds the state of optimizer %s, the job's --optimizer is %s (restore with the optimizer it was written with)", got, want)
 		}
 		if err := opt.SetState(optim.State{Velocity: st.Velocity, Square: st.Square, Mean: st.Mean, Step: st.Step}); err != nil {

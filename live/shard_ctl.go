@@ -143,6 +143,7 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 	if k := s.params.Job.Optimizer.Kind; k != optim.SGD {
 		st.Optimizer = k.String() // SGD's stays "", as files written before the rules read
 	}
+	st.Centered = s.params.Job.Optimizer.Centered
 	if s.ema != nil {
 		st.EMA = append([]float32(nil), s.ema...)
 	}

@@ -68,6 +68,11 @@ type Meta struct {
 	// optional section, absent from every other rule's file (and from
 	// files written before it existed), so those are unchanged.
 	Mean bool `json:"mean,omitempty"`
+	// Centered says the rule is centered RMSProp. The mean section alone
+	// cannot say it for a shard whose range is empty (more shards than
+	// parameters): no values, so no section. Files written before this
+	// field have a mean section exactly when they are centered.
+	Centered bool `json:"centered,omitempty"`
 	// EMA: the weights' moving average (--ema) follows the optimizer's
 	// state; a file without it (written before it existed, or without
 	// --ema) restores the average from the weights.
@@ -106,6 +111,8 @@ func (s *State) validate() error {
 		return fmt.Errorf("%d squared-gradient values for a range of %d", len(s.Square), n)
 	case s.Mean != nil && len(s.Mean) != n:
 		return fmt.Errorf("%d mean-gradient values for a range of %d", len(s.Mean), n)
+	case s.Centered && s.Mean == nil && n > 0:
+		return fmt.Errorf("centered RMSProp's state without its mean gradient for a range of %d", n)
 	case s.Step < 0:
 		return fmt.Errorf("step count %d", s.Step)
 	case s.EMA != nil && len(s.EMA) != n:
@@ -377,6 +384,9 @@ func decode(r io.Reader, size int64, want Want) (*State, error) {
 	if !bodyFits(size-16-hl, &s.Meta) {
 		return nil, fmt.Errorf("%d bytes of values do not hold the header's range [%d, %d) (velocity %v, square %v, mean %v, ema %v)",
 			size-16-hl, s.Lo, s.Hi, s.Meta.Velocity, s.Meta.Square, s.Meta.Mean, s.Meta.EMA)
+	}
+	if s.Meta.Centered && !s.Meta.Mean && s.Hi > s.Lo {
+		return nil, fmt.Errorf("the header says centered RMSProp but holds no mean gradient for the range [%d, %d)", s.Lo, s.Hi)
 	}
 	if err := s.Meta.check(want); err != nil {
 		return nil, err

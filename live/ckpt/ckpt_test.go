@@ -484,7 +484,7 @@ func TestMeanSection(t *testing.T) {
 	s.Square = []float32{1, 2, 3, 4, 5}
 	s.Mean = []float32{-0.5, 0.25, 0, 1e-20, 2}
 	s.EMA = []float32{9, 8, 7, 6, 5}
-	s.Optimizer = "rmsprop"
+	s.Optimizer, s.Centered = "rmsprop", true
 	path, err := Write(dir, s)
 	if err != nil {
 		t.Fatal(err)
@@ -496,7 +496,7 @@ func TestMeanSection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Meta.Mean || !slices.Equal(got.Mean, s.Mean) || !slices.Equal(got.Square, s.Square) || !slices.Equal(got.EMA, s.EMA) || !slices.Equal(got.Velocity, s.Velocity) {
+	if !got.Meta.Mean || !got.Centered || !slices.Equal(got.Mean, s.Mean) || !slices.Equal(got.Square, s.Square) || !slices.Equal(got.EMA, s.EMA) || !slices.Equal(got.Velocity, s.Velocity) {
 		t.Errorf("read back square %v, mean %v (flag %v), ema %v", got.Square, got.Mean, got.Meta.Mean, got.EMA)
 	}
 
@@ -509,6 +509,29 @@ func TestMeanSection(t *testing.T) {
 	body = body[:4*5*3]
 	if _, err := readFrom(bytes.NewReader(raw(m, body)), int64(len(raw(m, body))), "x", sampleWant); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("mean promised, absent: err %v, want ErrCorrupt", err)
+	}
+	// Centered with values but no mean section: neither a centered file
+	// nor an uncentered one; refused when read and when written.
+	m.Mean = false
+	if _, err := readFrom(bytes.NewReader(raw(m, body)), int64(len(raw(m, body))), "x", sampleWant); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no mean gradient") {
+		t.Errorf("centered without a mean: err %v, want ErrCorrupt saying so", err)
+	}
+	noMean := *s
+	noMean.Mean = nil
+	if _, err := Write(dir, &noMean); err == nil || !strings.Contains(err.Error(), "without its mean gradient") {
+		t.Errorf("writing centered state without a mean: err %v", err)
+	}
+	// A shard whose range is empty has no values, hence no mean section:
+	// the header alone says centered.
+	empty := &State{Meta: Meta{Shard: 0, Shards: 2, Lo: 0, Hi: 0, NumParams: 1, Paradigm: "bsp", Model: "flat:n=1", Optimizer: "rmsprop", Centered: true},
+		Weights: []float32{}, Square: []float32{}, Mean: []float32{}}
+	edir := t.TempDir()
+	epath, err := Write(edir, empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Read(epath, Want{Shard: 0, Shards: 2, Lo: 0, Hi: 0, NumParams: 1, Model: "flat:n=1"}); err != nil || !got.Centered || got.Optimizer != "rmsprop" {
+		t.Errorf("an empty range's centered checkpoint read back: %+v, %v", got, err)
 	}
 
 	s.Mean[1] = float32(math.Inf(-1))
