@@ -2,8 +2,11 @@ package live
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,14 +117,136 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 	if got := c.Stats().Pushes; got != 6 {
 		t.Fatalf("%d pushes counted, want 6", got)
 	}
+}
 
-	// A restarted coordinator totals from zero: the window is the reports
-	// since the restart, not a difference with the old totals.
-	must(report(0, 4, lossPayload(9)))
-	cs := c.Stats()
-	cs.Restarts, cs.BatchLossSum, cs.BatchLosses = 1, 0.75, 1
-	if l := ev.batchLoss(cs); l == nil || *l != 0.75 {
-		t.Fatalf("after a restart: %s, want 0.75", lossText(l))
+// TestBatchLossAcrossRestart: the coordinator's loss totals are in its
+// state file, so the first evaluation after a restart averages every
+// report since the previous evaluation that the file holds, not only
+// those since the restart; a file older than the previous evaluation
+// starts the window at the restart; a file of the previous format
+// restores with zero totals; bad totals are refused, changing nothing.
+func TestBatchLossAcrossRestart(t *testing.T) {
+	var resp wire.Frame
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	report := func(c *Coordinator, p int, seq uint64, loss float64) {
+		t.Helper()
+		_, _, err := c.clock(p, clockReport{seq: seq, loss: lossPayload(loss)}, &resp)
+		must(err)
+	}
+	newCoord := func() *Coordinator {
+		c := stateCoord(t, "asp", 2)
+		c.target = 1000
+		return c
+	}
+	// restart restores a coordinator from dir; each worker then says how
+	// many of its reports were answered.
+	restart := func(dir string, acked ...uint64) *Coordinator {
+		t.Helper()
+		st, err := readCoordState(dir)
+		if err != nil || st == nil {
+			t.Fatalf("read: %v %v", st, err)
+		}
+		r := newCoord()
+		must(r.restore(st))
+		for p, a := range acked {
+			_, _, err := r.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1), Seq: a, Acked: a, Clock: int64(a)})
+			must(err)
+		}
+		return r
+	}
+	within := func(what string, l *float64, want float64) {
+		t.Helper()
+		if l == nil || math.Abs(*l-want) > 1e-15 {
+			t.Fatalf("%s: batch loss %s, want %g", what, lossText(l), want)
+		}
+	}
+
+	c := newCoord()
+	for p := range 2 {
+		_, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)})
+		must(err)
+	}
+	var ev Evaluations
+	report(c, 0, 1, 2)
+	report(c, 1, 1, 3)
+	within("the first evaluation", ev.batchLoss(c.Stats()), 2.5)
+	// Reports after that evaluation and before the file, then one after
+	// the file (answered, then the crash: its push comes back from the
+	// worker, its loss is lost).
+	report(c, 0, 2, 1)
+	report(c, 1, 2, 0.5)
+	dir := t.TempDir()
+	must(c.saveState(dir))
+	report(c, 0, 3, 7)
+
+	r := restart(dir, 3, 2)
+	if cs := r.Stats(); cs.Pushes != 5 || cs.BatchLosses != 4 || cs.BatchLossSum != 6.5 || cs.Restarts != 1 || cs.RestoredFrom != c.Stats().Incarnation {
+		t.Fatalf("restored: %d pushes, %d losses summing to %g, %d restarts, from %x; want 5, 4, 6.5, 1, from %x",
+			cs.Pushes, cs.BatchLosses, cs.BatchLossSum, cs.Restarts, cs.RestoredFrom, c.Stats().Incarnation)
+	}
+	report(r, 1, 3, 0.25)
+	within("the first evaluation after the restart", ev.batchLoss(r.Stats()), (1+0.5+0.25)/3)
+	report(r, 0, 4, 4)
+	within("the next one", ev.batchLoss(r.Stats()), 4)
+
+	// The file written before the previous evaluation: the reports it
+	// lacks are lost, so the window is the reports since the restart.
+	must(r.saveState(dir))
+	report(r, 1, 4, 9)
+	within("the evaluation after the file", ev.batchLoss(r.Stats()), 9)
+	report(r, 0, 5, 100) // after that evaluation, after the file: lost
+	r2 := restart(dir, 5, 4)
+	report(r2, 1, 5, 0.125)
+	report(r2, 0, 6, 0.375)
+	within("restored from a file older than the previous evaluation", ev.batchLoss(r2.Stats()), 0.25)
+
+	// A file of the previous format (no totals, no writer's name)
+	// restores with zero totals; the window is the reports since.
+	b, err := os.ReadFile(coordFile(dir))
+	must(err)
+	var m map[string]any
+	must(json.Unmarshal(b, &m))
+	for _, k := range []string{"batch_loss_sum", "batch_losses", "incarnation"} {
+		if _, ok := m[k]; !ok {
+			t.Fatalf("the state file has no %q: %s", k, b)
+		}
+		delete(m, k)
+	}
+	b, err = json.Marshal(m)
+	must(err)
+	must(os.WriteFile(coordFile(dir), b, 0o644))
+	old := restart(dir, 5, 4)
+	if cs := old.Stats(); cs.BatchLosses != 0 || cs.BatchLossSum != 0 || cs.RestoredFrom != 0 || cs.Pushes != 9 {
+		t.Fatalf("a file of the previous format restored %d losses summing to %g, from %x, %d pushes; want 0, 0, none, 9", cs.BatchLosses, cs.BatchLossSum, cs.RestoredFrom, cs.Pushes)
+	}
+	report(old, 1, 5, 0.75)
+	within("restored from a file of the previous format", ev.batchLoss(old.Stats()), 0.75)
+
+	// Bad totals are refused, naming them, and the coordinator is as it
+	// was.
+	st, err := readCoordState(dir)
+	must(err)
+	for _, bad := range []struct {
+		sum float64
+		n   int64
+	}{{math.NaN(), 3}, {math.Inf(1), 3}, {-1, 3}, {1, -1}, {0, -2}, {0.5, 0}} {
+		b := *st
+		b.BatchLossSum, b.BatchLosses = bad.sum, bad.n
+		x := newCoord()
+		before := x.Stats()
+		if err := x.restore(&b); err == nil || !strings.Contains(err.Error(), "batch loss totals") {
+			t.Errorf("totals of %d losses summing to %g: %v, want them refused", bad.n, bad.sum, err)
+		}
+		after := x.Stats()
+		after.Seconds, before.Seconds = 0, 0
+		if !reflect.DeepEqual(before, after) {
+			t.Errorf("a refused state file changed the coordinator: %+v, then %+v", before, after)
+		}
 	}
 }
 

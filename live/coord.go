@@ -2,6 +2,7 @@ package live
 
 import (
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -88,9 +89,15 @@ type Coordinator struct {
 	stopOnce     sync.Once
 
 	// lossSum and lossN total the mini-batch losses reported with counted
-	// pushes (CoordStats.BatchLossSum; not kept across a restart).
-	lossSum float64
-	lossN   int64
+	// pushes (CoordStats.BatchLossSum), carried across a restart by the
+	// state file. inc names this coordinator; a restored one keeps the
+	// writer's name (from) and the totals the file held (restoredSum,
+	// restoredN), so an observer can tell whether its window goes on.
+	lossSum     float64
+	lossN       int64
+	inc, from   uint64
+	restoredSum float64
+	restoredN   int64
 }
 
 // CoordConfig builds a Coordinator.
@@ -120,7 +127,7 @@ func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
 	}
 	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
 		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.Pushes(),
-		log: log.With("role", "coordinator"), stopped: make(chan struct{}),
+		log: log.With("role", "coordinator"), stopped: make(chan struct{}), inc: rand.Uint64() | 1,
 		info: JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
 	return c, nil
 }
@@ -577,7 +584,7 @@ func (c *Coordinator) Stats() CoordStats {
 	gs := c.gate.Stats()
 	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
 		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
-		BatchLossSum: c.lossSum, BatchLosses: c.lossN}
+		BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc, RestoredFrom: c.from, RestoredLossSum: c.restoredSum, RestoredLosses: c.restoredN}
 	if !c.first.IsZero() {
 		end := c.end
 		if end.IsZero() {

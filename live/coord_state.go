@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,7 +13,8 @@ import (
 // This file: the coordinator's state on disk, beside shard 0's checkpoint,
 // so that shard 0 killed and restarted with --restore carries on the job
 // it hosted: the same length (the pushes counted so far), the same
-// membership, each worker's clock at the gate.
+// membership, each worker's clock at the gate, the running totals of the
+// workers' mini-batch losses (batch_loss's windows span the restart).
 //
 // The file is written with shard 0's checkpoints (every interval and at
 // shutdown), so it lags the coordinator it describes. What happened since
@@ -59,6 +61,13 @@ type coordState struct {
 	// gate's barriers (the shards' versions) and the pushes at the latest.
 	Barriers      uint64 `json:"barriers,omitempty"`
 	BarrierPushes int64  `json:"barrier_pushes,omitempty"`
+	// BatchLossSum and BatchLosses are the workers' reported mini-batch
+	// losses, totalled (CoordStats.BatchLossSum); Incarnation is the
+	// writer's name (CoordStats.RestoredFrom). Absent from a file written
+	// before them: the totals start again from zero.
+	BatchLossSum float64 `json:"batch_loss_sum,omitempty"`
+	BatchLosses  int64   `json:"batch_losses,omitempty"`
+	Incarnation  uint64  `json:"incarnation,omitempty"`
 
 	Members []memberState `json:"members"`
 }
@@ -83,7 +92,7 @@ func (c *Coordinator) snapshotState() *coordState {
 		Pushes: c.pushes, Done: c.done, Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
 		Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
 		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts,
-		Barriers: c.bar, BarrierPushes: c.barPushes}
+		Barriers: c.bar, BarrierPushes: c.barPushes, BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc}
 	st.Started = c.start.UnixNano()
 	if !c.first.IsZero() {
 		st.First = c.first.UnixNano()
@@ -180,6 +189,11 @@ func (c *Coordinator) restore(st *coordState) error {
 		return fmt.Errorf("live: coordinator state holds %d worker ids (the job has %d, at most %d)", len(st.Members), c.k, c.idCap)
 	case st.Pushes < 0:
 		return fmt.Errorf("live: coordinator state with %d pushes", st.Pushes)
+	case st.BatchLosses < 0 || math.IsNaN(st.BatchLossSum) || math.IsInf(st.BatchLossSum, 0) || st.BatchLossSum < 0 ||
+		(st.BatchLosses == 0 && st.BatchLossSum != 0):
+		// Each loss is finite and non-negative (reportedLoss), so are
+		// their sum and count, and no losses sum to 0.
+		return fmt.Errorf("live: coordinator state: batch loss totals of %d reports summing to %g are not ones", st.BatchLosses, st.BatchLossSum)
 	}
 	now := time.Now()
 	c.pushes, c.done = st.Pushes, st.Done
@@ -187,6 +201,8 @@ func (c *Coordinator) restore(st *coordState) error {
 	c.base.Releases, c.base.MaxGap, c.base.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCall
 	c.ctrl = time.Duration(st.ControllerSecs * float64(time.Second))
 	c.restarts = st.Restarts + 1
+	c.lossSum, c.lossN, c.from = st.BatchLossSum, st.BatchLosses, st.Incarnation
+	c.restoredSum, c.restoredN = st.BatchLossSum, st.BatchLosses
 	// The rebuilt gate counts its barriers from zero.
 	c.bar, c.barBase, c.barPushes = st.Barriers, st.Barriers, st.BarrierPushes
 	if st.Started > 0 && st.Started < now.UnixNano() {

@@ -138,12 +138,25 @@ type CoordStats struct {
 	WorkerIter []runstats.IterStats `json:"worker_iterations,omitempty"`
 	// BatchLossSum and BatchLosses are the sum and the count of the
 	// mini-batch losses the workers reported with their counted pushes,
-	// since this coordinator started: running totals, not a mean, so any
-	// number of observers can each take the mean over their own windows
+	// since the job started: running totals, not a mean, so any number of
+	// observers can each take the mean over their own windows
 	// (Evaluations: since its previous evaluation) without the
-	// coordinator keeping a window per reader.
+	// coordinator keeping a window per reader. A coordinator restored from
+	// its state file goes on from the totals the file holds (the losses
+	// of reports answered after the file was written are lost: the
+	// workers say how many reports were answered, not their losses).
 	BatchLossSum float64 `json:"batch_loss_sum,omitempty"`
 	BatchLosses  int64   `json:"batch_losses,omitempty"`
+	// Incarnation names this coordinator (random, per process). A
+	// restored one names in RestoredFrom the coordinator that wrote its
+	// state file (0: none, or a file written before this field) and in
+	// RestoredLossSum and RestoredLosses the totals that file held: an
+	// observer's window goes on across the restart only from a look at
+	// that writer no later than the file.
+	Incarnation     uint64  `json:"incarnation,omitempty"`
+	RestoredFrom    uint64  `json:"restored_from,omitempty"`
+	RestoredLossSum float64 `json:"restored_loss_sum,omitempty"`
+	RestoredLosses  int64   `json:"restored_losses,omitempty"`
 }
 
 // Stats is the reply to a "stats" control request.

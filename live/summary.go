@@ -101,11 +101,12 @@ type Evaluations struct {
 	// evaluations read (job.Config.Normalize; nil: none).
 	Mean []float64
 
-	// The coordinator's loss totals at the previous evaluation, and its
-	// restarts then: a restarted coordinator's totals start again from 0.
-	lossSum  float64
-	losses   int64
-	restarts int64
+	// The coordinator's loss totals at the previous evaluation (if seen),
+	// and which coordinator it was (CoordStats.Incarnation).
+	lossSum float64
+	losses  int64
+	inc     uint64
+	seen    bool
 }
 
 // Add evaluates weights w of model m on test as of the coordinator's
@@ -123,14 +124,22 @@ func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *dat
 // batchLoss is the mean loss the workers reported since the previous
 // evaluation (nil: none), from the coordinator's running totals.
 func (e *Evaluations) batchLoss(cs CoordStats) *float64 {
-	if cs.Restarts != e.restarts || cs.BatchLosses < e.losses {
-		// The coordinator restarted since: its totals are the reports
-		// since then (the ones between the previous evaluation and the
-		// restart are lost with it).
-		e.lossSum, e.losses, e.restarts = 0, 0, cs.Restarts
+	// The window starts at the previous evaluation's totals when the
+	// coordinator's go on from them: the same coordinator, or one
+	// restored from a state file that coordinator wrote after the
+	// evaluation (the file holds the totals, so the reports between the
+	// evaluation and the restart count). Otherwise (the first evaluation,
+	// a file older than the previous one or written by a later
+	// coordinator, none) it starts at the totals the coordinator
+	// restored: the reports since the file was written are lost with the
+	// coordinator that counted them.
+	goesOn := e.seen && (cs.Incarnation == e.inc && cs.BatchLosses >= e.losses ||
+		cs.RestoredFrom != 0 && cs.RestoredFrom == e.inc && cs.RestoredLosses >= e.losses)
+	if !goesOn {
+		e.lossSum, e.losses = cs.RestoredLossSum, cs.RestoredLosses
 	}
 	n, sum := cs.BatchLosses-e.losses, cs.BatchLossSum-e.lossSum
-	e.lossSum, e.losses = cs.BatchLossSum, cs.BatchLosses
+	e.lossSum, e.losses, e.inc, e.seen = cs.BatchLossSum, cs.BatchLosses, cs.Incarnation, true
 	if n <= 0 {
 		return nil
 	}
