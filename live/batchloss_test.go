@@ -33,6 +33,9 @@ func TestReportedLoss(t *testing.T) {
 		{name: "+Inf", b: lossPayload(math.Inf(1)), err: "finite and non-negative"},
 		{name: "-Inf", b: lossPayload(math.Inf(-1)), err: "finite and non-negative"},
 		{name: "negative", b: lossPayload(-0.5), err: "finite and non-negative"},
+		{name: "float32's largest", b: lossPayload(math.MaxFloat32), ok: true, want: math.MaxFloat32},
+		// Two of these would make the coordinator's total infinite.
+		{name: "beyond float32", b: lossPayload(math.MaxFloat64), err: "at most 3.4028234663852886e+38"},
 		{name: "a float32", b: []byte{0, 0, 0x80, 0x3f}, err: "8 bytes (or none), not 4"},
 		{name: "too long", b: append(lossPayload(1), 0), err: "not 9"},
 	} {

@@ -175,10 +175,17 @@ func setLoss(f *wire.Frame, loss float64) {
 	f.Bytes = binary.LittleEndian.AppendUint64(f.Bytes[:0], math.Float64bits(loss))
 }
 
+// maxLoss bounds a reported loss: the models compute in float32, so a loss
+// beyond its range is no model's, and under the bound the coordinator's
+// float64 total cannot overflow (an infinite total would fail every stats
+// reply and state file after it).
+const maxLoss = math.MaxFloat32
+
 // reportedLoss reads a clock report's payload b: ok is false when it
-// carries no loss. A loss no cross-entropy takes (negative, NaN, infinite)
-// or a payload of another length is refused: frames are untrusted, and one
-// such value would spoil every mean it entered.
+// carries no loss. A loss no cross-entropy takes (negative, NaN, infinite,
+// beyond float32's range) or a payload of another length is refused:
+// frames are untrusted, and one such value would spoil every mean it
+// entered.
 func reportedLoss(b []byte) (loss float64, ok bool, err error) {
 	switch len(b) {
 	case 0:
@@ -188,8 +195,8 @@ func reportedLoss(b []byte) (loss float64, ok bool, err error) {
 		return 0, false, fmt.Errorf("a clock report's payload is its mini-batch loss, %d bytes (or none), not %d", lossBytes, len(b))
 	}
 	loss = math.Float64frombits(binary.LittleEndian.Uint64(b))
-	if math.IsNaN(loss) || math.IsInf(loss, 0) || loss < 0 {
-		return 0, false, fmt.Errorf("a clock report's mini-batch loss must be finite and non-negative, not %g", loss)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) || loss < 0 || loss > maxLoss {
+		return 0, false, fmt.Errorf("a clock report's mini-batch loss must be finite and non-negative, at most %g, not %g", float64(maxLoss), loss)
 	}
 	return loss, true, nil
 }

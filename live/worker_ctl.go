@@ -32,7 +32,7 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		// The loss is a statistic: one the coordinator would refuse (a
 		// diverging model's overflow) is left out rather than failing a
 		// push whose gradient was finite.
-		if !math.IsNaN(st.loss) && !math.IsInf(st.loss, 0) && st.loss >= 0 {
+		if !math.IsNaN(st.loss) && st.loss >= 0 && st.loss <= maxLoss {
 			setLoss(&req, st.loss)
 		}
 		w.ctlMu.Lock()
