@@ -180,3 +180,52 @@ func TestExportAverage(t *testing.T) {
 		t.Errorf("the refused export wrote %s (%v)", none, err)
 	}
 }
+
+// pacer eval --average measures the θ̄ a job run with --ema checkpointed:
+// to the sample what pacer export --average's file gives, and not the
+// weights' count. It is refused with a model file (one set of weights) and
+// for checkpoints without θ̄, naming --ema, printing nothing.
+func TestEvalAverage(t *testing.T) {
+	dir := t.TempDir()
+	ck, plain, file := filepath.Join(dir, "ckpt"), filepath.Join(dir, "plain"), filepath.Join(dir, "avg.npz")
+	train := func(ck string, extra ...string) {
+		pacerRun(t, append([]string{"train", "--mode", "inproc", "--model", "mlp", "--workers", "2", "--shards", "2", "--train-limit", "1600",
+			"--test-limit", "100", "--epochs", "1", "--checkpoint-dir", ck, "--out", filepath.Join(dir, "out")}, extra...)...)
+	}
+	// A short decay: θ̄ of a 1-epoch job (about 25 updates) is far enough
+	// behind θ to change the count (215 of 500 against 287 when written).
+	train(ck, "--ema", "0.8")
+	out := pacerRun(t, "eval", "--checkpoint-dir", ck, "--test-limit", "500", "--average")
+	if !strings.Contains(out, "moving average") || !strings.Contains(out, "model mlp") {
+		t.Errorf("eval --average said %q", out)
+	}
+	avg, n := evalCount(t, out)
+	pacerRun(t, "export", "--checkpoint-dir", ck, "--model-file", file, "--average")
+	fromFile, n2 := evalCount(t, pacerRun(t, "eval", "--model-file", file, "--test-limit", "500"))
+	weights, n3 := evalCount(t, pacerRun(t, "eval", "--checkpoint-dir", ck, "--test-limit", "500"))
+	t.Logf("θ̄ %d of %d, its export %d of %d, θ %d of %d", avg, n, fromFile, n2, weights, n3)
+	if n != 500 || n2 != 500 || n3 != 500 || avg != fromFile {
+		t.Fatalf("eval --average: %d of %d; export --average's file: %d of %d", avg, n, fromFile, n2)
+	}
+	if avg == weights {
+		t.Errorf("eval --average and eval both %d of 500: θ̄ was not what was measured", avg)
+	}
+	if avg < 150 {
+		t.Errorf("θ̄ %d of 500 right: the job did not train (chance is 50)", avg)
+	}
+
+	train(plain)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model-file", file, "--average"}, "--checkpoint-dir"},
+		{[]string{"--checkpoint-dir", plain, "--average"}, "--ema"},
+	} {
+		var o, e bytes.Buffer
+		if code := run(append(append([]string{"eval"}, c.args...), "--test-limit", "50"), &o, &e); code == 0 || o.Len() != 0 ||
+			!strings.Contains(e.String(), c.want) {
+			t.Errorf("eval %v: exit %d, stdout %q, stderr %q (want an error naming %s)", c.args, code, o.String(), e.String(), c.want)
+		}
+	}
+}

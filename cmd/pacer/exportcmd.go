@@ -79,9 +79,17 @@ func newEvalCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "evaluate a job's checkpoints or an exported model on a data set",
 		Long: `Evaluate a trained model on a data set's test samples and print its accuracy: a live
 job's shard checkpoints (--checkpoint-dir) or a model file pacer export wrote
-(--model-file; any .npz in the layout of docs/model-format.md). The model (mlp or cnn) is
-read from the checkpoints, or recognised from the file's arrays.`,
+(--model-file; any .npz in the layout of docs/model-format.md). The model (mlp, cnn,
+alexnet-small, cifar-net...) is read from the checkpoints, or recognised from the file's
+arrays.
+
+With --checkpoint-dir, --average evaluates the weights' moving average θ̄ that a job run
+with --ema kept in its checkpoints (what its own evaluations measured) instead of the
+weights: the accuracy pacer export --average's file gives. Checkpoints without θ̄ are
+refused, naming --ema. A model file holds one set of weights, so --average does not go
+with --model-file: an exported θ̄ is evaluated as any other file.`,
 		Example: `  pacer eval --checkpoint-dir ckpt
+  pacer eval --checkpoint-dir ckpt --average
   pacer eval --model-file model.npz --dataset fashion-mnist --test-limit 2000`,
 	}
 	fs := cmd.Flags()
@@ -92,9 +100,13 @@ read from the checkpoints, or recognised from the file's arrays.`,
 	limit := fs.Int("test-limit", 0, "use only the first N test samples (0: all)")
 	normalize := fs.String("normalize", job.NormalizeNone, "what the job that trained the model did to the images: none | mean (subtract the training set's per-channel mean over its first --train-limit samples)")
 	trainLimit := fs.Int("train-limit", 0, "with --normalize mean, the job's --train-limit: the mean is over the first N training samples (0: all)")
+	average := fs.Bool("average", false, "with --checkpoint-dir: evaluate the weights' moving average θ̄ (a job run with --ema) instead of the weights")
 	cmd.RunE = func(*cobra.Command, []string) error {
 		if (*dir == "") == (*file == "") {
 			return usage(errors.New("give one of --checkpoint-dir and --model-file"))
+		}
+		if *average && *file != "" {
+			return usage(errors.New("--average reads θ̄ from a job's checkpoints (--checkpoint-dir): a model file holds one set of weights, evaluate an exported θ̄ (pacer export --average) as any other file"))
 		}
 		if *limit < 0 || *trainLimit < 0 {
 			return usage(fmt.Errorf("--test-limit=%d and --train-limit=%d must not be negative", *limit, *trainLimit))
@@ -112,9 +124,14 @@ read from the checkpoints, or recognised from the file's arrays.`,
 		}
 		var m *modelfile.Model
 		var err error
-		if *dir != "" {
+		what := ""
+		switch {
+		case *average:
+			m, err = modelfile.AverageFromCheckpoints(*dir)
+			what = " (the weights' moving average θ̄, --ema)"
+		case *dir != "":
 			m, err = modelfile.FromCheckpoints(*dir)
-		} else {
+		default:
 			m, err = modelfile.ReadNPZ(*file)
 		}
 		if err != nil {
@@ -128,8 +145,8 @@ read from the checkpoints, or recognised from the file's arrays.`,
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "test accuracy %.4f (%d of %d samples of %s), model %s from %s\n",
-			float64(correct)/float64(max(ds.Test.N, 1)), correct, ds.Test.N, ds.Test.Name, m.Name(), m.Source)
+		fmt.Fprintf(stdout, "test accuracy %.4f (%d of %d samples of %s), model %s%s from %s\n",
+			float64(correct)/float64(max(ds.Test.N, 1)), correct, ds.Test.N, ds.Test.Name, m.Name(), what, m.Source)
 		return nil
 	}
 	return cmd
