@@ -31,8 +31,11 @@ import (
 )
 
 // Paradigms are the specs the suite cycles through: every paradigm, with
-// bounds small enough at 3 workers that the synchronous ones wait.
-var Paradigms = []string{"bsp", "asp", "ssp:s=3", "dssp:sl=2,su=6", "elastic:r=4", "backup:b=1", "psp:c=2,b=0.5", "softsync:n=2"}
+// bounds small enough at 3 workers that the synchronous ones wait, and
+// ElasticBSP twice: its apply=local mode has the shards apply at the
+// barrier, a path of its own under restarts (a coordinator restart once
+// stalled it).
+var Paradigms = []string{"bsp", "asp", "ssp:s=3", "dssp:sl=2,su=6", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=2,b=0.5", "softsync:n=2"}
 
 // Kinds are the fault kinds, one per run (mixed: two faults of the others).
 var Kinds = []string{"worker", "worker-rejoin", "shard-restart", "coord-restart", "mixed"}
@@ -49,9 +52,9 @@ const (
 type Config struct {
 	Seed uint64
 	// Runs is the number of runs; run i (From ≤ i < From+Runs) takes
-	// paradigm i mod 8 and kind i mod len(Kinds): 8 and 5 are coprime, so
-	// every 40 runs cover every pair once, and 24 every paradigm three
-	// times and every kind at least four.
+	// paradigm i mod 9 and kind i mod len(Kinds): 9 and 5 are coprime, so
+	// every 45 runs cover every pair once, and 27 every paradigm three
+	// times and every kind at least five.
 	Runs, From int
 	// Kinds restricts the fault kinds (nil: all of Kinds).
 	Kinds []string

@@ -39,13 +39,13 @@ func TestScheduleReplays(t *testing.T) {
 	}
 }
 
-// TestScheduleCoversAndStaysInTheJob: 40 runs cover every paradigm × kind
-// once, and every fault names a process of the job, mid-job, with the
+// TestScheduleCoversAndStaysInTheJob: 45 runs (paradigms × kinds) cover
+// every paradigm × kind once, and every fault names a process of the job, mid-job, with the
 // restart its kind says.
 func TestScheduleCoversAndStaysInTheJob(t *testing.T) {
 	c := testConfig(t)
 	seen := map[[2]string]int{}
-	for i := range 40 {
+	for i := range len(Paradigms) * len(Kinds) {
 		p, k, fs := c.Schedule(i)
 		seen[[2]string{p, k}]++
 		want := 1
@@ -74,7 +74,7 @@ func TestScheduleCoversAndStaysInTheJob(t *testing.T) {
 		}
 	}
 	if len(seen) != len(Paradigms)*len(Kinds) {
-		t.Errorf("40 runs cover %d paradigm × kind pairs, want %d", len(seen), len(Paradigms)*len(Kinds))
+		t.Errorf("%d runs cover %d paradigm × kind pairs, want every one of them", len(Paradigms)*len(Kinds), len(seen))
 	}
 }
 

@@ -35,7 +35,7 @@ update or left a process behind. docs/chaos.md.`,
 	fs := cmd.Flags()
 	var c chaos.Config
 	fs.Uint64Var(&c.Seed, "seed", 1, "the suite's seed: run i's schedule is drawn from (seed, i)")
-	fs.IntVar(&c.Runs, "runs", 24, "number of runs")
+	fs.IntVar(&c.Runs, "runs", 27, "number of runs (27: every paradigm three times; 45: every paradigm × fault kind once)")
 	fs.IntVar(&c.From, "from", 0, "index of the first run (replay: --from i --runs 1)")
 	kinds := fs.String("kinds", "", "fault kinds, comma-separated (default all: "+strings.Join(chaos.Kinds, ",")+")")
 	paradigms := fs.String("paradigms", "", "paradigms to cycle through, separated by ';' (default all: "+strings.Join(chaos.Paradigms, ";")+")")
