@@ -40,7 +40,9 @@ var presets = map[string]Scenario{
 		Name: "slow-servers",
 		Description: "The PSP paper's Table 1: 32 workers and 32 shards, 0.16% of pull responses delayed by 4 s, " +
 			"10 s iterations (as the paper's ResNet-50 rounds). Partial push (c) and partial pull (b) against full " +
-			"synchronization (c = 32, b = 100%), with τ1 = τ2 = 0 as in the paper.",
+			"synchronization (c = 32, b = 100%), with τ1 = τ2 = 0 as in the paper. Each worker trains on its own " +
+			"1/32 of the data (sampling: shard, the default): the paper does not say how it samples, and the " +
+			"delays here are the servers' and random, so no worker is persistently the one left out.",
 		Paradigms: []string{"bsp", "psp:c=28,b=1", "psp:c=28,b=0.9", "psp:c=20,b=0.75"},
 		Workers:   32, Shards: 32, ServerDelay: "spike:p=0.0016,delay=4s", Jitter: 0.05, Base: "10s",
 		Epochs: 3, LR: 0.2, Target: 0.8, Seeds: 5,
@@ -48,7 +50,8 @@ var presets = map[string]Scenario{
 	"dssp": {
 		Name: "dssp",
 		Description: "The DSSP paper's Table I: two steady workers, one 2.2 times as slow (GTX 1060 and 1080 Ti). " +
-			"BSP, ASP, SSP with s = 3, 6, 15, and DSSP with s_L = 3, s_U = 15 (literal and bounded).",
+			"BSP, ASP, SSP with s = 3, 6, 15, and DSSP with s_L = 3, s_U = 15 (literal and bounded). Each worker " +
+			"trains on its own half of the data (sampling: shard), as the paper assigns each worker an equal partition.",
 		Paradigms: []string{"bsp", "asp", "ssp:s=3", "ssp:s=6", "ssp:s=15", "dssp:sl=3,su=15", "dssp:sl=3,su=15,mode=bounded"},
 		Workers:   2, Speeds: []float64{1, 2.2}, Jitter: 0.01,
 		Epochs: 3, Target: 0.85, Seeds: 5,
@@ -56,7 +59,8 @@ var presets = map[string]Scenario{
 	"elastic": {
 		Name: "elastic",
 		Description: "The ElasticBSP paper's comparison on the heterogeneous pair (speed 1 : 2): ElasticBSP with " +
-			"R = 15, 30, 60 predicted pushes against BSP, SSP(3) and ASP.",
+			"R = 15, 30, 60 predicted pushes against BSP, SSP(3) and ASP. Each worker trains on its own half of the " +
+			"data (sampling: shard), as the paper shards the training data between its workers.",
 		Paradigms: []string{"bsp", "ssp:s=3", "asp", "elastic:r=15", "elastic:r=30", "elastic:r=60"},
 		Workers:   2, Speeds: []float64{1, 2}, Jitter: 0.05,
 		Epochs: 3, Target: 0.85, Seeds: 5,
