@@ -82,14 +82,16 @@ class Procs:
                 p.wait(timeout=10)
 
 
+def start_shard(procs, addrs, i, job, control=CONTROL, extra=(), name=None):
+    """Starts shard i of addrs (not waiting for it to listen)."""
+    return procs.start(name or "shard-%d" % i, [PACER, "server", "--index", str(i), "--peers", ",".join(addrs),
+                                                "--listen", addrs[i], "--out", os.path.join(procs.tmp, "out"),
+                                                "--checkpoint-dir", os.path.join(procs.tmp, "ckpt")]
+                       + list(job) + list(extra), env={"PACER_CONTROL_TOKEN": control})
+
+
 def start_shards(procs, addrs, job, control=CONTROL, extra=()):
-    started = []
-    for i, a in enumerate(addrs):
-        p = procs.start("shard-%d" % i, [PACER, "server", "--index", str(i), "--peers", ",".join(addrs), "--listen", a,
-                                     "--out", os.path.join(procs.tmp, "out"), "--checkpoint-dir",
-                                     os.path.join(procs.tmp, "ckpt")] + list(job) + list(extra),
-                    env={"PACER_CONTROL_TOKEN": control})
-        started.append(p)
+    started = [start_shard(procs, addrs, i, job, control, extra) for i in range(len(addrs))]
     for a, p in zip(addrs, started):
         wait_listening(a, 60, p, procs)
 
@@ -1171,6 +1173,96 @@ class AverageTest(unittest.TestCase):
                     self.assertEqual(p.returncode, 0, procs.log(p))
             finally:
                 procs.stop()
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+class CoordinatorRestartTest(unittest.TestCase):
+    """The coordinator (shard 0) is killed with SIGKILL and started again
+    with --restore while a Python worker waits, as launch's
+    TestTCPCoordinatorRestarted does with Go workers: worker 1 stops
+    between two steps (a straggler), so worker 0 waits for it, at the
+    gate (bsp, ssp) or in a pull for a newer version (backup:b=0, which
+    has no gate). The job must end at its length with both workers
+    present: neither fails, neither is removed, every push counted."""
+
+    PAUSE = 3.0  # worker 1's stop, seconds: the kill and the restart fall inside it
+
+    def restart_while_waiting(self, paradigm):
+        n = 101
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.zeros(n, dtype=np.float32))
+                addrs = free_addrs(2)
+                # 20 pushes, 10 a worker; checkpoints (and the coordinator's
+                # state file) every 200 ms, so the restart finds a file
+                # that predates the last rounds.
+                job = ["--workers", "2", "--shards", "2", "--paradigm", paradigm, "--model", "flat:n=%d" % n,
+                       "--init", init, "--train-n", "640", "--batch", "32", "--epochs", "1", "--lr", "0.01",
+                       "--heartbeat-timeout", "2s", "--checkpoint-interval", "200ms"]
+                start_shards(procs, addrs, job)
+                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
+                pausing = threading.Event()
+                out = [None, None]
+
+                def work(k):
+                    c = cs[k]
+                    try:
+                        params, grad = np.zeros(n, dtype=np.float32), np.full(n, 0.01, dtype=np.float32)
+                        c.attach(params, grad)
+                        for i in range(100):  # bounded: the job has 20 pushes
+                            if k == 1 and i == 4:
+                                pausing.set()
+                                time.sleep(self.PAUSE)
+                            if not c.step(loss=0.5):
+                                break
+                        out[k] = ("ended", c.pushes)
+                    except BaseException as e:  # noqa: B902 (reported by the test)
+                        out[k] = ("failed", repr(e))
+
+                ths = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(2)]
+                try:
+                    for th in ths:
+                        th.start()
+                    self.assertTrue(pausing.wait(30), "worker 1 never reached its stop")
+                    time.sleep(0.5)  # worker 0 is waiting for it now
+                    first = procs.procs[0]
+                    first.kill()
+                    first.wait(timeout=10)
+                    time.sleep(0.3)
+                    restarted = start_shard(procs, addrs, 0, job, extra=["--restore"], name="shard-0-restarted")
+                    for th in ths:
+                        th.join(60)
+                    self.assertFalse(any(th.is_alive() for th in ths), "a worker still runs 60 s after the restart: %s\n%s"
+                                     % (out, procs.log(restarted)))
+                finally:
+                    for c in cs:
+                        c.close()
+                procs.wait_all(60)
+                log0 = procs.log(restarted)
+                self.assertEqual([o[0] for o in out], ["ended", "ended"], "%s\n%s" % (out, log0))
+                self.assertIn("coordinator restored", log0)
+                self.assertNotIn("worker removed", log0)
+                self.assertEqual(restarted.returncode, 0, log0)
+                with open(os.path.join(tmp, "out", "summary.json")) as f:
+                    r = json.load(f)
+                # The last pushes may race the job's end: one per worker at most.
+                self.assertGreaterEqual(r["pushes"], 20)
+                self.assertLessEqual(r["pushes"], 22)
+                self.assertEqual(sum(r["worker_pushes"]), r["pushes"])
+                self.assertTrue(all(p >= 5 for p in r["worker_pushes"]), r["worker_pushes"])
+            finally:
+                procs.stop()
+
+    def test_bsp(self):
+        self.restart_while_waiting("bsp")
+
+    def test_ssp(self):
+        self.restart_while_waiting("ssp:s=1")
+
+    def test_backup_pull(self):
+        self.restart_while_waiting("backup:b=0")
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)

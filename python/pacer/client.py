@@ -60,6 +60,12 @@ class JobError(Exception):
     unsupported paradigm option, a mismatched coordinator)."""
 
 
+class _Rejoined(Exception):
+    """The coordinator had removed this worker while its control
+    connection was down and admitted it again: the wait it was in starts
+    over, from a full pull at the clock the coordinator named."""
+
+
 class NoAverage(Exception):
     """The shards keep no moving average of the weights: the job runs
     without --ema. The message is the shard's refusal."""
@@ -249,6 +255,22 @@ class Client:
     def _redial(self):
         self._dial_control(None)
 
+    def _redial_waiting(self):
+        """Redials the coordinator for a worker whose control connection died
+        while it waited (for a release or a pull), at once and not at the
+        next report: the heartbeats go into the dead connection until then,
+        and a restarted coordinator removes a worker it does not hear from
+        (live/worker_ctl.go, redialWaiting). Raises _Rejoined when it had
+        been removed meanwhile (first and clock are then the rejoin's)."""
+        if self.done:
+            raise JobDone()
+        self._redial()
+        if self.info.get("rejoined"):
+            log.warning("worker %d rejoined the job after being removed (clock %d)", self.id, self.info["clock"])
+            self.first, self.clock = True, self.info["clock"]
+            self.gate_clock = self.info["clock"]
+            raise _Rejoined()
+
     def _heartbeats(self):
         # Four beats per removal timeout, also while the user's loop computes.
         every = max(self.job.heartbeat_timeout / 4, 0.01)
@@ -300,12 +322,10 @@ class Client:
                     continue
                 except wire.ConnectionLost:
                     # The coordinator re-sends the release of a worker that is not held when it reconnects.
-                    self._redial()
-                    if self.info.get("rejoined"):
-                        log.warning("worker %d rejoined the job after being removed", self.id)
-                        self.first, self.clock = True, self.info["clock"]
-                        self.gate_clock = self.info["clock"]
-                        return
+                    try:
+                        self._redial_waiting()
+                    except _Rejoined:
+                        return  # removed meanwhile: released, from a full pull
                     continue
                 if f.req_id == 0:
                     self._on_control(f)
@@ -355,7 +375,15 @@ class Client:
         for i, link in enumerate(self.links):
             link.start_pull(mins[i])
         for i, link in enumerate(self.links):
-            v = link.finish_pull(mins[i], first)
+            try:
+                v = link.finish_pull(mins[i], first)
+            except _Rejoined:
+                # The later links' pulls are still in flight: their replies
+                # are taken first, so each connection's next reply is the
+                # new pull's.
+                for later in self.links[i + 1:]:
+                    later.drain_pull()
+                return self.pull()
             self.read[i] = v
             self.puller.saw(v)
         self.clock = self.puller.next_clock(self.clock)
@@ -515,7 +543,12 @@ class Client:
                     state["deadline"] = now + self.puller.grace
                 if now >= state["deadline"]:
                     break
-            self._wait_links(state["deadline"], response)
+            try:
+                self._wait_links(state["deadline"], response)
+            except _Rejoined:
+                # A full pull again; replies still queued on the links are
+                # taken in order by it (or by the next pull).
+                return self._pull_partial()
         if state["n"] < self.job.shards:
             self.stale_pulls += 1
         self.clock = self.puller.next_clock(self.clock)
@@ -544,6 +577,8 @@ class Client:
             # Pending links too: their ready notice arrives on the socket.
             if (link.fifo or link.pending_min is not None) and link.conn is not None and not link.conn.closed:
                 socks[link.conn.sock] = i
+        if self.ctl.closed:
+            self._redial_waiting()
         ctl = self.ctl.sock
         watch = list(socks) + [ctl]
         if any(isinstance(s, ssl.SSLSocket) and s.pending() for s in watch):
@@ -557,7 +592,9 @@ class Client:
                     if f.req_id == 0:
                         self._on_control(f)
                 except wire.ConnectionLost:
-                    pass  # redialled at the next report
+                    if self.done:
+                        raise JobDone() from None
+                    self._redial_waiting()
                 if self.done:
                     raise JobDone()
             else:
@@ -687,16 +724,28 @@ class _Link:
             # Below the minimum: wait for the ready notice (or poll), then ask again.
             self._await_ready()
             self.start_pull(min_version)
+        self._took(r, into)
+        return r.tag
+
+    def _took(self, r, into):
+        """Holds a pull's answer r, read into into."""
         if r.payload is not None:
             if r.count != into.size:
                 raise wire.ProtocolError("shard %d sent %d floats for a block of %d" % (self.shard, r.count, into.size))
         self.held = r.tag
         # The reply pointed into the shard's snapshot: the acknowledgement releases it.
         try:
-            self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=c.id, tag=self.held)
+            self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=self.c.id, tag=self.held)
         except wire.ConnectionLost:
             self.conn = None
-        return r.tag
+
+    def drain_pull(self):
+        """Takes the reply to the pull in flight, answered or pending, when
+        that pull is abandoned (Client.pull starting over after a rejoin)."""
+        into = self.c.params[self.lo:self.hi]
+        r = self._reply(into=into)
+        if not r.flags & FLAG_PENDING:
+            self._took(r, into)
 
     def start_average(self):
         """Asks for the shard's block of θ̄; False if the connection is gone
@@ -737,6 +786,10 @@ class _Link:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
+            if self.c.ctl.closed:
+                # Not a select on a closed socket (ValueError): the
+                # coordinator is redialled while this pull waits.
+                self.c._redial_waiting()
             ctl = self.c.ctl
             socks = [self.conn.sock, ctl.sock]
             if any(isinstance(s, ssl.SSLSocket) and s.pending() for s in socks):
@@ -749,13 +802,19 @@ class _Link:
                     if f.req_id == 0:
                         self._on_notify(f)
                 if ctl.sock in readable:
-                    f = ctl.read_frame()
+                    try:
+                        f = ctl.read_frame()
+                    except wire.ConnectionLost:
+                        if self.c.done:
+                            raise JobDone() from None
+                        self.c._redial_waiting()
+                        continue
                     if f.req_id == 0:
                         self.c._on_control(f)
                     if self.c.done:
                         raise JobDone()
             except wire.ConnectionLost:
-                return  # the next request redials
+                return  # the shard's: the next request redials
 
     # -- partial-pull mode (Client._pull_partial)
 
