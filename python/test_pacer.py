@@ -234,23 +234,27 @@ class RecipeTest(unittest.TestCase):
     what it cannot read."""
 
     def test_recipes_accepted(self):
+        import pacer.data
         import torch_worker  # noqa: E402 (python/, on the path above)
         job = recipe_job
         for j in (job(), job(Sampling="shard"), job(Sampling="global"), job(ClipNorm=5.0), job(Normalize="mean"),
                   job(Normalize="none"), job(Dataset="mnist")):
             self.assertEqual(torch_worker.unsupported(j), "")
         self.assertIn("trains on cifar10", torch_worker.unsupported(job(Dataset="cifar10")))
+        # The library's training set says so too, not a KeyError.
+        with self.assertRaisesRegex(ValueError, "only the IDX sets"):
+            pacer.data.training_set(job(Dataset="cifar10", Normalize="mean"), np.zeros((2, 4), np.float32), np.zeros(2))
         # ElasticBSP's local steps are refused by the client itself.
         with self.assertRaises(pacer.JobError):
             job(Spec={"Kind": 5, "R": 4, "LocalOnly": True})
         self.assertEqual(job(Spec={"Kind": 5, "R": 4}).kind, "elastic")
 
     def test_sampling(self):
-        import torch_worker
+        import pacer.data
         n, batch = 103, 32
 
         def epochs(job, wid, k=3):
-            out, it = [[] for _ in range(k)], torch_worker.batches(job, wid, n)
+            out, it = [[] for _ in range(k)], pacer.data.batches(job, wid, n)
             for e, idx in it:
                 if e == k:
                     break
@@ -276,11 +280,11 @@ class RecipeTest(unittest.TestCase):
             for ep in epochs(recipe_job(Batch=batch), wid):
                 self.assertEqual(sorted(np.concatenate(ep).tolist()), list(range(wid % 2, n, 2)))
         with self.assertRaises(ValueError):
-            next(torch_worker.batches(recipe_job(Workers=4), 3, 3))
+            next(pacer.data.batches(recipe_job(Workers=4), 3, 3))
         # Uniform over the set: over 400 epochs every sample is drawn first
         # about equally often (4 ± 8 standard deviations of a uniform draw).
         firsts = np.zeros(n, dtype=int)
-        for e, idx in torch_worker.batches(recipe_job(Sampling="global", Batch=n), 2, n):
+        for e, idx in pacer.data.batches(recipe_job(Sampling="global", Batch=n), 2, n):
             if e == 400:
                 break
             firsts[idx[0]] += 1
@@ -326,7 +330,7 @@ class RecipeTest(unittest.TestCase):
     @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
     @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
     def test_channel_mean_is_gos(self):
-        import torch_worker
+        import pacer.data
         x, y = pacer.data.load("train")
         for limit in (1000, 0):
             with tempfile.TemporaryDirectory() as tmp:
@@ -338,11 +342,11 @@ class RecipeTest(unittest.TestCase):
                 self.assertEqual(out.returncode, 0, out.stderr)
                 with open(os.path.join(tmp, "summary.json")) as f:
                     want = json.load(f)["channel_mean"]
-            xt, yt, m = torch_worker.training_set(recipe_job(Normalize="mean", TrainLimit=limit), x, y)
+            xt, yt, m = pacer.data.training_set(recipe_job(Normalize="mean", TrainLimit=limit), x, y)
             self.assertEqual(m, want, "train limit %d" % limit)  # the same bits
             self.assertEqual(len(yt), limit or len(y))
             np.testing.assert_array_equal(xt[:3], (x[:3].astype(np.float64) - want[0]).astype(np.float32))
-        xt, _, m = torch_worker.training_set(recipe_job(TrainLimit=10), x, y)
+        xt, _, m = pacer.data.training_set(recipe_job(TrainLimit=10), x, y)
         self.assertIsNone(m)
         self.assertIs(xt.base, x)  # as loaded: pixels/255
 

@@ -10,8 +10,8 @@ coordinator, reads the training set, draws its mini-batches from its part
 of it (every K-th sample from its id on, shuffled per epoch; with --sampling
 global, the whole set) and trains until the coordinator ends the job. It
 carries out the job's recipes as a Go worker does: --normalize mean
-(training_set), --sampling global (batches) and --clip-norm (in
-pacer.torch.Worker.step). It prints one JSON line when done: its id, pushes,
+(pacer.data.training_set), --sampling global (pacer.data.batches) and
+--clip-norm (in pacer.torch.Worker.step). It prints one JSON line when done: its id, pushes,
 seconds computing and held, and the recipes it carried out.
 """
 import argparse
@@ -37,44 +37,6 @@ def unsupported(job):
         return "the job trains on %s; this worker reads the IDX sets (%s) only (use Go workers)" % (
             job.dataset, ", ".join(sorted(pacer.data.CHANNELS)))
     return ""
-
-
-def batches(job, worker_id, n):
-    """The worker's mini-batches of the n training samples, as index arrays,
-    epoch after epoch: (epoch, indices). Its samples are its shard (every
-    K-th from worker_id mod K on) or, with --sampling global, the whole set;
-    each epoch is a fresh uniform permutation of them from the worker's own
-    stream (seeded by the job's seed and its id), cut into batches of the
-    job's --batch with the last one short, as the Go worker's batcher
-    (data.Batcher) cuts them. The streams are NumPy's, not Go's, so the
-    orders differ from a Go worker's of the same id."""
-    if job.sampling == "global":
-        mine = np.arange(n)
-    else:
-        mine = np.arange(worker_id % job.workers, n, job.workers)
-    if len(mine) == 0:
-        raise ValueError("worker %d has no samples: %d training samples for %d workers" % (worker_id, n, job.workers))
-    rng = np.random.default_rng(job.seed * 1000 + worker_id)
-    epoch = 0
-    while True:
-        order = mine[rng.permutation(len(mine))]
-        for i in range(0, len(order), job.batch):
-            yield epoch, order[i:i + job.batch]
-        epoch += 1
-
-
-def training_set(job, x, y):
-    """The training set as the job's workers see it: cut to --train-limit
-    and, with --normalize mean, centred by the cut set's per-channel mean
-    (the same bits as every Go process's, so the workers train on what shard
-    0 evaluates). Returns x, y and the mean (None without normalization)."""
-    if job.train_limit:
-        x, y = x[:job.train_limit], y[:job.train_limit]
-    mean = None
-    if job.normalize == "mean":
-        mean = pacer.data.channel_mean(x, pacer.data.CHANNELS[job.dataset])
-        x = pacer.data.subtract_mean(x, mean)
-    return x, y, mean
 
 
 def main():
@@ -104,11 +66,11 @@ def main():
     if why:
         w.client.close()
         raise SystemExit("torch_worker: " + why)
-    x, y, mean = training_set(job, x, y)
+    x, y, mean = pacer.data.training_set(job, x, y)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     drawn = own = 0
     t0 = time.monotonic()
-    for _, idx in batches(job, w.id, len(y)):
+    for _, idx in pacer.data.batches(job, w.id, len(y)):
         if w.done:
             break
         # How many of the drawn samples are the worker's shard's: all of

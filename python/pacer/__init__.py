@@ -6,7 +6,8 @@ job. docs/python.md says how to use it.
     pacer.torch   a torch.nn.Module's parameters as that vector (import it
                   explicitly: it needs PyTorch)
     pacer.models  pacer's MLP and CNN in PyTorch, in pacer's layout
-    pacer.data    Fashion-MNIST / MNIST IDX files as NumPy arrays
+    pacer.data    Fashion-MNIST / MNIST IDX files as NumPy arrays; a worker's
+                  training set and mini-batches under the job's recipes
 """
 from .client import Client, Job, JobDone, JobError, NoAverage, ranges  # noqa: F401
 from .wire import ConnectionLost, ProtocolError, RemoteError  # noqa: F401

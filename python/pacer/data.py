@@ -1,7 +1,10 @@
 """The IDX data sets pacer reads (Fashion-MNIST, MNIST) as NumPy arrays:
 pixels/255 as float32, labels as int64, exactly as pacer's Go side reads
-them (data/idx.go); and --normalize mean's per-channel mean, the same bits
-as the Go side's (data/normalize.go)."""
+them (data/idx.go); --normalize mean's per-channel mean, the same bits
+as the Go side's (data/normalize.go); and a worker's training set and
+mini-batches under the job's --train-limit, --normalize and --sampling
+(training_set, batches), for every PyTorch worker (python/torch_worker.py,
+examples/resnet_fashion.py)."""
 import gzip
 import os
 
@@ -100,3 +103,44 @@ def subtract_mean(x, mean):
     for i in range(0, x.shape[0], step):  # row blocks: a float64 copy of the whole set would be 8 bytes a feature
         out[i:i + step] = x[i:i + step].astype(np.float64) - m
     return out
+
+
+def batches(job, worker_id, n):
+    """The worker's mini-batches of the n training samples, as index arrays,
+    epoch after epoch: (epoch, indices). Its samples are its shard (every
+    K-th from worker_id mod K on) or, with --sampling global, the whole set;
+    each epoch is a fresh uniform permutation of them from the worker's own
+    stream (seeded by the job's seed and its id), cut into batches of the
+    job's --batch with the last one short, as the Go worker's batcher
+    (data.Batcher) cuts them. The streams are NumPy's, not Go's, so the
+    orders differ from a Go worker's of the same id."""
+    if job.sampling == "global":
+        mine = np.arange(n)
+    else:
+        mine = np.arange(worker_id % job.workers, n, job.workers)
+    if len(mine) == 0:
+        raise ValueError("worker %d has no samples: %d training samples for %d workers" % (worker_id, n, job.workers))
+    rng = np.random.default_rng(job.seed * 1000 + worker_id)
+    epoch = 0
+    while True:
+        order = mine[rng.permutation(len(mine))]
+        for i in range(0, len(order), job.batch):
+            yield epoch, order[i:i + job.batch]
+        epoch += 1
+
+
+def training_set(job, x, y):
+    """The training set as the job's workers see it: cut to --train-limit
+    and, with --normalize mean, centred by the cut set's per-channel mean
+    (the same bits as every Go process's, so the workers train on what shard
+    0 evaluates). Returns x, y and the mean (None without normalization)."""
+    if job.train_limit:
+        x, y = x[:job.train_limit], y[:job.train_limit]
+    mean = None
+    if job.normalize == "mean":
+        if job.dataset not in CHANNELS:
+            raise ValueError("--normalize mean of %s: only the IDX sets (%s) are read here"
+                             % (job.dataset, ", ".join(sorted(CHANNELS))))
+        mean = channel_mean(x, CHANNELS[job.dataset])
+        x = subtract_mean(x, mean)
+    return x, y, mean
