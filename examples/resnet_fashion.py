@@ -16,9 +16,20 @@ compute the gradients, and evaluate the model, since shard 0 cannot.
     PYTHONPATH=python /usr/bin/python3 examples/resnet_fashion.py worker --coordinator HOST:7070 --id 0
     PYTHONPATH=python /usr/bin/python3 examples/resnet_fashion.py worker --coordinator HOST:7070 --id 1
 
+The workers carry out the job's recipes as python/torch_worker.py does,
+with the same library functions: --train-limit and --normalize mean
+(pacer.data.training_set; every evaluation's test samples are centred by
+that training-set mean too, as shard 0 centres them for pacer's own
+models), --sampling (pacer.data.batches: its part of the set or the whole
+set, the last batch of an epoch short, as the Go worker's batcher cuts
+it) and --clip-norm (pacer.torch.Worker.step). `run` takes the three
+flags and passes them to the shards.
+
 Each worker prints JSON lines: its evaluations ({"event": "eval", ...}: test
 accuracy of the weights it holds, every --eval-every of its steps, and at
-the end) and a last {"event": "done", ...}. `run` gathers worker 0's into
+the end) and a last {"event": "done", ...} with its counts and the recipes
+it carried out (sampling, own_shard: the share of its samples from its own
+part, normalize, channel_mean, clip_norm, clipped). `run` gathers worker 0's into
 OUT/curve.csv, exports the final model (OUT/model.npz), evaluates it and
 writes OUT/result.json.
 
@@ -142,10 +153,17 @@ def cmd_worker(a):
                  "and the init subcommand's file)" % (c.job.model, want, want))
     w = pacer.torch.Worker(model, client=c)
     job = w.job
-    if job.train_limit:
-        x, y = x[:job.train_limit], y[:job.train_limit]
-    mine = np.arange(w.id % job.workers, len(y), job.workers)  # every K-th sample from the worker's id on
-    rng = np.random.default_rng(job.seed * 1000 + w.id)
+    # The job's recipes as every worker carries them out (python/torch_worker.py
+    # too): --train-limit and --normalize mean here (the test samples are
+    # centred by the training set's mean, as shard 0 centres them),
+    # --sampling in the batches below, --clip-norm in w.step.
+    try:
+        x, y, mean = pacer.data.training_set(job, x, y)
+    except ValueError as e:
+        w.close()
+        sys.exit("resnet_fashion: %s" % e)
+    if mean is not None:
+        tx = torch.from_numpy(pacer.data.subtract_mean(tx.numpy(), mean))
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     t0 = time.monotonic()
     steps = 0
@@ -164,20 +182,25 @@ def cmd_worker(a):
                 return evaluate(model, tx, ty), "average"
         except pacer.JobDone:
             return None, None
-    while not w.done:
-        order = mine[rng.permutation(len(mine))]
-        for i in range(0, len(order) - job.batch + 1, job.batch):
-            idx = torch.from_numpy(order[i:i + job.batch])
-            w.zero_grad()
-            F.cross_entropy(model(xt[idx]), yt[idx]).backward()
-            if not w.step():  # the shards apply the optimizer; False: the job has ended
-                break
-            steps += 1
-            if evals and steps % a.eval_every == 0:
-                acc, what = measure()
-                if acc is not None:
-                    emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3),
-                         test_accuracy=acc, evaluated=what)
+    drawn = own = 0
+    for _, idx in pacer.data.batches(job, w.id, len(y)):
+        if w.done:
+            break
+        # How many drawn samples are the worker's shard's: all of them
+        # unless the job samples globally.
+        drawn += len(idx)
+        own += int(np.count_nonzero(idx % job.workers == w.id % job.workers))
+        idx = torch.from_numpy(idx)
+        w.zero_grad()
+        F.cross_entropy(model(xt[idx]), yt[idx]).backward()
+        if not w.step():  # the shards apply the optimizer; False: the job has ended
+            break
+        steps += 1
+        if evals and steps % a.eval_every == 0:
+            acc, what = measure()
+            if acc is not None:
+                emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3),
+                     test_accuracy=acc, evaluated=what)
     # The weights it last pulled (the job has ended: no θ̄ from the shards
     # now); the job's final ones are in the shards' checkpoints (pacer
     # export, --average for θ̄).
@@ -185,7 +208,9 @@ def cmd_worker(a):
          evaluated="weights", last=True)
     cl = w.client
     emit(event="done", id=w.id, pushes=cl.pushes, dropped=cl.dropped, busy_s=round(cl.busy_s, 3),
-         wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3))
+         wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3), sampling=job.sampling,
+         own_shard=round(own / max(drawn, 1), 4), normalize=job.normalize, channel_mean=mean,
+         clip_norm=job.clip_norm, clipped=w.clipped)
     w.close()
 
 
@@ -220,7 +245,8 @@ def cmd_run(a):
     env.pop("PACER_CONTROL_TOKEN", None)
     job = ["--workers", str(a.workers), "--shards", str(a.shards), "--paradigm", a.paradigm, "--model", "flat:n=%d" % n,
            "--init", init, "--seed", str(a.seed), "--epochs", str(a.epochs), "--batch", str(a.batch), "--lr", str(a.lr),
-           "--momentum", str(a.momentum), "--train-limit", str(a.train_limit), "--ema", str(a.ema)]
+           "--momentum", str(a.momentum), "--train-limit", str(a.train_limit), "--ema", str(a.ema),
+           "--sampling", a.sampling, "--normalize", a.normalize, "--clip-norm", str(a.clip_norm)]
     if a.data_dir:
         job += ["--data-dir", a.data_dir]
     procs = []
@@ -288,9 +314,20 @@ def cmd_run(a):
         for e in curve:
             cw.writerow([e["seconds"], e["id"], e["step"], e["test_accuracy"], e["evaluated"]])
 
+    done = [e for k in sorted(lines) for e in lines[k] if e["event"] == "done"]
     # The final model, as the shards checkpointed it at the job's end: θ̄
-    # under --ema (what the job evaluates), the weights otherwise.
+    # under --ema (what the job evaluates), the weights otherwise; under
+    # --normalize mean on test samples centred by the mean the workers
+    # trained with (every worker's the same bits).
+    means = {json.dumps(e.get("channel_mean")) for e in done if e.get("pushes")}
+    if len(means) != 1:
+        sys.exit("resnet_fashion: the workers report %d training-set means (%s): want one" % (len(means), sorted(means)))
+    mean = json.loads(means.pop())
+    if (mean is not None) != (a.normalize == "mean"):
+        sys.exit("resnet_fashion: --normalize %s, but the workers report the mean %s" % (a.normalize, mean))
     tx, ty = pacer.data.load("test", a.data_dir, limit=a.final_test_limit)
+    if mean is not None:
+        tx = pacer.data.subtract_mean(tx, mean)
     tx, ty = torch.from_numpy(tx), torch.from_numpy(ty)
 
     def export(npz, average):
@@ -307,13 +344,13 @@ def cmd_run(a):
     weights_final = export(os.path.join(out, "weights.npz"), False) if a.ema > 0 else final
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
-    done = [e for k in sorted(lines) for e in lines[k] if e["event"] == "done"]
     result = {"model": "flat:n=%d" % n, "architecture": "ResNet (examples/resnet_fashion.py)", "paradigm": a.paradigm,
               "workers": a.workers, "shards": a.shards, "pushes": summary["pushes"], "updates": summary["updates"],
               "seconds": round(seconds, 3), "ema": a.ema, "evaluated": evaluated, "final_accuracy": final,
               "final_test_samples": len(ty),
               "curve": [[e["seconds"], e["test_accuracy"]] for e in curve], "workers_done": done,
-              "no_accuracy": summary.get("no_accuracy")}
+              "no_accuracy": summary.get("no_accuracy"), "sampling": a.sampling, "normalize": a.normalize,
+              "channel_mean": mean, "clip_norm": a.clip_norm}
     if a.ema > 0:
         result["final_weights_accuracy"] = weights_final  # θ's, beside θ̄'s final_accuracy
     with open(os.path.join(out, "result.json"), "w") as f:
@@ -361,6 +398,11 @@ def main():
     p.add_argument("--ema", type=float, default=0.0,
                    help="keep and evaluate the weights' moving average with this decay, e.g. 0.99 (0: the weights)")
     p.add_argument("--train-limit", type=int, default=0, help="only the first N training samples (0: all 60,000)")
+    p.add_argument("--sampling", default="shard", choices=["shard", "global"],
+                   help="where a worker's batches come from: its part of the set, or the whole set")
+    p.add_argument("--normalize", default="none", choices=["none", "mean"],
+                   help="mean: subtract the training set's mean (training and test samples)")
+    p.add_argument("--clip-norm", type=float, default=0.0, help="scale each gradient to at most this 2-norm (0: no clip)")
     p.add_argument("--test-limit", type=int, default=2000, help="test samples of worker 0's evaluations")
     p.add_argument("--final-test-limit", type=int, default=0, help="test samples of the final model's evaluation (0: all)")
     p.add_argument("--eval-every", type=int, default=100, help="worker 0 evaluates every N of its steps (0: only at the end)")

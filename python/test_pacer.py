@@ -1316,6 +1316,48 @@ class ResNetExampleTest(unittest.TestCase):
             self.assertGreater(float(np.abs(avg - theta).max()), 0)
             self.assertTrue(os.path.exists(os.path.join(tmp, "curve.csv")))
 
+    def test_resnet_recipes(self):
+        """The job's --sampling global, --normalize mean and --clip-norm
+        reach the example's workers as they reach torch_worker.py's (20 BSP
+        rounds of 640 samples): both draw from the whole set, both centre
+        it by its mean to the bit, both clip, and the final model is
+        evaluated on test samples centred by that mean."""
+        import importlib.util
+        import pacer.data
+        import pacer.torch
+        import torch
+        with tempfile.TemporaryDirectory() as tmp:
+            script = os.path.join(ROOT, "examples", "resnet_fashion.py")
+            r = subprocess.run([sys.executable, script, "run", "--paradigm", "bsp", "--workers", "2", "--shards", "1",
+                                "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
+                                "--final-test-limit", "500", "--sampling", "global", "--normalize", "mean",
+                                "--clip-norm", "0.5", "--timeout", "120", "--pacer", PACER, "--out", tmp],
+                               capture_output=True, text=True, timeout=180, env=dict(os.environ, PYTHONPATH=HERE))
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(tmp, "result.json")) as f:
+                res = json.load(f)
+            x, _ = pacer.data.load("train", limit=640)
+            want = pacer.data.channel_mean(x)  # Go's bits (test_channel_mean_is_gos)
+            self.assertEqual((res["sampling"], res["normalize"], res["clip_norm"], res["channel_mean"]),
+                             ("global", "mean", 0.5, want))
+            done = res["workers_done"]
+            self.assertEqual(sorted(w["id"] for w in done), [0, 1])
+            for w in done:
+                self.assertEqual((w["sampling"], w["normalize"], w["channel_mean"], w["clip_norm"]),
+                                 ("global", "mean", want, 0.5))
+                self.assertGreater(w["clipped"], 0)
+                # About half of 10 batches of 32 from its own shard (shard sampling: 1).
+                self.assertGreater(w["own_shard"], 0.3)
+                self.assertLess(w["own_shard"], 0.7)
+            spec = importlib.util.spec_from_file_location("resnet_fashion", script)
+            ex = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(ex)
+            model = ex.ResNet()
+            pacer.torch.load_flat(os.path.join(tmp, "model.npz"), model)
+            tx, ty = pacer.data.load("test", limit=500)
+            acc = ex.evaluate(model, torch.from_numpy(pacer.data.subtract_mean(tx, want)), torch.from_numpy(ty))
+            self.assertEqual(acc, res["final_accuracy"])
+
 
 if __name__ == "__main__":
     unittest.main()
