@@ -1185,9 +1185,10 @@ class CoordinatorRestartTest(unittest.TestCase):
     with --restore while a Python worker waits, as launch's
     TestTCPCoordinatorRestarted does with Go workers: worker 1 stops
     between two steps (a straggler), so worker 0 waits for it, at the
-    gate (bsp, ssp) or in a pull for a newer version (backup:b=0, which
-    has no gate). The job must end at its length with both workers
-    present: neither fails, neither is removed, every push counted."""
+    gate (bsp, ssp) or in a pull for a newer version (backup:b=0 and PSP,
+    which have no gate; PSP's partial pulls take their own path). The job
+    must end at its length with both workers present: neither fails,
+    neither is removed, every push counted."""
 
     PAUSE = 3.0  # worker 1's stop, seconds: the kill and the restart fall inside it
 
@@ -1267,6 +1268,11 @@ class CoordinatorRestartTest(unittest.TestCase):
 
     def test_backup_pull(self):
         self.restart_while_waiting("backup:b=0")
+
+    def test_psp_partial_pull(self):
+        # c=0 (every worker's gradient a round) and b=0.5 over two shards:
+        # the partial-pull path, waiting for a block worker 1 has not pushed.
+        self.restart_while_waiting("psp:c=0,b=0.5,t1=0,t2=0")
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)

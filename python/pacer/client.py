@@ -197,6 +197,7 @@ class Client:
         self._ctl_lock = threading.Lock()
         self.ctl = None
         self.links = []
+        self._in_pull = False  # partial-pull mode: inside a pull (a lost push may be pushed again)
         self.wait_s = 0.0   # seconds held: pushing, at the gate, pulling
         self.busy_s = 0.0   # seconds computing
         self.iter_s = 0.0   # the last iteration's compute time
@@ -534,6 +535,21 @@ class Client:
         for i, link in enumerate(self.links):
             if first or not link.pulling():
                 link.pull_async(mins[i])
+        self._in_pull = True
+        try:
+            self._await_partial(need, state, response)
+        except _Rejoined:
+            # A full pull again; replies still queued on the links are
+            # taken in order by it (or by the next pull).
+            return self._pull_partial()
+        finally:
+            self._in_pull = False
+        if state["n"] < self.job.shards:
+            self.stale_pulls += 1
+        self.clock = self.puller.next_clock(self.clock)
+
+    def _await_partial(self, need, state, response):
+        """Waits until the partial pull has its fresh blocks (and its grace)."""
         while True:
             now = time.monotonic()
             if state["n"] >= need:
@@ -543,15 +559,7 @@ class Client:
                     state["deadline"] = now + self.puller.grace
                 if now >= state["deadline"]:
                     break
-            try:
-                self._wait_links(state["deadline"], response)
-            except _Rejoined:
-                # A full pull again; replies still queued on the links are
-                # taken in order by it (or by the next pull).
-                return self._pull_partial()
-        if state["n"] < self.job.shards:
-            self.stale_pulls += 1
-        self.clock = self.puller.next_clock(self.clock)
+            self._wait_links(state["deadline"], response)
 
     def _push_partial(self):
         read = list(self.read)  # the versions the gradient was computed from
@@ -843,6 +851,7 @@ class _Link:
     def push_async(self, block, read, clock):
         c = self.c
         op = (block, read, clock)
+        self.last_push = op
         self._send_async("push", op, lambda conn: conn.request(
             wire.PUSH, floats=block, shard=self.shard, worker=c.id, tag=clock, extra=read))
 
@@ -879,10 +888,22 @@ class _Link:
         if f.type == wire.ERROR:
             raise wire.RemoteError(f.extra, bytes(f.payload).decode("utf-8", "replace"))
         if kind == "push":
+            self.pushed = f.extra
             if f.flags & FLAG_DROPPED:
                 c.dropped += 1
             return
         if f.flags & FLAG_PENDING:
+            if (c._in_pull and not self.pushing() and self.pushed and self.pushed != f.extra
+                    and self.last_push is not None):
+                # As finish_pull: the shard that took our last push has died
+                # and its successor may never have seen it; a round that
+                # needs every worker's gradient would wait for it for ever.
+                # Only inside a pull, with that push acknowledged: the block
+                # is then still in grad, and no newer push is on its way.
+                log.warning("shard %d restarted after taking our push of clock %d: pushing it again",
+                            self.shard, self.last_push[2])
+                self.pushed = f.extra
+                self.push_async(*self.last_push)
             self.pending_min, self.pending_at = arg, time.monotonic()
             return
         if f.payload is not None:
