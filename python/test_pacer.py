@@ -10,6 +10,7 @@ them when a test ends, and bound every wait. PACER_BIN names the binary
 """
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -1273,6 +1274,85 @@ class CoordinatorRestartTest(unittest.TestCase):
         # c=0 (every worker's gradient a round) and b=0.5 over two shards:
         # the partial-pull path, waiting for a block worker 1 has not pushed.
         self.restart_while_waiting("psp:c=0,b=0.5,t1=0,t2=0")
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+class RemovedWhileWaitingTest(unittest.TestCase):
+    # Worker 0 of test_removed_while_pulling, a process of its own (argv:
+    # coordinator, parameters): steps until the job ends.
+    STEPPER = """if True:
+        import json, logging, sys
+        import numpy as np
+        import pacer
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+        n = int(sys.argv[2])
+        c = pacer.Client(sys.argv[1], worker_id=0, connect_timeout=10)
+        c.attach(np.zeros(n, dtype=np.float32), np.full(n, 0.01, dtype=np.float32))
+        print("attached", flush=True)
+        for _ in range(100):
+            if not c.step(loss=0.5):
+                break
+        print(json.dumps({"id": c.id, "pushes": c.pushes}), flush=True)
+        c.close()
+    """
+
+    def test_removed_while_pulling(self):
+        """A worker removed while it waits in a pull (its process stopped
+        with SIGSTOP past the heartbeat timeout, so the coordinator cuts its
+        control connection), then continued: it redials at once, is
+        admitted again, starts its pull over in full, and the job ends with
+        its pushes. Before, the pull's select on the closed connection
+        failed the worker with ValueError."""
+        n = 101
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.zeros(n, dtype=np.float32))
+                addrs = free_addrs(2)
+                # backup:b=0: no gate, a round needs both workers' gradients,
+                # and every pull after a push waits for a newer version.
+                start_shards(procs, addrs, ["--workers", "2", "--shards", "2", "--paradigm", "backup:b=0", "--model",
+                                            "flat:n=%d" % n, "--init", init, "--train-n", "640", "--batch", "32",
+                                            "--epochs", "1", "--lr", "0.01", "--heartbeat-timeout", "1s"])
+                w1 = pacer.Client(addrs[0], token=TOKEN, worker_id=1, connect_timeout=10)
+                try:
+                    w0 = procs.start("worker-0", [sys.executable, "-c", self.STEPPER, addrs[0], str(n)])
+                    w1.attach(np.zeros(n, dtype=np.float32), np.full(n, 0.01, dtype=np.float32))
+                    # Worker 0's first step waits in its pull for worker 1's push, which does not come yet.
+                    for _ in range(200):
+                        if "attached" in procs.log(w0) or w0.poll() is not None:
+                            break
+                        time.sleep(0.05)
+                    self.assertIn("attached", procs.log(w0))
+                    time.sleep(0.5)
+                    w0.send_signal(signal.SIGSTOP)
+                    try:
+                        for _ in range(100):  # the removal: a heartbeat timeout (1 s) and the sweep after it
+                            if coord_stats(addrs[0])["removed"] >= 1:
+                                break
+                            time.sleep(0.1)
+                        self.assertEqual(coord_stats(addrs[0])["removed"], 1)
+                    finally:
+                        w0.send_signal(signal.SIGCONT)
+                    out = []
+                    th = threading.Thread(target=lambda: out.append([w1.step(loss=0.5) for _ in range(40)]), daemon=True)
+                    th.start()
+                    th.join(60)
+                    self.assertFalse(th.is_alive(), "worker 1 still steps 60 s on:\n%s" % procs.log(w0))
+                finally:
+                    w1.close()
+                procs.wait_all(60)
+                log0 = procs.log(w0)
+                self.assertEqual(w0.returncode, 0, log0)
+                self.assertIn("rejoined the job after being removed while it waited", log0)
+                with open(os.path.join(tmp, "out", "summary.json")) as f:
+                    r = json.load(f)
+                self.assertGreaterEqual(r["pushes"], 20)
+                self.assertEqual(sum(r["worker_pushes"]), r["pushes"])
+                self.assertEqual(r["worker_pushes"][0], json.loads(log0.strip().splitlines()[-1])["pushes"])
+            finally:
+                procs.stop()
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)

@@ -267,7 +267,8 @@ class Client:
             raise JobDone()
         self._redial()
         if self.info.get("rejoined"):
-            log.warning("worker %d rejoined the job after being removed (clock %d)", self.id, self.info["clock"])
+            log.warning("worker %d rejoined the job after being removed while it waited (clock %d)",
+                        self.id, self.info["clock"])
             self.first, self.clock = True, self.info["clock"]
             self.gate_clock = self.info["clock"]
             raise _Rejoined()
