@@ -617,7 +617,7 @@ class ConformanceTest(unittest.TestCase):
             # one is counted with its push.
             cs = coord_stats(self.addr)
             self.assertEqual((cs["pushes"], cs.get("batch_losses", 0)), (1, 0))
-            for bad in (float("nan"), float("inf"), -1.0, "x"):
+            for bad in (float("nan"), float("inf"), -1.0, "x", 1e300):
                 with self.assertRaises(ValueError):
                     c.step(bad)
             self.assertEqual(coord_stats(self.addr)["pushes"], 1)

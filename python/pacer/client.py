@@ -31,12 +31,17 @@ FLAG_READY = 8     # one-way PullResp: the version a pending pull waits for exis
 JOB_VERSION = 1  # job.Version: the description this client reads
 
 
+# The largest loss the coordinator takes (live.maxLoss, float32's largest):
+# under it the coordinator's float64 total cannot overflow.
+MAX_LOSS = 3.4028234663852886e38
+
+
 def check_loss(loss):
     """A mini-batch loss as the coordinator takes it: a finite, non-negative
-    float (it refuses anything else, failing the report)."""
+    float of float32's range (it refuses anything else, failing the report)."""
     v = float(loss)
-    if not math.isfinite(v) or v < 0:
-        raise ValueError("the mini-batch loss must be a finite, non-negative number, not %r" % (v,))
+    if not math.isfinite(v) or v < 0 or v > MAX_LOSS:
+        raise ValueError("the mini-batch loss must be a finite, non-negative number, at most %g, not %r" % (MAX_LOSS, v))
     return v
 
 # paradigm.Kind values as the description carries them.
