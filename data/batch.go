@@ -101,7 +101,9 @@ func (b *Batcher) Seek(epoch int) {
 	b.next = 0
 	copy(b.order, b.shard)
 	// The worker goes into the PCG's first word through a 64-bit mix so that nearby seeds and
-	// workers do not give correlated streams; the epoch is the second word.
+	// workers do not give correlated streams; the epoch is the second word. PyTorch workers
+	// draw this same order (python/pacer/batches.py); TestBatchOrderFixture fails on any change
+	// to it until python/testdata/batches.json is rewritten, and the Python tests with it.
 	b.pcg.Seed(mix64(b.cfg.Seed^mix64(uint64(b.cfg.Worker)+1)), uint64(b.epoch))
 	b.rng.Shuffle(len(b.order), func(i, j int) { b.order[i], b.order[j] = b.order[j], b.order[i] })
 }
