@@ -11,8 +11,11 @@ of it (every K-th sample from its id on, shuffled per epoch; with --sampling
 global, the whole set) and trains until the coordinator ends the job. It
 carries out the job's recipes as a Go worker does: --normalize mean
 (pacer.data.training_set), --sampling global (pacer.data.batches) and
---clip-norm (in pacer.torch.Worker.step). It prints one JSON line when done: its id, pushes,
-seconds computing and held, and the recipes it carried out.
+--clip-norm (in pacer.torch.Worker.step); its batches are those a Go
+worker of the same job and id draws, bit for bit (pacer.batches). It
+prints one JSON line when done: its id, pushes, seconds computing and
+held, the recipes it carried out and its first batch's sample indices
+(first_batch).
 """
 import argparse
 import faulthandler
@@ -69,10 +72,13 @@ def main():
     x, y, mean = pacer.data.training_set(job, x, y)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     drawn = own = 0
+    first = None
     t0 = time.monotonic()
     for _, idx in pacer.data.batches(job, w.id, len(y)):
         if w.done:
             break
+        if first is None:
+            first = idx.tolist()
         # How many of the drawn samples are the worker's shard's: all of
         # them unless it samples globally.
         drawn += len(idx)
@@ -88,7 +94,7 @@ def main():
                       "dropped": c.dropped, "stale_pulls": c.stale_pulls, "busy_s": round(c.busy_s, 3), "wait_s": round(c.wait_s, 3),
                       "seconds": round(time.monotonic() - t0, 3), "sampling": job.sampling,
                       "own_shard": round(own / max(drawn, 1), 4), "clip_norm": job.clip_norm, "clipped": w.clipped,
-                      "normalize": job.normalize, "channel_mean": mean}))
+                      "normalize": job.normalize, "channel_mean": mean, "first_batch": first}))
     w.close()
 
 

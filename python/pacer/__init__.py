@@ -8,6 +8,8 @@ job. docs/python.md says how to use it.
     pacer.models  pacer's MLP and CNN in PyTorch, in pacer's layout
     pacer.data    Fashion-MNIST / MNIST IDX files as NumPy arrays; a worker's
                   training set and mini-batches under the job's recipes
+    pacer.batches a Go worker's mini-batch order, bit for bit (Go's PCG
+                  and Rand.Shuffle in pure Python), for pacer.data
 """
 from .client import Client, Job, JobDone, JobError, NoAverage, ranges  # noqa: F401
 from .wire import ConnectionLost, ProtocolError, RemoteError  # noqa: F401

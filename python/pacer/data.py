@@ -10,6 +10,8 @@ import os
 
 import numpy as np
 
+from . import batches as gobatches
+
 DEFAULT_DIRS = ("/usr/share/datasets/fashion-mnist",)
 
 # The data sets load reads (pacer's --dataset names) and their images'
@@ -107,26 +109,17 @@ def subtract_mean(x, mean):
 
 def batches(job, worker_id, n):
     """The worker's mini-batches of the n training samples, as index arrays,
-    epoch after epoch: (epoch, indices). Its samples are its shard (every
-    K-th from worker_id mod K on) or, with --sampling global, the whole set;
-    each epoch is a fresh uniform permutation of them from the worker's own
-    stream (seeded by the job's seed and its id), cut into batches of the
-    job's --batch with the last one short, as the Go worker's batcher
-    (data.Batcher) cuts them. The streams are NumPy's, not Go's, so the
-    orders differ from a Go worker's of the same id."""
-    if job.sampling == "global":
-        mine = np.arange(n)
-    else:
-        mine = np.arange(worker_id % job.workers, n, job.workers)
-    if len(mine) == 0:
-        raise ValueError("worker %d has no samples: %d training samples for %d workers" % (worker_id, n, job.workers))
-    rng = np.random.default_rng(job.seed * 1000 + worker_id)
-    epoch = 0
-    while True:
-        order = mine[rng.permutation(len(mine))]
-        for i in range(0, len(order), job.batch):
-            yield epoch, order[i:i + job.batch]
-        epoch += 1
+    epoch after epoch: (epoch, indices). They are the batches a Go worker of
+    the same job and id draws, bit for bit (pacer.batches computes Go's
+    generator): its samples are its shard (every K-th from worker_id mod K
+    on) or, with --sampling global, the whole set; each epoch is a fresh
+    permutation of them drawn from (job seed, worker_id mod K, epoch), cut
+    into batches of the job's --batch with the last one short, as the Go
+    worker's batcher (data.Batcher) cuts them. Fewer samples than workers
+    is refused (ValueError), as the Go worker refuses it."""
+    wid = worker_id % job.workers
+    for epoch, _, idx in gobatches.batches(n, job.workers, wid, job.batch, job.seed, job.sampling == "global"):
+        yield epoch, np.array(idx, dtype=np.int64)
 
 
 def training_set(job, x, y):
