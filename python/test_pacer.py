@@ -97,6 +97,19 @@ def start_shards(procs, addrs, job, control=CONTROL, extra=()):
         wait_listening(a, 60, p, procs)
 
 
+def flat_job(procs, tmp, n, paradigm, flags):
+    """Starts the two shards of a two-worker job on a flat model of n zeros
+    (the workers are the test's); returns the shards' addresses and the
+    job's flags (to restart a shard with)."""
+    init = os.path.join(tmp, "init.npz")
+    np.savez(init, flat=np.zeros(n, dtype=np.float32))
+    addrs = free_addrs(2)
+    job = ["--workers", "2", "--shards", "2", "--paradigm", paradigm, "--model", "flat:n=%d" % n,
+           "--init", init] + list(flags)
+    start_shards(procs, addrs, job)
+    return addrs, job
+
+
 def torch_job(test, procs, tmp, flags):
     """Runs a job of two shards started with flags and two torch_worker.py
     workers to its end (90 s at most), checks every process exited 0, and
@@ -1190,12 +1203,8 @@ class AverageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                init = os.path.join(tmp, "init.npz")
-                np.savez(init, flat=np.zeros(n, dtype=np.float32))
-                addrs = free_addrs(2)
-                start_shards(procs, addrs, ["--workers", "2", "--shards", "2", "--paradigm", "asp", "--model",
-                                            "flat:n=%d" % n, "--init", init, "--train-n", "64", "--batch", "32",
-                                            "--epochs", "1", "--ema", "0.9", "--heartbeat-timeout", "2s"])
+                addrs, _ = flat_job(procs, tmp, n, "asp", ["--train-n", "64", "--batch", "32", "--epochs", "1",
+                                                           "--ema", "0.9", "--heartbeat-timeout", "2s"])
                 cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
                 try:
                     for c in cs:
@@ -1226,12 +1235,8 @@ class AverageTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                init = os.path.join(tmp, "init.npz")
-                np.savez(init, flat=np.zeros(n, dtype=np.float32))
-                addrs = free_addrs(2)
-                start_shards(procs, addrs, ["--workers", "2", "--shards", "2", "--paradigm", "asp", "--model",
-                                            "flat:n=%d" % n, "--init", init, "--train-n", "64", "--batch", "32",
-                                            "--epochs", "1", "--heartbeat-timeout", "2s"])
+                addrs, _ = flat_job(procs, tmp, n, "asp", ["--train-n", "64", "--batch", "32", "--epochs", "1",
+                                                           "--heartbeat-timeout", "2s"])
                 cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
                 try:
                     for c in cs:
@@ -1316,16 +1321,12 @@ class CoordinatorRestartTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                init = os.path.join(tmp, "init.npz")
-                np.savez(init, flat=np.zeros(n, dtype=np.float32))
-                addrs = free_addrs(2)
                 # 20 pushes, 10 a worker; checkpoints (and the coordinator's
                 # state file) every 200 ms, so the restart finds a file
                 # that predates the last rounds.
-                job = ["--workers", "2", "--shards", "2", "--paradigm", paradigm, "--model", "flat:n=%d" % n,
-                       "--init", init, "--train-n", "640", "--batch", "32", "--epochs", "1", "--lr", "0.01",
-                       "--heartbeat-timeout", "2s", "--checkpoint-interval", "200ms"]
-                start_shards(procs, addrs, job)
+                addrs, job = flat_job(procs, tmp, n, paradigm, ["--train-n", "640", "--batch", "32", "--epochs", "1",
+                                                                "--lr", "0.01", "--heartbeat-timeout", "2s",
+                                                                "--checkpoint-interval", "200ms"])
                 cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
                 pausing = threading.Event()
                 out = [None, None]
@@ -1425,14 +1426,10 @@ class RemovedWhileWaitingTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                init = os.path.join(tmp, "init.npz")
-                np.savez(init, flat=np.zeros(n, dtype=np.float32))
-                addrs = free_addrs(2)
                 # backup:b=0: no gate, a round needs both workers' gradients,
                 # and every pull after a push waits for a newer version.
-                start_shards(procs, addrs, ["--workers", "2", "--shards", "2", "--paradigm", "backup:b=0", "--model",
-                                            "flat:n=%d" % n, "--init", init, "--train-n", "640", "--batch", "32",
-                                            "--epochs", "1", "--lr", "0.01", "--heartbeat-timeout", "1s"])
+                addrs, _ = flat_job(procs, tmp, n, "backup:b=0", ["--train-n", "640", "--batch", "32", "--epochs", "1",
+                                                                  "--lr", "0.01", "--heartbeat-timeout", "1s"])
                 w1 = pacer.Client(addrs[0], token=TOKEN, worker_id=1, connect_timeout=10)
                 try:
                     w0 = procs.start("worker-0", [sys.executable, "-c", self.STEPPER, addrs[0], str(n)])
