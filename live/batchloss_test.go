@@ -230,6 +230,15 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 	report(old, 1, 5, 0.75)
 	within("restored from a file of the previous format", ev.batchLoss(old.Stats()), 0.75)
 
+	// A coordinator of an older binary names no incarnation: whether its
+	// totals go on from the previous evaluation's cannot be told, so each
+	// window starts at what it restored (none here: all its reports).
+	var older Evaluations
+	cs := CoordStats{BatchLossSum: 3, BatchLosses: 2}
+	within("an older coordinator's first evaluation", older.batchLoss(cs), 1.5)
+	cs.BatchLossSum, cs.BatchLosses = 4, 3 // or a restarted one's 4 over 3
+	within("an older coordinator's next evaluation", older.batchLoss(cs), 4.0/3)
+
 	// Bad totals are refused, naming them, and the coordinator is as it
 	// was.
 	st, err := readCoordState(dir)

@@ -133,7 +133,9 @@ func (e *Evaluations) batchLoss(cs CoordStats) *float64 {
 	// coordinator, none) it starts at the totals the coordinator
 	// restored: the reports since the file was written are lost with the
 	// coordinator that counted them.
-	goesOn := e.seen && (cs.Incarnation == e.inc && cs.BatchLosses >= e.losses ||
+	// A coordinator that names no incarnation (an older binary) cannot be
+	// followed across a restart: its window starts again.
+	goesOn := e.seen && cs.Incarnation != 0 && (cs.Incarnation == e.inc && cs.BatchLosses >= e.losses ||
 		cs.RestoredFrom != 0 && cs.RestoredFrom == e.inc && cs.RestoredLosses >= e.losses)
 	if !goesOn {
 		e.lossSum, e.losses = cs.RestoredLossSum, cs.RestoredLosses
