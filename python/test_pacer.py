@@ -1470,6 +1470,265 @@ class RemovedWhileWaitingTest(unittest.TestCase):
                 procs.stop()
 
 
+# -- A scripted server, for the client's races that real servers do not
+# produce on demand (a shard of another incarnation answering a pull at a
+# chosen moment, a coordinator that drops every connection at once).
+
+def _fake_recv(sock, n):
+    buf = bytearray(n)
+    mv, got = memoryview(buf), 0
+    while got < n:
+        k = sock.recv_into(mv[got:], n - got)
+        if k == 0:
+            raise ConnectionError("the client closed the connection")
+        got += k
+    return bytes(buf)
+
+
+def fake_read(sock):
+    """The next frame from the client; a float payload as a float32 array."""
+    f, plen = wire.decode_header(_fake_recv(sock, wire.HEADER_SIZE))
+    body = _fake_recv(sock, plen) if plen else b""
+    f.payload = np.frombuffer(body, dtype=np.float32).copy() if f.type in wire.FLOAT_TYPES else body
+    return f
+
+
+def fake_send(sock, type, payload=b"", **fields):
+    if isinstance(payload, np.ndarray):
+        payload = payload.astype(np.float32).tobytes()
+        fields["count"] = len(payload) // 4
+    elif isinstance(payload, dict):
+        payload = json.dumps(payload).encode()
+    sock.sendall(wire.encode_header(type, len(payload), **fields) + payload)
+
+
+def fake_desc(kind, shards, n, **spec):
+    """A job description as the coordinator sends it (only what the client reads)."""
+    return {"version": pacer.client.JOB_VERSION, "train_n": 64,
+            "job": {"Spec": dict(Kind=kind, **spec), "Workers": 1, "Shards": shards, "Model": "flat:n=%d" % n,
+                    "Dataset": "fashion-mnist", "Batch": 8, "Epochs": 1, "Seed": 1, "LR": 0.1,
+                    "HeartbeatTimeout": 5_000_000_000}}
+
+
+class FakeServer:
+    """A loopback listener whose connections a test scripts: after reading
+    a connection's Hello, handler(hello's JSON, socket, Hello frame) runs in
+    a thread of its own and answers it. Every socket times out after 10 s;
+    stop() closes them all and joins the threads. A handler's exception
+    other than a closed connection is kept in errors."""
+
+    def __init__(self, handler):
+        self.handler = handler
+        self.lsock = socket.socket()
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(16)
+        self.lsock.settimeout(0.1)
+        self.addr = "127.0.0.1:%d" % self.lsock.getsockname()[1]
+        self.lock = threading.Lock()
+        self.socks, self.threads, self.errors = [], [], []
+        self.stopping = threading.Event()
+        self.acceptor = threading.Thread(target=self._accept, daemon=True)
+        self.acceptor.start()
+
+    def _accept(self):
+        while not self.stopping.is_set():
+            try:
+                s, _ = self.lsock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            s.settimeout(10)
+            th = threading.Thread(target=self._serve, args=(s,), daemon=True)
+            with self.lock:
+                self.socks.append(s)
+                self.threads.append(th)
+            th.start()
+
+    def _serve(self, s):
+        try:
+            hello = fake_read(s)
+            self.handler(json.loads(hello.payload), s, hello)
+        except (OSError, ConnectionError):
+            pass  # the client went, or stop() closed the socket
+        except BaseException as e:  # noqa: B902 (the test asserts there are none)
+            self.errors.append(repr(e))
+        finally:
+            s.close()
+
+    def stop(self):
+        self.stopping.set()
+        self.acceptor.join(5)
+        self.lsock.close()
+        with self.lock:
+            socks, threads = list(self.socks), list(self.threads)
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)  # wakes a handler blocked in recv
+            except OSError:
+                pass
+            s.close()
+        for th in threads:
+            th.join(5)
+
+
+def fake_shard_hello(sock, hello, shard, shards, n, inc, version=0):
+    lo, hi = pacer.ranges(n, shards)[shard]
+    fake_send(sock, wire.HELLO_OK, {"shard": shard, "shards": shards, "lo": lo, "hi": hi, "version": version,
+                                    "incarnation": inc}, req_id=hello.req_id)
+    return hi - lo
+
+
+def fake_pull_resp(sock, f, version, inc, size, pending=False):
+    if pending:
+        fake_send(sock, wire.PULL_RESP, req_id=f.req_id, shard=f.shard, tag=version, extra=inc,
+                  flags=pacer.client.FLAG_PENDING)
+    else:
+        fake_send(sock, wire.PULL_RESP, np.zeros(size, dtype=np.float32), req_id=f.req_id, shard=f.shard,
+                  tag=version, extra=inc)
+
+
+def fake_push_ack(sock, f, version, inc):
+    fake_send(sock, wire.PUSH_ACK, req_id=f.req_id, shard=f.shard, tag=version, extra=inc)
+
+
+class FakeJob:
+    """A coordinator (shard 0 and its control role) and the other shards
+    of a one-worker job, each a FakeServer: control(k, sock, hello) serves
+    the k-th control connection (from 0), data(shard, k, sock, hello) the
+    k-th data connection of a shard."""
+
+    def __init__(self, shards, control, data):
+        self.count = {}
+        self.lock = threading.Lock()
+        self.servers = []
+        for i in range(shards):
+            self.servers.append(FakeServer(lambda h, s, f, i=i: self._serve(i, h, s, f)))
+        self.control, self.data = control, data
+        self.addrs = [srv.addr for srv in self.servers]
+
+    def _serve(self, shard, hello, sock, f):
+        role = "control" if hello["role"] == "control" else shard
+        with self.lock:
+            k = self.count.get(role, 0)
+            self.count[role] = k + 1
+        if role == "control":
+            self.control(k, sock, f)
+        else:
+            self.data(shard, k, sock, f)
+
+    def welcome(self, sock, hello, desc, clock=0, **more):
+        info = dict({"id": 0, "clock": clock, "job": desc, "shard_addrs": self.addrs}, **more)
+        fake_send(sock, wire.HELLO_OK, info, req_id=hello.req_id)
+
+    def errors(self):
+        return [e for srv in self.servers for e in srv.errors]
+
+    def stop(self):
+        for srv in self.servers:
+            srv.stop()
+
+
+class PartialPullRepushTest(unittest.TestCase):
+    """PSP's partial pulls push the last gradient again when a shard of
+    another incarnation leaves a pull pending (_Link.take), against a
+    scripted job of two shards under psp:c=0,b=0.5 (one fresh block
+    suffices)."""
+
+    N = 8
+
+    def gate(self, job, desc, rounds):
+        """The control role: a Clock report is answered and released; the
+        rounds-th (from 1) is answered with the job's end."""
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type != wire.CLOCK:
+                    continue
+                job.reports += 1
+                fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=job.reports)
+                fake_send(sock, wire.SHUTDOWN if job.reports >= rounds else wire.RELEASE)
+        return control
+
+    def test_repush_acknowledged_before_step_returns(self):
+        """The pull of step 1 is left pending by shard 1 as if restarted,
+        and the pull ends on shard 0's block while shard 1 still holds the
+        gradient's second push unacknowledged. step() must not return
+        before the acknowledgement: once it has, the user writes the next
+        gradient into grad, and a connection that breaks then would have
+        the queued push sent again from grad, the new gradient under the
+        old clock. Shard 1 holds the second push's acknowledgement until
+        another push comes (then it breaks the connection) or 1 s passes."""
+        n = self.N
+        desc = fake_desc(7, 2, n, BFrac=0.5)
+        pending_sent = threading.Event()
+        got = []  # shard 1's pushes: (connection, clock, block)
+        job = None
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 2, n, inc=1 + k)
+            pulls = pushes = 0
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    pulls += 1
+                    if shard == 0 and pulls == 2:
+                        pending_sent.wait(5)  # shard 1's pending answer is taken first
+                        time.sleep(0.1)
+                    if shard == 1 and pulls == 2:
+                        fake_pull_resp(sock, f, 0, 2, size, pending=True)
+                        pending_sent.set()
+                    else:
+                        fake_pull_resp(sock, f, 1 if pulls > 1 else 0, 1 + k, size)
+                elif f.type == wire.PUSH:
+                    pushes += 1
+                    if shard == 1:
+                        got.append((k, f.tag, f.payload))
+                    held = []  # pulls asked meanwhile (the client's poll of the pending one)
+                    if shard == 1 and k == 0 and pushes == 2:
+                        deadline = time.monotonic() + 1.0
+                        while time.monotonic() < deadline:
+                            sock.settimeout(max(0.01, deadline - time.monotonic()))
+                            try:
+                                g = fake_read(sock)
+                            except socket.timeout:
+                                break
+                            if g.type == wire.PUSH:
+                                got.append((k, g.tag, g.payload))
+                                return  # the connection breaks before the acknowledgement
+                            if g.type == wire.PULL:
+                                held.append(g)
+                        sock.settimeout(10)
+                    fake_push_ack(sock, f, pushes, 1 + k)
+                    for g in held:
+                        fake_pull_resp(sock, g, 1, 1 + k, size)
+
+        job = FakeJob(2, None, data)
+        job.reports = 0
+        job.control = self.gate(job, desc, 2)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            params, grad = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+            c.attach(params, grad)
+            grad[:] = 1  # the gradient of clock 0
+            self.assertTrue(c.step())
+            pushing = [link.shard for link in c.links if link.pushing()]
+            grad[:] = 2  # the gradient of clock 1
+            self.assertFalse(c.step())  # the job ends at the second report
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        self.assertEqual(pushing, [], "step() returned with pushes unacknowledged")
+        for conn, clock, block in got:
+            self.assertTrue(np.all(block == clock + 1), "connection %d: the push of clock %d carries %s" % (conn, clock, block))
+        clocks = [clock for _, clock, _ in got]
+        self.assertEqual(clocks, [0, 0, 1], got)  # the push, its second sending, the next push
+
+
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
 class ResNetExampleTest(unittest.TestCase):

@@ -550,6 +550,12 @@ class Client:
             return self._pull_partial()
         finally:
             self._in_pull = False
+        # A gradient pushed again during the pull (to a restarted shard)
+        # is acknowledged before step() returns, as the Go worker drains
+        # its pushes before computing: the user then writes the next
+        # gradient into grad, and a push still queued when its connection
+        # broke would be sent again under its old clock.
+        self._drain_pushes()
         if state["n"] < self.job.shards:
             self.stale_pulls += 1
         self.clock = self.puller.next_clock(self.clock)
@@ -572,6 +578,9 @@ class Client:
         for i, link in enumerate(self.links):
             lo, hi = self.ranges[i]
             link.push_async(self.grad[lo:hi], read[i], self.clock)
+        self._drain_pushes()
+
+    def _drain_pushes(self):
         for link in self.links:
             while link.pushing():
                 link.take(late=self._late)
@@ -909,7 +918,9 @@ class _Link:
                 log.warning("shard %d restarted after taking our push of clock %d: pushing it again",
                             self.shard, self.last_push[2])
                 self.pushed = f.extra
-                self.push_async(*self.last_push)
+                # A copy: grad is the user's again once step() returns.
+                block, read, clock = self.last_push
+                self.push_async(block.copy(), read, clock)
             self.pending_min, self.pending_at = arg, time.monotonic()
             return
         if f.payload is not None:
