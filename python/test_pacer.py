@@ -1728,6 +1728,70 @@ class PartialPullRepushTest(unittest.TestCase):
         clocks = [clock for _, clock, _ in got]
         self.assertEqual(clocks, [0, 0, 1], got)  # the push, its second sending, the next push
 
+    def test_no_repush_on_first_pull_after_rejoin(self):
+        """The coordinator cuts the control connection while step 1's pull
+        waits and admits the worker again as rejoined: the pull starts over
+        in full. Shard 1 then answers the abandoned pull as pending, from
+        another incarnation than the one that took the push of clock 0.
+        That push was made before the removal: it is not pushed again."""
+        n = self.N
+        desc = fake_desc(7, 2, n, BFrac=0.5)
+        asked = [threading.Event(), threading.Event()]  # each shard has step 1's pull
+        got = []  # shard 1's pushes: clocks
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc, clock=k, rejoined=k > 0)
+            for _ in range(100):
+                if k == 0 and job.reports == 1:
+                    for e in asked:
+                        e.wait(5)
+                    return  # cut while the pull waits
+                f = fake_read(sock)
+                if f.type != wire.CLOCK:
+                    continue
+                job.reports += 1
+                fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=job.reports)
+                fake_send(sock, wire.SHUTDOWN if k > 0 else wire.RELEASE)
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 2, n, inc=1)
+            pulls, held = 0, None
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    pulls += 1
+                    if pulls == 2:
+                        held = f  # step 1's pull, answered after the rejoin's
+                        asked[shard].set()
+                        continue
+                    if held is not None:
+                        fake_pull_resp(sock, held, 0, 2, size, pending=True) if shard == 1 else \
+                            fake_pull_resp(sock, held, 1, 1, size)
+                        held = None
+                    fake_pull_resp(sock, f, 1 if pulls > 1 else 0, 1, size)
+                elif f.type == wire.PUSH:
+                    if shard == 1:
+                        got.append(f.tag)
+                    fake_push_ack(sock, f, 1, 1)
+
+        job = FakeJob(2, control, data)
+        job.reports = 0
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            params, grad = np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32)
+            c.attach(params, grad)
+            with self.assertLogs("pacer", "WARNING") as logs:
+                self.assertTrue(c.step())
+            self.assertFalse(c.step())
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        self.assertIn("rejoined the job after being removed while it waited", "\n".join(logs.output))
+        self.assertEqual(got, [0, 1], "shard 1's pushes by clock")
+
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")

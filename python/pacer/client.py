@@ -203,6 +203,7 @@ class Client:
         self.ctl = None
         self.links = []
         self._in_pull = False  # partial-pull mode: inside a pull (a lost push may be pushed again)
+        self._pull_first = False  # ... the first after a (re)join: the last push predates it
         self.wait_s = 0.0   # seconds held: pushing, at the gate, pulling
         self.busy_s = 0.0   # seconds computing
         self.iter_s = 0.0   # the last iteration's compute time
@@ -541,7 +542,7 @@ class Client:
         for i, link in enumerate(self.links):
             if first or not link.pulling():
                 link.pull_async(mins[i])
-        self._in_pull = True
+        self._in_pull, self._pull_first = True, first
         try:
             self._await_partial(need, state, response)
         except _Rejoined:
@@ -549,7 +550,7 @@ class Client:
             # taken in order by it (or by the next pull).
             return self._pull_partial()
         finally:
-            self._in_pull = False
+            self._in_pull = self._pull_first = False
         # A gradient pushed again during the pull (to a restarted shard)
         # is acknowledged before step() returns, as the Go worker drains
         # its pushes before computing: the user then writes the next
@@ -908,13 +909,15 @@ class _Link:
                 c.dropped += 1
             return
         if f.flags & FLAG_PENDING:
-            if (c._in_pull and not self.pushing() and self.pushed and self.pushed != f.extra
-                    and self.last_push is not None):
+            if (c._in_pull and not c._pull_first and not self.pushing() and self.pushed
+                    and self.pushed != f.extra and self.last_push is not None):
                 # As finish_pull: the shard that took our last push has died
                 # and its successor may never have seen it; a round that
                 # needs every worker's gradient would wait for it for ever.
                 # Only inside a pull, with that push acknowledged: the block
                 # is then still in grad, and no newer push is on its way.
+                # Not in the first pull after a (re)join: the push was made
+                # before the removal, under a clock the rejoin replaced.
                 log.warning("shard %d restarted after taking our push of clock %d: pushing it again",
                             self.shard, self.last_push[2])
                 self.pushed = f.extra
