@@ -1793,6 +1793,77 @@ class PartialPullRepushTest(unittest.TestCase):
         self.assertEqual(got, [0, 1], "shard 1's pushes by clock")
 
 
+class ClosedConnTest(unittest.TestCase):
+    """A read on a Conn closed by this side (the heartbeat thread closes
+    the control connection when a send fails) is a lost connection, which
+    the waits redial, not an OSError of the closed socket."""
+
+    def test_read_after_close(self):
+        def handler(hello, sock, f):
+            fake_send(sock, wire.HELLO_OK, {"ok": True}, req_id=f.req_id)
+            fake_read(sock)  # until the client closes
+
+        srv = FakeServer(handler)
+        try:
+            c = wire.Conn(srv.addr, TOKEN, "observer")
+            c.close()
+            with self.assertRaises(wire.ConnectionLost):
+                c.read_frame(timeout=1.0)
+            with self.assertRaises(wire.ConnectionLost):
+                c.read_frame()
+            with self.assertRaises(wire.ConnectionLost):
+                c.reply(1)
+        finally:
+            srv.stop()
+        self.assertEqual(srv.errors, [])
+
+    def test_release_wait_redials_a_closed_control_connection(self):
+        """The control connection is closed on this side just after the
+        Clock report's answer: the release wait redials the coordinator,
+        whose Shutdown on the new connection ends the job."""
+        n = 4
+        desc = fake_desc(1, 1, n)  # bsp, one shard
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            if k > 0:
+                fake_send(sock, wire.SHUTDOWN)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.CLOCK:
+                    fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=1)
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    fake_pull_resp(sock, f, 0, 1, size)
+                elif f.type == wire.PUSH:
+                    fake_push_ack(sock, f, 1, 1)
+
+        job = FakeJob(1, control, data)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+            call = c.ctl.call
+
+            def call_then_close(*args, **kw):
+                r = call(*args, **kw)
+                c.ctl.close()
+                return r
+
+            c.ctl.call = call_then_close
+            self.assertFalse(c.step())
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        self.assertEqual(job.count["control"], 2)
+
+
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
 class ResNetExampleTest(unittest.TestCase):

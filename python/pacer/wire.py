@@ -195,8 +195,7 @@ class Conn:
     # -- sending
 
     def _send(self, parts):
-        if self.closed:
-            raise ConnectionLost("connection to %s is closed" % self.addr)
+        self._check_open()
         with self._wlock:
             try:
                 for p in parts:
@@ -250,6 +249,7 @@ class Conn:
     # -- receiving
 
     def _recv_exact(self, mv):
+        self._check_open()
         got, n = 0, len(mv)
         while got < n:
             try:
@@ -270,8 +270,14 @@ class Conn:
         """Reads the next frame. timeout (s) bounds the wait for its first
         byte only; None uses the connection's. Raises socket.timeout then,
         with the stream intact."""
+        self._check_open()
         if timeout is not None:
-            self.sock.settimeout(timeout)
+            try:
+                self.sock.settimeout(timeout)
+            except OSError as e:
+                # Closed by another thread (a heartbeat's failed send) meanwhile.
+                self.close()
+                raise ConnectionLost("read from %s: %s" % (self.addr, e)) from None
             try:
                 first = self.sock.recv_into(memoryview(self._hdr)[:1], 1)
             except socket.timeout:
@@ -281,7 +287,10 @@ class Conn:
                 raise ConnectionLost("read from %s: %s" % (self.addr, e)) from None
             finally:
                 if not self.closed:
-                    self.sock.settimeout(self.timeout)
+                    try:
+                        self.sock.settimeout(self.timeout)
+                    except OSError:
+                        self.close()  # the next read says so (ConnectionLost)
             if first == 0:
                 self.close()
                 raise ConnectionLost("%s closed the connection" % self.addr)
@@ -306,6 +315,12 @@ class Conn:
                 self._recv_exact(memoryview(buf))
             f.payload = bytes(buf)
         return f
+
+    def _check_open(self):
+        # A closed socket's calls fail with EBADF (settimeout too): what a
+        # caller redials on is a lost connection.
+        if self.closed:
+            raise ConnectionLost("connection to %s is closed" % self.addr)
 
     def close(self):
         if not self.closed:
