@@ -1418,7 +1418,7 @@ class RemovedWhileWaitingTest(unittest.TestCase):
     def test_removed_while_pulling(self):
         """A worker removed while it waits in a pull (its process stopped
         with SIGSTOP past the heartbeat timeout, so the coordinator cuts its
-        control connection), then continued: it redials at once, is
+        control connection), then continued: it redials, is
         admitted again, starts its pull over in full, and the job ends with
         its pushes. Before, the pull's select on the closed connection
         failed the worker with ValueError."""
@@ -1440,7 +1440,12 @@ class RemovedWhileWaitingTest(unittest.TestCase):
                             break
                         time.sleep(0.05)
                     self.assertIn("attached", procs.log(w0))
-                    time.sleep(0.5)
+                    # Its push reported: it waits now, at the gate's release or in its pull.
+                    for _ in range(100):
+                        if coord_stats(addrs[0])["pushes"] >= 1 or w0.poll() is not None:
+                            break
+                        time.sleep(0.1)
+                    self.assertGreaterEqual(coord_stats(addrs[0])["pushes"], 1, procs.log(w0))
                     w0.send_signal(signal.SIGSTOP)
                     try:
                         for _ in range(100):  # the removal: a heartbeat timeout (1 s) and the sweep after it
@@ -1450,11 +1455,28 @@ class RemovedWhileWaitingTest(unittest.TestCase):
                         self.assertEqual(coord_stats(addrs[0])["removed"], 1)
                     finally:
                         w0.send_signal(signal.SIGCONT)
+                    # Worker 1 steps once worker 0 is back: alone, it would
+                    # end the job's 20 pushes before worker 0 redials.
+                    for _ in range(200):
+                        if "rejoined the job" in procs.log(w0) or w0.poll() is not None:
+                            break
+                        time.sleep(0.05)
                     out = []
-                    th = threading.Thread(target=lambda: out.append([w1.step(loss=0.5) for _ in range(40)]), daemon=True)
+
+                    def steps():
+                        try:
+                            out.append(("stepped", [w1.step(loss=0.5) for _ in range(40)]))
+                        except BaseException as e:  # noqa: B902 (reported by the test)
+                            out.append(("failed", repr(e)))
+
+                    th = threading.Thread(target=steps, daemon=True)
                     th.start()
                     th.join(60)
                     self.assertFalse(th.is_alive(), "worker 1 still steps 60 s on:\n%s" % procs.log(w0))
+                    self.assertEqual(len(out), 1)
+                    self.assertEqual(out[0][0], "stepped", out)
+                    # The job (20 pushes) ends within worker 1's 40 steps: step() says so.
+                    self.assertIn(False, out[0][1], out)
                 finally:
                     w1.close()
                 procs.wait_all(60)
