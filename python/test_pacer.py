@@ -1886,6 +1886,68 @@ class ClosedConnTest(unittest.TestCase):
         self.assertEqual(job.count["control"], 2)
 
 
+class RedialPaceTest(unittest.TestCase):
+    """A waiting worker's redials of a coordinator that accepts the Hello
+    and drops the connection at once (a crash loop) are paced."""
+
+    def test_delays(self):
+        r = pacer.client._Redials()
+        got = [r.next(0.1) for _ in range(7)]
+        self.assertEqual(got, [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0])
+        self.assertEqual(r.next(pacer.client.REDIAL_RESET), 0.05)  # a connection that lived resets it
+        self.assertEqual(r.next(0.1), 0.1)
+
+    def test_crash_loop(self):
+        """The coordinator answers the Clock report and drops the control
+        connection, then for LOOP seconds drops every new one right after
+        its HelloOK; the next gets a Shutdown. The release wait redials a
+        handful of times in LOOP seconds, not hundreds."""
+        n, loop = 4, 1.5
+        desc = fake_desc(1, 1, n)  # bsp, one shard
+        dropped = []  # when the first drop came
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            if k == 0:
+                for _ in range(100):
+                    f = fake_read(sock)
+                    if f.type == wire.CLOCK:
+                        fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=1)
+                        dropped.append(time.monotonic())
+                        return
+            elif time.monotonic() - dropped[0] < loop:
+                return
+            else:
+                fake_send(sock, wire.SHUTDOWN)
+                for _ in range(100):
+                    fake_read(sock)  # until the client closes
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    fake_pull_resp(sock, f, 0, 1, size)
+                elif f.type == wire.PUSH:
+                    fake_push_ack(sock, f, 1, 1)
+
+        job = FakeJob(1, control, data)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+            self.assertFalse(c.step())
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        # The join, then redials 50, 100, 200, 400 and 800 ms apart (the
+        # last one 1.55 s on): 6 connections; 1869 without the pace.
+        self.assertGreaterEqual(job.count["control"], 3)
+        self.assertLessEqual(job.count["control"], 10)
+
+
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
 class ResNetExampleTest(unittest.TestCase):

@@ -51,6 +51,11 @@ KINDS = {1: "bsp", 2: "asp", 3: "ssp", 4: "dssp", 5: "elastic", 6: "backup", 7: 
 # for the job's end meanwhile, before it gives up.
 AVERAGE_GIVE_UP = 60.0
 
+# The pace of a waiting worker's redials of the coordinator (_Redials): a
+# delay doubling from REDIAL_MIN to REDIAL_MAX seconds while connections
+# die young, back to REDIAL_MIN once one has lived REDIAL_RESET seconds.
+REDIAL_MIN, REDIAL_MAX, REDIAL_RESET = 0.05, 1.0, 5.0
+
 # A pull that waits for its version polls at this interval besides the
 # shard's ready notice, as the Go worker does (a safety net).
 PENDING_POLL = 0.5
@@ -74,6 +79,25 @@ class _Rejoined(Exception):
 class NoAverage(Exception):
     """The shards keep no moving average of the weights: the job runs
     without --ema. The message is the shard's refusal."""
+
+
+class _Redials:
+    """Paces _redial_waiting: a coordinator in a crash loop accepts the
+    Hello and drops the connection at once, and a wait that redialled
+    back to back would hammer it (dial_retry's backoff covers only dials
+    that fail)."""
+
+    def __init__(self):
+        self.delay = REDIAL_MIN
+
+    def next(self, lived):
+        """The delay before a redial, given how long the connection it
+        replaces lived (seconds)."""
+        if lived >= REDIAL_RESET:
+            self.delay = REDIAL_MIN
+        d = self.delay
+        self.delay = min(2 * d, REDIAL_MAX)
+        return d
 
 
 def ranges(n, s):
@@ -201,6 +225,8 @@ class Client:
         self._released = False
         self._ctl_lock = threading.Lock()
         self.ctl = None
+        self._ctl_since = 0.0  # when self.ctl was dialled
+        self._redials = _Redials()
         self.links = []
         self._in_pull = False  # partial-pull mode: inside a pull (a lost push may be pushed again)
         self._pull_first = False  # ... the first after a (re)join: the last push predates it
@@ -257,6 +283,7 @@ class Client:
             self.ctl.close()
         with self._ctl_lock:
             self.ctl = c
+        self._ctl_since = time.monotonic()
         self.info, self.id = info, info["id"]
 
     def _redial(self):
@@ -264,13 +291,15 @@ class Client:
 
     def _redial_waiting(self):
         """Redials the coordinator for a worker whose control connection died
-        while it waited (for a release or a pull), at once and not at the
+        while it waited (for a release or a pull), now and not at the
         next report: the heartbeats go into the dead connection until then,
         and a restarted coordinator removes a worker it does not hear from
-        (live/worker_ctl.go, redialWaiting). Raises _Rejoined when it had
-        been removed meanwhile (first and clock are then the rejoin's)."""
+        (live/worker_ctl.go, redialWaiting). After a short delay (_Redials),
+        longer while connections keep dying young. Raises _Rejoined when it
+        had been removed meanwhile (first and clock are then the rejoin's)."""
         if self.done:
             raise JobDone()
+        time.sleep(self._redials.next(time.monotonic() - self._ctl_since))
         self._redial()
         if self.info.get("rejoined"):
             log.warning("worker %d rejoined the job after being removed while it waited (clock %d)",
