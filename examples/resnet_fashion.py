@@ -58,7 +58,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -182,14 +181,11 @@ def cmd_worker(a):
                 return evaluate(model, tx, ty), "average"
         except pacer.JobDone:
             return None, None
-    drawn = own = 0
+    share = pacer.data.OwnShare(job, w.id)
     for _, idx in pacer.data.batches(job, w.id, len(y)):
         if w.done:
             break
-        # How many drawn samples are the worker's shard's: all of them
-        # unless the job samples globally.
-        drawn += len(idx)
-        own += int(np.count_nonzero(idx % job.workers == w.id % job.workers))
+        share.add(idx)
         idx = torch.from_numpy(idx)
         w.zero_grad()
         F.cross_entropy(model(xt[idx]), yt[idx]).backward()
@@ -209,7 +205,7 @@ def cmd_worker(a):
     cl = w.client
     emit(event="done", id=w.id, pushes=cl.pushes, dropped=cl.dropped, busy_s=round(cl.busy_s, 3),
          wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3), sampling=job.sampling,
-         own_shard=round(own / max(drawn, 1), 4), normalize=job.normalize, channel_mean=mean,
+         own_shard=share.share, normalize=job.normalize, channel_mean=mean,
          clip_norm=job.clip_norm, clipped=w.clipped)
     w.close()
 

@@ -305,6 +305,22 @@ class RecipeTest(unittest.TestCase):
             firsts[idx[0]] += 1
         self.assertLess(np.abs(firsts - 400 / n).max(), 8 * (400 / n) ** 0.5)
 
+    def test_own_share(self):
+        import pacer.data
+        n = 103
+        for sampling, wid, want in (("shard", 1, 1.0), ("global", 0, 52 / n), ("global", 3, 51 / n)):
+            job = recipe_job(Sampling=sampling, Batch=32)
+            share = pacer.data.OwnShare(job, wid)
+            self.assertEqual(share.share, 0)  # nothing drawn yet
+            for e, idx in pacer.data.batches(job, wid, n):
+                if e == 1:
+                    break
+                share.add(idx)
+            # One epoch of global sampling draws every sample once: the
+            # worker's own are every 2nd from its id mod 2 on.
+            self.assertEqual(share.share, round(want, 4), (sampling, wid))
+            self.assertEqual(share.drawn, n if sampling == "global" else len(range(wid % 2, n, 2)))
+
     def test_seq_sum(self):
         import pacer.data
         # 1 + 2^-53 rounds back to 1: added one after another the small

@@ -24,7 +24,6 @@ import json
 import logging
 import time
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -71,7 +70,7 @@ def main():
         raise SystemExit("torch_worker: " + why)
     x, y, mean = pacer.data.training_set(job, x, y)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    drawn = own = 0
+    share = pacer.data.OwnShare(job, w.id)
     first = None
     t0 = time.monotonic()
     for _, idx in pacer.data.batches(job, w.id, len(y)):
@@ -79,10 +78,7 @@ def main():
             break
         if first is None:
             first = idx.tolist()
-        # How many of the drawn samples are the worker's shard's: all of
-        # them unless it samples globally.
-        drawn += len(idx)
-        own += int(np.count_nonzero(idx % job.workers == w.id % job.workers))
+        share.add(idx)
         idx = torch.from_numpy(idx)
         w.zero_grad()
         loss = F.cross_entropy(model(xt[idx]), yt[idx])
@@ -93,7 +89,7 @@ def main():
     print(json.dumps({"id": w.id, "model": job.model, "paradigm": job.kind, "pushes": c.pushes,
                       "dropped": c.dropped, "stale_pulls": c.stale_pulls, "busy_s": round(c.busy_s, 3), "wait_s": round(c.wait_s, 3),
                       "seconds": round(time.monotonic() - t0, 3), "sampling": job.sampling,
-                      "own_shard": round(own / max(drawn, 1), 4), "clip_norm": job.clip_norm, "clipped": w.clipped,
+                      "own_shard": share.share, "clip_norm": job.clip_norm, "clipped": w.clipped,
                       "normalize": job.normalize, "channel_mean": mean, "first_batch": first}))
     w.close()
 

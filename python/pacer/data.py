@@ -3,7 +3,7 @@ pixels/255 as float32, labels as int64, exactly as pacer's Go side reads
 them (data/idx.go); --normalize mean's per-channel mean, the same bits
 as the Go side's (data/normalize.go); and a worker's training set and
 mini-batches under the job's --train-limit, --normalize and --sampling
-(training_set, batches), for every PyTorch worker (python/torch_worker.py,
+(training_set, batches, OwnShare), for every PyTorch worker (python/torch_worker.py,
 examples/resnet_fashion.py)."""
 import gzip
 import os
@@ -120,6 +120,27 @@ def batches(job, worker_id, n):
     wid = worker_id % job.workers
     for epoch, _, idx in gobatches.batches(n, job.workers, wid, job.batch, job.seed, job.sampling == "global"):
         yield epoch, np.array(idx, dtype=np.int64)
+
+
+class OwnShare:
+    """Counts how many of the samples a worker draws are its own shard's
+    (every K-th sample from its id mod K on): share is 1 under shard
+    sampling, about 1/K under --sampling global (the JSON lines' own_shard)."""
+
+    def __init__(self, job, worker_id):
+        self.workers, self.wid = job.workers, worker_id % job.workers
+        self.drawn = self.own = 0
+
+    def add(self, idx):
+        """Counts a batch's sample indices (an integer array)."""
+        idx = np.asarray(idx)
+        self.drawn += idx.size
+        self.own += int(np.count_nonzero(idx % self.workers == self.wid))
+
+    @property
+    def share(self):
+        """The share so far, rounded to 4 places (0 before any sample)."""
+        return round(self.own / max(self.drawn, 1), 4)
 
 
 def training_set(job, x, y):
