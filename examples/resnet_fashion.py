@@ -227,6 +227,31 @@ def pacer_bin(given):
     sys.exit("resnet_fashion: no pacer binary (give --pacer, $PACER_BIN, or build ./pacer: go build -o pacer ./cmd/pacer)")
 
 
+def workers_mean(lines, normalize):
+    """The training-set mean (None without --normalize mean) that the
+    workers which pushed report in their done lines; lines holds each
+    worker's JSON lines by its log's name. ValueError when no worker
+    pushed (naming what each said: a done line of 0 pushes, or none,
+    the mark of a worker that died), when they report different means, or
+    when the mean does not match normalize."""
+    done = {k: [e for e in lines[k] if e["event"] == "done"] for k in sorted(lines)}
+    if not any(e.get("pushes") for es in done.values() for e in es):
+        def said(es):
+            if not es:
+                return "no done line"
+            if es[-1].get("joined") is False:
+                return "0 pushes: the job had ended when it joined"
+            return "0 pushes"
+        raise ValueError("no worker pushed a gradient (%s)" % "; ".join("%s: %s" % (k, said(es)) for k, es in done.items()))
+    means = {json.dumps(e.get("channel_mean")) for es in done.values() for e in es if e.get("pushes")}
+    if len(means) != 1:
+        raise ValueError("the workers report %d training-set means (%s): want one" % (len(means), sorted(means)))
+    mean = json.loads(means.pop())
+    if (mean is not None) != (normalize == "mean"):
+        raise ValueError("--normalize %s, but the workers report the mean %s" % (normalize, mean))
+    return mean
+
+
 def cmd_run(a):
     """Shards and workers on this machine, every process stopped by the
     end (or by --timeout), then the final model exported and evaluated."""
@@ -315,12 +340,10 @@ def cmd_run(a):
     # under --ema (what the job evaluates), the weights otherwise; under
     # --normalize mean on test samples centred by the mean the workers
     # trained with (every worker's the same bits).
-    means = {json.dumps(e.get("channel_mean")) for e in done if e.get("pushes")}
-    if len(means) != 1:
-        sys.exit("resnet_fashion: the workers report %d training-set means (%s): want one" % (len(means), sorted(means)))
-    mean = json.loads(means.pop())
-    if (mean is not None) != (a.normalize == "mean"):
-        sys.exit("resnet_fashion: --normalize %s, but the workers report the mean %s" % (a.normalize, mean))
+    try:
+        mean = workers_mean(lines, a.normalize)
+    except ValueError as e:
+        sys.exit("resnet_fashion: %s\n%s" % (e, "\n".join("== %s\n%s" % (p.name, tail(p)) for p in procs[a.shards:])))
     tx, ty = pacer.data.load("test", a.data_dir, limit=a.final_test_limit)
     if mean is not None:
         tx = pacer.data.subtract_mean(tx, mean)

@@ -1975,6 +1975,25 @@ class ResNetExampleTest(unittest.TestCase):
     Worker 0's curve is of θ̄ (each point says so), as shard 0's is for
     pacer's own models, and the final θ is reported beside it."""
 
+    def test_workers_mean(self):
+        """run's reading of the workers' done lines: a job where no worker
+        pushed is named as such, before their means are compared."""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("resnet_fashion", os.path.join(ROOT, "examples", "resnet_fashion.py"))
+        ex = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ex)
+        ev = {"event": "eval", "id": 0}
+        with self.assertRaisesRegex(ValueError, r"no worker pushed a gradient \(worker-0: no done line; "
+                                                r"worker-1: 0 pushes: the job had ended when it joined\)"):
+            ex.workers_mean({"worker-0": [ev], "worker-1": [{"event": "done", "id": 1, "pushes": 0, "joined": False}]},
+                            "none")
+        done = [{"event": "done", "id": k, "pushes": 3, "channel_mean": m} for k, m in ((0, [0.25]), (1, [0.5]))]
+        with self.assertRaisesRegex(ValueError, "2 training-set means"):
+            ex.workers_mean({"worker-0": [done[0]], "worker-1": [done[1]]}, "mean")
+        self.assertEqual(ex.workers_mean({"worker-0": [ev, done[0]], "worker-1": []}, "mean"), [0.25])
+        with self.assertRaisesRegex(ValueError, "--normalize none, but"):
+            ex.workers_mean({"worker-0": [done[0]]}, "none")
+
     def test_resnet_fashion(self):
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.monotonic()
