@@ -61,6 +61,7 @@ var ErrJobDone = errors.New("live: the job has finished")
 
 // Worker is a running worker.
 type Worker struct {
+	redials redialPace // the waits' redials of the coordinator
 	cfg     WorkerConfig
 	tr      wire.Transport
 	wireCfg wire.Config
@@ -227,25 +228,28 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 
 // state is the main loop's view of the iteration.
 type state struct {
-	pace     *pace // nil: the worker runs at its real speed
-	pl       *paradigm.Puller
-	model    nn.Model
-	params   []float32
-	grad     []float32
-	ranges   [][2]int
-	read     []uint64
-	pulling  []bool // a pull to the shard is outstanding
-	pushing  []bool // a push to the shard awaits its ack
-	clock    uint64
-	first    bool
-	inPull   bool
-	seq      uint64
-	iter     time.Duration // the last iteration's compute time, reported with its push
-	loss     float64       // the last mini-batch's loss, reported with its push
-	waitFrom time.Time
-	res      WorkerResult
-	start    time.Time
-	pushRead []uint64 // per shard, the read tag of the last push (for re-pushes)
+	pace    *pace // nil: the worker runs at its real speed
+	pl      *paradigm.Puller
+	model   nn.Model
+	params  []float32
+	grad    []float32
+	ranges  [][2]int
+	read    []uint64
+	pulling []bool // a pull to the shard is outstanding
+	pushing []bool // a push to the shard awaits its ack
+	clock   uint64
+	first   bool
+	inPull  bool
+	// pullFirst: the pull under way is the first after a (re)join, whose
+	// replies may answer requests from before it: no re-push then.
+	pullFirst bool
+	seq       uint64
+	iter      time.Duration // the last iteration's compute time, reported with its push
+	loss      float64       // the last mini-batch's loss, reported with its push
+	waitFrom  time.Time
+	res       WorkerResult
+	start     time.Time
+	pushRead  []uint64 // per shard, the read tag of the last push (for re-pushes)
 }
 
 func (w *Worker) setup() (*state, *data.Batcher, error) {
@@ -426,7 +430,7 @@ func (w *Worker) handle(st *state, links []*wlink, ev linkEvent) error {
 			return fmt.Errorf("live: worker %d: push to shard %d: %w", w.id, ev.shard, ev.err)
 		}
 	case evRepush:
-		if st.inPull && !st.pl.Fresh(ev.shard) && !st.first {
+		if st.inPull && !st.pl.Fresh(ev.shard) && !st.pullFirst {
 			r := st.ranges[ev.shard]
 			st.pushing[ev.shard] = true
 			links[ev.shard].ops <- linkOp{kind: opPush, data: st.grad[r[0]:r[1]], read: st.pushRead[ev.shard], clock: st.clock - 1}
@@ -470,7 +474,7 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 		// with its own copy, asking no shard.
 		return nil
 	}
-	st.first, st.inPull = false, true
+	st.first, st.inPull, st.pullFirst = false, true, first
 	defer func() { st.inPull = false }()
 	for i := range links {
 		if !st.pulling[i] || first {

@@ -130,6 +130,9 @@ func (w *Worker) redialWaiting(ctx context.Context, st *state) (rejoined bool, e
 	if w.stopping() {
 		return false, ErrJobDone
 	}
+	if !sleep(ctx, w.redials.wait(time.Now())) {
+		return false, ctx.Err()
+	}
 	if err := w.redial(ctx); err != nil {
 		return false, err
 	}
@@ -140,4 +143,29 @@ func (w *Worker) redialWaiting(ctx context.Context, st *state) (rejoined bool, e
 	st.first, st.clock = true, uint64(w.info.Clock)
 	w.ws.Clock = w.info.Clock
 	return true, nil
+}
+
+// youngLife: a control connection that dies sooner died young.
+const youngLife = 5 * time.Second
+
+// redialPace spaces the redials of a worker whose control connections die
+// young (a coordinator crashing right after it admits the worker): without
+// it a waiting worker redials back to back, as fast as the coordinator
+// accepts.
+type redialPace struct {
+	b    backoff
+	last time.Time
+}
+
+// wait is the pause before a redial at now: none after a connection that
+// lived youngLife, else 10 ms doubling to 1 s.
+func (p *redialPace) wait(now time.Time) time.Duration {
+	var d time.Duration
+	if !p.last.IsZero() && now.Sub(p.last) < youngLife {
+		d = p.b.next()
+	} else {
+		p.b.reset()
+	}
+	p.last = now.Add(d)
+	return d
 }
