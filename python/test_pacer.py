@@ -1274,6 +1274,37 @@ class AverageTest(unittest.TestCase):
             finally:
                 procs.stop()
 
+    def test_psp_step_after_end(self):
+        """test_step_after_end under PSP (b = 0.5 of 2 shards), whose pushes
+        go out on the pulls' queues and are drained before step() returns:
+        the drain's redial of a shard whose connection broke also ends on
+        the coordinator's Shutdown (before, it redialled for ever)."""
+        n = 101
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, n, "psp:c=1,b=0.5,t1=0,t2=0",
+                                    ["--train-n", "64", "--batch", "32", "--epochs", "1", "--heartbeat-timeout", "2s"])
+                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
+                try:
+                    for c in cs:
+                        c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    self.assertLess(cs[0].puller.partial, cs[0].job.shards)
+                    self.assertTrue(cs[0].step())
+                    self.assertFalse(cs[1].step())  # the job's second and last push
+                    procs.wait_all(60)
+                    out = []
+                    th = threading.Thread(target=lambda: out.append(cs[0].step()), daemon=True)
+                    th.start()
+                    th.join(20)
+                    self.assertFalse(th.is_alive(), "the PSP step after the job's end still redials after 20 s")
+                    self.assertEqual(out, [False])
+                finally:
+                    for c in cs:
+                        c.close()
+            finally:
+                procs.stop()
+
     def test_pull_average_psp(self):
         """Under PSP a pull may stay in flight across steps (b=0.5 over two
         shards, no grace): pull_average first takes those replies, so
@@ -1829,6 +1860,64 @@ class PartialPullRepushTest(unittest.TestCase):
         self.assertEqual(job.errors(), [])
         self.assertIn("rejoined the job after being removed while it waited", "\n".join(logs.output))
         self.assertEqual(got, [0, 1], "shard 1's pushes by clock")
+
+
+class AckAfterEndTest(unittest.TestCase):
+    """A PSP push awaits its acknowledgement (step() drains them) when the
+    job ends: the coordinator sends its Shutdown, and the shard that holds
+    the push closes the connection and stops listening, as an ended job's
+    shards do. The drain's redial ends on the Shutdown: step() returns
+    False instead of redialling that shard for ever."""
+
+    def test_push_unacknowledged_at_the_end(self):
+        n = 8
+        desc = fake_desc(7, 2, n, BFrac=0.5)
+        held, ended = threading.Event(), threading.Event()
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            if k == 0:
+                held.wait(10)  # shard 1 has the push
+            fake_send(sock, wire.SHUTDOWN)
+            ended.set()
+            for _ in range(100):
+                fake_read(sock)  # until the client closes
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 2, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    fake_pull_resp(sock, f, 0, 1, size)
+                elif f.type == wire.PUSH and shard == 1:
+                    held.set()
+                    ended.wait(10)
+                    time.sleep(0.1)  # the Shutdown reaches the client first
+                    job.servers[1].lsock.close()  # no redial gets through
+                    return  # the connection closes, the push unacknowledged
+                elif f.type == wire.PUSH:
+                    fake_push_ack(sock, f, 1, 1)
+
+        job = FakeJob(2, control, data)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+            # On a thread: a step redialling for ever fails the test
+            # instead of hanging the suite.
+            out = []
+            th = threading.Thread(target=lambda: out.append(c.step()), daemon=True)
+            th.start()
+            th.join(15)
+            self.assertFalse(th.is_alive(), "the step still redials the ended job's shard after 15 s")
+            self.assertEqual(out, [False])
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        self.assertTrue(held.is_set())
+        self.assertEqual(job.count[1], 1, "shard 1 was dialled again")
 
 
 class ClosedConnTest(unittest.TestCase):

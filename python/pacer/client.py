@@ -902,9 +902,12 @@ class _Link:
 
     def _reconnect_async(self):
         """A new connection: pushes in flight are sent again (a lost ack
-        may mean a lost push), pulls in flight are asked again."""
+        may mean a lost push), pulls in flight are asked again. Dialled as
+        _redial dials, until the coordinator's Shutdown (JobDone): a push
+        whose acknowledgement step() drains would otherwise redial the
+        shards of an ended job for ever."""
+        self._redial()
         old, self.fifo = self.fifo, []
-        self.connect()
         for _, kind, arg in old:
             if kind == "push":
                 self.push_async(*arg)
