@@ -1260,6 +1260,10 @@ class AverageTest(unittest.TestCase):
                     self.assertTrue(cs[0].step())
                     cs[1].step()  # the job's second and last push
                     procs.wait_all(60)
+                    # Past two heartbeats (every 0.5 s): the first to the
+                    # stopped coordinator is taken, the second failed and
+                    # closed the control connection, its Shutdown unread.
+                    time.sleep(1.5)
                     # On a thread, so that a step redialling for ever fails
                     # the test instead of hanging the suite.
                     out = []
@@ -1293,6 +1297,9 @@ class AverageTest(unittest.TestCase):
                     self.assertTrue(cs[0].step())
                     self.assertFalse(cs[1].step())  # the job's second and last push
                     procs.wait_all(60)
+                    # Past two heartbeats (every 0.5 s): the first to the
+                    # stopped coordinator is taken, the second fails.
+                    time.sleep(1.5)
                     out = []
                     th = threading.Thread(target=lambda: out.append(cs[0].step()), daemon=True)
                     th.start()
@@ -1922,8 +1929,9 @@ class AckAfterEndTest(unittest.TestCase):
 
 class ClosedConnTest(unittest.TestCase):
     """A read on a Conn closed by this side (the heartbeat thread closes
-    the control connection when a send fails) is a lost connection, which
-    the waits redial, not an OSError of the closed socket."""
+    the control connection when a send times out, or fails under TLS) is a
+    lost connection, which the waits redial, not an OSError of the closed
+    socket."""
 
     def test_read_after_close(self):
         def handler(hello, sock, f):
@@ -1940,6 +1948,48 @@ class ClosedConnTest(unittest.TestCase):
                 c.read_frame()
             with self.assertRaises(wire.ConnectionLost):
                 c.reply(1)
+        finally:
+            srv.stop()
+        self.assertEqual(srv.errors, [])
+
+    def test_failed_write_keeps_unread_frames(self):
+        """A peer that sends a Shutdown and closes: the writes that follow
+        fail, and one sent with keep_reading leaves the Shutdown readable
+        (a closed connection would have lost it); a plain write then
+        closes the connection."""
+        def handler(hello, sock, f):
+            fake_send(sock, wire.HELLO_OK, {"ok": True}, req_id=f.req_id)
+            fake_send(sock, wire.SHUTDOWN)
+
+        srv = FakeServer(handler)
+        try:
+            c = wire.Conn(srv.addr, TOKEN, "observer")
+            for _ in range(50):  # the first writes after the close may still go out
+                try:
+                    c.send(wire.HEARTBEAT, keep_reading=True)
+                except wire.ConnectionLost:
+                    break
+                time.sleep(0.02)
+            else:
+                self.fail("50 writes to a closed peer went out")
+            self.assertFalse(c.closed)
+            with self.assertRaises(wire.ConnectionLost):
+                c.send(wire.HEARTBEAT, keep_reading=True)  # the write side stays failed
+            self.assertFalse(c.closed)
+            self.assertEqual(c.read_frame(timeout=5).type, wire.SHUTDOWN)
+            with self.assertRaises(wire.ConnectionLost):
+                c.read_frame(timeout=5)
+            self.assertTrue(c.closed)
+            d = wire.Conn(srv.addr, TOKEN, "observer")
+            for _ in range(50):
+                try:
+                    d.send(wire.HEARTBEAT, keep_reading=True)
+                except wire.ConnectionLost:
+                    break
+                time.sleep(0.02)
+            with self.assertRaises(wire.ConnectionLost):
+                d.send(wire.HEARTBEAT)
+            self.assertTrue(d.closed)
         finally:
             srv.stop()
         self.assertEqual(srv.errors, [])

@@ -315,9 +315,12 @@ class Client:
             with self._ctl_lock:
                 c = self.ctl
             try:
-                c.send(wire.HEARTBEAT, worker=self.id)
+                # Not closed on a failed write: a Shutdown the coordinator
+                # sent before it stopped is still to be read, and the main
+                # thread's redials of an ended job's shards end on it.
+                c.send(wire.HEARTBEAT, worker=self.id, keep_reading=True)
             except wire.ConnectionLost:
-                pass  # the main thread redials when it next uses the connection
+                pass  # the main thread redials when it reads the connection's end
 
     def report(self, loss=None):
         """Tells the gate about the push just made, with its mini-batch loss

@@ -156,6 +156,7 @@ class Conn:
         self._wlock = threading.Lock()
         self._hdr = bytearray(HEADER_SIZE)
         self.closed = False
+        self._write_error = None  # a send(keep_reading=True) that failed: no more writes
         try:
             sock = socket.create_connection((host, port), timeout=handshake_timeout)
         except OSError as e:
@@ -194,19 +195,35 @@ class Conn:
 
     # -- sending
 
-    def _send(self, parts):
+    def _send(self, parts, keep_reading=False):
         self._check_open()
         with self._wlock:
+            if self._write_error is not None:
+                if not keep_reading:
+                    self.close()
+                raise ConnectionLost("write to %s: %s" % (self.addr, self._write_error))
             try:
                 for p in parts:
                     self.sock.sendall(p)
             except OSError as e:
-                self.close()
+                if keep_reading and not isinstance(e, socket.timeout) and not isinstance(self.sock, ssl.SSLSocket):
+                    # A peer that closed after its last frames (a
+                    # coordinator's Shutdown, then its exit) fails the
+                    # write, but those frames wait unread in the socket:
+                    # closing it would lose them. Later writes fail; the
+                    # reader closes at the end of the stream. Not after a
+                    # timeout (a frame may be cut short), nor under TLS
+                    # (whose session a failed write may leave unreadable).
+                    self._write_error = e
+                else:
+                    self.close()
                 raise ConnectionLost("write to %s: %s" % (self.addr, e)) from None
 
-    def send(self, type, payload=b"", floats=None, **fields):
-        """Sends a one-way frame (request id 0)."""
-        self._send(self._encode(type, 0, payload, floats, fields))
+    def send(self, type, payload=b"", floats=None, keep_reading=False, **fields):
+        """Sends a one-way frame (request id 0). keep_reading: a failed write
+        leaves the connection open for reading what arrived before (the
+        sender is not its reader: another thread's heartbeats)."""
+        self._send(self._encode(type, 0, payload, floats, fields), keep_reading)
 
     def _encode(self, type, req_id, payload, floats, fields):
         if floats is not None:
