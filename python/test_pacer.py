@@ -1247,22 +1247,34 @@ class AverageTest(unittest.TestCase):
         (another worker's push ended it; the shards stopped) ends its step
         on the coordinator's Shutdown, instead of redialling the shards for
         ever (a step's pull and push redial while the job runs)."""
+        self.step_after_end("asp")
+
+    def test_psp_step_after_end(self):
+        """test_step_after_end under PSP (b = 0.5 of 2 shards), whose pushes
+        go out on the pulls' queues and are drained before step() returns:
+        the drain's redial of a shard whose connection broke also ends on
+        the coordinator's Shutdown (before, it redialled for ever)."""
+        self.step_after_end("psp:c=1,b=0.5,t1=0,t2=0", partial=True)
+
+    def step_after_end(self, paradigm, partial=False):
         n = 101
         with tempfile.TemporaryDirectory() as tmp:
             procs = Procs(tmp)
             try:
-                addrs, _ = flat_job(procs, tmp, n, "asp", ["--train-n", "64", "--batch", "32", "--epochs", "1",
-                                                           "--heartbeat-timeout", "2s"])
+                addrs, _ = flat_job(procs, tmp, n, paradigm,
+                                    ["--train-n", "64", "--batch", "32", "--epochs", "1", "--heartbeat-timeout", "2s"])
                 cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
                 try:
                     for c in cs:
                         c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    if partial:
+                        self.assertLess(cs[0].puller.partial, cs[0].job.shards)
                     self.assertTrue(cs[0].step())
-                    cs[1].step()  # the job's second and last push
+                    self.assertFalse(cs[1].step())  # the job's second and last push
                     procs.wait_all(60)
                     # Past two heartbeats (every 0.5 s): the first to the
-                    # stopped coordinator is taken, the second failed and
-                    # closed the control connection, its Shutdown unread.
+                    # stopped coordinator is taken, the second fails (before,
+                    # it closed the control connection, its Shutdown unread).
                     time.sleep(1.5)
                     # On a thread, so that a step redialling for ever fails
                     # the test instead of hanging the suite.
@@ -1270,41 +1282,7 @@ class AverageTest(unittest.TestCase):
                     th = threading.Thread(target=lambda: out.append(cs[0].step()), daemon=True)
                     th.start()
                     th.join(20)
-                    self.assertFalse(th.is_alive(), "the step after the job's end still redials after 20 s")
-                    self.assertEqual(out, [False])
-                finally:
-                    for c in cs:
-                        c.close()
-            finally:
-                procs.stop()
-
-    def test_psp_step_after_end(self):
-        """test_step_after_end under PSP (b = 0.5 of 2 shards), whose pushes
-        go out on the pulls' queues and are drained before step() returns:
-        the drain's redial of a shard whose connection broke also ends on
-        the coordinator's Shutdown (before, it redialled for ever)."""
-        n = 101
-        with tempfile.TemporaryDirectory() as tmp:
-            procs = Procs(tmp)
-            try:
-                addrs, _ = flat_job(procs, tmp, n, "psp:c=1,b=0.5,t1=0,t2=0",
-                                    ["--train-n", "64", "--batch", "32", "--epochs", "1", "--heartbeat-timeout", "2s"])
-                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
-                try:
-                    for c in cs:
-                        c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
-                    self.assertLess(cs[0].puller.partial, cs[0].job.shards)
-                    self.assertTrue(cs[0].step())
-                    self.assertFalse(cs[1].step())  # the job's second and last push
-                    procs.wait_all(60)
-                    # Past two heartbeats (every 0.5 s): the first to the
-                    # stopped coordinator is taken, the second fails.
-                    time.sleep(1.5)
-                    out = []
-                    th = threading.Thread(target=lambda: out.append(cs[0].step()), daemon=True)
-                    th.start()
-                    th.join(20)
-                    self.assertFalse(th.is_alive(), "the PSP step after the job's end still redials after 20 s")
+                    self.assertFalse(th.is_alive(), "the %s step after the job's end still redials after 20 s" % paradigm)
                     self.assertEqual(out, [False])
                 finally:
                     for c in cs:
