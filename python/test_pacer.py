@@ -1646,6 +1646,20 @@ def fake_push_ack(sock, f, version, inc):
     fake_send(sock, wire.PUSH_ACK, req_id=f.req_id, shard=f.shard, tag=version, extra=inc)
 
 
+def fake_plain_shard(n):
+    """The data handler of a FakeJob's only shard (n values, incarnation 1)
+    that answers every pull with version 1 and acknowledges every push."""
+    def data(shard, k, sock, hello):
+        size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+        for _ in range(100):
+            f = fake_read(sock)
+            if f.type == wire.PULL:
+                fake_pull_resp(sock, f, 0, 1, size)
+            elif f.type == wire.PUSH:
+                fake_push_ack(sock, f, 1, 1)
+    return data
+
+
 class FakeJob:
     """A coordinator (shard 0 and its control role) and the other shards
     of a one-worker job, each a FakeServer: control(k, sock, hello) serves
@@ -1988,16 +2002,7 @@ class ClosedConnTest(unittest.TestCase):
                 if f.type == wire.CLOCK:
                     fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=1)
 
-        def data(shard, k, sock, hello):
-            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
-            for _ in range(100):
-                f = fake_read(sock)
-                if f.type == wire.PULL:
-                    fake_pull_resp(sock, f, 0, 1, size)
-                elif f.type == wire.PUSH:
-                    fake_push_ack(sock, f, 1, 1)
-
-        job = FakeJob(1, control, data)
+        job = FakeJob(1, control, fake_plain_shard(n))
         c = None
         try:
             c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
@@ -2055,16 +2060,7 @@ class RedialPaceTest(unittest.TestCase):
                 for _ in range(100):
                     fake_read(sock)  # until the client closes
 
-        def data(shard, k, sock, hello):
-            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
-            for _ in range(100):
-                f = fake_read(sock)
-                if f.type == wire.PULL:
-                    fake_pull_resp(sock, f, 0, 1, size)
-                elif f.type == wire.PUSH:
-                    fake_push_ack(sock, f, 1, 1)
-
-        job = FakeJob(1, control, data)
+        job = FakeJob(1, control, fake_plain_shard(n))
         c = None
         try:
             c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
