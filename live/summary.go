@@ -132,9 +132,9 @@ func (e *Evaluations) batchLoss(cs CoordStats) *float64 {
 	// a file older than the previous one or written by a later
 	// coordinator, none) it starts at the totals the coordinator
 	// restored: the reports since the file was written are lost with the
-	// coordinator that counted them.
-	// A coordinator that names no incarnation (an older binary) cannot be
-	// followed across a restart: its window starts again.
+	// coordinator that counted them. A coordinator that names no
+	// incarnation (an older binary) cannot be followed across a restart:
+	// its window starts again.
 	goesOn := e.seen && cs.Incarnation != 0 && (cs.Incarnation == e.inc && cs.BatchLosses >= e.losses ||
 		cs.RestoredFrom != 0 && cs.RestoredFrom == e.inc && cs.RestoredLosses >= e.losses)
 	if !goesOn {

@@ -61,7 +61,6 @@ var ErrJobDone = errors.New("live: the job has finished")
 
 // Worker is a running worker.
 type Worker struct {
-	redials redialPace // the waits' redials of the coordinator
 	cfg     WorkerConfig
 	tr      wire.Transport
 	wireCfg wire.Config
@@ -88,6 +87,9 @@ type Worker struct {
 	// (written by the main loop, which is also the one that redials).
 	ws      workerState
 	started time.Time
+	// redials paces the main loop's redials of the coordinator while it
+	// waits (redialWaiting).
+	redials redialPace
 }
 
 // RunWorker runs a worker until the job ends, ctx ends, or it fails.
