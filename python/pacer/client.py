@@ -648,9 +648,7 @@ class Client:
                     if f.req_id == 0:
                         self._on_control(f)
                 except wire.ConnectionLost:
-                    if self.done:
-                        raise JobDone() from None
-                    self._redial_waiting()
+                    self._redial_waiting()  # JobDone if the job has ended
                 if self.done:
                     raise JobDone()
             else:
@@ -861,9 +859,7 @@ class _Link:
                     try:
                         f = ctl.read_frame()
                     except wire.ConnectionLost:
-                        if self.c.done:
-                            raise JobDone() from None
-                        self.c._redial_waiting()
+                        self.c._redial_waiting()  # JobDone if the job has ended
                         continue
                     if f.req_id == 0:
                         self.c._on_control(f)
