@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -140,6 +141,10 @@ func TestIssue14Attack(t *testing.T) {
 	log := buf.String()
 	if !strings.Contains(log, "refused hello") || !strings.Contains(log, "refused request") || !strings.Contains(log, "peer=") {
 		t.Errorf("refusals not logged with the peer:\n%s", log)
+	}
+	// The refused Hello is logged with the id it asked for (it has none yet).
+	if !regexp.MustCompile(`msg="refused hello".* worker=7 `).MatchString(log) {
+		t.Errorf("the refused hello is not logged with the id it asked for (7):\n%s", log)
 	}
 	if strings.Contains(log, "skipped forward") {
 		t.Error("the shard logged a version skip")

@@ -461,7 +461,12 @@ func (sv *Server) logRefusal(peer *wire.Peer, req *wire.Frame, err error) {
 	if req.Type == wire.MsgHello {
 		msg = "refused hello"
 	}
-	sv.plog.Warn(msg, "peer", peerAddr(peer), "role", peer.Hello().Role, "worker", peer.ID(), "type", req.Type.String(), "err", err)
+	// A refused Hello has no id yet: the one it asked for is the frame's.
+	worker := peer.ID()
+	if req.Type == wire.MsgHello {
+		worker = req.Worker
+	}
+	sv.plog.Warn(msg, "peer", peerAddr(peer), "role", peer.Hello().Role, "worker", worker, "type", req.Type.String(), "err", err)
 }
 
 // replied is the wire server's hook after a reply is written.

@@ -211,6 +211,9 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if ctl == token {
 		return usage(errors.New("the control token must differ from the job token: workers hold the job token, and the control token lets its holder remove workers and stop the job"))
 	}
+	for _, w := range exposureWarnings(role.Listen, tr.TLS != nil, token) {
+		log.Warn(w)
+	}
 	var ln net.Listener
 	if *listenFD >= 0 {
 		// The supervisor holds the port across this process's restarts, so
@@ -249,7 +252,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if err != nil {
 		return err
 	}
-	return runUntilSignal(sv.Run, log, stopGrace)
+	return runUntilSignal(sv.Run, log, stopGrace, repeatWindow)
 }
 
 // stopGrace is how long a server may take to stop (its final checkpoint
@@ -259,8 +262,9 @@ const stopGrace = 10 * time.Second
 // runUntilSignal runs run until it returns or a signal stops it. After the
 // first SIGINT/SIGTERM run gets grace to finish (a server writes its final
 // checkpoint); a second signal, or the end of the grace, returns at once,
-// so a stop never hangs whatever state the server is in.
-func runUntilSignal(run func(context.Context) error, log *slog.Logger, grace time.Duration) error {
+// so a stop never hangs whatever state the server is in. A signal within
+// repeat of the first is the same request delivered twice (sameDelivery).
+func runUntilSignal(run func(context.Context) error, log *slog.Logger, grace, repeat time.Duration) error {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
@@ -275,17 +279,37 @@ func runUntilSignal(run func(context.Context) error, log *slog.Logger, grace tim
 		log.Info("stopping", "signal", s.String(), "grace", grace)
 		cancel()
 	}
+	first := time.Now()
+	// The event loop: the grace is a guard against a server stuck in any
+	// state, the signals are the operator's.
 	t := time.NewTimer(grace)
 	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case s := <-sig:
-		return fmt.Errorf("second signal (%s): stopped without waiting for the shutdown", s)
-	case <-t.C:
-		return fmt.Errorf("the server did not stop within %s of the signal; exiting without waiting", grace)
+	for {
+		select {
+		case err := <-done:
+			return err
+		case s := <-sig:
+			if sameDelivery(first, time.Now(), repeat) {
+				log.Info("the stop signal came twice at once (as timeout(1) sends it to the process and its group): still stopping", "signal", s.String())
+				continue
+			}
+			return fmt.Errorf("second signal (%s): stopped without waiting for the shutdown", s)
+		case <-t.C:
+			return fmt.Errorf("the server did not stop within %s of the signal; exiting without waiting", grace)
+		}
 	}
 }
+
+// repeatWindow is how soon after the first a stop signal is taken for the
+// same request delivered twice: timeout(1) signals its child and then the
+// child's process group, microseconds apart, and an operator who means
+// "now" presses Ctrl-C again after seeing the "stopping" line, well over a
+// second later. A second too long only costs that operator one more press.
+const repeatWindow = time.Second
+
+// sameDelivery reports whether a stop signal at now repeats the first one,
+// taken at first, rather than asking to skip the shutdown.
+func sameDelivery(first, now time.Time, repeat time.Duration) bool { return now.Sub(first) < repeat }
 
 // checkServerFlags refuses the values job.Config would silently replace by
 // its defaults (an explicit --workers, --shards or --seed of 0) and a

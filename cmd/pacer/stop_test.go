@@ -4,12 +4,17 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// guard bounds each wait of these tests: an event that has not come by
+// then never will (they assert what happens, never how soon).
+const guard = 2 * time.Minute
 
 // TestStopPromptWhateverTheState (issue 14): after SIGTERM a server gets a
 // grace to finish (its final checkpoint); one that does not return in it,
@@ -24,16 +29,17 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 			<-release // ignores ctx: a handler stuck in a loop
 			return nil
 		}
+		// With a second signal the grace never ends within the test: only
+		// that signal can stop the wait.
 		grace := 2 * time.Second
 		if second {
-			grace = time.Minute
+			grace = time.Hour
 		}
 		done := make(chan error, 1)
 		stopping := make(chan struct{})
 		log := slog.New(&notifyHandler{msg: "stopping", seen: stopping})
-		go func() { done <- runUntilSignal(stuck, log, grace) }()
+		go func() { done <- runUntilSignal(stuck, log, grace, 0) }()
 		<-started
-		t0 := time.Now()
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		if second {
 			// The second signal only after the first was taken: the kernel
@@ -41,8 +47,8 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 			// may not run the process between them).
 			select {
 			case <-stopping:
-			case <-time.After(20 * time.Second):
-				t.Fatal("the first signal was not taken within 20 s")
+			case <-time.After(guard):
+				t.Fatal("the first signal was not taken")
 			}
 			syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		}
@@ -55,11 +61,8 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("second signal %v: %v, want an error saying %q", second, err, want)
 			}
-			if el := time.Since(t0); el > grace+5*time.Second {
-				t.Errorf("second signal %v: returned after %s", second, el)
-			}
-		case <-time.After(grace + 20*time.Second):
-			t.Fatalf("second signal %v: still running %s after SIGTERM", second, grace+20*time.Second)
+		case <-time.After(guard):
+			t.Fatalf("second signal %v: still running after SIGTERM", second)
 		}
 		close(release)
 	}
@@ -67,7 +70,7 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 	done := make(chan error, 1)
 	started := make(chan struct{})
 	go func() {
-		done <- runUntilSignal(func(ctx context.Context) error { close(started); <-ctx.Done(); return nil }, slog.New(slog.DiscardHandler), time.Minute)
+		done <- runUntilSignal(func(ctx context.Context) error { close(started); <-ctx.Done(); return nil }, slog.New(slog.DiscardHandler), time.Hour, 0)
 	}()
 	<-started
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
@@ -76,8 +79,59 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 		if err != nil {
 			t.Errorf("a clean stop: %v", err)
 		}
-	case <-time.After(20 * time.Second):
+	case <-time.After(guard):
 		t.Fatal("a clean stop did not return")
+	}
+}
+
+// TestTwoSignalsAtOnceAreOneStop (issue 37): timeout(1) sends SIGTERM to its
+// child and then to the child's process group, so the server gets it twice
+// at once; that is one stop, which still waits for the shutdown (a large
+// final checkpoint was skipped as if an operator had asked to hurry).
+func TestTwoSignalsAtOnceAreOneStop(t *testing.T) {
+	started := make(chan struct{})
+	twice := make(chan struct{})
+	run := func(ctx context.Context) error {
+		close(started)
+		<-ctx.Done()
+		<-twice // the shutdown is still under way when the repeat comes
+		return nil
+	}
+	log := slog.New(&notifyHandler{msg: "the stop signal came twice at once (as timeout(1) sends it to the process and its group): still stopping", seen: twice})
+	done := make(chan error, 1)
+	// The window outlasts the test: any second signal is a repeat.
+	go func() { done <- runUntilSignal(run, log, time.Hour, time.Hour) }()
+	<-started
+	// Signals sent after the server stopped listening are this test's:
+	// without a listener of its own SIGTERM's default action would end it.
+	keep := make(chan os.Signal, 64)
+	signal.Notify(keep, syscall.SIGTERM)
+	defer signal.Stop(keep)
+	syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	// Sent until the server has taken one as a repeat: the kernel merges
+	// two SIGTERMs still pending (bounded by the guard).
+	deadline := time.After(guard)
+	for sent := false; !sent; {
+		select {
+		case <-twice:
+			sent = true
+		case <-deadline:
+			t.Fatal("the repeated signal was never taken")
+		case <-time.After(50 * time.Millisecond): // a guard's pace, not an expectation
+			syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("one stop delivered twice: %v, want the shutdown's own result", err)
+		}
+	case <-time.After(guard):
+		t.Fatal("the stop did not return")
+	}
+	if !sameDelivery(time.Unix(100, 0), time.Unix(100, 0).Add(repeatWindow-time.Nanosecond), repeatWindow) ||
+		sameDelivery(time.Unix(100, 0), time.Unix(100, 0).Add(repeatWindow), repeatWindow) {
+		t.Errorf("sameDelivery: want a repeat strictly within %s of the first signal", repeatWindow)
 	}
 }
 
