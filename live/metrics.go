@@ -154,9 +154,9 @@ func stalenessBuckets(hist []int64) (n uint64, sum float64, buckets map[float64]
 // scraper needs one connection and one request every scrape interval, so
 // a connection idle for longer than IdleTimeout is closed (a scraper
 // redials at no cost), a slow request or reply is cut off, and at most
-// MaxConns connections are served at once (more wait in the listen
-// backlog until one closes): an idle connection costs a goroutine and its
-// buffers, so their number is bounded too. Tests shorten them.
+// MaxConns connections are open at once: an idle connection costs a
+// goroutine and its buffers, so their number is bounded too. Tests shorten
+// them.
 var metricsLimits = struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	MaxHeaderBytes, MaxConns                                  int
@@ -169,47 +169,64 @@ var metricsLimits = struct {
 	MaxConns:          128,
 }
 
-// limitListener lets at most cap(sem) accepted connections be open.
-type limitListener struct {
-	net.Listener
-	sem       chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+// connLimit keeps at most max connections of an HTTP server open. A
+// connection beyond the bound makes room by closing the oldest one that is
+// not serving a request (silent since it connected, or idle between
+// requests): connections that hold a slot without asking for anything
+// cannot keep a probe out (300 silent connections made /healthz wait
+// 9–10 s in the listen backlog while they timed out), and a request being
+// served is never cut. Only when every other connection is serving one is
+// the new connection closed.
+type connLimit struct {
+	max   int
+	mu    sync.Mutex
+	conns map[net.Conn]*connEntry
+	seq   uint64
 }
 
-func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+type connEntry struct {
+	busy bool   // serving a request
+	seq  uint64 // when it last became free to close (connected or went idle)
 }
 
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
+func newConnLimit(max int) *connLimit {
+	return &connLimit{max: max, conns: make(map[net.Conn]*connEntry)}
+}
+
+// state is the http.Server's ConnState hook.
+func (l *connLimit) state(c net.Conn, st http.ConnState) {
+	var evict net.Conn
+	l.mu.Lock()
+	switch st {
+	case http.StateNew:
+		l.seq++
+		l.conns[c] = &connEntry{seq: l.seq}
+		if len(l.conns) > l.max {
+			evict = c
+			oldest := uint64(0)
+			for o, e := range l.conns {
+				if o != c && !e.busy && (oldest == 0 || e.seq < oldest) {
+					evict, oldest = o, e.seq
+				}
+			}
+			delete(l.conns, evict)
+		}
+	case http.StateActive:
+		if e := l.conns[c]; e != nil {
+			e.busy = true
+		}
+	case http.StateIdle:
+		if e := l.conns[c]; e != nil {
+			l.seq++
+			e.busy, e.seq = false, l.seq
+		}
+	case http.StateClosed, http.StateHijacked:
+		delete(l.conns, c)
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
+	l.mu.Unlock()
+	if evict != nil {
+		evict.Close()
 	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }
 
 // serveMetrics serves /metrics for sv on addr until the returned stop is
@@ -264,9 +281,9 @@ func serveOps(addr string, c prometheus.Collector, ready func() bool, log *slog.
 	lim := metricsLimits
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
 		WriteTimeout: lim.WriteTimeout, IdleTimeout: lim.IdleTimeout, MaxHeaderBytes: lim.MaxHeaderBytes,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+		ConnState: newConnLimit(lim.MaxConns).state, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	go func() {
-		err := hs.Serve(newLimitListener(ln, lim.MaxConns))
+		err := hs.Serve(ln)
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server failed", "err", err)
 		}

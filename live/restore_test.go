@@ -451,56 +451,6 @@ func newTestLogger(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// TestMetricsConnectionsBounded: beyond MaxConns, a connection waits to be
-// served until another closes, so idle clients cannot make the metrics
-// server hold a goroutine and buffers each without bound.
-func TestMetricsConnectionsBounded(t *testing.T) {
-	saved := metricsLimits
-	metricsLimits.MaxConns = 2
-	t.Cleanup(func() { metricsLimits = saved })
-	sv, _ := testServer(t, "127.0.0.1:0")
-	addr := waitMetrics(t, sv)
-	get := func(c net.Conn, wait time.Duration) error {
-		c.SetDeadline(time.Now().Add(wait))
-		io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		return resp.Body.Close()
-	}
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for i := 0; i < 3; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
-	for _, c := range conns[:2] {
-		if err := get(c, 5*time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	third := bufio.NewReader(conns[2])
-	conns[2].SetDeadline(time.Now().Add(300 * time.Millisecond))
-	io.WriteString(conns[2], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-	if _, err := http.ReadResponse(third, nil); err == nil {
-		t.Fatal("a third connection was served while two were open (MaxConns 2)")
-	}
-	conns[0].Close()
-	conns[2].SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := http.ReadResponse(third, nil); err != nil {
-		t.Errorf("the third connection was not served once the first closed: %v", err)
-	}
-}
-
 // TestRestoreEmptyRangeCentered: a shard whose range is empty (a flat
 // model of fewer parameters than shards: job.Ranges gives shard 0 of
 // flat:n=1 on two shards [0, 0)) keeps no optimizer values, so its
