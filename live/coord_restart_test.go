@@ -36,19 +36,19 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ctrlShard's job (TrainN 320), so the file is of the same job.
-	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 320}, ShardAddrs: []string{"sh"}})
+	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 320}, ShardAddrs: []string{"sh"}}, stateT0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var resp wire.Frame
 	for p := range k {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range k {
-			if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
+			if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -77,11 +77,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 			ControlToken: "control-secret", ShardAddrs: addrs})
 	}
 	coord := sv[0].coord
-	state := func() int {
-		coord.mu.Lock()
-		defer coord.mu.Unlock()
-		return coord.members[victim].state
-	}
+	state := func() int { return coord.state(victim) }
 	// waitFor polls cond every 5 ms for at most 20 s.
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
