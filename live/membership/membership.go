@@ -60,6 +60,12 @@ func Timing(timeout time.Duration) (grace, every time.Duration) {
 	return max(StartupTimeouts*timeout, MinGrace), max(timeout/8, 10*time.Millisecond)
 }
 
+// BeatPeriod is how often a worker beats for a heartbeat timeout: four
+// times per timeout (at least every 10 ms).
+func BeatPeriod(timeout time.Duration) time.Duration {
+	return max(timeout/4, 10*time.Millisecond)
+}
+
 // Config sets up a Table.
 type Config struct {
 	Workers int           // the job's K workers: ids 0..K−1, unseen at the start
@@ -402,13 +408,15 @@ func (t *Table) Sweep(now time.Time) Sweep {
 }
 
 // Limit is how long live id p may be silent: the heartbeat timeout, or
-// while its worker is still starting (it has not pushed) or a restored id
-// has not redialled, the startup allowance, StartupTimeouts timeouts
-// within the startup grace.
+// while its process is still starting or a restored id has not
+// redialled, the startup allowance, StartupTimeouts timeouts within the
+// startup grace. A process is starting until its first counted report
+// (Seq is 0 for each new process under the id): a worker killed and
+// started again loads its data set again, whatever the id had pushed.
 func (t *Table) Limit(p int) time.Duration {
 	m := &t.ms[p]
 	limit := t.cfg.Timeout
-	if m.Pushes == 0 || m.Restored {
+	if m.Seq == 0 || m.Restored {
 		limit = max(limit, min(t.cfg.Grace, StartupTimeouts*t.cfg.Timeout))
 	}
 	return limit
