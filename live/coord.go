@@ -95,7 +95,8 @@ type CoordConfig struct {
 	ShardAddrs []string
 	Logger     *slog.Logger
 	// StartupGrace is how long a worker id may stay unseen before it is
-	// removed (zero: 4 heartbeat timeouts, at least 20 s).
+	// removed (zero: membership.Timing, four heartbeat timeouts within
+	// 20–25 s).
 	StartupGrace time.Duration
 }
 

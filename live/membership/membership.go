@@ -49,21 +49,31 @@ func (s State) String() string {
 // machine can starve its heartbeats for longer than the timeout.
 const StartupTimeouts = 4
 
-// MinGrace is the least default startup grace: processes started together
-// by a launcher on a busy machine all connect in time.
-const MinGrace = 20 * time.Second
+// MinGrace and MaxGrace bound the default startup grace (Timing): at least
+// MinGrace, so that processes a launcher starts together on a busy machine
+// all connect in time; at most MaxGrace (unless the timeout is longer), so
+// that a worker that dies before its first push, or never connects, is
+// removed within 30 s: MaxGrace plus two sweep periods at the default
+// timeout (docs/protocol.md "Heartbeats on a busy machine").
+const (
+	MinGrace = 20 * time.Second
+	MaxGrace = 25 * time.Second
+)
 
 // Timing returns the startup grace and the sweep's period for a heartbeat
-// timeout: the grace is four timeouts, at least MinGrace; the sweep runs
-// eight times per timeout (at least every 10 ms).
+// timeout: the grace is four timeouts within [MinGrace, MaxGrace], and
+// never less than one timeout; the sweep runs eight times per timeout (at
+// least every 10 ms).
 func Timing(timeout time.Duration) (grace, every time.Duration) {
-	return max(StartupTimeouts*timeout, MinGrace), max(timeout/8, 10*time.Millisecond)
+	return max(min(max(StartupTimeouts*timeout, MinGrace), MaxGrace), timeout), max(timeout/8, 10*time.Millisecond)
 }
 
 // BeatPeriod is how often a worker beats for a heartbeat timeout: four
-// times per timeout (at least every 10 ms).
+// times per timeout, and at least once a second, so that a worker starved
+// of CPU has lost at most a second of its timeout to the beat it had not
+// sent yet when the starving began (at least every 10 ms).
 func BeatPeriod(timeout time.Duration) time.Duration {
-	return max(timeout/4, 10*time.Millisecond)
+	return max(min(timeout/4, time.Second), 10*time.Millisecond)
 }
 
 // Config sets up a Table.
