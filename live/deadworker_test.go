@@ -250,7 +250,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 			if r.err != nil {
 				t.Fatalf("worker %d: %v", r.res.ID, r.err)
 			}
-		case <-time.After(time.Minute):
+		case <-time.After(time.Minute): // a guard against a hang: the event is the survivor's result
 			t.Fatalf("the survivors did not finish within a minute of the kill: coordinator %+v; victim state %d; shard versions %d, %d",
 				coord.Stats(), state(), sv[0].Shard().Stats().Version, sv[1].Shard().Stats().Version)
 		}
