@@ -43,7 +43,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"ema", func(c *Config) { c.EMA = 0.99 }, "0 ≠ 0.99"},
 		{"optimizer", func(c *Config) { c.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8} }, "sgd ≠ rmsprop:alpha=0.99,eps=1e-08"},
 		{"optimizer", func(c *Config) { c.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8, Centered: true} }, "sgd ≠ rmsprop:alpha=0.99,eps=1e-08,centered=true"},
-		{"heartbeat-timeout", func(c *Config) { c.HeartbeatTimeout = time.Second }, "5s ≠ 1s"},
+		{"heartbeat-timeout", func(c *Config) { c.HeartbeatTimeout = time.Second }, "15s ≠ 1s"},
 	} {
 		c := base
 		tc.change(&c)

@@ -27,7 +27,7 @@ const (
 	DefaultMomentum         = 0.9
 	DefaultSeed             = 1
 	DefaultEvalEvery        = 0.25
-	DefaultHeartbeatTimeout = 5 * time.Second
+	DefaultHeartbeatTimeout = 15 * time.Second // a worker starved 10 s stays, a dead one goes within 30 s (docs/protocol.md)
 	// DefaultSearchCost prices a unit of barrier-search work as pacer's
 	// own ZipLine runs it on a 2-core Xeon (3.6–4.2 ns per n·R·log₂ n,
 	// docs/benchmarks.md "ZipLine"); the ElasticBSP paper's Table II is
@@ -116,7 +116,7 @@ type Config struct {
 	Horizon time.Duration
 
 	// Live modes only.
-	HeartbeatTimeout time.Duration // default 5 s
+	HeartbeatTimeout time.Duration // default 15 s
 }
 
 // Fill sets defaults and validates, naming the bad field. Filling twice

@@ -63,16 +63,16 @@ func TestReportedLoss(t *testing.T) {
 // evaluations take the mean over each window between them.
 func TestCoordinatorBatchLoss(t *testing.T) {
 	c := stateCoord(t, "asp", 2)
-	c.target = 1000
+	c.setTarget(1000)
 	for p := range 2 {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(c.start, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var resp wire.Frame
 	report := func(p int, seq uint64, loss []byte) error {
 		t.Helper()
-		_, _, err := c.clock(p, clockReport{seq: seq, loss: loss}, &resp)
+		_, _, err := c.clock(c.start, p, clockReport{seq: seq, loss: loss}, &resp)
 		return err
 	}
 	var ev Evaluations
@@ -138,12 +138,12 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 	}
 	report := func(c *Coordinator, p int, seq uint64, loss float64) {
 		t.Helper()
-		_, _, err := c.clock(p, clockReport{seq: seq, loss: lossPayload(loss)}, &resp)
+		_, _, err := c.clock(c.start, p, clockReport{seq: seq, loss: lossPayload(loss)}, &resp)
 		must(err)
 	}
 	newCoord := func() *Coordinator {
 		c := stateCoord(t, "asp", 2)
-		c.target = 1000
+		c.setTarget(1000)
 		return c
 	}
 	// restart restores a coordinator from dir; each worker then says how
@@ -155,9 +155,9 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 			t.Fatalf("read: %v %v", st, err)
 		}
 		r := newCoord()
-		must(r.restore(st))
+		must(r.restore(r.start, st))
 		for p, a := range acked {
-			_, _, err := r.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1), Seq: a, Acked: a, Clock: int64(a)})
+			_, _, err := r.hello(r.start, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1), Seq: a, Acked: a, Clock: int64(a)})
 			must(err)
 		}
 		return r
@@ -171,7 +171,7 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 
 	c := newCoord()
 	for p := range 2 {
-		_, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)})
+		_, _, err := c.hello(c.start, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)})
 		must(err)
 	}
 	var ev Evaluations
@@ -251,7 +251,7 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 		b.BatchLossSum, b.BatchLosses = bad.sum, bad.n
 		x := newCoord()
 		before := x.Stats()
-		if err := x.restore(&b); err == nil || !strings.Contains(err.Error(), "batch loss totals") {
+		if err := x.restore(x.start, &b); err == nil || !strings.Contains(err.Error(), "batch loss totals") {
 			t.Errorf("totals of %d losses summing to %g: %v, want them refused", bad.n, bad.sum, err)
 		}
 		after := x.Stats()

@@ -8,67 +8,56 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/membership"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
 )
 
-// member is the coordinator's record of one worker id.
+// member is what the coordinator keeps of one worker id beside its
+// membership record (membership.Member): its connection and what its
+// clock reports said of its times.
 type member struct {
-	state    int // unseen, live or removed
-	peer     *wire.Peer
-	lastSeen time.Time
-	inc      uint64 // the worker process (workerState.Inc)
-	seq      uint64 // the process's last counted push (deduplicates a retried Clock)
-	pushes   int64
-	waitUS   uint64
-	busyUS   uint64
-	iters    runstats.IterAcc // iteration times from the clock reports (not kept across a coordinator restart)
-	// restored: carried over by a restarted coordinator and not heard
-	// from since; its first Hello says where it stands (resync).
-	restored bool
+	peer   *wire.Peer
+	waitUS uint64
+	busyUS uint64
+	iters  runstats.IterAcc // iteration times from the clock reports (not kept across a coordinator restart)
 }
 
-// startupTimeouts is a starting worker's silence allowance, in heartbeat
-// timeouts.
-const startupTimeouts = 4
-
+// The membership states, as the state file writes them.
 const (
-	unseen = iota
-	live
-	removed
+	unseen  = int(membership.Unseen)
+	live    = int(membership.Live)
+	removed = int(membership.Removed)
 )
 
 // Coordinator is the job's gate and membership, hosted by shard 0 (as
 // ps-lite's scheduler): it assigns worker ids, counts pushes, releases
 // workers as the paradigm's gate decides, and removes a worker whose
 // heartbeats stop, from the gate here and from every shard's aggregator.
+//
+// Its decisions take the time as an argument (now): the server's frame
+// dispatch and its sweep loop read the clock and pass it in. Membership
+// and the job's count are the membership package's state machine (ms);
+// the Coordinator carries its decisions out at the gate and on the
+// connections.
 type Coordinator struct {
-	mu       sync.Mutex
-	gate     paradigm.Gate
-	ctrl     time.Duration // wall time of the gate's controller calls (DSSP, ElasticBSP)
-	members  []member
-	k        int
-	timeout  time.Duration
-	grace    time.Time     // workers never seen are removed after this
-	graceD   time.Duration // the startup grace: also a starting worker's timeout
-	every    time.Duration // the sweep's period
-	swept    time.Time     // the last sweep
-	deferred bool          // the last sweep came late and removed no one
-	start    time.Time
-	first    time.Time // the first worker's hello
-	end      time.Time
-	target   int64
-	pushes   int64
-	done     bool
-	nRem     int64
-	nNever   int64 // removed without ever connecting
+	mu      sync.Mutex
+	gate    paradigm.Gate
+	ctrl    time.Duration // wall time of the gate's controller calls (DSSP, ElasticBSP)
+	ms      *membership.Table
+	members []member // beside ms's records, id for id
+	k       int
+	timeout time.Duration
+	graceD  time.Duration // the startup grace: also caps a starting worker's timeout
+	every   time.Duration // the sweep's period
+	start   time.Time
+	target  int64
 	// base holds the gate's counters from before a restart (the rebuilt
 	// gate counts from zero); restarts counts the coordinator's restarts.
 	base     paradigm.GateStats
 	restarts int64
-	blind    bool // restarted without a state file (restoreBlind)
-	nJoin    int64
+	blind    bool  // restarted without a state file (restoreBlind)
 	refused  int64 // control frames refused
 	idCap    int
 	info     JobInfo
@@ -106,33 +95,59 @@ type CoordConfig struct {
 	ShardAddrs []string
 	Logger     *slog.Logger
 	// StartupGrace is how long a worker id may stay unseen before it is
-	// removed (zero: 4 heartbeat timeouts, at least 20 s).
+	// removed (zero: membership.Timing, four heartbeat timeouts within
+	// 20–25 s).
 	StartupGrace time.Duration
 }
 
-func newCoordinator(cfg CoordConfig) (*Coordinator, error) {
+// newCoordinator builds the coordinator of a job starting at now.
+func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 	j := &cfg.Params.Job
 	gate, err := paradigm.NewGate(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	grace := cfg.StartupGrace
-	if grace == 0 {
-		grace = max(4*j.HeartbeatTimeout, 20*time.Second)
+	grace, every := membership.Timing(j.HeartbeatTimeout)
+	if cfg.StartupGrace != 0 {
+		grace = cfg.StartupGrace
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
-		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, grace: now.Add(grace), graceD: grace, every: max(j.HeartbeatTimeout/8, 10*time.Millisecond), start: now, target: cfg.Params.Pushes(),
+		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, graceD: grace, every: every, start: now, target: cfg.Params.Pushes(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}), inc: rand.Uint64() | 1,
 		info: JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
+	c.ms = membership.New(membership.Config{Workers: j.Workers, IDCap: c.idCap, Timeout: c.timeout, Grace: grace, Every: every, Target: c.target}, now)
 	return c, nil
 }
 
-func (c *Coordinator) now() time.Duration { return time.Since(c.start) }
+// since is now on the gate's clock (the job's start is its zero).
+func (c *Coordinator) since(now time.Time) time.Duration { return now.Sub(c.start) }
+
+// refusal maps a membership refusal to the wire's error (counted as a
+// refused frame unless it says the job has ended).
+func (c *Coordinator) refusal(err error) error {
+	r, ok := err.(*membership.Refusal)
+	if !ok {
+		return err
+	}
+	switch r.Code {
+	case membership.Finished:
+		return remoteErr(wire.CodeShuttingDown, "%s", r.Msg)
+	case membership.Unavailable:
+		return c.refuseLocked(wire.CodeUnavailable, "%s", r.Msg)
+	}
+	return c.refuseLocked(wire.CodeBadRequest, "%s", r.Msg)
+}
+
+// grow keeps members as long as ms's ids (lock held).
+func (c *Coordinator) grow() {
+	for len(c.members) < c.ms.Len() {
+		c.members = append(c.members, member{})
+	}
+}
 
 // hello admits a worker's control connection: id < 0 takes the first id
 // never seen (then a new id: a worker joining a running job); a known id
@@ -151,71 +166,28 @@ func (c *Coordinator) now() time.Duration { return time.Since(c.start) }
 // id is live (its first pull is of the round that clock names; if the gate
 // holds the id, it first waits for that release), and joins at the gate's
 // minimum once removed.
-func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInfo, []*wire.Peer, error) {
+func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws workerState) (JobInfo, []*wire.Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done {
-		return JobInfo{}, nil, remoteErr(wire.CodeShuttingDown, "the job has finished")
+	a, err := c.ms.Hello(now, int(want), membership.Process{Inc: ws.Inc, Seq: ws.Seq, Acked: ws.Acked})
+	if err != nil {
+		return JobInfo{}, nil, c.refusal(err)
 	}
-	id := int(want)
-	switch {
-	case id < -1:
-		return JobInfo{}, nil, c.refuseLocked(wire.CodeBadRequest, "worker id %d: give an id of the job, or −1 to join", id)
-	case id == -1:
-		id = len(c.members)
-		for p := range c.members {
-			if c.members[p].state == unseen && c.members[p].peer == nil {
-				id = p
-				break
-			}
-		}
-		if id >= c.idCap {
-			return JobInfo{}, nil, c.refuseLocked(wire.CodeUnavailable, "the job has admitted its maximum of %d worker ids", c.idCap)
-		}
-	case id >= len(c.members):
-		return JobInfo{}, nil, c.refuseLocked(wire.CodeBadRequest, "worker id %d was never admitted: this job's ids are 0..%d (--id −1 joins as a new one)", id, len(c.members)-1)
-	}
-	if id == len(c.members) {
-		c.members = append(c.members, member{state: removed}) // a new id joins below
-	}
+	id := a.ID
+	c.grow()
 	m := &c.members[id]
+	m.peer = peer
 	info := c.info
 	info.ID = id
 	c.adoptBarriers(ws.Barriers)
 	var notify []*wire.Peer
-	returning := m.inc != 0 && m.inc != ws.Inc
-	if m.restored {
-		m.restored = false
-		if returning && ws.Inc != 0 && ws.Acked > 0 {
-			// A process that returned after the state file was written
-			// and was answered by the coordinator before its restart:
-			// the file does not know it, but its reports count from its
-			// own first, as a process the file had seen at none.
-			m.seq, returning = 0, false
-		}
-		if !returning && ws.Inc != 0 {
-			// The same process as before the coordinator's restart.
-			m.peer = peer
-			c.rel = c.resync(id, ws, c.rel[:0])
-			notify = append(notify, c.peersOf(c.rel)...)
-		}
+	if a.Resync {
+		c.rel = c.resync(now, id, ws, a, c.rel[:0])
+		notify = append(notify, c.peersOf(c.rel)...)
 	}
-	if m.inc != ws.Inc {
-		m.inc, m.seq = ws.Inc, 0
-	} else if ws.Seq > m.seq && m.state == removed {
-		// The same process, removed while its last report was
-		// outstanding: that push reached the shards before the removal
-		// and counts toward the job, but not at the gate, where the
-		// worker joins afresh below (its resent report is then answered
-		// as a retry).
-		m.pushes += int64(ws.Seq - m.seq)
-		c.pushes += int64(ws.Seq - m.seq)
-		m.seq = ws.Seq
-	}
-	if m.state == removed {
-		c.rel = c.gate.Join(c.now(), id, c.rel[:0])
-		m.state = live
-		c.nJoin++
+	switch {
+	case a.Joined:
+		c.rel = c.gate.Join(c.since(now), id, c.rel[:0])
 		info.Rejoined = true
 		// The joining worker starts (or resumes) without waiting for a
 		// release: it is told so here, not by a notice it may take for a
@@ -225,24 +197,19 @@ func (c *Coordinator) hello(peer *wire.Peer, want int32, ws workerState) (JobInf
 				notify = append(notify, c.peersOf([]int{q})...)
 			}
 		}
-		c.plog.Info("worker joined", "worker", id, "peer", peerAddr(peer), "returning", returning)
+		c.plog.Info("worker joined", "worker", id, "peer", peerAddr(peer), "returning", a.Returning)
 		c.publish()
-	} else if m.state == live && !c.gate.Held(id) && m.peer != nil && !returning {
-		// A reconnection: a release sent to the old connection may be lost.
-		notify = append(notify, peer)
-	} else if returning {
+	case a.Reconnect:
+		if !c.gate.Held(id) {
+			// A reconnection: a release sent to the old connection may be lost.
+			notify = append(notify, peer)
+		}
+	case a.Returning:
 		c.plog.Info("worker returned", "worker", id, "peer", peerAddr(peer), "held", c.gate.Held(id))
 	}
-	if m.state == unseen {
-		m.state = live
-	}
-	if c.first.IsZero() {
-		c.first = time.Now()
-	}
-	m.peer, m.lastSeen = peer, time.Now()
 	c.noteBarriers() // a resync's push may pass one
 	info.Clock = c.gate.Clock(id)
-	info.Held = returning && c.gate.Held(id)
+	info.Held = a.Returning && c.gate.Held(id)
 	info.Barriers, info.BarrierPushes = c.bar, c.barPushes
 	return info, notify, nil
 }
@@ -287,23 +254,17 @@ func clockReportOf(f *wire.Frame) clockReport {
 	return clockReport{seq: f.Tag, waitUS: f.Extra, busyUS: f.Offset, iterUS: f.Count, loss: f.Bytes}
 }
 
-// clock records worker p's push.
-func (c *Coordinator) clock(p int, rep clockReport, resp *wire.Frame) ([]*wire.Peer, bool, error) {
+// clock records worker p's push, reported at now.
+func (c *Coordinator) clock(now time.Time, p int, rep clockReport, resp *wire.Frame) ([]*wire.Peer, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seq, waitUS, busyUS, iterUS := rep.seq, rep.waitUS, rep.busyUS, rep.iterUS
-	if p < 0 || p >= len(c.members) {
-		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock from unknown worker %d", p)
-	}
-	m := &c.members[p]
-	// A worker counts its pushes one by one and repeats a report until it
-	// is answered, so a report is the last one counted or the next.
-	if seq == 0 || seq > m.seq+1 {
-		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report %d of worker %d: the last one counted is %d", seq, p, m.seq)
+	if err := c.ms.CheckReport(p, seq); err != nil {
+		return nil, false, c.refusal(err)
 	}
 	// Times are cumulative since the worker joined, which was after this
 	// coordinator started (1 s for rounding and clock rates).
-	if lim := uint64(time.Since(c.start).Microseconds()) + 1e6; waitUS > lim || busyUS > lim || waitUS+busyUS > lim {
+	if lim := uint64(c.since(now).Microseconds()) + 1e6; waitUS > lim || busyUS > lim || waitUS+busyUS > lim {
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %d µs held and %d µs computing exceed the job's %d µs",
 			p, waitUS, busyUS, lim)
 	}
@@ -311,10 +272,13 @@ func (c *Coordinator) clock(p int, rep clockReport, resp *wire.Frame) ([]*wire.P
 	if err != nil {
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %v", p, err)
 	}
-	// The loss counts with its push, once (not on a retry).
-	count := func() {
-		m.pushes++
-		c.pushes++
+	r, err := c.ms.Clock(now, p, seq)
+	if err != nil {
+		return nil, false, c.refusal(err)
+	}
+	m := &c.members[p]
+	if r.Counted {
+		// The loss counts with its push, once (not on a retry).
 		if iterUS > 0 {
 			m.iters.Add(float64(iterUS) / 1e6)
 		}
@@ -324,70 +288,54 @@ func (c *Coordinator) clock(p int, rep clockReport, resp *wire.Frame) ([]*wire.P
 		}
 	}
 	resp.Type, resp.Worker = wire.MsgClock, int32(p)
-	if c.done {
-		// A push that raced the end: its gradient reached the shards and
-		// was applied, so it is counted (pushes then match the shards'
-		// updates), but it releases no one.
-		if m.state == live && seq > m.seq {
-			m.seq = seq
-			count()
-		}
+	if r.Kind == membership.AfterEnd {
 		return nil, false, remoteErr(wire.CodeShuttingDown, "the job has finished")
 	}
-	m.lastSeen = time.Now()
 	m.waitUS, m.busyUS = max(m.waitUS, waitUS), max(m.busyUS, busyUS)
-	var notify []*wire.Peer
-	if m.state != live {
-		// Removed while it was slow or cut off: admit it again; it restarts
-		// from a full pull at the gate's minimum clock.
-		c.rel = c.gate.Join(c.now(), p, c.rel[:0])
-		m.state = live
-		c.nJoin++
+	switch r.Kind {
+	case membership.Rejoined:
+		c.rel = c.gate.Join(c.since(now), p, c.rel[:0])
 		c.publish()
 		resp.Flags = flagRejoined
 		resp.Tag = uint64(c.gate.Clock(p))
-		m.seq = seq
 		c.plog.Info("worker rejoined", "worker", p, "peer", peerAddr(m.peer))
 		return c.peersOf(c.rel), false, nil
-	}
-	if seq <= m.seq {
+	case membership.Retry:
+		var notify []*wire.Peer
 		if !c.gate.Held(p) {
 			notify = append(notify, m.peer)
 		}
 		resp.Tag = uint64(c.gate.Clock(p))
 		return notify, false, nil
 	}
-	m.seq = seq
-	count()
+	// The controller's cost is measured on the wall clock: it is a figure
+	// reported (ControllerSecs), not a decision's input.
 	calls, t0 := c.gate.Stats().ControllerCalls, time.Now()
-	c.rel = c.gate.Pushed(c.now(), p, c.rel[:0])
+	c.rel = c.gate.Pushed(c.since(now), p, c.rel[:0])
 	if c.gate.Stats().ControllerCalls > calls {
 		c.ctrl += time.Since(t0)
 	}
 	c.noteBarriers()
 	resp.Tag = uint64(c.gate.Clock(p))
-	notify = c.peersOf(c.rel)
-	finished := false
-	if c.pushes >= c.target {
-		c.done, finished = true, true
-		c.end = time.Now()
+	notify := c.peersOf(c.rel)
+	if r.Finished {
 		c.endSuperstep()
-		c.log.Info("job finished", "pushes", c.pushes)
+		c.log.Info("job finished", "pushes", c.ms.Pushes())
 	}
-	return notify, finished, nil
+	return notify, r.Finished, nil
 }
 
-// heartbeat records that p is alive.
-func (c *Coordinator) heartbeat(p int) {
+// heartbeat records that p is alive at now.
+func (c *Coordinator) heartbeat(now time.Time, p int) {
 	c.mu.Lock()
-	if p >= 0 && p < len(c.members) && c.members[p].state == live {
-		c.members[p].lastSeen = time.Now()
-	}
+	c.ms.Heartbeat(now, p)
 	c.mu.Unlock()
 }
 
 // sweep removes every live worker silent for longer than the timeout (and
-// ids never seen after the startup grace), releasing whoever waited on them.
+// ids never seen after the startup grace), releasing whoever waited on them
+// (membership.Table.Sweep decides, and defers when the sweep itself comes
+// late).
 //
 // It also returns the connections of the workers it removed: the server
 // closes them. A removed worker may still be alive (slow, or its beats
@@ -395,70 +343,29 @@ func (c *Coordinator) heartbeat(p int) {
 // would never get; its connection closing makes it redial, and the Hello
 // admits it again (with its own account of the reports it has made), so
 // it is not left out until the job ends.
-func (c *Coordinator) sweep() (notify, cut []*wire.Peer) { return c.sweepAt(time.Now()) }
-
-func (c *Coordinator) sweepAt(now time.Time) (notify, cut []*wire.Peer) {
+func (c *Coordinator) sweep(now time.Time) (notify, cut []*wire.Peer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// A sweep that comes late measures a stall of the coordinator itself
-	// (a loaded machine, a long GC pause): heartbeats that arrived
-	// meanwhile may not have been read yet, so it removes no one and
-	// leaves the decision to the next sweep, by which time the
-	// connections have been served. Only one sweep in a row defers, so a
-	// coordinator that is always late still removes dead workers, one
-	// period later.
-	if c.done {
-		// The job has ended: workers stop beating as they exit, which is
-		// not a failure (counted as one, a finished worker read as removed).
+	sw := c.ms.Sweep(now)
+	if sw.Stalled {
+		c.log.Debug("coordinator stalled; removals wait for the next sweep", "gap", sw.Gap.Round(time.Millisecond))
 		return nil, nil
 	}
-	gap := now.Sub(c.swept)
-	late := !c.swept.IsZero() && gap > 2*c.every && !c.deferred
-	c.swept, c.deferred = now, late
-	if late {
-		c.log.Debug("coordinator stalled; removals wait for the next sweep", "gap", gap.Round(time.Millisecond))
-		return nil, nil
-	}
-	changed := false
-	for p := range c.members {
-		m := &c.members[p]
-		// Until its first push a worker is still starting: loading its
-		// data set on a busy machine can starve its heartbeats for longer
-		// than the timeout, so it gets four timeouts (within the startup
-		// grace): a worker that dies while loading still holds the job
-		// only briefly.
-		limit := c.timeout
-		if m.pushes == 0 || m.restored {
-			limit = max(limit, min(c.graceD, startupTimeouts*c.timeout))
-		}
-		// A restored id that has not redialled has no connection; its
-		// silence counts from the restore (lastSeen): a worker that died
-		// while shard 0 was down never redials, and BSP would wait for
-		// it forever.
-		late := m.state == live && (m.peer != nil || m.restored) && now.Sub(m.lastSeen) > limit
-		never := m.state == unseen && now.After(c.grace)
-		if !late && !never {
-			continue
-		}
-		m.state = removed
-		if m.peer != nil {
+	for _, r := range sw.Removed {
+		p := r.ID
+		if m := &c.members[p]; m.peer != nil {
 			cut = append(cut, m.peer)
 		}
-		c.nRem++
-		changed = true
-		c.rel = c.gate.Leave(c.now(), p, c.rel[:0])
+		c.rel = c.gate.Leave(c.since(now), p, c.rel[:0])
 		c.noteBarriers()
 		notify = append(notify, c.peersOf(c.rel)...)
-		if never {
-			// No connection ever came under this id: there is no silence
-			// to measure (lastSeen is zero), only the startup grace.
-			c.nNever++
+		if r.Never {
 			c.log.Warn("worker removed: it never connected", "worker", p, "waited", c.graceD)
 		} else {
-			c.log.Warn("worker removed after missed heartbeats", "worker", p, "silent", now.Sub(m.lastSeen).Round(time.Millisecond))
+			c.log.Warn("worker removed after missed heartbeats", "worker", p, "silent", r.Silent.Round(time.Millisecond))
 		}
 	}
-	if changed {
+	if len(sw.Removed) > 0 {
 		c.publish()
 	}
 	return notify, cut
@@ -475,7 +382,7 @@ func (c *Coordinator) noteBarriers() {
 	if b <= c.bar {
 		return
 	}
-	c.bar, c.barPushes = b, c.pushes
+	c.bar, c.barPushes = b, c.ms.Pushes()
 	if c.onBarrier != nil {
 		c.onBarrier(b)
 	}
@@ -538,30 +445,15 @@ func (c *Coordinator) publish() {
 	if c.onMembers == nil {
 		return
 	}
-	live, rem := c.view()
-	c.onMembers(live, rem)
+	c.onMembers(c.ms.View())
 }
 
-func (c *Coordinator) view() (live, rem []int) {
-	for p, m := range c.members {
-		switch m.state {
-		case removed:
-			rem = append(rem, p)
-		default:
-			live = append(live, p)
-		}
-	}
-	return live, rem
-}
-
-// finish marks the job done (a stop request) and returns every worker's
-// connection so they can be told.
-func (c *Coordinator) finish() []*wire.Peer {
+// finish marks the job done at now (a stop request) and returns every
+// worker's connection so they can be told.
+func (c *Coordinator) finish(now time.Time) []*wire.Peer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.done {
-		c.done = true
-		c.end = time.Now()
+	if c.ms.Finish(now) {
 		c.endSuperstep()
 	}
 	return c.allPeers()
@@ -577,26 +469,22 @@ func (c *Coordinator) allPeers() []*wire.Peer {
 	return out
 }
 
-// Stats returns the coordinator's counters.
-func (c *Coordinator) Stats() CoordStats {
+// Stats returns the coordinator's counters; a running job's Seconds run to
+// the time of the call (the one clock read here: a report, decided
+// nothing by).
+func (c *Coordinator) Stats() CoordStats { return c.statsAt(time.Now()) }
+
+func (c *Coordinator) statsAt(now time.Time) CoordStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
-	st := CoordStats{Pushes: c.pushes, Target: c.target, Done: c.done, Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
-		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
-		BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc, RestoredFrom: c.from, RestoredLossSum: c.restoredSum, RestoredLosses: c.restoredN}
-	if !c.first.IsZero() {
-		end := c.end
-		if end.IsZero() {
-			end = time.Now()
-		}
-		st.Seconds = end.Sub(c.first).Seconds()
-	}
-	for _, m := range c.members {
-		if m.state == live {
-			st.Live++
-		}
-		st.WorkerPushes = append(st.WorkerPushes, m.pushes)
+	nRem, nNever, nJoin := c.ms.Counts()
+	st := CoordStats{Pushes: c.ms.Pushes(), Target: c.target, Done: c.ms.Done(), Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
+		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: nRem, NeverConnected: nNever, Joined: nJoin, Refused: c.refused,
+		BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc, RestoredFrom: c.from, RestoredLossSum: c.restoredSum, RestoredLosses: c.restoredN,
+		Seconds: c.ms.Seconds(now), Live: c.ms.Live()}
+	for p, m := range c.members {
+		st.WorkerPushes = append(st.WorkerPushes, c.ms.Member(p).Pushes)
 		st.WorkerWait = append(st.WorkerWait, float64(m.waitUS)/1e6)
 		st.WorkerBusy = append(st.WorkerBusy, float64(m.busyUS)/1e6)
 		st.WorkerIter = append(st.WorkerIter, m.iters.Stats())

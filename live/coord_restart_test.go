@@ -36,19 +36,19 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ctrlShard's job (TrainN 320), so the file is of the same job.
-	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 320}, ShardAddrs: []string{"sh"}})
+	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 320}, ShardAddrs: []string{"sh"}}, stateT0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var resp wire.Frame
 	for p := range k {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range k {
-			if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
+			if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -65,14 +65,23 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 		t.Fatalf("restored coordinator at %d barriers, the file's %d", got, b)
 	}
 	var v uint64
-	for i := 0; i < 500; i++ { // 5 s
-		if v = sv.Shard().Stats().Version; v >= b {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pollShard(t, "shard 0's restored barrier count", func() bool { v = sv.Shard().Stats().Version; return v >= b })
 	if v != b {
 		t.Fatalf("shard 0 at version %d; the restored coordinator has passed %d barriers", v, b)
+	}
+}
+
+// pollShard waits until cond, a shard's state, holds. A shard gives no
+// notice of its changes, so checking it every 5 ms is the wait (not a
+// guessed duration); the two minutes are a guard against a hang only.
+func pollShard(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within the 2-minute guard", what)
+		}
+		time.Sleep(5 * time.Millisecond) // the interval between checks of a state with no notice
 	}
 }
 
@@ -122,7 +131,15 @@ func TestWorkerRedialsWhilePulling(t *testing.T) {
 }
 
 func redialWhilePulling(t *testing.T, late bool) {
-	const spec, k, hb = "elastic:r=4,apply=local", 2, 400 * time.Millisecond
+	const spec, k = "elastic:r=4,apply=local", 2
+	// late waits for the workers' removal by the restored coordinator
+	// (after its startup allowance, four timeouts); prompt wants them
+	// kept, so its allowance (12 s) is far beyond how long a busy
+	// machine takes the workers to redial.
+	hb := 3 * time.Second
+	if late {
+		hb = 400 * time.Millisecond
+	}
 	cfg := quickJob(t, spec, k, 2)
 	cfg.HeartbeatTimeout, cfg.TrainLimit, cfg.TestLimit, cfg.Epochs = hb, 512, 10, 1
 	if err := cfg.Fill(); err != nil {
@@ -170,22 +187,12 @@ func redialWhilePulling(t *testing.T, late bool) {
 			results <- result{res, err}
 		}()
 	}
-	// waitFor polls cond every 5 ms for at most 20 s.
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		for i := 0; i < 4000 && !cond(); i++ {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !cond() {
-			t.Fatalf("%s: not within 20 s", what)
-		}
-	}
 	waiting := func() int {
 		s1.shard.mu.Lock()
 		defer s1.shard.mu.Unlock()
 		return len(s1.shard.waiters)
 	}
-	waitFor("both workers waiting for shard 1's first barrier", func() bool {
+	pollShard(t, "both workers waiting for shard 1's first barrier", func() bool {
 		return s0.coord.Stats().Barriers >= 1 && waiting() == k
 	})
 	b := s0.coord.Stats().Barriers
@@ -223,13 +230,19 @@ func redialWhilePulling(t *testing.T, late bool) {
 	r := sc(0)
 	r.Restore = true
 	s0 = runServer(t, r)
+	// Each removal is the gate's Leave: watched, it is seen as it happens.
+	watch := watchGate(s0.coord)
 	if late {
-		waitFor("the silent workers' removal", func() bool { return s0.coord.Stats().Removed == k })
+		for s0.coord.removedN() < k {
+			select {
+			case <-watch.changed:
+			case <-ctx.Done():
+				t.Fatalf("the silent workers were not removed within the minute's guard: coordinator %+v", s0.coord.Stats())
+			}
+		}
 		wt.held.Store(false)
 	}
 
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
 	for n := 0; n < k; {
 		select {
 		case res := <-results:
@@ -237,7 +250,7 @@ func redialWhilePulling(t *testing.T, late bool) {
 				t.Fatalf("worker %d: %v", res.res.ID, res.err)
 			}
 			n++
-		case <-tick.C:
+		case <-watch.changed:
 			if cs := s0.coord.Stats(); cs.Removed > 0 && !late {
 				t.Fatalf("the restored coordinator removed %d workers (pushes %d of %d, barriers %d)", cs.Removed, cs.Pushes, cs.Target, cs.Barriers)
 			}

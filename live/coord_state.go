@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pacer-ps/pacer/live/membership"
 )
 
 // This file: the coordinator's state on disk, beside shard 0's checkpoint,
@@ -88,18 +90,20 @@ func (c *Coordinator) snapshotState() *coordState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
+	nRem, nNever, nJoin := c.ms.Counts()
 	st := &coordState{Version: coordStateVersion, Paradigm: c.info.Job.Job.Spec.String(), Workers: c.k, Target: c.target,
-		Pushes: c.pushes, Done: c.done, Removed: c.nRem, NeverConnected: c.nNever, Joined: c.nJoin, Refused: c.refused,
+		Pushes: c.ms.Pushes(), Done: c.ms.Done(), Removed: nRem, NeverConnected: nNever, Joined: nJoin, Refused: c.refused,
 		Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
 		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts,
 		Barriers: c.bar, BarrierPushes: c.barPushes, BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc}
 	st.Started = c.start.UnixNano()
-	if !c.first.IsZero() {
-		st.First = c.first.UnixNano()
+	if first := c.ms.First(); !first.IsZero() {
+		st.First = first.UnixNano()
 	}
 	for p, m := range c.members {
-		st.Members = append(st.Members, memberState{State: m.state, Inc: m.inc, Seq: m.seq, Clock: c.gate.Clock(p),
-			Pushes: m.pushes, WaitUS: m.waitUS, BusyUS: m.busyUS})
+		r := c.ms.Member(p)
+		st.Members = append(st.Members, memberState{State: int(r.State), Inc: r.Inc, Seq: r.Seq, Clock: c.gate.Clock(p),
+			Pushes: r.Pushes, WaitUS: m.waitUS, BusyUS: m.busyUS})
 	}
 	return st
 }
@@ -173,10 +177,10 @@ func readCoordState(dir string) (*coordState, error) {
 	return &st, nil
 }
 
-// restore makes the coordinator carry on from st (checked against the
-// job first): the counts, the membership, every clock. Workers that were
-// live get the startup allowance to reconnect.
-func (c *Coordinator) restore(st *coordState) error {
+// restore makes the coordinator carry on from st at now (checked against
+// the job first): the counts, the membership, every clock. Workers that
+// were live get the startup allowance to reconnect.
+func (c *Coordinator) restore(now time.Time, st *coordState) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -185,19 +189,27 @@ func (c *Coordinator) restore(st *coordState) error {
 	case st.Paradigm != c.info.Job.Job.Spec.String() || st.Workers != c.k || st.Target != c.target:
 		return fmt.Errorf("live: coordinator state of another job (%s, %d workers, %d pushes; this job: %s, %d workers, %d pushes)",
 			st.Paradigm, st.Workers, st.Target, c.info.Job.Job.Spec.String(), c.k, c.target)
-	case len(st.Members) < c.k || len(st.Members) > c.idCap:
-		return fmt.Errorf("live: coordinator state holds %d worker ids (the job has %d, at most %d)", len(st.Members), c.k, c.idCap)
-	case st.Pushes < 0:
-		return fmt.Errorf("live: coordinator state with %d pushes", st.Pushes)
 	case st.BatchLosses < 0 || math.IsNaN(st.BatchLossSum) || math.IsInf(st.BatchLossSum, 0) || st.BatchLossSum < 0 ||
 		(st.BatchLosses == 0 && st.BatchLossSum != 0):
 		// Each loss is finite and non-negative (reportedLoss), so are
 		// their sum and count, and no losses sum to 0.
 		return fmt.Errorf("live: coordinator state: batch loss totals of %d reports summing to %g are not ones", st.BatchLosses, st.BatchLossSum)
 	}
-	now := time.Now()
-	c.pushes, c.done = st.Pushes, st.Done
-	c.nRem, c.nNever, c.nJoin, c.refused = st.Removed, st.NeverConnected, st.Joined, st.Refused
+	saved := membership.Saved{Pushes: st.Pushes, Done: st.Done, Removed: st.Removed, Never: st.NeverConnected, Joined: st.Joined}
+	if st.First > 0 {
+		saved.First = time.Unix(0, st.First)
+	}
+	for p, ms := range st.Members {
+		if ms.Clock < 0 {
+			return fmt.Errorf("live: coordinator state: worker %d's record is not one (state %d, clock %d, pushes %d)", p, ms.State, ms.Clock, ms.Pushes)
+		}
+		saved.Members = append(saved.Members, membership.Member{State: membership.State(ms.State), Inc: ms.Inc, Seq: ms.Seq, Pushes: ms.Pushes})
+	}
+	started := st.Started > 0 && st.Started < now.UnixNano()
+	if err := c.ms.Restore(now, saved, started); err != nil {
+		return fmt.Errorf("live: coordinator state: %w", err)
+	}
+	c.refused = st.Refused
 	c.base.Releases, c.base.MaxGap, c.base.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCall
 	c.ctrl = time.Duration(st.ControllerSecs * float64(time.Second))
 	c.restarts = st.Restarts + 1
@@ -205,81 +217,52 @@ func (c *Coordinator) restore(st *coordState) error {
 	c.restoredSum, c.restoredN = st.BatchLossSum, st.BatchLosses
 	// The rebuilt gate counts its barriers from zero.
 	c.bar, c.barBase, c.barPushes = st.Barriers, st.Barriers, st.BarrierPushes
-	if st.Started > 0 && st.Started < now.UnixNano() {
+	if started {
 		c.start = time.Unix(0, st.Started)
-		c.grace = now.Add(c.graceD)
 	}
-	if st.First > 0 && st.First < now.UnixNano() {
-		c.first = time.Unix(0, st.First)
-	}
-	if c.done {
-		c.end = now
-	}
-	for len(c.members) < len(st.Members) {
-		c.members = append(c.members, member{state: removed})
-	}
-	t := c.now()
+	c.members = c.members[:0]
+	c.grow()
+	t := c.since(now)
 	// Every id joins the rebuilt gate (ids past K first), then those that
 	// were removed leave it again and the others take their clocks.
 	for p := c.k; p < len(c.members); p++ {
 		c.gate.Join(t, p, nil)
 	}
 	for p, ms := range st.Members {
-		m := &c.members[p]
-		if ms.State < unseen || ms.State > removed || ms.Clock < 0 || ms.Pushes < 0 {
-			return fmt.Errorf("live: coordinator state: worker %d's record is not one (state %d, clock %d, pushes %d)", p, ms.State, ms.Clock, ms.Pushes)
-		}
-		*m = member{state: ms.State, inc: ms.Inc, seq: ms.Seq, pushes: ms.Pushes, waitUS: ms.WaitUS, busyUS: ms.BusyUS,
-			lastSeen: now, restored: ms.State == live}
+		c.members[p].waitUS, c.members[p].busyUS = ms.WaitUS, ms.BusyUS
 		if ms.State == removed {
 			c.gate.Leave(t, p, nil)
 		} else {
 			c.gate.SetClock(t, p, ms.Clock, nil)
 		}
 	}
-	c.log.Info("coordinator restored", "pushes", c.pushes, "target", c.target, "workers", len(c.members), "done", c.done, "restarts", c.restarts, "barriers", c.bar)
+	c.log.Info("coordinator restored", "pushes", c.ms.Pushes(), "target", c.target, "workers", len(c.members), "done", c.ms.Done(), "restarts", c.restarts, "barriers", c.bar)
 	return nil
 }
 
 // resync takes a restored coordinator's first news of worker p's process
-// since the restart (lock held): the reports the old coordinator answered
-// after its file was written are counted, and the gate takes the clock the
-// worker was last told; a worker waiting for its release is decided on
-// again by the paradigm's rule, as at that push. The releases are
-// appended to out.
-func (c *Coordinator) resync(p int, ws workerState, out []int) []int {
-	m := &c.members[p]
-	m.inc = ws.Inc
+// since the restart (lock held), once the membership has counted the
+// reports the old coordinator answered after its file was written (a):
+// the gate takes the clock the worker was last told; a worker waiting for
+// its release is decided on again by the paradigm's rule, as at that push.
+// The releases are appended to out.
+func (c *Coordinator) resync(now time.Time, p int, ws workerState, a membership.Admit, out []int) []int {
 	if c.blind && ws.AgeUS > 0 {
 		// Without the file the job's start is unknown: it is at least
 		// as old as this worker (which bounds what it reports), capped
 		// at a year.
 		age := time.Duration(min(ws.AgeUS, int64(365*24*time.Hour/time.Microsecond))) * time.Microsecond
-		if at := time.Now().Add(-age); at.Before(c.start) {
+		if at := now.Add(-age); at.Before(c.start) {
 			c.start = at
 		}
 	}
-	if ws.Acked < m.seq {
-		// The file counted a report whose answer the worker never got:
-		// its clock there is the later one, and the report it sends
-		// again is answered as a retry.
+	if a.Finished {
+		c.log.Info("job finished", "pushes", c.ms.Pushes())
+	}
+	if !a.ResyncGate {
 		return out
 	}
-	if ws.Acked > m.seq {
-		n := int64(ws.Acked - m.seq)
-		m.pushes += n
-		c.pushes += n
-		m.seq = ws.Acked
-		if c.pushes >= c.target && !c.done {
-			// The job ended before the crash: its next report is told so.
-			c.done, c.end = true, time.Now()
-			c.log.Info("job finished", "pushes", c.pushes)
-		}
-	}
-	if m.state == removed {
-		return out
-	}
-	t := c.now()
+	t := c.since(now)
 	if ws.Held && ws.Clock > 0 {
 		out = c.gate.SetClock(t, p, ws.Clock-1, out)
 		return c.gate.Pushed(t, p, out)
@@ -297,7 +280,5 @@ func (c *Coordinator) restoreBlind() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.restarts, c.blind = 1, true
-	for p := range c.members {
-		c.members[p].restored = true
-	}
+	c.ms.RestoreBlind()
 }

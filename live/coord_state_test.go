@@ -8,6 +8,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/membership"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -17,12 +18,22 @@ func stateCoord(t *testing.T, spec string, k int) *Coordinator {
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, ShardAddrs: []string{"s0"}})
+	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, ShardAddrs: []string{"s0"}}, stateT0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.plog = ratelog.New(c.log, ratelog.Limits{})
 	return c
+}
+
+// stateT0 is when stateCoord's coordinators start.
+var stateT0 = time.Unix(1000, 0)
+
+// setTarget makes a test coordinator's job n pushes long (before any
+// worker has said Hello).
+func (c *Coordinator) setTarget(n int64) {
+	c.target = n
+	c.ms = membership.New(membership.Config{Workers: c.k, IDCap: c.idCap, Timeout: c.timeout, Grace: c.graceD, Every: c.every, Target: n}, c.start)
 }
 
 // TestCoordinatorStateRestored: a coordinator restored from its file has
@@ -35,13 +46,13 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	inc := []uint64{11, 13}
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: inc[p]}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: inc[p]}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	push := func(c *Coordinator, p int, seq uint64) {
 		t.Helper()
-		if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
+		if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,8 +68,8 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	push(c, 0, 4)
 	push(c, 1, 4)
 	push(c, 0, 5)
-	if !c.gate.Held(0) || c.pushes != 9 {
-		t.Fatalf("setup: worker 0 held %v, pushes %d", c.gate.Held(0), c.pushes)
+	if !c.gate.Held(0) || c.ms.Pushes() != 9 {
+		t.Fatalf("setup: worker 0 held %v, pushes %d", c.gate.Held(0), c.ms.Pushes())
 	}
 
 	r := stateCoord(t, "bsp", 2)
@@ -66,31 +77,31 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	if err != nil || st == nil {
 		t.Fatalf("read: %v %v", st, err)
 	}
-	if err := r.restore(st); err != nil {
+	if err := r.restore(stateT0, st); err != nil {
 		t.Fatal(err)
 	}
-	if r.pushes != 6 || r.gate.Clock(0) != 3 || r.restarts != 1 {
-		t.Fatalf("restored pushes %d clock %d restarts %d, want 6, 3, 1", r.pushes, r.gate.Clock(0), r.restarts)
+	if r.ms.Pushes() != 6 || r.gate.Clock(0) != 3 || r.restarts != 1 {
+		t.Fatalf("restored pushes %d clock %d restarts %d, want 6, 3, 1", r.ms.Pushes(), r.gate.Clock(0), r.restarts)
 	}
 	// Worker 0 waits for its release after the report answered at 5.
-	if _, notify, err := r.hello(&wire.Peer{}, 0, workerState{Inc: 11, Seq: 5, Acked: 5, Clock: 5, Held: true}); err != nil || len(notify) != 0 {
+	if _, notify, err := r.hello(stateT0, &wire.Peer{}, 0, workerState{Inc: 11, Seq: 5, Acked: 5, Clock: 5, Held: true}); err != nil || len(notify) != 0 {
 		t.Fatalf("worker 0's hello: notify %d, err %v: want it held", len(notify), err)
 	}
 	// Worker 1 computes after its answer at 4, then reports push 5.
-	if _, _, err := r.hello(&wire.Peer{}, 1, workerState{Inc: 13, Seq: 5, Acked: 4, Clock: 4}); err != nil {
+	if _, _, err := r.hello(stateT0, &wire.Peer{}, 1, workerState{Inc: 13, Seq: 5, Acked: 4, Clock: 4}); err != nil {
 		t.Fatal(err)
 	}
-	if r.pushes != 9 || r.gate.Clock(0) != 5 || r.gate.Clock(1) != 4 || !r.gate.Held(0) {
-		t.Fatalf("after the hellos: pushes %d, clocks %d %d, worker 0 held %v; want 9, 5, 4, held", r.pushes, r.gate.Clock(0), r.gate.Clock(1), r.gate.Held(0))
+	if r.ms.Pushes() != 9 || r.gate.Clock(0) != 5 || r.gate.Clock(1) != 4 || !r.gate.Held(0) {
+		t.Fatalf("after the hellos: pushes %d, clocks %d %d, worker 0 held %v; want 9, 5, 4, held", r.ms.Pushes(), r.gate.Clock(0), r.gate.Clock(1), r.gate.Held(0))
 	}
-	notify, _, err := r.clock(1, clockReport{seq: 5}, &resp)
-	if err != nil || r.pushes != 10 || len(notify) != 2 {
-		t.Fatalf("worker 1's report: pushes %d, released %d, err %v: want 10 and both released", r.pushes, len(notify), err)
+	notify, _, err := r.clock(stateT0, 1, clockReport{seq: 5}, &resp)
+	if err != nil || r.ms.Pushes() != 10 || len(notify) != 2 {
+		t.Fatalf("worker 1's report: pushes %d, released %d, err %v: want 10 and both released", r.ms.Pushes(), len(notify), err)
 	}
 
 	// A file of another job is refused, naming what differs.
 	other := stateCoord(t, "asp", 2)
-	if err := other.restore(st); err == nil || !strings.Contains(err.Error(), "another job") {
+	if err := other.restore(stateT0, st); err == nil || !strings.Contains(err.Error(), "another job") {
 		t.Fatalf("restoring a bsp job's state into an asp job: %v", err)
 	}
 	os.WriteFile(coordFile(dir), []byte("{"), 0o644)
@@ -123,7 +134,7 @@ func TestRestoredWorkerThatNeverReturnsRemoved(t *testing.T) {
 	dir := t.TempDir()
 	c := stateCoord(t, "bsp", 2)
 	for p := range 2 {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,24 +146,22 @@ func TestRestoredWorkerThatNeverReturnsRemoved(t *testing.T) {
 	if err != nil || st == nil {
 		t.Fatalf("read: %v %v", st, err)
 	}
-	if err := r.restore(st); err != nil {
+	if err := r.restore(stateT0, st); err != nil {
 		t.Fatal(err)
 	}
 	// Worker 0 comes back and beats; worker 1 never does.
-	if _, _, err := r.hello(&wire.Peer{}, 0, workerState{Inc: 11}); err != nil {
+	if _, _, err := r.hello(stateT0, &wire.Peer{}, 0, workerState{Inc: 11}); err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Now()
-	limit := max(r.timeout, min(r.graceD, startupTimeouts*r.timeout))
+	t0 := stateT0
+	limit := max(r.timeout, min(r.graceD, membership.StartupTimeouts*r.timeout))
 	for now := t0; !now.After(t0.Add(limit + 4*r.every)); now = now.Add(r.every) {
-		r.mu.Lock()
-		r.members[0].lastSeen = now
-		r.mu.Unlock()
-		r.sweepAt(now)
+		r.heartbeat(now, 0)
+		r.sweep(now)
 	}
-	if r.members[1].state != removed || r.members[0].state != live {
+	if r.state(1) != removed || r.state(0) != live {
 		t.Fatalf("states after %s: worker 0 %d, worker 1 %d: want worker 1 removed (%d), worker 0 live (%d)",
-			limit, r.members[0].state, r.members[1].state, removed, live)
+			limit, r.state(0), r.state(1), removed, live)
 	}
 }
 
@@ -167,13 +176,13 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	c := stateCoord(t, "asp", 2)
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	push := func(c *Coordinator, p int, seq uint64) {
 		t.Helper()
-		if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
+		if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -186,7 +195,7 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	}
 	// Worker 1's process dies; a new one (inc 99) returns and pushes 4
 	// times before the coordinator dies too.
-	if _, _, err := c.hello(nil, 1, workerState{Inc: 99}); err != nil { // nil: logged without an address
+	if _, _, err := c.hello(stateT0, nil, 1, workerState{Inc: 99}); err != nil { // nil: logged without an address
 		t.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 4; seq++ {
@@ -197,15 +206,15 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	if err != nil || st == nil {
 		t.Fatalf("read: %v %v", st, err)
 	}
-	if err := r.restore(st); err != nil {
+	if err := r.restore(stateT0, st); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.hello(nil, 1, workerState{Inc: 99, Seq: 4, Acked: 4, Clock: int64(c.gate.Clock(1))}); err != nil {
+	if _, _, err := r.hello(stateT0, nil, 1, workerState{Inc: 99, Seq: 4, Acked: 4, Clock: int64(c.gate.Clock(1))}); err != nil {
 		t.Fatal(err)
 	}
 	push(r, 1, 5) // refused before: "the last one counted is 0"
-	if r.pushes != 6+4+1 {
-		t.Errorf("pushes %d, want the file's 6, the returned process's 4 answered before the restart and 1 since", r.pushes)
+	if r.ms.Pushes() != 6+4+1 {
+		t.Errorf("pushes %d, want the file's 6, the returned process's 4 answered before the restart and 1 since", r.ms.Pushes())
 	}
 }
 
@@ -222,12 +231,12 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	var ar wire.Frame
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range 2 {
-			if _, _, err := a.clock(p, clockReport{seq: seq}, &ar); err != nil {
+			if _, _, err := a.clock(stateT0, p, clockReport{seq: seq}, &ar); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if a.finish(); a.Stats().Barriers != 0 {
+	if a.finish(stateT0); a.Stats().Barriers != 0 {
 		t.Errorf("apply=arrival counts %d barriers for the shards", a.Stats().Barriers)
 	}
 	dir := t.TempDir()
@@ -236,13 +245,13 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	c.onBarrier = func(b uint64) { told = append(told, b) }
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(&wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range 2 {
-			if _, _, err := c.clock(p, clockReport{seq: seq}, &resp); err != nil {
+			if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -254,7 +263,7 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	if err := c.saveState(dir); err != nil {
 		t.Fatal(err)
 	}
-	c.finish()
+	c.finish(stateT0)
 	if got := c.Stats().Barriers; got != b+1 || told[len(told)-1] != b+1 {
 		t.Fatalf("the job's end: %d barriers (told %v), want one more than %d", got, told, b)
 	}
@@ -265,19 +274,19 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	r := stateCoord(t, "elastic:r=4,apply=local", 2)
 	told = nil
 	r.onBarrier = func(b uint64) { told = append(told, b) }
-	if err := r.restore(st); err != nil {
+	if err := r.restore(stateT0, st); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Stats().Barriers; got != b {
 		t.Fatalf("restored: %d barriers, want the file's %d", got, b)
 	}
-	if _, _, err := r.hello(&wire.Peer{}, 0, workerState{Inc: 1, Seq: 3, Acked: 3, Clock: 3, Barriers: 1 << 40}); err != nil {
+	if _, _, err := r.hello(stateT0, &wire.Peer{}, 0, workerState{Inc: 1, Seq: 3, Acked: 3, Clock: 3, Barriers: 1 << 40}); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Stats().Barriers; got != b {
 		t.Fatalf("a worker claiming barrier 2⁴⁰ moved the count to %d", got)
 	}
-	info, _, err := r.hello(&wire.Peer{}, 1, workerState{Inc: 2, Seq: 3, Acked: 3, Clock: 3, Barriers: b + 2})
+	info, _, err := r.hello(stateT0, &wire.Peer{}, 1, workerState{Inc: 2, Seq: 3, Acked: 3, Clock: 3, Barriers: b + 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,33 +7,66 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/membership"
 	"github.com/pacer-ps/pacer/wire"
 )
 
-// sweepCoord is a coordinator with k live workers, each with a connection
-// and the given pushes, last heard at t0.
+// sweepCoord is a coordinator started at t0 with k live workers, each
+// with a connection and the given pushes (an ASP job, so none waits),
+// all made and last heard at t0, and swept at t0.
 func sweepCoord(t *testing.T, k int, pushes int64, t0 time.Time) *Coordinator {
 	t.Helper()
-	cfg := quickJob(t, "bsp", k, 1)
+	c := sweepCoordOf(t, k, t0)
+	var resp wire.Frame
+	for p := range k {
+		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+			t.Fatal(err)
+		}
+		for seq := range uint64(pushes) {
+			if _, _, err := c.clock(t0, p, clockReport{seq: seq + 1}, &resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c.sweep(t0)
+	return c
+}
+
+// sweepCoordOf is sweepCoord's coordinator before any worker has said Hello.
+func sweepCoordOf(t *testing.T, k int, t0 time.Time) *Coordinator {
+	t.Helper()
+	cfg := quickJob(t, "asp", k, 1)
 	if err := cfg.Fill(); err != nil {
 		t.Fatal(err)
 	}
 	c, err := newCoordinator(CoordConfig{Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, ShardAddrs: []string{"s0"},
-		StartupGrace: 10 * time.Second})
+		StartupGrace: 10 * time.Second}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p := range c.members {
-		c.members[p] = member{state: live, peer: &wire.Peer{}, lastSeen: t0, pushes: pushes}
-	}
-	c.swept = t0
+	c.plog = ratelog.New(c.log, ratelog.Limits{})
 	return c
+}
+
+// state is worker p's membership state.
+func (c *Coordinator) state(p int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int(c.ms.Member(p).State)
+}
+
+// removedN is the count of removals.
+func (c *Coordinator) removedN() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, _, _ := c.ms.Counts()
+	return n
 }
 
 // step sweeps every period from..to (a coordinator that keeps running).
 func step(c *Coordinator, from, to time.Time) {
 	for now := from; !now.After(to); now = now.Add(c.every) {
-		c.sweepAt(now)
+		c.sweep(now)
 	}
 }
 
@@ -42,27 +75,28 @@ func TestSweepRemovesSilentWorker(t *testing.T) {
 	c := sweepCoord(t, 3, 5, t0)
 	// Workers 0 and 2 keep beating; worker 1 falls silent.
 	for now := t0; now.Before(t0.Add(2 * c.timeout)); now = now.Add(c.every) {
-		c.members[0].lastSeen, c.members[2].lastSeen = now, now
-		c.sweepAt(now)
-		if now.Sub(t0) <= c.timeout && c.nRem != 0 {
+		c.heartbeat(now, 0)
+		c.heartbeat(now, 2)
+		c.sweep(now)
+		if now.Sub(t0) <= c.timeout && c.removedN() != 0 {
 			t.Fatalf("worker removed %v after its last beat, within the %v timeout", now.Sub(t0), c.timeout)
 		}
 	}
-	if c.nRem != 1 || c.members[1].state != removed || c.members[0].state != live || c.members[2].state != live {
-		t.Fatalf("removed %d, states %d %d %d: want worker 1 alone removed", c.nRem, c.members[0].state, c.members[1].state, c.members[2].state)
+	if c.removedN() != 1 || c.state(1) != removed || c.state(0) != live || c.state(2) != live {
+		t.Fatalf("removed %d, states %d %d %d: want worker 1 alone removed", c.removedN(), c.state(0), c.state(1), c.state(2))
 	}
 }
 
 func TestSweepStartingWorkerGetsGrace(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	c := sweepCoord(t, 2, 0, t0) // connected, not pushed yet: loading data
-	step(c, t0, t0.Add(startupTimeouts*c.timeout))
-	if c.nRem != 0 {
-		t.Fatalf("%d starting workers removed within %d timeouts", c.nRem, startupTimeouts)
+	step(c, t0, t0.Add(membership.StartupTimeouts*c.timeout))
+	if c.removedN() != 0 {
+		t.Fatalf("%d starting workers removed within %d timeouts", c.removedN(), membership.StartupTimeouts)
 	}
-	step(c, t0.Add(startupTimeouts*c.timeout), t0.Add((startupTimeouts+1)*c.timeout))
-	if c.nRem != 2 {
-		t.Fatalf("removed %d after %d timeouts, want 2", c.nRem, startupTimeouts+1)
+	step(c, t0.Add(membership.StartupTimeouts*c.timeout), t0.Add((membership.StartupTimeouts+1)*c.timeout))
+	if c.removedN() != 2 {
+		t.Fatalf("removed %d after %d timeouts, want 2", c.removedN(), membership.StartupTimeouts+1)
 	}
 }
 
@@ -73,19 +107,20 @@ func TestSweepCoordinatorStallNotSilence(t *testing.T) {
 	// sweep blames no one, and the heartbeats queued meanwhile are read
 	// before the next one.
 	stall := t0.Add(3 * c.timeout)
-	c.sweepAt(stall)
-	if c.nRem != 0 {
-		t.Fatalf("%d workers removed for the coordinator's own stall", c.nRem)
+	c.sweep(stall)
+	if c.removedN() != 0 {
+		t.Fatalf("%d workers removed for the coordinator's own stall", c.removedN())
 	}
-	c.members[0].lastSeen, c.members[1].lastSeen = stall, stall
+	c.heartbeat(stall, 0)
+	c.heartbeat(stall, 1)
 	step(c, stall.Add(c.every), stall.Add(c.timeout))
-	if c.nRem != 0 {
-		t.Fatalf("%d workers removed within the timeout after the stall", c.nRem)
+	if c.removedN() != 0 {
+		t.Fatalf("%d workers removed within the timeout after the stall", c.removedN())
 	}
 	// Silence after the stall still counts.
 	step(c, stall.Add(c.timeout), stall.Add(2*c.timeout))
-	if c.nRem != 2 {
-		t.Fatalf("removed %d after real silence, want 2", c.nRem)
+	if c.removedN() != 2 {
+		t.Fatalf("removed %d after real silence, want 2", c.removedN())
 	}
 }
 
@@ -97,14 +132,14 @@ func TestSweepAlwaysLate(t *testing.T) {
 	period := 3 * c.every
 	var removedAt time.Duration
 	for now := t0; now.Before(t0.Add(3 * c.timeout)); now = now.Add(period) {
-		c.members[0].lastSeen = now // worker 0 beats, worker 1 is dead
-		c.sweepAt(now)
-		if c.nRem == 1 && removedAt == 0 {
+		c.heartbeat(now, 0) // worker 0 beats, worker 1 is dead
+		c.sweep(now)
+		if c.removedN() == 1 && removedAt == 0 {
 			removedAt = now.Sub(t0)
 		}
 	}
-	if c.nRem != 1 || c.members[1].state != removed || removedAt > c.timeout+2*period {
-		t.Fatalf("removed %d (worker 1 %d) at %v: want worker 1 removed by %v", c.nRem, c.members[1].state, removedAt, c.timeout+2*period)
+	if c.removedN() != 1 || c.state(1) != removed || removedAt > c.timeout+2*period {
+		t.Fatalf("removed %d (worker 1 %d) at %v: want worker 1 removed by %v", c.removedN(), c.state(1), removedAt, c.timeout+2*period)
 	}
 }
 
@@ -114,14 +149,14 @@ func TestSweepAlwaysLate(t *testing.T) {
 func TestSweepAfterFinishRemovesNoOne(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	c := sweepCoord(t, 3, 5, t0)
-	c.done = true
+	c.finish(t0)
 	step(c, t0, t0.Add(5*c.timeout))
-	if c.nRem != 0 {
-		t.Fatalf("%d finished workers counted as removed", c.nRem)
+	if c.removedN() != 0 {
+		t.Fatalf("%d finished workers counted as removed", c.removedN())
 	}
-	for p, m := range c.members {
-		if m.state != live {
-			t.Fatalf("worker %d state %d after the job ended, want live", p, m.state)
+	for p := range 3 {
+		if c.state(p) != live {
+			t.Fatalf("worker %d state %d after the job ended, want live", p, c.state(p))
 		}
 	}
 }
@@ -131,18 +166,19 @@ func TestSweepAfterFinishRemovesNoOne(t *testing.T) {
 // as silent since the zero time (it used to log "silent 2562047h").
 func TestSweepNeverConnected(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	c := sweepCoord(t, 2, 5, t0)
+	c := sweepCoordOf(t, 2, t0)
 	var buf syncBuffer
 	c.log = newTestLogger(&buf)
-	c.members[1] = member{} // never connected
-	c.grace = t0.Add(c.graceD)
-	for now := t0; !now.After(t0.Add(c.graceD + 2*c.every)); now = now.Add(c.every) {
-		c.members[0].lastSeen = now
-		c.sweepAt(now)
+	if _, _, err := c.hello(t0, &wire.Peer{}, 0, workerState{Inc: 1}); err != nil { // worker 1 never connects
+		t.Fatal(err)
 	}
-	st := c.Stats()
-	if c.members[1].state != removed || st.Removed != 1 || st.NeverConnected != 1 {
-		t.Fatalf("worker 1 state %d, removed %d, never connected %d: want it removed as never connected", c.members[1].state, st.Removed, st.NeverConnected)
+	for now := t0; !now.After(t0.Add(c.graceD + 2*c.every)); now = now.Add(c.every) {
+		c.heartbeat(now, 0)
+		c.sweep(now)
+	}
+	st := c.statsAt(t0)
+	if c.state(1) != removed || st.Removed != 1 || st.NeverConnected != 1 {
+		t.Fatalf("worker 1 state %d, removed %d, never connected %d: want it removed as never connected", c.state(1), st.Removed, st.NeverConnected)
 	}
 	out := buf.String()
 	if !strings.Contains(out, "never connected") || strings.Contains(out, "silent") {
@@ -159,19 +195,18 @@ func TestSweepCutsRemovedConnection(t *testing.T) {
 	c := sweepCoord(t, 2, 5, t0)
 	var cut []*wire.Peer
 	for now := t0; now.Before(t0.Add(2 * c.timeout)); now = now.Add(c.every) {
-		c.members[0].lastSeen = now
-		_, k := c.sweepAt(now)
+		c.heartbeat(now, 0)
+		_, k := c.sweep(now)
 		cut = append(cut, k...)
 	}
-	if len(cut) != 1 || cut[0] != c.members[1].peer {
+	if len(cut) != 1 || cut[0] != c.members[1].peer || c.members[1].peer == c.members[0].peer {
 		t.Fatalf("cut %d connections, want worker 1's alone", len(cut))
 	}
-	// Its redial (the same process, a report outstanding) admits it
-	// again: released by the Hello itself, the report counted once.
-	c.plog = ratelog.New(c.log, ratelog.Limits{})
-	c.members[1].inc, c.members[1].seq = 7, 5
-	info, _, err := c.hello(nil, 1, workerState{Inc: 7, Seq: 6, Acked: 5})
-	if err != nil || !info.Rejoined || c.members[1].state != live || c.members[1].seq != 6 || c.members[1].pushes != 6 {
-		t.Fatalf("rejoin: %+v err %v; state %d seq %d pushes %d", info, err, c.members[1].state, c.members[1].seq, c.members[1].pushes)
+	// Its redial (the same process, worker 1's inc 2, a report
+	// outstanding) admits it again: released by the Hello itself, the
+	// report counted once.
+	info, _, err := c.hello(t0.Add(2*c.timeout), nil, 1, workerState{Inc: 2, Seq: 6, Acked: 5})
+	if m := c.ms.Member(1); err != nil || !info.Rejoined || c.state(1) != live || m.Seq != 6 || m.Pushes != 6 {
+		t.Fatalf("rejoin: %+v err %v; state %d seq %d pushes %d", info, err, c.state(1), m.Seq, m.Pushes)
 	}
 }

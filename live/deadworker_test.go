@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -53,6 +54,44 @@ func TestBSPKilledWorkerRemoved(t *testing.T) {
 	}
 }
 
+// gateWatch is a coordinator's gate that signals each push, leave and
+// join, the changes a test waits for.
+type gateWatch struct {
+	paradigm.Gate
+	changed chan struct{}
+}
+
+// watchGate puts a gateWatch in c's gate's place.
+func watchGate(c *Coordinator) *gateWatch {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := &gateWatch{Gate: c.gate, changed: make(chan struct{}, 1)}
+	c.gate = w
+	return w
+}
+
+func (g *gateWatch) signal() {
+	select {
+	case g.changed <- struct{}{}:
+	default: // a signal is pending: the waiter checks the latest state
+	}
+}
+
+func (g *gateWatch) Pushed(now time.Duration, p int, out []int) []int {
+	defer g.signal()
+	return g.Gate.Pushed(now, p, out)
+}
+
+func (g *gateWatch) Leave(now time.Duration, p int, out []int) []int {
+	defer g.signal()
+	return g.Gate.Leave(now, p, out)
+}
+
+func (g *gateWatch) Join(now time.Duration, p int, out []int) []int {
+	defer g.signal()
+	return g.Gate.Join(now, p, out)
+}
+
 func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 	const victim, hb = 2, 300 * time.Millisecond
 	cfg := quickJob(t, "bsp", 3, 2)
@@ -77,19 +116,20 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 			ControlToken: "control-secret", ShardAddrs: addrs})
 	}
 	coord := sv[0].coord
-	state := func() int {
-		coord.mu.Lock()
-		defer coord.mu.Unlock()
-		return coord.members[victim].state
-	}
-	// waitFor polls cond every 5 ms for at most 20 s.
+	state := func() int { return coord.state(victim) }
+	watch := watchGate(coord)
+	// waitFor waits for cond, checked at each change of the gate (a push
+	// counted, a worker removed or joined); the minute is a guard only.
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		for i := 0; i < 4000 && !cond(); i++ {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if !cond() {
-			t.Fatalf("%s: not within 20 s (victim at %s); coordinator %+v", what, step, coord.Stats())
+		guard := time.NewTimer(time.Minute)
+		defer guard.Stop()
+		for !cond() {
+			select {
+			case <-watch.changed:
+			case <-guard.C:
+				t.Fatalf("%s: not within a minute (victim at %s); coordinator %+v", what, step, coord.Stats())
+			}
 		}
 	}
 
@@ -210,7 +250,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 			if r.err != nil {
 				t.Fatalf("worker %d: %v", r.res.ID, r.err)
 			}
-		case <-time.After(time.Minute):
+		case <-time.After(time.Minute): // a guard against a hang: the event is the survivor's result
 			t.Fatalf("the survivors did not finish within a minute of the kill: coordinator %+v; victim state %d; shard versions %d, %d",
 				coord.Stats(), state(), sv[0].Shard().Stats().Version, sv[1].Shard().Stats().Version)
 		}

@@ -67,11 +67,14 @@
 // The coordinator removes a worker silent for job.Config.HeartbeatTimeout
 // from the gate and, through the membership links, from every shard's
 // aggregator, so no paradigm waits for it; a worker that comes back (or a
-// new one, id −1) joins at the gate's minimum clock. Two allowances keep a
-// busy machine from removing live workers: a worker that has not pushed yet
-// (loading its data) gets four timeouts, and a sweep that runs late (the
-// coordinator itself stalled) does not count the stall as silence. Shards
-// checkpoint atomically (package ckpt) on an interval and on shutdown; a
+// new one, id −1) joins at the gate's minimum clock. Membership is the
+// state machine of package live/membership, on an injected clock (its
+// traces are the rules). Two allowances keep a busy machine from removing
+// live workers: a process that has not pushed yet (loading its data) gets
+// four timeouts, and a sweep that runs late (the coordinator itself
+// stalled) does not count the stall as silence; the default timeout keeps
+// a worker starved 10 s (docs/protocol.md "Heartbeats on a busy
+// machine"). Shards checkpoint atomically (package ckpt) on an interval and on shutdown; a
 // shard restored from an older checkpoint learns from the versions the
 // workers say they hold that it had got further (every worker announces its
 // version as soon as it has reconnected, also one held at the gate), and

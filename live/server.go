@@ -241,7 +241,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		}
 	}
 	if cfg.Index == 0 {
-		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}); err != nil {
+		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}, time.Now()); err != nil {
 			sh.closeLog()
 			return nil, err
 		}
@@ -390,7 +390,7 @@ func (sv *Server) restoreCoordinator() error {
 		sv.coord.restoreBlind()
 		return nil
 	}
-	return sv.coord.restore(st)
+	return sv.coord.restore(time.Now(), st)
 }
 
 // saveCoordinator writes the coordinator's state beside shard 0's
@@ -407,7 +407,7 @@ func (sv *Server) saveCoordinator() {
 // sweepLoop removes silent workers a few times per heartbeat timeout.
 func (sv *Server) sweepLoop(ctx context.Context) {
 	every(ctx, sv.coord.every, func() {
-		notify, cut := sv.coord.sweep()
+		notify, cut := sv.coord.sweep(time.Now())
 		sv.coord.sendRelease(notify)
 		for _, p := range cut {
 			p.Close()
@@ -610,7 +610,7 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 				return sv.coord.refuse(wire.CodeBadRequest, "worker %d's hello: %v", req.Worker, err)
 			}
 		}
-		info, notify, err := sv.coord.hello(peer, req.Worker, hm.workerState)
+		info, notify, err := sv.coord.hello(time.Now(), peer, req.Worker, hm.workerState)
 		if err != nil {
 			return err
 		}
@@ -694,7 +694,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 	}
 	switch req.Type {
 	case wire.MsgClock:
-		notify, finished, err := sv.coord.clock(p, clockReportOf(req), resp)
+		notify, finished, err := sv.coord.clock(time.Now(), p, clockReportOf(req), resp)
 		if err != nil {
 			return err
 		}
@@ -709,7 +709,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 		sv.coord.sendRelease(notify)
 		return nil
 	case wire.MsgHeartbeat:
-		sv.coord.heartbeat(p)
+		sv.coord.heartbeat(time.Now(), p)
 		return nil
 	}
 	return sv.coord.refuse(wire.CodeProtocol, "%s frame not expected on a control connection", req.Type)
@@ -741,7 +741,7 @@ func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 			return sv.shard.refuse(wire.CodeBadRequest, "stop goes to shard 0")
 		}
 		sv.plog.Warn("job stopped on request", "by", who(peer))
-		shutdown(sv.coord.finish())
+		shutdown(sv.coord.finish(time.Now()))
 		resp.Type = wire.MsgControl
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/membership"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -111,8 +112,7 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 // removal timeout (given: w.info is the main loop's, which replaces it on
 // a redial), also while it computes.
 func (w *Worker) heartbeats(ctx context.Context, timeout time.Duration) {
-	d := max(timeout/4, 10*time.Millisecond)
-	every(ctx, d, func() {
+	every(ctx, membership.BeatPeriod(timeout), func() {
 		w.ctlMu.Lock()
 		ctl := w.ctl
 		w.ctlMu.Unlock()

@@ -309,8 +309,11 @@ class Client:
             raise _Rejoined()
 
     def _heartbeats(self):
-        # Four beats per removal timeout, also while the user's loop computes.
-        every = max(self.job.heartbeat_timeout / 4, 0.01)
+        # Four beats per removal timeout and at least one a second (as the
+        # Go worker: a process starved of CPU then loses at most a second of
+        # its timeout to the beat it had not sent), also while the user's
+        # loop computes.
+        every = max(min(self.job.heartbeat_timeout / 4, 1.0), 0.01)
         while not self._hb_stop.wait(every):
             with self._ctl_lock:
                 c = self.ctl

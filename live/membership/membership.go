@@ -1,0 +1,553 @@
+// Package membership is the coordinator's record of a live job's worker
+// ids and of its length, as a state machine on an injected clock: every
+// method takes the time it is called at and returns what it decided (an
+// id admitted, joined again or removed; a push counted or answered as a
+// retry; the job's end), and nothing here reads the wall clock, sleeps or
+// touches a connection. The coordinator (package live) carries the
+// decisions out (the gate, the connections, the logs); its event loop is
+// the one place that reads the clock. The rules are tested by the traces
+// in testdata/.
+//
+// An id is unseen (never connected), live, or removed. A live id is
+// removed when its worker has been silent for the heartbeat timeout (a
+// starting process, which has not pushed yet, for its startup allowance);
+// an unseen one when the startup grace has passed. A removed id comes back
+// live when its worker is heard again, under the same process or a new
+// one. Each process under an id is told apart by its incarnation (Inc),
+// and counts its pushes (Seq) from 1, so a report repeated because its
+// answer was lost is counted once.
+package membership
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is an id's state.
+type State int
+
+const (
+	Unseen  State = iota // no worker has connected under the id yet
+	Live                 // in the job: the gate waits for it as its paradigm says
+	Removed              // out of the job until its worker is heard again
+)
+
+func (s State) String() string {
+	switch s {
+	case Unseen:
+		return "unseen"
+	case Live:
+		return "live"
+	case Removed:
+		return "removed"
+	}
+	return fmt.Sprintf("state(%d)", int(s))
+}
+
+// StartupTimeouts is a starting process's silence allowance, in heartbeat
+// timeouts (capped by the startup grace): loading its data set on a busy
+// machine can starve its heartbeats for longer than the timeout.
+const StartupTimeouts = 4
+
+// MinGrace and MaxGrace bound the default startup grace (Timing): at least
+// MinGrace, so that processes a launcher starts together on a busy machine
+// all connect in time; at most MaxGrace (unless the timeout is longer), so
+// that a worker that dies before its first push, or never connects, is
+// removed within 30 s: MaxGrace plus two sweep periods at the default
+// timeout (docs/protocol.md "Heartbeats on a busy machine").
+const (
+	MinGrace = 20 * time.Second
+	MaxGrace = 25 * time.Second
+)
+
+// Timing returns the startup grace and the sweep's period for a heartbeat
+// timeout: the grace is four timeouts within [MinGrace, MaxGrace], and
+// never less than one timeout; the sweep runs eight times per timeout (at
+// least every 10 ms).
+func Timing(timeout time.Duration) (grace, every time.Duration) {
+	return max(min(max(StartupTimeouts*timeout, MinGrace), MaxGrace), timeout), max(timeout/8, 10*time.Millisecond)
+}
+
+// BeatPeriod is how often a worker beats for a heartbeat timeout: four
+// times per timeout, and at least once a second, so that a worker starved
+// of CPU has lost at most a second of its timeout to the beat it had not
+// sent yet when the starving began (at least every 10 ms).
+func BeatPeriod(timeout time.Duration) time.Duration {
+	return max(min(timeout/4, time.Second), 10*time.Millisecond)
+}
+
+// Config sets up a Table.
+type Config struct {
+	Workers int           // the job's K workers: ids 0..K−1, unseen at the start
+	IDCap   int           // ids a join (id −1) may take: 0..IDCap−1
+	Timeout time.Duration // a live worker silent for longer is removed
+	Grace   time.Duration // an unseen id is removed after this; it also caps a starting process's allowance
+	Every   time.Duration // the sweep's period (a sweep later than two is a stall of the coordinator)
+	Target  int64         // the counted pushes that end the job
+}
+
+// Member is one id's record.
+type Member struct {
+	State    State
+	LastSeen time.Time // when its worker was last heard (a restored id: the restore)
+	Inc      uint64    // the process under the id (0: none known)
+	Seq      uint64    // that process's last counted report
+	Pushes   int64     // pushes counted under the id, over all its processes
+	// Connected: a worker has said Hello under the id since this
+	// coordinator started. Restored: carried over by a restarted
+	// coordinator and not heard from since (its first Hello resyncs).
+	Connected, Restored bool
+}
+
+// Table is the membership and the job's count of pushes.
+type Table struct {
+	cfg      Config
+	ms       []Member
+	graceEnd time.Time // unseen ids are removed after this
+	swept    time.Time // the last sweep
+	deferred bool      // the last sweep came late and removed no one
+	pushes   int64
+	done     bool
+	first    time.Time // the first Hello
+	end      time.Time
+	// removed, never and joined count removals (never: of ids never
+	// connected) and (re)joins.
+	removed, never, joined int64
+}
+
+// New returns a Table for the job's K workers, every id unseen, started at now.
+func New(cfg Config, now time.Time) *Table {
+	return &Table{cfg: cfg, ms: make([]Member, cfg.Workers), graceEnd: now.Add(cfg.Grace)}
+}
+
+// Code says why a frame is refused.
+type Code int
+
+const (
+	BadRequest  Code = iota + 1 // not a frame this job takes
+	Unavailable                 // no id left for a join
+	Finished                    // the job has ended
+)
+
+// Refusal is a refused Hello or report.
+type Refusal struct {
+	Code Code
+	Msg  string
+}
+
+func (r *Refusal) Error() string { return r.Msg }
+
+func refuse(code Code, format string, a ...any) error {
+	return &Refusal{Code: code, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Process is what a dialling worker says of itself.
+type Process struct {
+	Inc   uint64 // its incarnation (0: a worker that does not say)
+	Seq   uint64 // the reports it has made
+	Acked uint64 // the reports it has had answered
+}
+
+// Admit is a Hello's outcome.
+type Admit struct {
+	ID int
+	// Joined: the id was removed (or is new) and joins the gate again.
+	Joined bool
+	// Returning: a process other than the one known under the id (a
+	// worker killed and started again): its reports count from 1.
+	Returning bool
+	// Resync: a restored id's own process, the first news of it since the
+	// restart; ResyncGate: the gate takes the clock it names (it is live,
+	// and the file had not counted a report it never had answered).
+	Resync, ResyncGate bool
+	// Reconnect: a new connection of the live id's process: a release
+	// sent to the old one may be lost.
+	Reconnect bool
+	// Counted: pushes this Hello counted (answered before a restart, or
+	// reached the shards before a removal); Finished: they ended the job.
+	Counted  int64
+	Finished bool
+}
+
+// Hello admits a worker's control connection under id want (−1: the first
+// id never seen, else a new one up to IDCap).
+func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
+	if t.done {
+		return Admit{}, refuse(Finished, "the job has finished")
+	}
+	id := want
+	switch {
+	case id < -1:
+		return Admit{}, refuse(BadRequest, "worker id %d: give an id of the job, or −1 to join", id)
+	case id == -1:
+		id = len(t.ms)
+		for p := range t.ms {
+			if t.ms[p].State == Unseen && !t.ms[p].Connected {
+				id = p
+				break
+			}
+		}
+		if id >= t.cfg.IDCap {
+			return Admit{}, refuse(Unavailable, "the job has admitted its maximum of %d worker ids", t.cfg.IDCap)
+		}
+	case id >= len(t.ms):
+		return Admit{}, refuse(BadRequest, "worker id %d was never admitted: this job's ids are 0..%d (--id −1 joins as a new one)", id, len(t.ms)-1)
+	}
+	if id == len(t.ms) {
+		t.ms = append(t.ms, Member{State: Removed}) // a new id joins below
+	}
+	m := &t.ms[id]
+	a := Admit{ID: id, Returning: m.Inc != 0 && m.Inc != pr.Inc}
+	if m.Restored {
+		m.Restored = false
+		if a.Returning && pr.Inc != 0 && pr.Acked > 0 {
+			// A process that returned after the state file was written
+			// and was answered by the coordinator before its restart:
+			// the file does not know it, but its reports count from its
+			// own first, as a process the file had seen at none.
+			m.Seq, a.Returning = 0, false
+		}
+		if !a.Returning && pr.Inc != 0 {
+			// The same process as before the coordinator's restart.
+			a.Resync, m.Connected, m.Inc = true, true, pr.Inc
+			t.resync(now, m, pr, &a)
+		}
+	}
+	if m.Inc != pr.Inc {
+		m.Inc, m.Seq = pr.Inc, 0
+	} else if pr.Seq > m.Seq && m.State == Removed {
+		// The same process, removed while its last report was
+		// outstanding: that push reached the shards before the removal
+		// and counts toward the job, but not at the gate, where the
+		// worker joins afresh (its resent report is then answered as a
+		// retry).
+		n := int64(pr.Seq - m.Seq)
+		m.Pushes += n
+		t.pushes += n
+		a.Counted += n
+		m.Seq = pr.Seq
+	}
+	switch {
+	case m.State == Removed:
+		m.State = Live
+		t.joined++
+		a.Joined = true
+	case m.State == Live && m.Connected && !a.Returning:
+		a.Reconnect = true
+	case m.State == Unseen:
+		m.State = Live
+	}
+	if t.first.IsZero() {
+		t.first = now
+	}
+	m.Connected, m.LastSeen = true, now
+	return a, nil
+}
+
+// resync takes a restored id's process at its word: the reports the old
+// coordinator answered after its file was written are counted (the job
+// may end on them); a report the file counted but whose answer the worker
+// never got leaves the file's clock in force (the worker's resent report
+// is a retry).
+func (t *Table) resync(now time.Time, m *Member, pr Process, a *Admit) {
+	if pr.Acked < m.Seq {
+		return
+	}
+	if pr.Acked > m.Seq {
+		n := int64(pr.Acked - m.Seq)
+		m.Pushes += n
+		t.pushes += n
+		a.Counted += n
+		m.Seq = pr.Acked
+		if t.pushes >= t.cfg.Target && !t.done {
+			// The job ended before the crash: its next report is told so.
+			t.done, t.end, a.Finished = true, now, true
+		}
+	}
+	a.ResyncGate = m.State != Removed
+}
+
+// Report is what a clock report was taken as.
+type Report int
+
+const (
+	Counted  Report = iota // a new push: counted, and the gate told of it
+	Retry                  // the last one counted, again (its answer was lost)
+	Rejoined               // from a removed id: admitted again at the gate, not counted
+	AfterEnd               // the job had ended: counted if new, releasing no one
+)
+
+func (r Report) String() string {
+	return [...]string{"counted", "retry", "rejoined", "after-end"}[r]
+}
+
+// ClockResult is a clock report's outcome.
+type ClockResult struct {
+	Kind    Report
+	Counted bool // the push counts toward the job
+	// Finished: this push ended the job.
+	Finished bool
+}
+
+// CheckReport refuses a report that is neither the last one counted for
+// id p's process nor the next: a worker counts its pushes one by one and
+// repeats a report until it is answered.
+func (t *Table) CheckReport(p int, seq uint64) error {
+	if p < 0 || p >= len(t.ms) {
+		return refuse(BadRequest, "clock from unknown worker %d", p)
+	}
+	if m := &t.ms[p]; seq == 0 || seq > m.Seq+1 {
+		return refuse(BadRequest, "clock report %d of worker %d: the last one counted is %d", seq, p, m.Seq)
+	}
+	return nil
+}
+
+// Clock takes id p's report of its push seq.
+func (t *Table) Clock(now time.Time, p int, seq uint64) (ClockResult, error) {
+	if err := t.CheckReport(p, seq); err != nil {
+		return ClockResult{}, err
+	}
+	m := &t.ms[p]
+	if t.done {
+		// A push that raced the end: its gradient reached the shards and
+		// was applied, so it is counted (pushes then match the shards'
+		// updates), but it releases no one.
+		r := ClockResult{Kind: AfterEnd}
+		if m.State == Live && seq > m.Seq {
+			m.Seq = seq
+			t.count(m)
+			r.Counted = true
+		}
+		return r, nil
+	}
+	m.LastSeen = now
+	if m.State != Live {
+		// Removed while it was slow or cut off: admit it again; it restarts
+		// from a full pull at the gate's minimum clock.
+		m.State = Live
+		t.joined++
+		m.Seq = seq
+		return ClockResult{Kind: Rejoined}, nil
+	}
+	if seq <= m.Seq {
+		return ClockResult{Kind: Retry}, nil
+	}
+	m.Seq = seq
+	t.count(m)
+	r := ClockResult{Kind: Counted, Counted: true}
+	if t.pushes >= t.cfg.Target {
+		t.done, t.end, r.Finished = true, now, true
+	}
+	return r, nil
+}
+
+func (t *Table) count(m *Member) {
+	m.Pushes++
+	t.pushes++
+}
+
+// Heartbeat records that live id p was heard.
+func (t *Table) Heartbeat(now time.Time, p int) {
+	if p >= 0 && p < len(t.ms) && t.ms[p].State == Live {
+		t.ms[p].LastSeen = now
+	}
+}
+
+// Removal is an id a sweep removed.
+type Removal struct {
+	ID     int
+	Never  bool          // it never connected (removed for the startup grace)
+	Silent time.Duration // else how long it had been silent
+}
+
+// Sweep is a sweep's outcome.
+type Sweep struct {
+	// Stalled: the sweep came late (Gap since the last), so it removed no
+	// one (the coordinator's own stall, not the workers').
+	Stalled bool
+	Gap     time.Duration
+	Removed []Removal
+}
+
+// Sweep removes every live id silent for longer than its limit, and the
+// unseen ids once the startup grace has passed.
+//
+// A sweep that comes late measures a stall of the coordinator itself (a
+// loaded machine, a long GC pause): heartbeats that arrived meanwhile may
+// not have been read yet, so it removes no one and leaves the decision to
+// the next sweep, by which time the connections have been served. Only
+// one sweep in a row defers, so a coordinator that is always late still
+// removes dead workers, one period later.
+func (t *Table) Sweep(now time.Time) Sweep {
+	if t.done {
+		// The job has ended: workers stop beating as they exit, which is
+		// not a failure (counted as one, a finished worker read as removed).
+		return Sweep{}
+	}
+	gap := now.Sub(t.swept)
+	late := !t.swept.IsZero() && gap > 2*t.cfg.Every && !t.deferred
+	t.swept, t.deferred = now, late
+	if late {
+		return Sweep{Stalled: true, Gap: gap}
+	}
+	var out Sweep
+	for p := range t.ms {
+		m := &t.ms[p]
+		// A restored id that has not redialled has no connection; its
+		// silence counts from the restore (LastSeen): a worker that died
+		// while the coordinator was down never redials, and BSP would
+		// wait for it forever.
+		late := m.State == Live && (m.Connected || m.Restored) && now.Sub(m.LastSeen) > t.Limit(p)
+		never := m.State == Unseen && now.After(t.graceEnd)
+		if !late && !never {
+			continue
+		}
+		m.State = Removed
+		t.removed++
+		r := Removal{ID: p, Never: never}
+		if never {
+			// No connection ever came under this id: there is no silence
+			// to measure, only the startup grace.
+			t.never++
+		} else {
+			r.Silent = now.Sub(m.LastSeen)
+		}
+		out.Removed = append(out.Removed, r)
+	}
+	return out
+}
+
+// Limit is how long live id p may be silent: the heartbeat timeout, or
+// while its process is still starting or a restored id has not
+// redialled, the startup allowance, StartupTimeouts timeouts within the
+// startup grace. A process is starting until its first counted report
+// (Seq is 0 for each new process under the id): a worker killed and
+// started again loads its data set again, whatever the id had pushed.
+func (t *Table) Limit(p int) time.Duration {
+	m := &t.ms[p]
+	limit := t.cfg.Timeout
+	if m.Seq == 0 || m.Restored {
+		limit = max(limit, min(t.cfg.Grace, StartupTimeouts*t.cfg.Timeout))
+	}
+	return limit
+}
+
+// Finish ends the job (a stop request); ended says whether it had not
+// ended before.
+func (t *Table) Finish(now time.Time) (ended bool) {
+	if t.done {
+		return false
+	}
+	t.done, t.end = true, now
+	return true
+}
+
+// Saved is what a restarted coordinator carries over from its state file.
+type Saved struct {
+	Pushes                 int64
+	Done                   bool
+	First                  time.Time // zero: no worker had said Hello
+	Removed, Never, Joined int64
+	Members                []Member // State, Inc, Seq and Pushes are read
+}
+
+// Restore makes the table carry on from s at now: the counts, each id's
+// state and process; every live id is restored (its silence counts from
+// now, with the startup allowance). restartGrace: unseen ids get a new
+// startup grace from now. A record that cannot be one is refused, and the
+// table is left as it was.
+func (t *Table) Restore(now time.Time, s Saved, restartGrace bool) error {
+	if len(s.Members) < t.cfg.Workers || len(s.Members) > t.cfg.IDCap {
+		return fmt.Errorf("it holds %d worker ids (the job has %d, at most %d)", len(s.Members), t.cfg.Workers, t.cfg.IDCap)
+	}
+	if s.Pushes < 0 {
+		return fmt.Errorf("it counts %d pushes", s.Pushes)
+	}
+	for p, m := range s.Members {
+		if m.State < Unseen || m.State > Removed || m.Pushes < 0 {
+			return fmt.Errorf("worker %d's record is not one (state %d, pushes %d)", p, m.State, m.Pushes)
+		}
+	}
+	t.pushes, t.done = s.Pushes, s.Done
+	t.removed, t.never, t.joined = s.Removed, s.Never, s.Joined
+	if restartGrace {
+		t.graceEnd = now.Add(t.cfg.Grace)
+	}
+	if !s.First.IsZero() && s.First.Before(now) {
+		t.first = s.First
+	}
+	if t.done {
+		t.end = now
+	}
+	t.ms = t.ms[:0]
+	for _, m := range s.Members {
+		t.ms = append(t.ms, Member{State: m.State, Inc: m.Inc, Seq: m.Seq, Pushes: m.Pushes, LastSeen: now, Restored: m.State == Live})
+	}
+	return nil
+}
+
+// RestoreBlind marks every id as restored, for a coordinator restarted
+// without its state file: each worker that redials is taken at its word
+// (its process's answered reports counted, its clock adopted).
+func (t *Table) RestoreBlind() {
+	for p := range t.ms {
+		t.ms[p].Restored = true
+	}
+}
+
+// Len is the number of ids admitted so far.
+func (t *Table) Len() int { return len(t.ms) }
+
+// Member returns id p's record.
+func (t *Table) Member(p int) Member { return t.ms[p] }
+
+// Pushes is the job's count of pushes; Target the count that ends it.
+func (t *Table) Pushes() int64 { return t.pushes }
+func (t *Table) Target() int64 { return t.cfg.Target }
+
+// Done reports whether the job has ended.
+func (t *Table) Done() bool { return t.done }
+
+// First is when the first worker said Hello (zero: none yet).
+func (t *Table) First() time.Time { return t.first }
+
+// Seconds is the job's duration at now: from the first Hello to its end
+// (or now, while it runs).
+func (t *Table) Seconds(now time.Time) float64 {
+	if t.first.IsZero() {
+		return 0
+	}
+	end := t.end
+	if end.IsZero() {
+		end = now
+	}
+	return end.Sub(t.first).Seconds()
+}
+
+// Counts returns the removals, those of ids never connected, and the
+// (re)joins.
+func (t *Table) Counts() (removed, never, joined int64) { return t.removed, t.never, t.joined }
+
+// View lists the removed ids and the others (live or not yet seen: the
+// shards wait for both).
+func (t *Table) View() (live, removed []int) {
+	for p, m := range t.ms {
+		if m.State == Removed {
+			removed = append(removed, p)
+		} else {
+			live = append(live, p)
+		}
+	}
+	return live, removed
+}
+
+// Live counts the live ids.
+func (t *Table) Live() int {
+	n := 0
+	for _, m := range t.ms {
+		if m.State == Live {
+			n++
+		}
+	}
+	return n
+}
