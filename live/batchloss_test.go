@@ -72,7 +72,7 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 	var resp wire.Frame
 	report := func(p int, seq uint64, loss []byte) error {
 		t.Helper()
-		_, _, err := c.clock(c.start, p, clockReport{seq: seq, loss: loss}, &resp)
+		_, _, err := c.clock(c.start, nil, p, clockReport{seq: seq, loss: loss}, &resp)
 		return err
 	}
 	var ev Evaluations
@@ -138,7 +138,7 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 	}
 	report := func(c *Coordinator, p int, seq uint64, loss float64) {
 		t.Helper()
-		_, _, err := c.clock(c.start, p, clockReport{seq: seq, loss: lossPayload(loss)}, &resp)
+		_, _, err := c.clock(c.start, nil, p, clockReport{seq: seq, loss: lossPayload(loss)}, &resp)
 		must(err)
 	}
 	newCoord := func() *Coordinator {

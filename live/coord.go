@@ -3,6 +3,7 @@ package live
 import (
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +23,20 @@ type member struct {
 	waitUS uint64
 	busyUS uint64
 	iters  runstats.IterAcc // iteration times from the clock reports (not kept across a coordinator restart)
+	// old: the connections of the processes a newer one displaced under
+	// the id (membership.Admit.Displaced), the latest few; what they still
+	// send is refused or ignored.
+	old []*wire.Peer
+}
+
+// maxOldPeers bounds member.old: a displaced process sends on its own
+// connection only until the server has closed it.
+const maxOldPeers = 4
+
+// displaced reports whether peer is the connection of a process displaced
+// under id p (lock held).
+func (c *Coordinator) displaced(p int, peer *wire.Peer) bool {
+	return peer != nil && p >= 0 && p < len(c.members) && slices.Contains(c.members[p].old, peer)
 }
 
 // The membership states, as the state file writes them.
@@ -176,6 +191,12 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws worke
 	id := a.ID
 	c.grow()
 	m := &c.members[id]
+	if a.Displaced && m.peer != nil && m.peer != peer {
+		m.old = append(m.old, m.peer)
+		if len(m.old) > maxOldPeers {
+			m.old = m.old[1:]
+		}
+	}
 	m.peer = peer
 	info := c.info
 	info.ID = id
@@ -254,11 +275,16 @@ func clockReportOf(f *wire.Frame) clockReport {
 	return clockReport{seq: f.Tag, waitUS: f.Extra, busyUS: f.Offset, iterUS: f.Count, loss: f.Bytes}
 }
 
-// clock records worker p's push, reported at now.
-func (c *Coordinator) clock(now time.Time, p int, rep clockReport, resp *wire.Frame) ([]*wire.Peer, bool, error) {
+// clock records worker p's push, reported at now on connection peer.
+func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockReport, resp *wire.Frame) ([]*wire.Peer, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seq, waitUS, busyUS, iterUS := rep.seq, rep.waitUS, rep.busyUS, rep.iterUS
+	if c.displaced(p, peer) {
+		// A report the displaced process sent before its connection was
+		// closed: counted, it would move the id's clock a second time.
+		return nil, false, c.refuseLocked(wire.CodeBadRequest, "worker id %d was taken over by a newer process (is another worker running with --id %d?): this one stops", p, p)
+	}
 	if err := c.ms.CheckReport(p, seq); err != nil {
 		return nil, false, c.refusal(err)
 	}
@@ -325,10 +351,13 @@ func (c *Coordinator) clock(now time.Time, p int, rep clockReport, resp *wire.Fr
 	return notify, r.Finished, nil
 }
 
-// heartbeat records that p is alive at now.
-func (c *Coordinator) heartbeat(now time.Time, p int) {
+// heartbeat records that p is alive at now (a beat on a displaced
+// process's connection says nothing of the id's).
+func (c *Coordinator) heartbeat(now time.Time, peer *wire.Peer, p int) {
 	c.mu.Lock()
-	c.ms.Heartbeat(now, p)
+	if !c.displaced(p, peer) {
+		c.ms.Heartbeat(now, p)
+	}
 	c.mu.Unlock()
 }
 

@@ -48,7 +48,7 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range k {
-			if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
+			if _, _, err := c.clock(stateT0, nil, p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -83,6 +83,9 @@ type memberState struct {
 	Pushes int64  `json:"pushes"`
 	WaitUS uint64 `json:"wait_us"`
 	BusyUS uint64 `json:"busy_us"`
+	// Displaced: the processes a newer one under the id replaced (their
+	// Hellos stay refused after a restart).
+	Displaced []uint64 `json:"displaced,omitempty"`
 }
 
 // snapshotState copies the coordinator's state for the file.
@@ -103,7 +106,7 @@ func (c *Coordinator) snapshotState() *coordState {
 	for p, m := range c.members {
 		r := c.ms.Member(p)
 		st.Members = append(st.Members, memberState{State: int(r.State), Inc: r.Inc, Seq: r.Seq, Clock: c.gate.Clock(p),
-			Pushes: r.Pushes, WaitUS: m.waitUS, BusyUS: m.busyUS})
+			Pushes: r.Pushes, WaitUS: m.waitUS, BusyUS: m.busyUS, Displaced: r.Displaced})
 	}
 	return st
 }
@@ -203,7 +206,7 @@ func (c *Coordinator) restore(now time.Time, st *coordState) error {
 		if ms.Clock < 0 {
 			return fmt.Errorf("live: coordinator state: worker %d's record is not one (state %d, clock %d, pushes %d)", p, ms.State, ms.Clock, ms.Pushes)
 		}
-		saved.Members = append(saved.Members, membership.Member{State: membership.State(ms.State), Inc: ms.Inc, Seq: ms.Seq, Pushes: ms.Pushes})
+		saved.Members = append(saved.Members, membership.Member{State: membership.State(ms.State), Inc: ms.Inc, Seq: ms.Seq, Pushes: ms.Pushes, Displaced: ms.Displaced})
 	}
 	started := st.Started > 0 && st.Started < now.UnixNano()
 	if err := c.ms.Restore(now, saved, started); err != nil {

@@ -52,7 +52,7 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	}
 	push := func(c *Coordinator, p int, seq uint64) {
 		t.Helper()
-		if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
+		if _, _, err := c.clock(stateT0, nil, p, clockReport{seq: seq}, &resp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -94,7 +94,7 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	if r.ms.Pushes() != 9 || r.gate.Clock(0) != 5 || r.gate.Clock(1) != 4 || !r.gate.Held(0) {
 		t.Fatalf("after the hellos: pushes %d, clocks %d %d, worker 0 held %v; want 9, 5, 4, held", r.ms.Pushes(), r.gate.Clock(0), r.gate.Clock(1), r.gate.Held(0))
 	}
-	notify, _, err := r.clock(stateT0, 1, clockReport{seq: 5}, &resp)
+	notify, _, err := r.clock(stateT0, nil, 1, clockReport{seq: 5}, &resp)
 	if err != nil || r.ms.Pushes() != 10 || len(notify) != 2 {
 		t.Fatalf("worker 1's report: pushes %d, released %d, err %v: want 10 and both released", r.ms.Pushes(), len(notify), err)
 	}
@@ -156,7 +156,7 @@ func TestRestoredWorkerThatNeverReturnsRemoved(t *testing.T) {
 	t0 := stateT0
 	limit := max(r.timeout, min(r.graceD, membership.StartupTimeouts*r.timeout))
 	for now := t0; !now.After(t0.Add(limit + 4*r.every)); now = now.Add(r.every) {
-		r.heartbeat(now, 0)
+		r.heartbeat(now, nil, 0)
 		r.sweep(now)
 	}
 	if r.state(1) != removed || r.state(0) != live {
@@ -182,7 +182,7 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	}
 	push := func(c *Coordinator, p int, seq uint64) {
 		t.Helper()
-		if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
+		if _, _, err := c.clock(stateT0, nil, p, clockReport{seq: seq}, &resp); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +231,7 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	var ar wire.Frame
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range 2 {
-			if _, _, err := a.clock(stateT0, p, clockReport{seq: seq}, &ar); err != nil {
+			if _, _, err := a.clock(stateT0, nil, p, clockReport{seq: seq}, &ar); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -251,7 +251,7 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		for p := range 2 {
-			if _, _, err := c.clock(stateT0, p, clockReport{seq: seq}, &resp); err != nil {
+			if _, _, err := c.clock(stateT0, nil, p, clockReport{seq: seq}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -23,7 +23,7 @@ func sweepCoord(t *testing.T, k int, pushes int64, t0 time.Time) *Coordinator {
 			t.Fatal(err)
 		}
 		for seq := range uint64(pushes) {
-			if _, _, err := c.clock(t0, p, clockReport{seq: seq + 1}, &resp); err != nil {
+			if _, _, err := c.clock(t0, nil, p, clockReport{seq: seq + 1}, &resp); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -75,8 +75,8 @@ func TestSweepRemovesSilentWorker(t *testing.T) {
 	c := sweepCoord(t, 3, 5, t0)
 	// Workers 0 and 2 keep beating; worker 1 falls silent.
 	for now := t0; now.Before(t0.Add(2 * c.timeout)); now = now.Add(c.every) {
-		c.heartbeat(now, 0)
-		c.heartbeat(now, 2)
+		c.heartbeat(now, nil, 0)
+		c.heartbeat(now, nil, 2)
 		c.sweep(now)
 		if now.Sub(t0) <= c.timeout && c.removedN() != 0 {
 			t.Fatalf("worker removed %v after its last beat, within the %v timeout", now.Sub(t0), c.timeout)
@@ -111,8 +111,8 @@ func TestSweepCoordinatorStallNotSilence(t *testing.T) {
 	if c.removedN() != 0 {
 		t.Fatalf("%d workers removed for the coordinator's own stall", c.removedN())
 	}
-	c.heartbeat(stall, 0)
-	c.heartbeat(stall, 1)
+	c.heartbeat(stall, nil, 0)
+	c.heartbeat(stall, nil, 1)
 	step(c, stall.Add(c.every), stall.Add(c.timeout))
 	if c.removedN() != 0 {
 		t.Fatalf("%d workers removed within the timeout after the stall", c.removedN())
@@ -132,7 +132,7 @@ func TestSweepAlwaysLate(t *testing.T) {
 	period := 3 * c.every
 	var removedAt time.Duration
 	for now := t0; now.Before(t0.Add(3 * c.timeout)); now = now.Add(period) {
-		c.heartbeat(now, 0) // worker 0 beats, worker 1 is dead
+		c.heartbeat(now, nil, 0) // worker 0 beats, worker 1 is dead
 		c.sweep(now)
 		if c.removedN() == 1 && removedAt == 0 {
 			removedAt = now.Sub(t0)
@@ -173,7 +173,7 @@ func TestSweepNeverConnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	for now := t0; !now.After(t0.Add(c.graceD + 2*c.every)); now = now.Add(c.every) {
-		c.heartbeat(now, 0)
+		c.heartbeat(now, nil, 0)
 		c.sweep(now)
 	}
 	st := c.statsAt(t0)
@@ -195,7 +195,7 @@ func TestSweepCutsRemovedConnection(t *testing.T) {
 	c := sweepCoord(t, 2, 5, t0)
 	var cut []*wire.Peer
 	for now := t0; now.Before(t0.Add(2 * c.timeout)); now = now.Add(c.every) {
-		c.heartbeat(now, 0)
+		c.heartbeat(now, nil, 0)
 		_, k := c.sweep(now)
 		cut = append(cut, k...)
 	}
@@ -208,5 +208,59 @@ func TestSweepCutsRemovedConnection(t *testing.T) {
 	info, _, err := c.hello(t0.Add(2*c.timeout), nil, 1, workerState{Inc: 2, Seq: 6, Acked: 5})
 	if m := c.ms.Member(1); err != nil || !info.Rejoined || c.state(1) != live || m.Seq != 6 || m.Pushes != 6 {
 		t.Fatalf("rejoin: %+v err %v; state %d seq %d pushes %d", info, err, c.state(1), m.Seq, m.Pushes)
+	}
+}
+
+// TestDuplicateIDNewerWins: a second process under a live id (another
+// worker started with the same --id) takes the id; what the displaced
+// process still sends on its connection (a report, a beat) is refused or
+// ignored, and its redial is refused naming the id, so it stops instead of
+// taking the id back (issue 37 point 4: BSP hung).
+func TestDuplicateIDNewerWins(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := sweepCoordOf(t, 2, t0)
+	// b, the newer process's connection, is nil: a returning worker's
+	// connection is logged, and the test's have no address.
+	a, x := &wire.Peer{}, &wire.Peer{}
+	var b *wire.Peer
+	var resp wire.Frame
+	must := func(_ []*wire.Peer, _ bool, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := c.hello(t0, a, 0, workerState{Inc: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.hello(t0, x, 1, workerState{Inc: 2}); err != nil {
+		t.Fatal(err)
+	}
+	must(c.clock(t0, a, 0, clockReport{seq: 1}, &resp))
+	must(c.clock(t0, x, 1, clockReport{seq: 1}, &resp))
+	must(c.clock(t0, a, 0, clockReport{seq: 2}, &resp))
+
+	t1 := t0.Add(time.Second)
+	if _, _, err := c.hello(t1, b, 0, workerState{Inc: 9}); err != nil {
+		t.Fatal(err)
+	}
+	// The displaced process's report of push 3, sent before its
+	// connection was closed.
+	_, _, err := c.clock(t1, a, 0, clockReport{seq: 1}, &resp)
+	if err == nil || !strings.Contains(err.Error(), "worker id 0 was taken over by a newer process") {
+		t.Fatalf("a report on the displaced connection: %v, want it refused naming the id", err)
+	}
+	c.heartbeat(t1.Add(time.Second), a, 0)
+	if seen := c.ms.Member(0).LastSeen; !seen.Equal(t1) {
+		t.Errorf("a beat on the displaced connection moved the id's last beat to %v", seen)
+	}
+	if _, _, err := c.hello(t1, nil, 0, workerState{Inc: 1, Seq: 3, Acked: 2}); err == nil || !strings.Contains(err.Error(), "worker id 0 was taken over") {
+		t.Fatalf("the displaced process's redial: %v, want it refused naming the id", err)
+	}
+	// The newer process's reports count from 1; nothing of the older one
+	// was counted twice or lost.
+	must(c.clock(t1, b, 0, clockReport{seq: 1}, &resp))
+	if st := c.statsAt(t1); st.Pushes != 4 || st.WorkerPushes[0] != 3 || st.Refused != 2 || st.Live != 2 {
+		t.Fatalf("pushes %d (worker 0: %d), refused %d, live %d: want 4 (3), 2, 2", st.Pushes, st.WorkerPushes[0], st.Refused, st.Live)
 	}
 }

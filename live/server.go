@@ -694,7 +694,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 	}
 	switch req.Type {
 	case wire.MsgClock:
-		notify, finished, err := sv.coord.clock(time.Now(), p, clockReportOf(req), resp)
+		notify, finished, err := sv.coord.clock(time.Now(), peer, p, clockReportOf(req), resp)
 		if err != nil {
 			return err
 		}
@@ -709,7 +709,7 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 		sv.coord.sendRelease(notify)
 		return nil
 	case wire.MsgHeartbeat:
-		sv.coord.heartbeat(time.Now(), p)
+		sv.coord.heartbeat(time.Now(), peer, p)
 		return nil
 	}
 	return sv.coord.refuse(wire.CodeProtocol, "%s frame not expected on a control connection", req.Type)

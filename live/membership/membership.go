@@ -20,6 +20,7 @@ package membership
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -97,7 +98,15 @@ type Member struct {
 	// coordinator started. Restored: carried over by a restarted
 	// coordinator and not heard from since (its first Hello resyncs).
 	Connected, Restored bool
+	// Displaced lists the processes a newer one under the id replaced
+	// (the latest maxDisplaced): their Hellos are refused.
+	Displaced []uint64
 }
+
+// maxDisplaced bounds the displaced processes an id remembers: a crash
+// loop under one id then costs a few words, and a duplicate started
+// alongside is among the last few.
+const maxDisplaced = 8
 
 // Table is the membership and the job's count of pushes.
 type Table struct {
@@ -163,6 +172,10 @@ type Admit struct {
 	// Reconnect: a new connection of the live id's process: a release
 	// sent to the old one may be lost.
 	Reconnect bool
+	// Displaced: another process had the id, and this one replaces it (a
+	// worker started again, or a duplicate): the older process's
+	// connection and anything it still sends are refused.
+	Displaced bool
 	// Counted: pushes this Hello counted (answered before a restart, or
 	// reached the shards before a removal); Finished: they ended the job.
 	Counted  int64
@@ -197,6 +210,13 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 		t.ms = append(t.ms, Member{State: Removed}) // a new id joins below
 	}
 	m := &t.ms[id]
+	if pr.Inc != 0 && slices.Contains(m.Displaced, pr.Inc) {
+		// Two processes under one id (a second worker started with the
+		// same --id): the newer one has it; the older is told why, and
+		// stops rather than redial, which would take the id back and
+		// reset the count of the reports it numbers.
+		return Admit{}, refuse(BadRequest, "worker id %d was taken over by a newer process (is another worker running with --id %d?): this one stops", id, id)
+	}
 	a := Admit{ID: id, Returning: m.Inc != 0 && m.Inc != pr.Inc}
 	if m.Restored {
 		m.Restored = false
@@ -214,6 +234,15 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 		}
 	}
 	if m.Inc != pr.Inc {
+		if m.Inc != 0 && pr.Inc != 0 {
+			// The newer process takes the id: the older one, alive or not,
+			// is displaced.
+			m.Displaced = append(m.Displaced, m.Inc)
+			if len(m.Displaced) > maxDisplaced {
+				m.Displaced = m.Displaced[1:]
+			}
+			a.Displaced = true
+		}
 		m.Inc, m.Seq = pr.Inc, 0
 	} else if pr.Seq > m.Seq && m.State == Removed {
 		// The same process, removed while its last report was
@@ -448,7 +477,7 @@ type Saved struct {
 	Done                   bool
 	First                  time.Time // zero: no worker had said Hello
 	Removed, Never, Joined int64
-	Members                []Member // State, Inc, Seq and Pushes are read
+	Members                []Member // State, Inc, Seq, Pushes and Displaced are read
 }
 
 // Restore makes the table carry on from s at now: the counts, each id's
@@ -464,8 +493,8 @@ func (t *Table) Restore(now time.Time, s Saved, restartGrace bool) error {
 		return fmt.Errorf("it counts %d pushes", s.Pushes)
 	}
 	for p, m := range s.Members {
-		if m.State < Unseen || m.State > Removed || m.Pushes < 0 {
-			return fmt.Errorf("worker %d's record is not one (state %d, pushes %d)", p, m.State, m.Pushes)
+		if m.State < Unseen || m.State > Removed || m.Pushes < 0 || len(m.Displaced) > maxDisplaced {
+			return fmt.Errorf("worker %d's record is not one (state %d, pushes %d, %d displaced processes)", p, m.State, m.Pushes, len(m.Displaced))
 		}
 	}
 	t.pushes, t.done = s.Pushes, s.Done
@@ -481,7 +510,8 @@ func (t *Table) Restore(now time.Time, s Saved, restartGrace bool) error {
 	}
 	t.ms = t.ms[:0]
 	for _, m := range s.Members {
-		t.ms = append(t.ms, Member{State: m.State, Inc: m.Inc, Seq: m.Seq, Pushes: m.Pushes, LastSeen: now, Restored: m.State == Live})
+		t.ms = append(t.ms, Member{State: m.State, Inc: m.Inc, Seq: m.Seq, Pushes: m.Pushes, LastSeen: now, Restored: m.State == Live,
+			Displaced: slices.Clone(m.Displaced)})
 	}
 	return nil
 }

@@ -53,7 +53,8 @@ import (
 //	                            id again), returning (another process),
 //	                            resync (a restored id's own process; gate: its
 //	                            clock is adopted), reconnect (the live
-//	                            process's new connection), counted=N
+//	                            process's new connection), displaced (it
+//	                            replaces another process), counted=N
 //	                            (pushes this Hello counted), finished
 //	refused (code): ...         a frame refused
 //	counted w=P seq=S pushes=N/T [finished]
@@ -190,7 +191,7 @@ func (h *tracer) do(t *testing.T, d *datadriven.TestData) {
 		for _, f := range []struct {
 			on   bool
 			name string
-		}{{a.Joined, "joined"}, {a.Returning, "returning"}, {a.Resync, "resync"}, {a.ResyncGate, "gate"}, {a.Reconnect, "reconnect"}} {
+		}{{a.Joined, "joined"}, {a.Returning, "returning"}, {a.Resync, "resync"}, {a.ResyncGate, "gate"}, {a.Reconnect, "reconnect"}, {a.Displaced, "displaced"}} {
 			if f.on {
 				fmt.Fprintf(&h.log, " %s", f.name)
 			}
@@ -294,6 +295,9 @@ func (h *tracer) do(t *testing.T, d *datadriven.TestData) {
 			fmt.Fprintf(&h.log, " inc=%d seq=%d pushes=%d", m.Inc, m.Seq, m.Pushes)
 			if m.Restored {
 				h.log.WriteString(" restored")
+			}
+			if len(m.Displaced) > 0 {
+				fmt.Fprintf(&h.log, " displaced=%v", m.Displaced)
 			}
 			if m.State == Live {
 				fmt.Fprintf(&h.log, " limit=%s", secs(h.tab.Limit(p)))
