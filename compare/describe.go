@@ -17,7 +17,7 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	fmt.Fprintf(&b, "%d workers, %d shard(s)", j.Workers, j.Shards)
 	if c.Mode == Inproc || c.Mode == TCP {
 		speeds := "no emulated speeds"
-		if t := j.Timing; len(t.Speeds) > 0 || t.Jitter > 0 || t.Straggler != "" {
+		if t := j.Timing; len(t.Speeds) > 0 || t.Jitter > 0 || t.Straggler.String() != "" {
 			unit := "its own real step time"
 			if t.Base > 0 {
 				unit = t.Base.String()
@@ -41,10 +41,10 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	if j.Timing.Jitter > 0 {
 		fmt.Fprintf(&b, ", jitter CV %g", j.Timing.Jitter)
 	}
-	if j.Timing.Straggler != "" {
+	if j.Timing.Straggler.String() != "" {
 		fmt.Fprintf(&b, ", stragglers %s", j.Timing.Straggler)
 	}
-	if j.ServerDelay != "" {
+	if j.ServerDelay.String() != "" {
 		fmt.Fprintf(&b, ", server delays %s", j.ServerDelay)
 	}
 	fmt.Fprintf(&b, ", %s", c.networkPhrase())

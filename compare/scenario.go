@@ -7,6 +7,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/timing"
 )
 
 // ApplyScenario sets every field of c that sc gives and the command line
@@ -33,10 +34,18 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		j.Timing.Jitter = sc.Jitter
 	}
 	if use("straggler", sc.Straggler != "") {
-		j.Timing.Straggler = sc.Straggler
+		s, err := timing.ParseStraggler(sc.Straggler)
+		if err != nil {
+			return fmt.Errorf("scenario %s: straggler=%q: %w", sc.Name, sc.Straggler, err)
+		}
+		j.Timing.Straggler = s
 	}
 	if use("server-delay", sc.ServerDelay != "") {
-		j.ServerDelay = sc.ServerDelay
+		d, err := timing.ParseServerDelay(sc.ServerDelay)
+		if err != nil {
+			return fmt.Errorf("scenario %s: server_delay=%q: %w", sc.Name, sc.ServerDelay, err)
+		}
+		j.ServerDelay = d
 	}
 	if use("base", sc.Base != "") {
 		d, err := time.ParseDuration(sc.Base)
@@ -159,7 +168,7 @@ func Effective(c *Config) scenario.Scenario {
 	j := c.Job
 	s := scenario.Scenario{Name: c.Scenario.Name, Description: c.Scenario.Description,
 		Workers: j.Workers, Shards: j.Shards, Speeds: j.Timing.Speeds, Jitter: j.Timing.Jitter,
-		Straggler: j.Timing.Straggler, ServerDelay: j.ServerDelay, Seed: j.Seed, Seeds: c.Seeds,
+		Straggler: j.Timing.Straggler.String(), ServerDelay: j.ServerDelay.String(), Seed: j.Seed, Seeds: c.Seeds,
 		Network: scenario.NetworkOf(j.Network)}
 	if j.Timing.Base > 0 {
 		s.Base = j.Timing.Base.String()

@@ -101,10 +101,12 @@ type Config struct {
 	// in time and in epochs (runstats.Run.SetTargets).
 	Targets []float64 `json:",omitempty"`
 
-	// Virtual time only: the cluster's speeds and delays, and its network
-	// (nil: instant transfers; package network).
+	// The cluster's speeds and delays (virtual time simulates them, the
+	// live modes emulate them: live/pace.go, live/emulate.go), and its
+	// network (nil: instant transfers; package network). The straggler
+	// and server-delay models are parsed values, written as their text.
 	Timing      timing.WorkerSpec
-	ServerDelay string
+	ServerDelay timing.ServerDelay
 	// SearchCost is the simulated server's time per unit of ElasticBSP
 	// barrier-search work (sim.Config.SearchCost; default
 	// DefaultSearchCost, negative: free).
@@ -227,6 +229,12 @@ func (c *Config) Fill() error {
 		Horizon: c.Horizon, Base: c.Timing.Base, FastestSpeed: FastestSpeed(c.Timing.Speeds), Speeds: c.Timing.Speeds,
 		Jitter: c.Timing.Jitter}).Check(""); err != nil {
 		return err
+	}
+	if err := c.Timing.Check(c.Workers); err != nil {
+		return fmt.Errorf("straggler=%q: %w", c.Timing.Straggler, err)
+	}
+	if err := c.ServerDelay.Check(c.Shards); err != nil {
+		return fmt.Errorf("server-delay=%q: %w", c.ServerDelay, err)
 	}
 	if err := c.Optim().Validate(); err != nil {
 		return err

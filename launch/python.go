@@ -39,7 +39,7 @@ func checkPythonWorkers(cfg job.Config, opt *Options) error {
 		return fmt.Errorf("launch: model %q has no PyTorch counterpart in python/pacer/models.py (%s)", cfg.Model, strings.Join(pythonModels, ", "))
 	case cfg.Dataset != "fashion-mnist" && cfg.Dataset != "mnist":
 		return fmt.Errorf("launch: python/torch_worker.py reads IDX data sets (fashion-mnist, mnist), not %s", cfg.Dataset)
-	case len(cfg.Timing.Speeds) > 0 || cfg.Timing.Jitter > 0 || cfg.Timing.Straggler != "":
+	case len(cfg.Timing.Speeds) > 0 || cfg.Timing.Jitter > 0 || !cfg.Timing.Straggler.IsZero():
 		// A Go worker stretches its compute to emulate a slower machine;
 		// a PyTorch worker runs at its own speed, so the run would not be
 		// the cluster asked for.

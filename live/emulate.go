@@ -29,7 +29,7 @@ type serverDelay struct {
 // none).
 func newServerDelay(p *job.Description, shard int) (*serverDelay, error) {
 	j := &p.Job
-	if j.ServerDelay == "" {
+	if j.ServerDelay.IsZero() {
 		return nil, nil
 	}
 	k := idCap(p) // ids past Workers (joins) get streams of their own

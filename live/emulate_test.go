@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"github.com/pacer-ps/pacer/timing"
 	"log/slog"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestServerDelayHoldsPullReplies(t *testing.T) {
 		{"", 0, 50 * time.Millisecond},
 	} {
 		cfg := quickJob(t, "asp", 2, 1)
-		cfg.ServerDelay = c.spec
+		cfg.ServerDelay = timing.MustServerDelay(c.spec)
 		if err := cfg.Fill(); err != nil {
 			t.Fatal(err)
 		}

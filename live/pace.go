@@ -38,7 +38,7 @@ const measureSteps = 5
 // newPace is worker id's pace in a job of workers, or nil when the job's
 // timing model leaves every worker at its real speed.
 func newPace(spec timing.WorkerSpec, workers, id int, seed uint64) (*pace, error) {
-	if len(spec.Speeds) == 0 && spec.Jitter == 0 && spec.Straggler == "" {
+	if len(spec.Speeds) == 0 && spec.Jitter == 0 && spec.Straggler.IsZero() {
 		return nil, nil
 	}
 	given := spec.Base // 0: measure it

@@ -14,8 +14,8 @@ func TestNoPaceWithoutATimingModel(t *testing.T) {
 	if pc, err := newPace(timing.WorkerSpec{Base: time.Second}, 3, 1, 1); pc != nil || err != nil {
 		t.Errorf("pace %+v, %v for a job without speeds, jitter or stragglers", pc, err)
 	}
-	if _, err := newPace(timing.WorkerSpec{Straggler: "meteor"}, 3, 1, 1); err == nil {
-		t.Error("a straggler model that does not parse was accepted")
+	if _, err := newPace(timing.WorkerSpec{Straggler: timing.MustStraggler("slow:worker=5")}, 3, 1, 1); err == nil {
+		t.Error("a straggler model of a worker the job does not have was accepted")
 	}
 }
 

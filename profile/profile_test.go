@@ -102,7 +102,7 @@ func draw(t *testing.T, spec timing.WorkerSpec, k, n int, seed uint64) []runstat
 // seeds: a false tail would put stragglers into every prediction).
 func TestFitFindsTail(t *testing.T) {
 	spec := timing.WorkerSpec{Base: 20 * time.Millisecond, Speeds: []float64{1, 1, 2.5}, Jitter: 0.1,
-		Straggler: "heavytail:q=0.02,body=1-1,delay=1.5,alpha=1.5,burst=0"}
+		Straggler: timing.MustStraggler("heavytail:q=0.02,body=1-1,delay=1.5,alpha=1.5,burst=0")}
 	ws := draw(t, spec, 3, 3000, 7)
 	f, err := FromStats(ws)
 	if err != nil {
@@ -129,7 +129,7 @@ func TestFitFindsTail(t *testing.T) {
 		return float64(over) / float64(n)
 	}
 	refit := spec
-	refit.Base, refit.Speeds, refit.Jitter, refit.Straggler = f.Base, f.Speeds, f.Jitter, f.Tail.Straggler()
+	refit.Base, refit.Speeds, refit.Jitter, refit.Straggler = f.Base, f.Speeds, f.Jitter, timing.MustStraggler(f.Tail.Straggler())
 	want, got := past(ws), past(draw(t, refit, 3, 3000, 8))
 	t.Logf("iterations past 2× the median: %.4f drawn, %.4f from the fit", want, got)
 	if math.Abs(got/want-1) > 1.0/3 {
@@ -148,7 +148,7 @@ func TestFitFindsTail(t *testing.T) {
 // server-delay model spec adds.
 func replies(t *testing.T, spec string, shards, n int, body time.Duration, seed uint64) []runstats.IterStats {
 	t.Helper()
-	s, err := timing.NewServers(spec, shards, 1, seed)
+	s, err := timing.NewServers(timing.MustServerDelay(spec), shards, 1, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,9 @@ func TestFitServers(t *testing.T) {
 		if !strings.HasPrefix(spec, c.wantSpecPrefix) || (c.wantSpecPrefix == "") != (spec == "") {
 			t.Errorf("%q: fitted as %q", c.spec, spec)
 		}
-		if _, err := timing.NewServers(spec, c.shards, 1, 1); err != nil {
+		if d, err := timing.ParseServerDelay(spec); err != nil {
+			t.Errorf("the fitted spec %q: %v", spec, err)
+		} else if _, err := timing.NewServers(d, c.shards, 1, 1); err != nil {
 			t.Errorf("the fitted spec %q: %v", spec, err)
 		}
 	}

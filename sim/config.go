@@ -17,7 +17,7 @@ type Config struct {
 	Workers     int // K
 	Shards      int // S; zero means 1
 	Timing      timing.WorkerSpec
-	ServerDelay string // a timing server-delay spec; "" means none
+	ServerDelay timing.ServerDelay // the zero value is none
 
 	// The run ends after Iterations × Workers pushes in total, or at virtual
 	// time Duration, whichever comes first; both zero means 100 iterations.

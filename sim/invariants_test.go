@@ -29,10 +29,10 @@ func scenario(seed uint64, spec string) Config {
 	cfg := Config{Spec: sp, Workers: k, Shards: 1 + rng.IntN(3), Seed: seed, Iterations: 30,
 		Timing: timing.WorkerSpec{Speeds: speeds, Jitter: 0.3 * rng.Float64()}}
 	if rng.IntN(3) == 0 {
-		cfg.ServerDelay = "spike:p=0.05,delay=3s"
+		cfg.ServerDelay = timing.MustServerDelay("spike:p=0.05,delay=3s")
 	}
 	if rng.IntN(4) == 0 {
-		cfg.Timing.Straggler = "heavytail"
+		cfg.Timing.Straggler = timing.MustStraggler("heavytail")
 	}
 	if rng.IntN(3) == 0 {
 		cfg.Failures = []Failure{{Worker: rng.IntN(k), At: time.Duration(1+rng.IntN(20)) * time.Second}}
@@ -296,7 +296,7 @@ func TestPSPPartialPullSeesSimultaneousAnswers(t *testing.T) {
 		t.Fatalf("%d computes started with some blocks stale although no response was delayed", stale)
 	}
 	// With delays, partial pull does start early: that is its point.
-	cfg.ServerDelay = "spike:p=0.05,delay=3s"
+	cfg.ServerDelay = timing.MustServerDelay("spike:p=0.05,delay=3s")
 	partial := 0
 	runTraced(t, cfg, func(e Event) {
 		if e.Kind == Compute && e.Fresh < cfg.Shards {

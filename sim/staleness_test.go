@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/pacer-ps/pacer/timing"
 	"testing"
 	"time"
 
@@ -67,7 +68,7 @@ func TestStalenessIsOfTheVersionComputedFrom(t *testing.T) {
 		for seed := uint64(1); seed <= 20; seed++ {
 			cfg := scenario(seed, s)
 			cfg.Shards = 4
-			cfg.ServerDelay = "spike:p=0.1,delay=2s"
+			cfg.ServerDelay = timing.MustServerDelay("spike:p=0.1,delay=2s")
 			cfg.Failures = nil
 			cfg.Workers = max(cfg.Workers, 4)
 			l := newVersionLearner(t, s, cfg.Workers, cfg.Shards)

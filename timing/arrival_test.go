@@ -12,7 +12,7 @@ import (
 // iterations see the 98th gradient within 2 s, only 30% the 100th.
 func TestHeavyTailCalibrationMatchesPaper(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
-		w := mustWorkers(t, WorkerSpec{Straggler: "heavytail"}, 100, seed)
+		w := mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail")}, 100, seed)
 		got, err := ArrivalCDF(w, 3000, []int{98, 100}, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -29,7 +29,7 @@ func TestHeavyTailCalibrationMatchesPaper(t *testing.T) {
 // The paper's Figure 4: mean times to collect k gradients mostly fall between
 // 1.4 s and 1.8 s, except for the final few, which grow sharply.
 func TestHeavyTailMeanByRankShape(t *testing.T) {
-	a, err := SimulateArrivals(mustWorkers(t, WorkerSpec{Straggler: "heavytail"}, 100, 3), 2000, []int{1, 50, 90, 97, 100})
+	a, err := SimulateArrivals(mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail")}, 100, 3), 2000, []int{1, 50, 90, 97, 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestHeavyTailMeanByRankShape(t *testing.T) {
 
 // Against a deliberately plain recomputation from the same streams.
 func TestArrivalsMatchBruteForce(t *testing.T) {
-	spec := WorkerSpec{Jitter: 0.3, Straggler: "heavytail:q=0.05"}
+	spec := WorkerSpec{Jitter: 0.3, Straggler: MustStraggler("heavytail:q=0.05")}
 	const n, iters = 7, 300
 	ranks := []int{7, 1, 4}
 	a, err := SimulateArrivals(mustWorkers(t, spec, n, 5), iters, ranks)
@@ -123,7 +123,7 @@ func TestArrivalsAllRanksAndErrors(t *testing.T) {
 }
 
 func TestWriteTable(t *testing.T) {
-	a, err := SimulateArrivals(mustWorkers(t, WorkerSpec{Straggler: "heavytail"}, 100, 1), 500, []int{90, 98, 100})
+	a, err := SimulateArrivals(mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail")}, 100, 1), 500, []int{90, 98, 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,9 +32,9 @@ func BenchmarkNext(b *testing.B) {
 	}{
 		{"none", WorkerSpec{}},
 		{"jitter", WorkerSpec{Jitter: 0.1}},
-		{"shiftexp", WorkerSpec{Straggler: "shiftexp"}},
-		{"heavytail", WorkerSpec{Straggler: "heavytail"}},
-		{"heavytail+jitter+slow", WorkerSpec{Jitter: 0.1, Straggler: "heavytail+slow:worker=3,factor=2"}},
+		{"shiftexp", WorkerSpec{Straggler: MustStraggler("shiftexp")}},
+		{"heavytail", WorkerSpec{Straggler: MustStraggler("heavytail")}},
+		{"heavytail+jitter+slow", WorkerSpec{Jitter: 0.1, Straggler: MustStraggler("heavytail+slow:worker=3,factor=2")}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			const n = 100
@@ -61,7 +61,7 @@ func BenchmarkNext(b *testing.B) {
 }
 
 func BenchmarkPullDelay(b *testing.B) {
-	s, err := NewServers("const:delay=1ms+spike", 8, 1, 1)
+	s, err := NewServers(MustServerDelay("const:delay=1ms+spike"), 8, 1, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,15 +5,22 @@
 //
 // # Use
 //
+//	st, err := timing.ParseStraggler("heavytail") // --straggler, checked once
 //	w, err := timing.NewWorkers(timing.WorkerSpec{
 //		Speeds:    []float64{1, 2.2},   // --speeds
 //		Jitter:    0.1,                 // --jitter
-//		Straggler: "heavytail",         // --straggler
+//		Straggler: st,
 //	}, workers, seed)
 //	d := w.Next(p)                       // worker p's next iteration time
 //
-//	s, err := timing.NewServers("spike", shards, 1, seed) // --server-delay
+//	sd, err := timing.ParseServerDelay("spike") // --server-delay
+//	s, err := timing.NewServers(sd, shards, 1, seed)
 //	extra := s.PullDelay(shard)
+//
+// The parsed specs (Straggler, ServerDelay) are what a job carries: each
+// is parsed and checked once, and travels as its text (MarshalText).
+// Numbers past the bounds MaxCV, MinFactor–MaxFactor, MaxAmount and
+// MaxServerDelay are refused where they are parsed.
 //
 // An iteration time is Base × speed(p) × body × jitter, where speed(p) is
 // Speeds[p % len(Speeds)] times any slow:worker=p factor, body is 1 or a draw

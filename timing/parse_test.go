@@ -1,6 +1,7 @@
 package timing
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestStragglerSpecsValid(t *testing.T) {
 		{" HeavyTail + slow:worker=0,factor=2 ", "heavytail:q=0.011,body=1.3-1.8,delay=1,alpha=1,cap=300,burst=0.1,burstdelay=0.25+slow:worker=0,factor=2"},
 		{"lognormal:cv=0.1+shiftexp+slow:worker=1", "lognormal:cv=0.1+shiftexp:shift=0.8,mean=0.2+slow:worker=1,factor=2"},
 	} {
-		w, err := NewWorkers(WorkerSpec{Straggler: tc.spec}, 4, 1)
+		w, err := parseWorkers(tc.spec, WorkerSpec{}, 4)
 		if err != nil {
 			t.Errorf("spec %q: %v", tc.spec, err)
 			continue
@@ -37,7 +38,7 @@ func TestStragglerSpecsValid(t *testing.T) {
 }
 
 func TestBaseScalesDurationArguments(t *testing.T) {
-	w, err := NewWorkers(WorkerSpec{Base: 100 * time.Millisecond, Straggler: "heavytail:cap=30s,delay=100ms"}, 1, 1)
+	w, err := NewWorkers(WorkerSpec{Base: 100 * time.Millisecond, Straggler: MustStraggler("heavytail:cap=30s,delay=100ms")}, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,46 +49,47 @@ func TestBaseScalesDurationArguments(t *testing.T) {
 
 func TestStragglerSpecsInvalid(t *testing.T) {
 	for _, tc := range []struct {
+		text string // the straggler spec
 		spec WorkerSpec
 		n    int
 		want []string // every substring must appear in the error
 	}{
-		{WorkerSpec{Straggler: "pareto"}, 4, []string{`unknown straggler model "pareto"`, "heavytail[:q="}},
-		{WorkerSpec{Straggler: "heavytail+"}, 4, []string{"empty model"}},
-		{WorkerSpec{Straggler: "lognormal:cv"}, 4, []string{`"cv" is not key=value`}},
-		{WorkerSpec{Straggler: "lognormal:cv=0.1,cv=0.2"}, 4, []string{`"cv" given twice`}},
-		{WorkerSpec{Straggler: "lognormal:sigma=1"}, 4, []string{`no argument "sigma"`, "takes cv"}},
-		{WorkerSpec{Straggler: "lognormal:cv=-1"}, 4, []string{"cv=-1"}},
-		{WorkerSpec{Straggler: "lognormal:cv=abc"}, 4, []string{`cv="abc" is not a finite number`}},
-		{WorkerSpec{Straggler: "lognormal:cv=NaN"}, 4, []string{"cv"}},
-		{WorkerSpec{Straggler: "shiftexp:shift=0,mean=0"}, 4, []string{"shift=0, mean=0"}},
-		{WorkerSpec{Straggler: "shiftexp:mean=1x"}, 4, []string{`mean="1x"`, "duration"}},
-		{WorkerSpec{Straggler: "shiftexp+heavytail"}, 4, []string{"two base models"}},
-		{WorkerSpec{Straggler: "heavytail:q=1.5"}, 4, []string{"q=1.5", "probability"}},
-		{WorkerSpec{Straggler: "heavytail:body=1.8-1.3"}, 4, []string{"body=", "exceeds"}},
-		{WorkerSpec{Straggler: "heavytail:body=a-b"}, 4, []string{`body="a-b"`}},
-		{WorkerSpec{Straggler: "heavytail:delay=0"}, 4, []string{"delay=0"}},
-		{WorkerSpec{Straggler: "heavytail:alpha=-2"}, 4, []string{"alpha=-2"}},
-		{WorkerSpec{Straggler: "heavytail:cap=0.5"}, 4, []string{"cap=0.5", "delay=1"}},
-		{WorkerSpec{Straggler: "heavytail:burst=2"}, 4, []string{"burst=2"}},
-		{WorkerSpec{Straggler: "heavytail:burstdelay=-1"}, 4, []string{"burstdelay=-1"}},
-		{WorkerSpec{Straggler: "heavytail:tail=9"}, 4, []string{`no argument "tail"`}},
-		{WorkerSpec{Straggler: "slow:worker=4,factor=2"}, 4, []string{"worker=4", "4 workers"}},
-		{WorkerSpec{Straggler: "slow:worker=-1"}, 4, []string{`worker="-1"`}},
-		{WorkerSpec{Straggler: "slow:factor=0"}, 4, []string{"factor=0"}},
-		{WorkerSpec{Jitter: -0.1}, 4, []string{"Jitter", "-0.1"}},
-		{WorkerSpec{Speeds: []float64{1, 0}}, 4, []string{"Speeds[1]", "= 0"}},
-		{WorkerSpec{Base: -time.Second}, 4, []string{"Base", "-1s"}},
-		{WorkerSpec{}, 0, []string{"workers = 0"}},
+		{"pareto", WorkerSpec{}, 4, []string{`unknown straggler model "pareto"`, "heavytail[:q="}},
+		{"heavytail+", WorkerSpec{}, 4, []string{"empty model"}},
+		{"lognormal:cv", WorkerSpec{}, 4, []string{`"cv" is not key=value`}},
+		{"lognormal:cv=0.1,cv=0.2", WorkerSpec{}, 4, []string{`"cv" given twice`}},
+		{"lognormal:sigma=1", WorkerSpec{}, 4, []string{`no argument "sigma"`, "takes cv"}},
+		{"lognormal:cv=-1", WorkerSpec{}, 4, []string{"cv=-1"}},
+		{"lognormal:cv=abc", WorkerSpec{}, 4, []string{`cv="abc" is not a finite number`}},
+		{"lognormal:cv=NaN", WorkerSpec{}, 4, []string{"cv"}},
+		{"shiftexp:shift=0,mean=0", WorkerSpec{}, 4, []string{"shift=0, mean=0"}},
+		{"shiftexp:mean=1x", WorkerSpec{}, 4, []string{`mean="1x"`, "duration"}},
+		{"shiftexp+heavytail", WorkerSpec{}, 4, []string{"two base models"}},
+		{"heavytail:q=1.5", WorkerSpec{}, 4, []string{"q=1.5", "probability"}},
+		{"heavytail:body=1.8-1.3", WorkerSpec{}, 4, []string{"body=", "exceeds"}},
+		{"heavytail:body=a-b", WorkerSpec{}, 4, []string{`body="a-b"`}},
+		{"heavytail:delay=0", WorkerSpec{}, 4, []string{"delay=0"}},
+		{"heavytail:alpha=-2", WorkerSpec{}, 4, []string{"alpha=-2"}},
+		{"heavytail:cap=0.5", WorkerSpec{}, 4, []string{"cap=0.5", "delay=1"}},
+		{"heavytail:burst=2", WorkerSpec{}, 4, []string{"burst=2"}},
+		{"heavytail:burstdelay=-1", WorkerSpec{}, 4, []string{"burstdelay=-1"}},
+		{"heavytail:tail=9", WorkerSpec{}, 4, []string{`no argument "tail"`}},
+		{"slow:worker=4,factor=2", WorkerSpec{}, 4, []string{"worker=4", "4 workers"}},
+		{"slow:worker=-1", WorkerSpec{}, 4, []string{`worker="-1"`}},
+		{"slow:factor=0", WorkerSpec{}, 4, []string{"factor=0"}},
+		{"", WorkerSpec{Jitter: -0.1}, 4, []string{"Jitter", "-0.1"}},
+		{"", WorkerSpec{Speeds: []float64{1, 0}}, 4, []string{"Speeds[1]", "= 0"}},
+		{"", WorkerSpec{Base: -time.Second}, 4, []string{"Base", "-1s"}},
+		{"", WorkerSpec{}, 0, []string{"workers = 0"}},
 	} {
-		_, err := NewWorkers(tc.spec, tc.n, 1)
+		_, err := parseWorkers(tc.text, tc.spec, tc.n)
 		if err == nil {
-			t.Errorf("%+v (n=%d): no error", tc.spec, tc.n)
+			t.Errorf("%q %+v (n=%d): no error", tc.text, tc.spec, tc.n)
 			continue
 		}
 		for _, s := range tc.want {
 			if !strings.Contains(err.Error(), s) {
-				t.Errorf("%+v: error %q does not mention %q", tc.spec, err, s)
+				t.Errorf("%q %+v: error %q does not mention %q", tc.text, tc.spec, err, s)
 			}
 		}
 	}
@@ -102,7 +104,7 @@ func TestServerSpecs(t *testing.T) {
 		{"const:delay=1ms+spike", "const:delay=1ms+spike:p=0.0016,delay=4s"},
 		{"const:delay=3ms,shard=1+spike:shard=0", "const:delay=3ms,shard=1+spike:p=0.0016,delay=4s,shard=0"},
 	} {
-		s, err := NewServers(tc.spec, 2, 1, 1)
+		s, err := parseServers(tc.spec, 2)
 		if err != nil {
 			t.Errorf("spec %q: %v", tc.spec, err)
 			continue
@@ -127,7 +129,7 @@ func TestServerSpecs(t *testing.T) {
 		{"const:delay=1ms,shard=2", 2, []string{"shard=2", "shards 0 to 1"}},
 		{"spike:shard=-1", 2, []string{`shard="-1"`, "non-negative integer"}},
 	} {
-		_, err := NewServers(tc.spec, tc.shards, 1, 1)
+		_, err := parseServers(tc.spec, tc.shards)
 		if err == nil {
 			t.Errorf("spec %q shards %d: no error", tc.spec, tc.shards)
 			continue
@@ -136,6 +138,107 @@ func TestServerSpecs(t *testing.T) {
 			if !strings.Contains(err.Error(), s) {
 				t.Errorf("spec %q: error %q does not mention %q", tc.spec, err, s)
 			}
+		}
+	}
+}
+
+// parseWorkers is text parsed as spec's straggler model, then spec's
+// workers: the errors of both steps.
+func parseWorkers(text string, spec WorkerSpec, n int) (*Workers, error) {
+	var err error
+	if spec.Straggler, err = ParseStraggler(text); err != nil {
+		return nil, err
+	}
+	return NewWorkers(spec, n, 1)
+}
+
+// parseServers is text parsed, then its servers for shards.
+func parseServers(text string, shards int) (*Servers, error) {
+	d, err := ParseServerDelay(text)
+	if err != nil {
+		return nil, err
+	}
+	return NewServers(d, shards, 1, 1)
+}
+
+// Issue 37: absurd numbers ran and printed a negative wait share
+// (lognormal:cv=1e300, slow:factor=1e300) or failed after running
+// (heavytail:delay=1e300). Each is refused where it is parsed, naming the
+// argument and its bound; one given as a duration is refused once the
+// job's Base converts it.
+func TestAbsurdNumbersRefused(t *testing.T) {
+	for _, tc := range []struct {
+		spec string
+		want []string
+	}{
+		{"lognormal:cv=1e300", []string{"cv=1e+300", "[0, 10]"}},
+		{"lognormal:cv=10.5", []string{"cv=10.5", "[0, 10]"}},
+		{"slow:factor=1e300", []string{"factor 1e+300", "[0.001, 1000]"}},
+		{"slow:factor=1e-300", []string{"factor 1e-300", "[0.001, 1000]"}},
+		{"slow:worker=1,factor=100+slow:worker=1,factor=100", []string{"worker=1's factor 10000", "[0.001, 1000]"}},
+		{"heavytail:delay=1e300", []string{"delay=1e+300", "at most 10000"}},
+		{"heavytail:delay=20000,cap=30000", []string{"delay=20000", "at most 10000"}},
+		{"heavytail:body=1-1e5", []string{"body=100000", "at most 10000"}},
+		{"heavytail:burstdelay=1e9", []string{"burstdelay=1e+09", "at most 10000"}},
+		{"shiftexp:shift=1e300", []string{"shift=1e+300", "at most 10000"}},
+	} {
+		_, err := ParseStraggler(tc.spec)
+		if err == nil {
+			t.Errorf("%q: parsed", tc.spec)
+			continue
+		}
+		for _, s := range tc.want {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%q: error %q does not mention %q", tc.spec, err, s)
+			}
+		}
+	}
+	// At the bounds: accepted.
+	for _, spec := range []string{"lognormal:cv=10", "slow:factor=1000", "slow:factor=0.001", "heavytail:delay=10000,cap=10000", "shiftexp:shift=10000,mean=10000"} {
+		if _, err := parseWorkers(spec, WorkerSpec{}, 1); err != nil {
+			t.Errorf("%q: %v", spec, err)
+		}
+	}
+	// A duration past the bound at the job's Base.
+	s := MustStraggler("heavytail:cap=3h")
+	if err := (WorkerSpec{Straggler: s}).Check(1); err == nil || !strings.Contains(err.Error(), "cap=10800") {
+		t.Errorf("cap=3h at Base 1s: %v, want cap=10800 refused", err)
+	}
+	if err := (WorkerSpec{Straggler: s, Base: 2 * time.Second}).Check(1); err != nil {
+		t.Errorf("cap=3h at Base 2s (5400 units): %v", err)
+	}
+	for _, spec := range []string{"const:delay=2h", "spike:delay=1000000h"} {
+		if _, err := ParseServerDelay(spec); err == nil || !strings.Contains(err.Error(), "at most 1h0m0s") {
+			t.Errorf("%q: %v, want refused at most 1h", spec, err)
+		}
+	}
+}
+
+// The typed specs travel as their text: a job description written with
+// the specs as strings reads back the same, and writes the same bytes.
+func TestSpecsTravelAsText(t *testing.T) {
+	type job struct {
+		Timing      WorkerSpec
+		ServerDelay ServerDelay
+	}
+	old := `{"Timing":{"Base":0,"Speeds":null,"Jitter":0,"Straggler":" HeavyTail + slow:worker=1"},"ServerDelay":"spike:p=0.01"}`
+	var j job
+	if err := json.Unmarshal([]byte(old), &j); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(j); string(b) != old {
+		t.Errorf("round trip:\n got %s\nwant %s", b, old)
+	}
+	if j.Timing.Straggler.IsZero() || j.ServerDelay.IsZero() {
+		t.Errorf("parsed to nothing: %+v", j)
+	}
+	var empty job
+	if b, _ := json.Marshal(empty); string(b) != `{"Timing":{"Base":0,"Speeds":null,"Jitter":0,"Straggler":""},"ServerDelay":""}` {
+		t.Errorf("zero job: %s", b)
+	}
+	for _, bad := range []string{`{"Timing":{"Straggler":"bogus"}}`, `{"ServerDelay":"bogus"}`} {
+		if err := json.Unmarshal([]byte(bad), &j); err == nil || !strings.Contains(err.Error(), `"bogus"`) {
+			t.Errorf("%s: %v, want the model named", bad, err)
 		}
 	}
 }

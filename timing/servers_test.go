@@ -9,7 +9,7 @@ import (
 
 // PSP paper, Section 4.2: 0.16% of pull responses get an extra 4 s.
 func TestSpikeFrequencyMatchesPSP(t *testing.T) {
-	s, err := NewServers("spike", 4, 1, 1)
+	s, err := NewServers(MustServerDelay("spike"), 4, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestSpikeFrequencyMatchesPSP(t *testing.T) {
 }
 
 func TestConstPlusSpikeAdds(t *testing.T) {
-	s, err := NewServers("const:delay=10ms+const:delay=5ms+spike:p=0.5,delay=1s", 1, 1, 3)
+	s, err := NewServers(MustServerDelay("const:delay=10ms+const:delay=5ms+spike:p=0.5,delay=1s"), 1, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestConstPlusSpikeAdds(t *testing.T) {
 	if len(seen) != 2 || seen[15*time.Millisecond] < 400 || seen[1015*time.Millisecond] < 400 {
 		t.Errorf("delays %v, want about half 15ms and half 1.015s", seen)
 	}
-	none, err := NewServers("", 3, 1, 1)
+	none, err := NewServers(MustServerDelay(""), 3, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,14 +60,14 @@ func TestConstPlusSpikeAdds(t *testing.T) {
 func TestShardStreamsIndependent(t *testing.T) {
 	const shards, k = 3, 3000
 	spec := "spike:p=0.05,delay=1s"
-	seq, _ := NewServers(spec, shards, 1, 8)
+	seq, _ := NewServers(MustServerDelay(spec), shards, 1, 8)
 	ref := make([][]time.Duration, shards)
 	for sh := range shards {
 		for range k {
 			ref[sh] = append(ref[sh], seq.PullDelay(sh))
 		}
 	}
-	mixed, _ := NewServers(spec, shards, 1, 8)
+	mixed, _ := NewServers(MustServerDelay(spec), shards, 1, 8)
 	got := make([][]time.Duration, shards)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for left := shards * k; left > 0; {
@@ -99,7 +99,7 @@ func TestShardStreamsIndependent(t *testing.T) {
 // draws on every stream whichever shard it names).
 func TestShardTerms(t *testing.T) {
 	const shards, perShard = 3, 4
-	s, err := NewServers("const:delay=5ms,shard=1+const:delay=1ms+spike:p=1,delay=2s,shard=2", shards, perShard, 1)
+	s, err := NewServers(MustServerDelay("const:delay=5ms,shard=1+const:delay=1ms+spike:p=1,delay=2s,shard=2"), shards, perShard, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +114,8 @@ func TestShardTerms(t *testing.T) {
 	}
 	// The same spike on shard 0 only or on every shard: shard 0's delays
 	// are the same draws.
-	only, _ := NewServers("spike:p=0.3,delay=1s,shard=0", 2, 1, 5)
-	all, _ := NewServers("spike:p=0.3,delay=1s", 2, 1, 5)
+	only, _ := NewServers(MustServerDelay("spike:p=0.3,delay=1s,shard=0"), 2, 1, 5)
+	all, _ := NewServers(MustServerDelay("spike:p=0.3,delay=1s"), 2, 1, 5)
 	var hits int
 	for range 200 {
 		a, b := only.PullDelay(0), all.PullDelay(0)

@@ -63,32 +63,33 @@ func (t term) checkKeys(what string, allowed ...string) error {
 }
 
 // amount parses a straggler-model quantity. A bare number is in units of
-// WorkerSpec.Base; a Go duration ("300s") is absolute and converted with base,
-// so "cap=300" and "cap=300s" mean the same thing at the default Base of 1 s.
-func (t term) amount(key string, def float64, base time.Duration) (float64, error) {
+// WorkerSpec.Base; a Go duration ("300s") is absolute and kept in seconds
+// until Base converts it, so "cap=300" and "cap=300s" mean the same thing
+// at the default Base of 1 s.
+func (t term) amount(key string, def float64) (amount, error) {
 	v, ok := t.args[key]
 	if !ok {
-		return def, nil
+		return amount{x: def}, nil
 	}
-	x, err := parseAmount(v, base)
+	x, err := parseAmount(v)
 	if err != nil {
-		return 0, fmt.Errorf("timing: straggler model %q: %s=%q: %v", t.name, key, v, err)
+		return amount{}, fmt.Errorf("timing: straggler model %q: %s=%q: %v", t.name, key, v, err)
 	}
 	return x, nil
 }
 
-func parseAmount(v string, base time.Duration) (float64, error) {
+func parseAmount(v string) (amount, error) {
 	if x, err := strconv.ParseFloat(v, 64); err == nil {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, fmt.Errorf("not a finite number")
+			return amount{}, fmt.Errorf("not a finite number")
 		}
-		return x, nil
+		return amount{x: x}, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("want a number (in units of Base) or a duration such as 1.5s")
+		return amount{}, fmt.Errorf("want a number (in units of Base) or a duration such as 1.5s")
 	}
-	return d.Seconds() / base.Seconds(), nil
+	return amount{x: d.Seconds(), seconds: true}, nil
 }
 
 // number parses a dimensionless argument (a probability, a factor, a CV).
@@ -104,7 +105,8 @@ func (t term) number(what, key string, def float64) (float64, error) {
 	return x, nil
 }
 
-// duration parses an absolute duration argument (server delays are not scaled by Base).
+// duration parses an absolute duration argument (server delays are not
+// scaled by Base), at most MaxServerDelay.
 func (t term) duration(what, key string, def time.Duration) (time.Duration, error) {
 	v, ok := t.args[key]
 	if !ok {
@@ -117,16 +119,20 @@ func (t term) duration(what, key string, def time.Duration) (time.Duration, erro
 	if d < 0 {
 		return 0, fmt.Errorf("timing: %s model %q: %s=%v must not be negative", what, t.name, key, d)
 	}
+	if d > MaxServerDelay {
+		return 0, fmt.Errorf("timing: %s model %q: %s=%v must be at most %v (docs/paradigms.md, Limits)", what, t.name, key, d, MaxServerDelay)
+	}
 	return d, nil
 }
 
 // rangeAmount parses "lo-hi" (each an amount as in parseAmount), or a single
 // value meaning lo == hi. The separator is the first '-' that is not an exponent
-// sign, so "1e-3-2e-3" works.
-func (t term) rangeAmount(key string, lo, hi float64, base time.Duration) (float64, float64, error) {
+// sign, so "1e-3-2e-3" works. lo above hi is refused here when both are in
+// the same unit, else where Base converts them.
+func (t term) rangeAmount(key string, lo, hi float64) (amount, amount, error) {
 	v, ok := t.args[key]
 	if !ok {
-		return lo, hi, nil
+		return amount{x: lo}, amount{x: hi}, nil
 	}
 	cut := -1
 	for i := 1; i < len(v); i++ {
@@ -139,22 +145,22 @@ func (t term) rangeAmount(key string, lo, hi float64, base time.Duration) (float
 		return fmt.Errorf("timing: straggler model %q: %s=%q: %v (want lo-hi, e.g. 1.3-1.8)", t.name, key, v, err)
 	}
 	if cut < 0 {
-		x, err := parseAmount(v, base)
+		x, err := parseAmount(v)
 		if err != nil {
-			return 0, 0, bad(err)
+			return amount{}, amount{}, bad(err)
 		}
 		return x, x, nil
 	}
-	a, err := parseAmount(v[:cut], base)
+	a, err := parseAmount(v[:cut])
 	if err != nil {
-		return 0, 0, bad(err)
+		return amount{}, amount{}, bad(err)
 	}
-	b, err := parseAmount(v[cut+1:], base)
+	b, err := parseAmount(v[cut+1:])
 	if err != nil {
-		return 0, 0, bad(err)
+		return amount{}, amount{}, bad(err)
 	}
-	if a > b {
-		return 0, 0, bad(fmt.Errorf("lo %g exceeds hi %g", a, b))
+	if a.seconds == b.seconds && a.x > b.x {
+		return amount{}, amount{}, bad(fmt.Errorf("lo %g exceeds hi %g", a.x, b.x))
 	}
 	return a, b, nil
 }

@@ -42,7 +42,232 @@ const (
 	bodyHeavy
 )
 
-// model is a parsed straggler spec (plus --jitter), ready to sample.
+// The bounds of a straggler spec's numbers (docs/paradigms.md, Limits).
+// Past them a worker's iteration time overflows the clock's nanoseconds
+// or rounds to nothing, and a run's figures are garbage: lognormal:cv=1e300
+// and slow:factor=1e300 ran and printed a wait share of -1e10.
+const (
+	// MaxCV bounds a lognormal term's coefficient of variation, as
+	// --jitter is bounded (the two compose into one log-normal).
+	MaxCV = 10
+	// MinFactor and MaxFactor bound a worker's slow factor (all its slow
+	// terms multiplied), as --speeds is bounded: it is a speed.
+	MinFactor, MaxFactor = 1e-3, 1e3
+	// MaxAmount bounds every shiftexp and heavytail quantity (shift, mean,
+	// body, delay, cap, burstdelay) in units of Base: 10,000 iterations, 30
+	// times the paper's longest observed straggler (310 s at 1 s).
+	MaxAmount = 1e4
+)
+
+// amount is a straggler quantity as written: in units of Base, or, when
+// seconds, an absolute duration that Base converts.
+type amount struct {
+	x       float64
+	seconds bool
+}
+
+func (a amount) units(base time.Duration) float64 {
+	if a.seconds {
+		return a.x / base.Seconds()
+	}
+	return a.x
+}
+
+// sterm is one parsed term of a straggler spec.
+type sterm struct {
+	name string
+
+	cv float64 // lognormal
+
+	shift, mean amount // shiftexp
+
+	q, alpha, burst         float64 // heavytail
+	lo, hi, xm, capAt, bdel amount
+
+	worker int // slow
+	factor float64
+}
+
+// Straggler is a parsed straggler spec (--straggler; see StragglerForms):
+// the typed value a job carries, checked once where it is parsed. Its
+// text, as written, is its serialized form (MarshalText), so job
+// descriptions and summary.json read as they did when it was a string.
+// Quantities given as durations stay durations until NewWorkers meets the
+// job's Base (WorkerSpec.Check). The zero value is no straggler model.
+type Straggler struct {
+	text  string
+	terms []sterm
+}
+
+// ParseStraggler parses and checks spec ("" is no model): every rule that
+// does not depend on the job's Base and worker count, which
+// WorkerSpec.Check adds.
+func ParseStraggler(spec string) (Straggler, error) {
+	s := Straggler{text: spec}
+	if strings.TrimSpace(spec) == "" {
+		return s, nil
+	}
+	terms, err := splitTerms(spec, "straggler", StragglerForms)
+	if err != nil {
+		return Straggler{}, err
+	}
+	body := ""
+	factors := map[int]float64{}
+	for _, t := range terms {
+		st, err := parseSterm(t)
+		if err != nil {
+			return Straggler{}, err
+		}
+		if t.name == "shiftexp" || t.name == "heavytail" {
+			if body != "" {
+				return Straggler{}, fmt.Errorf("timing: straggler spec combines two base models (%q and an earlier shiftexp/heavytail); use one of them", t.name)
+			}
+			body = t.name
+		}
+		if t.name == "slow" {
+			f := st.factor
+			if old, ok := factors[st.worker]; ok {
+				f *= old
+			}
+			if !(f >= MinFactor && f <= MaxFactor) {
+				return Straggler{}, fmt.Errorf("timing: straggler model \"slow\": worker=%d's factor %g must lie in [%g, %g] (docs/paradigms.md, Limits)", st.worker, f, MinFactor, MaxFactor)
+			}
+			factors[st.worker] = f
+		}
+		s.terms = append(s.terms, st)
+	}
+	return s, nil
+}
+
+// MustStraggler is ParseStraggler for specs known to be valid (presets,
+// tests); it panics on an error.
+func MustStraggler(spec string) Straggler {
+	s, err := ParseStraggler(spec)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// String is the spec as written.
+func (s Straggler) String() string { return s.text }
+
+// IsZero reports whether s is no model.
+func (s Straggler) IsZero() bool { return len(s.terms) == 0 }
+
+// MarshalText writes the spec as written.
+func (s Straggler) MarshalText() ([]byte, error) { return []byte(s.text), nil }
+
+// UnmarshalText parses a spec MarshalText wrote (or any other).
+func (s *Straggler) UnmarshalText(b []byte) error {
+	v, err := ParseStraggler(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+func parseSterm(t term) (sterm, error) {
+	const what = "straggler"
+	st := sterm{name: t.name}
+	var err error
+	switch t.name {
+	case "lognormal":
+		if err := t.checkKeys(what, "cv"); err != nil {
+			return st, err
+		}
+		if st.cv, err = t.number(what, "cv", 0.1); err != nil {
+			return st, err
+		}
+		if st.cv < 0 || st.cv > MaxCV {
+			return st, fmt.Errorf("timing: straggler model \"lognormal\": cv=%g must lie in [0, %d] (docs/paradigms.md, Limits)", st.cv, MaxCV)
+		}
+	case "shiftexp":
+		if err := t.checkKeys(what, "shift", "mean"); err != nil {
+			return st, err
+		}
+		if st.shift, err = t.amount("shift", 0.8); err != nil {
+			return st, err
+		}
+		if st.mean, err = t.amount("mean", 0.2); err != nil {
+			return st, err
+		}
+		if st.shift.x < 0 || st.mean.x < 0 || st.shift.x+st.mean.x <= 0 {
+			return st, fmt.Errorf("timing: straggler model \"shiftexp\": shift=%g, mean=%g: want shift ≥ 0, mean ≥ 0, shift+mean > 0", st.shift.x, st.mean.x)
+		}
+		if err := boundedBare("shiftexp", "shift", st.shift, "mean", st.mean); err != nil {
+			return st, err
+		}
+	case "heavytail":
+		return parseHeavy(t)
+	case "slow":
+		if err := t.checkKeys(what, "worker", "factor"); err != nil {
+			return st, err
+		}
+		if st.worker, err = t.integer(what, "worker", 0); err != nil {
+			return st, err
+		}
+		if st.factor, err = t.number(what, "factor", 2); err != nil {
+			return st, err
+		}
+		if st.factor <= 0 {
+			return st, fmt.Errorf("timing: straggler model \"slow\": factor=%g must be > 0", st.factor)
+		}
+	default:
+		return st, fmt.Errorf("timing: unknown straggler model %q; valid forms: %s", t.name, StragglerForms)
+	}
+	return st, nil
+}
+
+func parseHeavy(t term) (sterm, error) {
+	st := sterm{name: t.name}
+	if err := t.checkKeys("straggler", "q", "body", "delay", "alpha", "cap", "burst", "burstdelay"); err != nil {
+		return st, err
+	}
+	var err error
+	if st.q, err = t.number("straggler", "q", defHeavyQ); err != nil {
+		return st, err
+	}
+	if st.lo, st.hi, err = t.rangeAmount("body", defHeavyBodyLo, defHeavyBodyHi); err != nil {
+		return st, err
+	}
+	if st.xm, err = t.amount("delay", defHeavyDelay); err != nil {
+		return st, err
+	}
+	if st.alpha, err = t.number("straggler", "alpha", defHeavyAlpha); err != nil {
+		return st, err
+	}
+	if st.capAt, err = t.amount("cap", defHeavyCap); err != nil {
+		return st, err
+	}
+	if st.burst, err = t.number("straggler", "burst", defHeavyBurst); err != nil {
+		return st, err
+	}
+	if st.bdel, err = t.amount("burstdelay", defHeavyBurstDelay); err != nil {
+		return st, err
+	}
+	bad := func(format string, a ...any) (sterm, error) {
+		return st, fmt.Errorf("timing: straggler model \"heavytail\": "+format, a...)
+	}
+	switch {
+	case st.q < 0 || st.q > 1:
+		return bad("q=%g must be a probability in [0, 1]", st.q)
+	case st.lo.x < 0 || st.hi.x <= 0:
+		return bad("body=%g-%g must be ≥ 0 with hi > 0", st.lo.x, st.hi.x)
+	case st.xm.x <= 0:
+		return bad("delay=%g (the Pareto scale of a straggler's extra delay) must be > 0", st.xm.x)
+	case st.alpha <= 0:
+		return bad("alpha=%g (the Pareto tail index) must be > 0", st.alpha)
+	case st.burst < 0 || st.burst > 1:
+		return bad("burst=%g must be a probability in [0, 1]", st.burst)
+	case st.bdel.x < 0:
+		return bad("burstdelay=%g must be ≥ 0", st.bdel.x)
+	}
+	return st, boundedBare("heavytail", "body", st.hi, "delay", st.xm, "cap", st.capAt, "burstdelay", st.bdel)
+}
+
+// model is a straggler spec (plus --jitter) at a Base, ready to sample.
 type model struct {
 	body bodyKind
 
@@ -59,9 +284,10 @@ type model struct {
 	desc []string
 }
 
-// parseModel compiles a straggler spec and a jitter CV. base converts duration
-// arguments into units of Base.
-func parseModel(spec string, jitter float64, base time.Duration) (*model, error) {
+// compile is s with jitter at base, for n workers: the checks that need
+// them (a quantity given as a duration against the others and MaxAmount,
+// a slow worker the run has).
+func (s Straggler) compile(jitter float64, base time.Duration, n int) (*model, error) {
 	m := &model{slow: map[int]float64{}}
 	logVar := 0.0 // ln(1 + cv²) summed over log-normal sources
 	if math.IsNaN(jitter) || math.IsInf(jitter, 0) || jitter < 0 {
@@ -70,154 +296,83 @@ func parseModel(spec string, jitter float64, base time.Duration) (*model, error)
 	if jitter > 0 {
 		logVar += math.Log1p(jitter * jitter)
 	}
-	if strings.TrimSpace(spec) != "" {
-		terms, err := splitTerms(spec, "straggler", StragglerForms)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range terms {
-			if err := m.addTerm(t, base, &logVar); err != nil {
+	for _, t := range s.terms {
+		switch t.name {
+		case "lognormal":
+			logVar += math.Log1p(t.cv * t.cv)
+			m.desc = append(m.desc, "lognormal:cv="+fmtFloat(t.cv))
+		case "shiftexp":
+			shift, mean := t.shift.units(base), t.mean.units(base)
+			if err := bounded("shiftexp", "shift", shift, "mean", mean); err != nil {
 				return nil, err
 			}
+			m.body, m.shift, m.expMean = bodyShiftExp, shift, mean
+			m.desc = append(m.desc, "shiftexp:shift="+fmtFloat(shift)+",mean="+fmtFloat(mean))
+		case "heavytail":
+			if err := m.heavy(t, base); err != nil {
+				return nil, err
+			}
+		case "slow":
+			f := t.factor
+			if old, ok := m.slow[t.worker]; ok {
+				f *= old
+			}
+			m.slow[t.worker] = f
+			m.desc = append(m.desc, fmt.Sprintf("slow:worker=%d,factor=%s", t.worker, fmtFloat(f)))
 		}
 	}
 	if logVar > 0 {
 		m.sigma = math.Sqrt(logVar)
 		m.mu = -logVar / 2
 	}
+	if err := m.checkWorkers(n); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
-func (m *model) setBody(t term, k bodyKind) error {
-	if m.body != bodyConst {
-		return fmt.Errorf("timing: straggler spec combines two base models (%q and an earlier shiftexp/heavytail); use one of them", t.name)
-	}
-	m.body = k
-	return nil
-}
-
-func (m *model) addTerm(t term, base time.Duration, logVar *float64) error {
-	const what = "straggler"
-	switch t.name {
-	case "lognormal":
-		if err := t.checkKeys(what, "cv"); err != nil {
-			return err
+// bounded checks name=value pairs of a model's quantities against MaxAmount.
+func bounded(model string, kv ...any) error {
+	for i := 0; i < len(kv); i += 2 {
+		if v := kv[i+1].(float64); v > MaxAmount {
+			return fmt.Errorf("timing: straggler model %q: %s=%g must be at most %g in units of Base (docs/paradigms.md, Limits)", model, kv[i], v, float64(MaxAmount))
 		}
-		cv, err := t.number(what, "cv", 0.1)
-		if err != nil {
-			return err
-		}
-		if cv < 0 {
-			return fmt.Errorf("timing: straggler model \"lognormal\": cv=%g must be ≥ 0", cv)
-		}
-		*logVar += math.Log1p(cv * cv)
-		m.desc = append(m.desc, "lognormal:cv="+fmtFloat(cv))
-	case "shiftexp":
-		if err := t.checkKeys(what, "shift", "mean"); err != nil {
-			return err
-		}
-		shift, err := t.amount("shift", 0.8, base)
-		if err != nil {
-			return err
-		}
-		mean, err := t.amount("mean", 0.2, base)
-		if err != nil {
-			return err
-		}
-		if shift < 0 || mean < 0 || shift+mean <= 0 {
-			return fmt.Errorf("timing: straggler model \"shiftexp\": shift=%g, mean=%g: want shift ≥ 0, mean ≥ 0, shift+mean > 0", shift, mean)
-		}
-		if err := m.setBody(t, bodyShiftExp); err != nil {
-			return err
-		}
-		m.shift, m.expMean = shift, mean
-		m.desc = append(m.desc, "shiftexp:shift="+fmtFloat(shift)+",mean="+fmtFloat(mean))
-	case "heavytail":
-		return m.addHeavy(t, base)
-	case "slow":
-		if err := t.checkKeys(what, "worker", "factor"); err != nil {
-			return err
-		}
-		w, err := t.integer(what, "worker", 0)
-		if err != nil {
-			return err
-		}
-		f, err := t.number(what, "factor", 2)
-		if err != nil {
-			return err
-		}
-		if f <= 0 {
-			return fmt.Errorf("timing: straggler model \"slow\": factor=%g must be > 0", f)
-		}
-		if old, ok := m.slow[w]; ok {
-			f *= old
-		}
-		m.slow[w] = f
-		m.desc = append(m.desc, fmt.Sprintf("slow:worker=%d,factor=%s", w, fmtFloat(f)))
-	default:
-		return fmt.Errorf("timing: unknown straggler model %q; valid forms: %s", t.name, StragglerForms)
 	}
 	return nil
 }
 
-func (m *model) addHeavy(t term, base time.Duration) error {
-	if err := t.checkKeys("straggler", "q", "body", "delay", "alpha", "cap", "burst", "burstdelay"); err != nil {
-		return err
+// boundedBare is bounded for the quantities given in units of Base: the
+// ones given as durations wait for the job's Base (compile).
+func boundedBare(model string, kv ...any) error {
+	for i := 0; i < len(kv); i += 2 {
+		if a := kv[i+1].(amount); !a.seconds {
+			if err := bounded(model, kv[i], a.x); err != nil {
+				return err
+			}
+		}
 	}
-	q, err := t.number("straggler", "q", defHeavyQ)
-	if err != nil {
-		return err
-	}
-	lo, hi, err := t.rangeAmount("body", defHeavyBodyLo, defHeavyBodyHi, base)
-	if err != nil {
-		return err
-	}
-	xm, err := t.amount("delay", defHeavyDelay, base)
-	if err != nil {
-		return err
-	}
-	alpha, err := t.number("straggler", "alpha", defHeavyAlpha)
-	if err != nil {
-		return err
-	}
-	capAt, err := t.amount("cap", defHeavyCap, base)
-	if err != nil {
-		return err
-	}
-	burst, err := t.number("straggler", "burst", defHeavyBurst)
-	if err != nil {
-		return err
-	}
-	burstDelay, err := t.amount("burstdelay", defHeavyBurstDelay, base)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+func (m *model) heavy(t sterm, base time.Duration) error {
+	lo, hi, xm, capAt, burstDelay := t.lo.units(base), t.hi.units(base), t.xm.units(base), t.capAt.units(base), t.bdel.units(base)
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("timing: straggler model \"heavytail\": "+format, a...)
 	}
-	switch {
-	case q < 0 || q > 1:
-		return bad("q=%g must be a probability in [0, 1]", q)
-	case lo < 0 || hi <= 0:
-		return bad("body=%g-%g must be ≥ 0 with hi > 0", lo, hi)
-	case xm <= 0:
-		return bad("delay=%g (the Pareto scale of a straggler's extra delay) must be > 0", xm)
-	case alpha <= 0:
-		return bad("alpha=%g (the Pareto tail index) must be > 0", alpha)
-	case capAt < xm:
-		return bad("cap=%g must be ≥ delay=%g", capAt, xm)
-	case burst < 0 || burst > 1:
-		return bad("burst=%g must be a probability in [0, 1]", burst)
-	case burstDelay < 0:
-		return bad("burstdelay=%g must be ≥ 0", burstDelay)
-	}
-	if err := m.setBody(t, bodyHeavy); err != nil {
+	if err := bounded("heavytail", "body", hi, "delay", xm, "cap", capAt, "burstdelay", burstDelay); err != nil {
 		return err
 	}
-	m.q, m.lo, m.hi, m.xm, m.negInvAlpha, m.capAt = q, lo, hi, xm, -1/alpha, capAt
-	m.burst, m.burstDelay = burst, burstDelay
+	switch {
+	case lo > hi:
+		return bad("body=%g-%g: lo %g exceeds hi %g (want lo-hi, e.g. 1.3-1.8)", lo, hi, lo, hi)
+	case capAt < xm:
+		return bad("cap=%g must be ≥ delay=%g", capAt, xm)
+	}
+	m.body = bodyHeavy
+	m.q, m.lo, m.hi, m.xm, m.negInvAlpha, m.capAt = t.q, lo, hi, xm, -1/t.alpha, capAt
+	m.burst, m.burstDelay = t.burst, burstDelay
 	m.desc = append(m.desc, fmt.Sprintf("heavytail:q=%s,body=%s-%s,delay=%s,alpha=%s,cap=%s,burst=%s,burstdelay=%s",
-		fmtFloat(q), fmtFloat(lo), fmtFloat(hi), fmtFloat(xm), fmtFloat(alpha), fmtFloat(capAt), fmtFloat(burst), fmtFloat(burstDelay)))
+		fmtFloat(t.q), fmtFloat(lo), fmtFloat(hi), fmtFloat(xm), fmtFloat(t.alpha), fmtFloat(capAt), fmtFloat(t.burst), fmtFloat(burstDelay)))
 	return nil
 }
 

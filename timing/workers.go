@@ -24,8 +24,9 @@ type WorkerSpec struct {
 	// Jitter is the coefficient of variation of a mean-1 log-normal
 	// multiplier applied to every iteration; 0 means none.
 	Jitter float64
-	// Straggler is a straggler model spec (see StragglerForms); "" means none.
-	Straggler string
+	// Straggler is the straggler model (see StragglerForms); the zero
+	// value is none.
+	Straggler Straggler
 }
 
 // workerState is one worker's private stream; nothing else reads or advances it.
@@ -62,19 +63,24 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// NewWorkers validates spec for n workers and seeds one stream per worker, so
-// worker p's i-th time depends only on (spec, seed, p, i): never on how draws of
-// different workers interleave, hence never on the paradigm (common random numbers).
-func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
+// Check validates spec for n workers: what NewWorkers would refuse, so a
+// job is refused before it starts rather than where its workers start.
+func (spec WorkerSpec) Check(n int) error {
+	_, _, _, err := spec.compile(n)
+	return err
+}
+
+// compile is spec's model, effective Base and speeds for n workers.
+func (spec WorkerSpec) compile(n int) (*model, time.Duration, []float64, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("timing: workers = %d: want at least 1", n)
+		return nil, 0, nil, fmt.Errorf("timing: workers = %d: want at least 1", n)
 	}
 	base := spec.Base
 	if base == 0 {
 		base = DefaultBase
 	}
 	if base < 0 {
-		return nil, fmt.Errorf("timing: Base = %v: want a positive duration (0 means %v)", spec.Base, DefaultBase)
+		return nil, 0, nil, fmt.Errorf("timing: Base = %v: want a positive duration (0 means %v)", spec.Base, DefaultBase)
 	}
 	speeds := spec.Speeds
 	if len(speeds) == 0 {
@@ -82,14 +88,22 @@ func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
 	}
 	for i, s := range speeds {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
-			return nil, fmt.Errorf("timing: Speeds[%d] (--speeds) = %v: want a finite multiplier > 0", i, s)
+			return nil, 0, nil, fmt.Errorf("timing: Speeds[%d] (--speeds) = %v: want a finite multiplier > 0", i, s)
 		}
 	}
-	m, err := parseModel(spec.Straggler, spec.Jitter, base)
+	m, err := spec.Straggler.compile(spec.Jitter, base, n)
 	if err != nil {
-		return nil, err
+		return nil, 0, nil, err
 	}
-	if err := m.checkWorkers(n); err != nil {
+	return m, base, speeds, nil
+}
+
+// NewWorkers validates spec for n workers and seeds one stream per worker, so
+// worker p's i-th time depends only on (spec, seed, p, i): never on how draws of
+// different workers interleave, hence never on the paradigm (common random numbers).
+func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
+	m, base, speeds, err := spec.compile(n)
+	if err != nil {
 		return nil, err
 	}
 	w := &Workers{m: m, st: make([]workerState, n), burstKey: splitmix64(seed ^ domainBurst), base: base}

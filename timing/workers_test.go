@@ -56,7 +56,7 @@ func TestNoModelIsExactAndSpeedsCycle(t *testing.T) {
 }
 
 func TestSlowWorkerAndSpeedsMultiply(t *testing.T) {
-	w := mustWorkers(t, WorkerSpec{Speeds: []float64{1, 2}, Straggler: "slow:worker=3,factor=4+slow:worker=3,factor=1.5"}, 5, 1)
+	w := mustWorkers(t, WorkerSpec{Speeds: []float64{1, 2}, Straggler: MustStraggler("slow:worker=3,factor=4+slow:worker=3,factor=1.5")}, 5, 1)
 	want := []time.Duration{1e9, 2e9, 1e9, 12e9, 1e9}
 	for p, d := range want {
 		if got := w.Next(p); got != d {
@@ -66,7 +66,7 @@ func TestSlowWorkerAndSpeedsMultiply(t *testing.T) {
 }
 
 func TestSameSeedSameSequenceOtherSeedDiffers(t *testing.T) {
-	spec := WorkerSpec{Jitter: 0.2, Straggler: "heavytail"}
+	spec := WorkerSpec{Jitter: 0.2, Straggler: MustStraggler("heavytail")}
 	a, b, c := mustWorkers(t, spec, 3, 42), mustWorkers(t, spec, 3, 42), mustWorkers(t, spec, 3, 43)
 	same := 0
 	for i := 0; i < 1000; i++ {
@@ -89,8 +89,8 @@ func TestSameSeedSameSequenceOtherSeedDiffers(t *testing.T) {
 func TestWorkerStreamIndependentOfInterleaving(t *testing.T) {
 	for _, spec := range []WorkerSpec{
 		{Jitter: 0.3},
-		{Straggler: "shiftexp+lognormal:cv=0.1"},
-		{Straggler: "heavytail:q=0.2,burst=0.3"},
+		{Straggler: MustStraggler("shiftexp+lognormal:cv=0.1")},
+		{Straggler: MustStraggler("heavytail:q=0.2,burst=0.3")},
 	} {
 		const n, k = 6, 400
 		ref := make([][]float64, n)
@@ -129,9 +129,9 @@ func TestLogNormalMeanAndCV(t *testing.T) {
 	}{
 		{WorkerSpec{Jitter: 0.05}, 0.05},
 		{WorkerSpec{Jitter: 0.3}, 0.3},
-		{WorkerSpec{Straggler: "lognormal:cv=0.2"}, 0.2},
+		{WorkerSpec{Straggler: MustStraggler("lognormal:cv=0.2")}, 0.2},
 		// Independent log-normals multiply: 1+cv² multiplies.
-		{WorkerSpec{Jitter: 0.1, Straggler: "lognormal:cv=0.1"}, math.Sqrt(1.01*1.01 - 1)},
+		{WorkerSpec{Jitter: 0.1, Straggler: MustStraggler("lognormal:cv=0.1")}, math.Sqrt(1.01*1.01 - 1)},
 	} {
 		xs := draw(mustWorkers(t, tc.spec, 1, 3), 0, 200000)
 		mean, cv := meanCV(xs)
@@ -145,7 +145,7 @@ func TestLogNormalMeanAndCV(t *testing.T) {
 }
 
 func TestShiftExpMoments(t *testing.T) {
-	xs := draw(mustWorkers(t, WorkerSpec{Base: 2 * time.Second, Straggler: "shiftexp:shift=0.8,mean=0.2"}, 1, 5), 0, 200000)
+	xs := draw(mustWorkers(t, WorkerSpec{Base: 2 * time.Second, Straggler: MustStraggler("shiftexp:shift=0.8,mean=0.2")}, 1, 5), 0, 200000)
 	mean, cv := meanCV(xs)
 	// In units of Base = 2 s: 2·(0.8 + Exp(0.2)) has mean 2 and sd 0.4.
 	if math.Abs(mean-2) > 0.005 || math.Abs(cv-0.2) > 0.006 {
@@ -159,13 +159,13 @@ func TestShiftExpMoments(t *testing.T) {
 }
 
 func TestHeavyTailBodyAndTail(t *testing.T) {
-	body := draw(mustWorkers(t, WorkerSpec{Straggler: "heavytail:q=0,burst=0"}, 1, 1), 0, 100000)
+	body := draw(mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail:q=0,burst=0")}, 1, 1), 0, 100000)
 	mean, cv := meanCV(body)
 	if math.Abs(mean-1.55) > 0.003 || math.Abs(cv*mean-0.5/math.Sqrt(12)) > 0.003 {
 		t.Errorf("body: mean %.4f sd %.4f, want uniform 1.3-1.8 (1.55, 0.1443)", mean, cv*mean)
 	}
 	// Without bursts every x > 1.8 is a straggler event (the Pareto delay is ≥ 1).
-	xs := draw(mustWorkers(t, WorkerSpec{Straggler: "heavytail:burst=0"}, 1, 2), 0, 400000)
+	xs := draw(mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail:burst=0")}, 1, 2), 0, 400000)
 	var events, over10 int
 	var maxX float64
 	for _, x := range xs {
@@ -189,7 +189,7 @@ func TestHeavyTailBodyAndTail(t *testing.T) {
 	}
 	// Bursts alone: with burstdelay=1 every x > 1.8 is a burst iteration.
 	bursts := 0
-	for _, x := range draw(mustWorkers(t, WorkerSpec{Straggler: "heavytail:q=0,burstdelay=1"}, 1, 4), 0, 100000) {
+	for _, x := range draw(mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail:q=0,burstdelay=1")}, 1, 4), 0, 100000) {
 		if x > 1.8 {
 			bursts++
 		}
@@ -199,7 +199,7 @@ func TestHeavyTailBodyAndTail(t *testing.T) {
 	}
 	// E[min(Pareto(1,1), 300)] = 1 + ln 300, so the default mean is 1.55 + q(1+ln 300) + burst·burstdelay.
 	wantMean := 1.55 + 0.011*(1+math.Log(300)) + 0.1*0.25
-	if m, _ := meanCV(draw(mustWorkers(t, WorkerSpec{Straggler: "heavytail"}, 1, 6), 0, 400000)); math.Abs(m-wantMean) > 0.02 {
+	if m, _ := meanCV(draw(mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail")}, 1, 6), 0, 400000)); math.Abs(m-wantMean) > 0.02 {
 		t.Errorf("mean %.4f, want %.4f", m, wantMean)
 	}
 }
@@ -207,7 +207,7 @@ func TestHeavyTailBodyAndTail(t *testing.T) {
 // The burst draw is shared: at the same iteration index every worker is in or
 // out of a burst together.
 func TestHeavyTailBurstIsSharedAcrossWorkers(t *testing.T) {
-	w := mustWorkers(t, WorkerSpec{Straggler: "heavytail:q=0,burst=0.5,burstdelay=10"}, 5, 11)
+	w := mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail:q=0,burst=0.5,burstdelay=10")}, 5, 11)
 	bursts := 0
 	for i := 0; i < 200; i++ {
 		in := w.Next(0) > 5*time.Second
@@ -226,7 +226,7 @@ func TestHeavyTailBurstIsSharedAcrossWorkers(t *testing.T) {
 }
 
 func TestStringDescribesConfig(t *testing.T) {
-	w := mustWorkers(t, WorkerSpec{Speeds: []float64{1, 2.2}, Jitter: 0.1, Straggler: "slow:worker=1"}, 2, 1)
+	w := mustWorkers(t, WorkerSpec{Speeds: []float64{1, 2.2}, Jitter: 0.1, Straggler: MustStraggler("slow:worker=1")}, 2, 1)
 	want := "base=1s speeds=[1 2.2] jitter=0.1 straggler=slow:worker=1,factor=2"
 	if w.String() != want {
 		t.Errorf("String() = %q, want %q", w, want)

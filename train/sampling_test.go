@@ -19,7 +19,7 @@ func TestGlobalSamplingLearnsEverySample(t *testing.T) {
 	learnt := map[string]float64{}
 	for _, sampling := range []string{"", job.SamplingGlobal} {
 		cfg := job.Config{Spec: spec("backup:b=1"), Workers: 4, Shards: 1, Dataset: "synthetic", Epochs: 6, Batch: 32, Seed: 3,
-			Sampling: sampling, Timing: timing.WorkerSpec{Straggler: "slow:worker=0,factor=3"}}
+			Sampling: sampling, Timing: timing.WorkerSpec{Straggler: timing.MustStraggler("slow:worker=0,factor=3")}}
 		r, err := Virtual(cfg, ds, nil)
 		if err != nil {
 			t.Fatal(err)

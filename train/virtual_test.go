@@ -45,7 +45,7 @@ func TestVirtualIsDeterministic(t *testing.T) {
 	ds := fashion(t, 3000, 500)
 	for _, s := range []string{"dssp:sl=1,su=6", "psp:c=2,b=0.5,t2=300ms"} {
 		cfg := quick(s, 3)
-		cfg.ServerDelay = "spike:p=0.05,delay=2s"
+		cfg.ServerDelay = timing.MustServerDelay("spike:p=0.05,delay=2s")
 		var out [2][]byte
 		for i := range out {
 			r, err := Virtual(cfg, ds, nil)

@@ -44,14 +44,39 @@ func (f *floatList) Set(s string) error {
 	return nil
 }
 
+// specFlag is a timing model flag (--straggler, --server-delay), parsed
+// and checked when given: a bad spec is a usage error naming the flag.
+type specFlag[T fmt.Stringer] struct {
+	v     *T
+	parse func(string) (T, error)
+}
+
+func (f specFlag[T]) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return (*f.v).String()
+}
+
+func (f specFlag[T]) Type() string { return "spec" }
+
+func (f specFlag[T]) Set(s string) error {
+	v, err := f.parse(s)
+	if err != nil {
+		return err
+	}
+	*f.v = v
+	return nil
+}
+
 // clusterFlags are the scenario flags shared by sim, train and compare.
 type clusterFlags struct {
 	workers     int
 	shards      int
 	speeds      floatList
 	jitter      float64
-	straggler   string
-	serverDelay string
+	straggler   timing.Straggler
+	serverDelay timing.ServerDelay
 	base        time.Duration
 	seed        uint64
 	failures    string
@@ -63,8 +88,8 @@ func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
 	fs.IntVar(&c.shards, "shards", job.DefaultShards, "number of server shards S")
 	fs.Var(&c.speeds, "speeds", "per-worker iteration-time multipliers, cycled over the workers (e.g. 1,2.2)")
 	fs.Float64Var(&c.jitter, "jitter", 0, "coefficient of variation of log-normal iteration-time jitter")
-	fs.StringVar(&c.straggler, "straggler", "", "straggler model: "+timing.StragglerForms)
-	fs.StringVar(&c.serverDelay, "server-delay", "", "server delay model: "+timing.ServerForms)
+	fs.Var(specFlag[timing.Straggler]{&c.straggler, timing.ParseStraggler}, "straggler", "straggler model: "+timing.StragglerForms)
+	fs.Var(specFlag[timing.ServerDelay]{&c.serverDelay, timing.ParseServerDelay}, "server-delay", "server delay model: "+timing.ServerForms)
 	fs.DurationVar(&c.base, "base", 0, "iteration time of a speed-1 worker (default 1s)")
 	fs.Uint64Var(&c.seed, "seed", job.DefaultSeed, "random seed ≥ 1; the same seed gives the same result")
 	fs.StringVar(&c.failures, "fail", "", "workers that die, as WORKER@TIME,... (e.g. 2@30s)")
@@ -90,6 +115,14 @@ func (c *clusterFlags) validate() error {
 	}
 	if c.base < 0 {
 		return fmt.Errorf("--base=%s must not be negative", c.base)
+	}
+	// What needs the other flags (a duration against --base, a slow
+	// worker or a shard the job has), named as the flag.
+	if err := c.timing().Check(c.workers); err != nil {
+		return fmt.Errorf("--straggler=%q: %w", c.straggler, err)
+	}
+	if err := c.serverDelay.Check(c.shards); err != nil {
+		return fmt.Errorf("--server-delay=%q: %w", c.serverDelay, err)
 	}
 	if c.seed == 0 {
 		// job.Config reads a zero seed as its default, 1: refuse it
