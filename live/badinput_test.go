@@ -211,14 +211,7 @@ func TestRefusalLogBounded(t *testing.T) {
 func TestMetricsServed(t *testing.T) {
 	sv, tr := testServer(t, "127.0.0.1:0")
 	_ = tr
-	addr := ""
-	for i := 0; i < 100 && addr == ""; i++ {
-		addr = sv.metricsAddr()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if addr == "" {
-		t.Fatal("metrics server did not start")
-	}
+	addr := waitMetrics(t, sv)
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
