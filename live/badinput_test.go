@@ -76,7 +76,7 @@ func dialControlRole(t *testing.T, tr wire.Transport, role string) (*wire.Conn, 
 func dialHello(tr wire.Transport, addr, token string, h wire.Hello) (*wire.Conn, error) {
 	cc := wire.ClientConfig{Hello: h}
 	cc.Token = token
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard) // a guard: a dial is answered
 	defer cancel()
 	return wire.Dial(ctx, tr, addr, cc)
 }

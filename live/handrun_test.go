@@ -44,6 +44,7 @@ func freeAddrs(t *testing.T, n int) []string {
 // checkpoint and every process exits 0; no finished worker is counted as
 // removed.
 func TestHandRunJobEndsByItself(t *testing.T) {
+	skipUnderRace(t)
 	// Twice: as loaded, and with --normalize mean, where shard 0 and every
 	// worker subtract the training set's mean each from its own copy.
 	for _, normalized := range []bool{false, true} {

@@ -129,6 +129,7 @@ func (h *nsJob) wait(out string, limit time.Duration) runstats.Run {
 }
 
 func TestJobAcrossNamespaces(t *testing.T) {
+	skipUnderRace(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to make network namespaces (ip netns add); run the tests as root to include it")
 	}

@@ -3,6 +3,7 @@ package live
 import (
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -104,4 +105,15 @@ func (s *syncBuffer) holds(ok func(string) bool) (bool, <-chan struct{}) {
 		return true, nil
 	}
 	return false, s.sig.next()
+}
+
+// skipUnderRace skips a test whose job runs in separate pacer processes
+// under the race detector: those are built without it, so only the test's
+// own waiting would be instrumented, and the test has run in the plain go
+// test (DECISIONS: slow end-to-end tests need not run twice under it).
+func skipUnderRace(t *testing.T) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("a job of separate processes: run by the plain go test")
+	}
 }

@@ -493,6 +493,8 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 	}()
 	for !st.pl.Ready() {
 		if d, ok := st.pl.Deadline(); ok && tick == nil {
+			// The event loop's timer for the deadline pl chose; pl.Tick
+			// takes the time as an input when it fires.
 			timer = time.NewTimer(d - time.Since(st.start))
 			tick = timer.C
 		}
