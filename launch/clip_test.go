@@ -13,6 +13,7 @@ import (
 // norm, so with plain SGD the weights move at most steps·lr·C from their
 // start; unclipped, the same job moves them far more.
 func TestClipNormLive(t *testing.T) {
+	skipUnderRace(t)
 	moved := func(clip float64) (float64, int64) {
 		cfg := fmnistJob(t, "bsp", 1, 1, 320, 1)
 		cfg.ClipNorm, cfg.Seed = clip, 4

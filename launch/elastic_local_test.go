@@ -18,6 +18,7 @@ import (
 // gradient is stale (each was computed from the version of the
 // superstep it lands in); and the job learns.
 func TestElasticLocalLive(t *testing.T) {
+	skipUnderRace(t)
 	for _, mode := range []string{"inproc", "tcp"} {
 		t.Run(mode, func(t *testing.T) {
 			run := func(spec string) *Result {

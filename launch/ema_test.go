@@ -16,6 +16,7 @@ import (
 // decay of 0.9999 over a short run keeps it at the initial weights'
 // accuracy while the weights themselves learn.
 func TestEMALive(t *testing.T) {
+	skipUnderRace(t)
 	for _, mode := range []string{"inproc", "tcp"} {
 		t.Run(mode, func(t *testing.T) {
 			cfg := fmnistJob(t, "bsp", 2, 2, 1280, 2)

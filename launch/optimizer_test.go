@@ -19,6 +19,7 @@ import (
 // BSP update. Restored (--restore), each shard comes back with exactly
 // its checkpoint's weights, and the job goes on for a second epoch.
 func TestAdamLive(t *testing.T) {
+	skipUnderRace(t)
 	cfg := fmnistJob(t, "bsp", 2, 2, 3200, 1)
 	rule, err := optim.ParseRule("adam")
 	if err != nil {

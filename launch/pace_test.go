@@ -9,46 +9,39 @@ import (
 )
 
 // TestInprocEmulatedSpeeds (issue 12, item 1): the live workers stretch
-// their real iterations to the job's timing model. Under ASP, where
-// nobody waits for anyone, a worker of speed 3 pushes about a third as
-// often as the two of speed 1; under BSP everybody pushes alike and the
-// round takes the slow worker's time. 40 ms iterations dwarf this
-// machine's real MLP step (about a millisecond; ten under the race
-// detector), so the ratio is mostly the model's, not the machine's.
+// their real iterations to the job's timing model: every iteration of a
+// speed-s worker lasts at least s × --base (a timer never fires early, so
+// this holds at any load; on an idle machine the 40 ms dwarf the real MLP
+// step and ASP's slow worker pushes about a third as often, on a busy one
+// the real compute stretches every iteration alike, so no ratio is
+// asserted). Under BSP everybody pushes alike. The pace's draws are
+// traced in live's TestPaceStretches.
 func TestInprocEmulatedSpeeds(t *testing.T) {
 	ds := synth(t)
+	const base = 40 * time.Millisecond
+	speeds := []float64{1, 1, 3}
 	for _, spec := range []string{"asp", "bsp"} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a guard against a hang
 		cfg := quickJob(t, spec, 3, 1)
-		cfg.Epochs = 1.5
-		cfg.Timing = timing.WorkerSpec{Base: 40 * time.Millisecond, Speeds: []float64{1, 1, 3}}
-		start := time.Now()
+		cfg.Epochs = 0.5
+		cfg.Timing = timing.WorkerSpec{Base: base, Speeds: speeds}
 		r, err := Train(ctx, cfg, Options{Data: ds}, nil)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}
-		wall := time.Since(start)
 		wp := r.WorkerPushes
-		t.Logf("%s: worker pushes %v in %.2f s (throughput %.1f/s)", spec, wp, wall.Seconds(), r.Throughput)
-		fast := float64(wp[0]+wp[1]) / 2
-		switch spec {
-		case "asp":
-			// Expected 1/3; a loaded machine adds the same real overhead to
-			// every iteration, which pulls the ratio towards 1 (0.44 under
-			// the race detector here, 20 ms added to every iteration);
-			// without the pace it would be about 1.
-			if ratio := float64(wp[2]) / fast; ratio < 0.2 || ratio > 0.6 {
-				t.Errorf("asp: the speed-3 worker pushed %.2f of a speed-1 worker's count, want about 1/3", ratio)
+		t.Logf("%s: worker pushes %v, iterations %+v", spec, wp, r.WorkerIterations)
+		if len(r.WorkerIterations) != len(speeds) {
+			t.Fatalf("%s: iteration times of %d workers, want %d", spec, len(r.WorkerIterations), len(speeds))
+		}
+		for i, it := range r.WorkerIterations {
+			if want := speeds[i] * base.Seconds(); it.N == 0 || it.Mean < want {
+				t.Errorf("%s: worker %d (speed %g): %d iterations of %.1f ms on average, want at least %.0f ms", spec, i, speeds[i], it.N, it.Mean*1e3, want*1e3)
 			}
-		case "bsp":
-			if d := wp[2] - wp[0]; d < -1 || d > 1 {
-				t.Errorf("bsp: worker pushes %v, want equal", wp)
-			}
-			// Every round waits for the slow worker's 120 ms.
-			if rounds := float64(wp[0]); r.Seconds < rounds*0.12*0.9 {
-				t.Errorf("bsp: %v rounds in %.2f s: faster than the slow worker's 120 ms a round", rounds, r.Seconds)
-			}
+		}
+		if d := wp[2] - wp[0]; spec == "bsp" && (d < -1 || d > 1) {
+			t.Errorf("bsp: worker pushes %v, want equal", wp)
 		}
 	}
 }

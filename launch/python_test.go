@@ -17,6 +17,7 @@ import (
 // protocol and holds pacer's MLP layout, or the Go worker's gradients and
 // its own would not add up to a trained model.
 func TestTCPPythonWorkers(t *testing.T) {
+	skipUnderRace(t)
 	if err := exec.Command(defaultPython, "-c", "import torch, numpy").Run(); err != nil {
 		t.Skip("PyTorch is not installed for /usr/bin/python3 (scripts/setup installs python3-torch as root)")
 	}

@@ -76,7 +76,7 @@ func dialControlRole(t *testing.T, tr wire.Transport, role string) (*wire.Conn, 
 func dialHello(tr wire.Transport, addr, token string, h wire.Hello) (*wire.Conn, error) {
 	cc := wire.ClientConfig{Hello: h}
 	cc.Token = token
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), waitGuard) // a guard: a dial is answered
 	defer cancel()
 	return wire.Dial(ctx, tr, addr, cc)
 }
@@ -211,14 +211,7 @@ func TestRefusalLogBounded(t *testing.T) {
 func TestMetricsServed(t *testing.T) {
 	sv, tr := testServer(t, "127.0.0.1:0")
 	_ = tr
-	addr := ""
-	for i := 0; i < 100 && addr == ""; i++ {
-		addr = sv.metricsAddr()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if addr == "" {
-		t.Fatal("metrics server did not start")
-	}
+	addr := waitMetrics(t, sv)
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func BenchmarkPythonPushPull(b *testing.B) {
 		go func() { done <- py.Wait() }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(10 * time.Second): // a guard: closing its stdin ends it
 			py.Process.Kill()
 			<-done
 		}
@@ -78,7 +78,7 @@ func BenchmarkPythonPushPull(b *testing.B) {
 		var s string
 		select {
 		case s = <-line:
-		case <-time.After(60 * time.Second):
+		case <-time.After(60 * time.Second): // a guard: each command answers with a line
 			py.Process.Kill()
 			b.Fatalf("python %s %d: no answer in 60 s", op, r)
 		}

@@ -41,7 +41,7 @@ func connServer(t *testing.T, spec string, k int, wc wire.Config) (*Server, *wir
 // connections weigh little next to what the server keeps.
 func smallClient(t *testing.T, tr wire.Transport, worker int32) *wire.Conn {
 	t.Helper()
-	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: 30 * time.Second},
+	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: waitGuard},
 		Hello: wire.Hello{Role: RoleWorker, Worker: worker}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -126,13 +126,9 @@ func TestPullsPinNoSnapshots(t *testing.T) {
 		}
 		return n
 	}
-	n := open()
-	// The replaced connections close asynchronously; give them a moment.
-	for i := 0; i < 100 && n > 1; i++ {
-		time.Sleep(20 * time.Millisecond)
-		n = open()
-	}
-	if n != 1 {
+	// The replaced connections close asynchronously.
+	waitUntil(func() bool { return open() <= 1 })
+	if n := open(); n != 1 {
 		t.Errorf("%d data connections open for worker 1, want 1", n)
 	}
 }
@@ -221,11 +217,13 @@ func rawHello(t *testing.T, tr wire.Transport, role string, worker int32) (send 
 // version and stops reading; worker 0's push makes the version, so the
 // shard owes worker 1 a ready notice. The notice used to be written from
 // worker 0's connection goroutine under worker 1's write lock, so worker
-// 0's acknowledgement waited out the write timeout (28 s in the report;
-// 20 s here). Now notices are queued per connection and the ack comes at
-// once.
+// 0's acknowledgement waited out the write timeout (28 s in the report).
+// Now notices are queued per connection and the ack comes at once. The
+// write timeout here is an hour, so an ack held behind the stuck write
+// would never come (the call's guard would end the test), whatever the
+// machine's load; no duration is measured.
 func TestStuckPeerDelaysNoAck(t *testing.T) {
-	const writeTimeout = 20 * time.Second
+	const writeTimeout = time.Hour
 	sv, tr := connServer(t, "asp", 2, wire.Config{WriteTimeout: writeTimeout})
 	_, v := sv.Shard().Weights()
 	// Worker 1 by hand: an in-process pipe buffers nothing, so the notice
@@ -241,15 +239,10 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 	var ack wire.Frame
 	grad := make([]float32, sv.Shard().hi-sv.Shard().lo)
 	for i := range 3 {
-		t0 := time.Now()
 		if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Worker: 0, Extra: v + uint64(i), Floats: grad}, &ack); err != nil {
-			t.Fatal(err)
+			t.Fatalf("push %d: %v: a peer that does not read held up its acknowledgement", i, err)
 		}
-		d := time.Since(t0)
-		t.Logf("push %d acknowledged after %v (version %d)", i, d.Round(time.Millisecond), ack.Tag)
-		if d > writeTimeout/4 {
-			t.Fatalf("push %d acknowledged after %v: a peer that does not read held it up", i, d.Round(time.Millisecond))
-		}
+		t.Logf("push %d acknowledged (version %d)", i, ack.Tag)
 	}
 }
 
@@ -259,15 +252,17 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 // writes. Worker 0's clock completes the BSP round: the coordinator
 // releases both from worker 0's connection goroutine. The release to
 // worker 1 used to wait for worker 1's write lock (up to the write
-// timeout) before worker 0 got its reply; now it is queued.
+// timeout) before worker 0 got its reply; now it is queued. As in
+// TestStuckPeerDelaysNoAck, the write timeout is an hour: a release held
+// behind the stuck write never comes.
 func TestStuckPeerDelaysNoRelease(t *testing.T) {
-	const writeTimeout = 20 * time.Second
+	const writeTimeout = time.Hour
 	_, tr := connServer(t, "bsp", 2, wire.Config{WriteTimeout: writeTimeout})
 	send, _ := rawHello(t, tr, RoleControl, 1)
 	send(&wire.Frame{Type: wire.MsgClock, ReqID: 2, Worker: 1, Tag: 1})
 	// Worker 1 reads nothing more: its clock reply is stuck in the pipe.
 	released := make(chan struct{}, 4)
-	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: 60 * time.Second},
+	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: waitGuard},
 		Hello: wire.Hello{Role: RoleControl, Worker: 0}, OnNotify: func(f *wire.Frame) {
 			if f.Type == wire.MsgRelease {
 				released <- struct{}{}
@@ -280,20 +275,14 @@ func TestStuckPeerDelaysNoRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	t0 := time.Now()
 	var resp wire.Frame
 	if err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgClock, Worker: 0, Tag: 1}, &resp); err != nil {
-		t.Fatal(err)
+		t.Fatalf("worker 0's clock: %v: a control connection that does not read held up its reply", err)
 	}
 	select {
 	case <-released:
-	case <-time.After(writeTimeout + 10*time.Second):
-		t.Fatal("worker 0 was never released")
-	}
-	d := time.Since(t0)
-	t.Logf("worker 0's clock answered and released after %v", d.Round(time.Millisecond))
-	if d > writeTimeout/4 {
-		t.Fatalf("worker 0 waited %v: a control connection that does not read held up its release", d.Round(time.Millisecond))
+	case <-time.After(waitGuard): // a guard: the stuck write would hold the release for the hour
+		t.Fatal("worker 0 was never released: a control connection that does not read held it up")
 	}
 }
 
@@ -356,7 +345,7 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
+	case <-time.After(waitGuard): // a guard: the line comes when the server listens
 		t.Fatal("pacer server did not start")
 	}
 	rss := func() int64 {
@@ -373,7 +362,15 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 		t.Fatal("no VmRSS in /proc status")
 		return 0
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Idle: once the shard has served a control call, its start-up is over.
+	obs := NewObserver(wire.TCP{}, addr, 0, "secret", "secret-control")
+	sctx, scancel := context.WithTimeout(context.Background(), waitGuard)
+	_, err = obs.Stats(sctx)
+	scancel()
+	obs.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	idle := rss()
 	// Large enough that three of them kept would be over twice the idle
 	// RSS, below the old 1 GiB limit.
@@ -382,7 +379,8 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 		sent, reply := oversizedPush(t, addr, int32(w), size)
 		t.Logf("worker %d: %d of %d MB sent; reply: %s", w, sent>>20, size>>20, reply)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Each reply came once the server had refused the push: what it read
+	// is in its RSS now.
 	after := rss()
 	t.Logf("shard RSS %.1f MB idle, %.1f MB after three refused pushes of %d MB", float64(idle)/1e6, float64(after)/1e6, size>>20)
 	if after >= 2*idle {

@@ -74,12 +74,10 @@ func heap() uint64 {
 	return m.HeapAlloc
 }
 
-// waitRefused waits (at most 5 s) until the shard has refused n frames.
+// waitRefused waits until the shard has refused n frames.
 func waitRefused(t *testing.T, sh *Shard, n int64) {
 	t.Helper()
-	for i := 0; i < 500 && sh.Stats().Refused < n; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(func() bool { return sh.Stats().Refused >= n })
 	if got := sh.Stats().Refused; got != n {
 		t.Fatalf("refused %d frames, want %d", got, n)
 	}
@@ -434,14 +432,13 @@ func TestJoinsBounded(t *testing.T) {
 	// delivers it directly, but asynchronously).
 	last := int32(idCap - 1)
 	var err error
-	for i := 0; i < 500; i++ {
+	waitUntil(func() bool {
 		var c *wire.Conn
 		if c, err = dialHello(tr, "sh", "secret", wire.Hello{Role: RoleWorker, Worker: last}); err == nil {
 			c.Close()
-			break
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err == nil
+	})
 	if err != nil {
 		t.Errorf("data connection of joined worker %d: %v", last, err)
 	}
@@ -466,7 +463,7 @@ func TestNewerConnectionReplaces(t *testing.T) {
 		}
 		select {
 		case <-a.Done():
-		case <-time.After(5 * time.Second):
+		case <-time.After(waitGuard): // a guard: the newer hello closes it
 			t.Errorf("%s: the older connection of worker 1 is still open", role)
 		}
 		select {

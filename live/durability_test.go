@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/ckpt"
@@ -116,11 +115,8 @@ func runSteps(t *testing.T, s *Shard, dir string, steps []logStep, clocks map[in
 			}
 		case st.tick:
 			v := s.Stats().Version
-			for i := 0; i < 1000 && s.Stats().Version == v; i++ {
-				time.Sleep(5 * time.Millisecond)
-			}
-			if s.Stats().Version == v {
-				t.Fatalf("no deadline applied in 5 s (version %d)", v)
+			if !waitUntil(func() bool { return s.Stats().Version != v }) {
+				t.Fatalf("no deadline applied (version %d)", v)
 			}
 		case st.leave >= 0 || st.join >= 0:
 			var live, removed []int
@@ -446,14 +442,12 @@ func TestLogReplaysDeadlinesAndJoins(t *testing.T) {
 	}
 }
 
-// waitVersion waits (at most 5 s) for s to reach version v.
+// waitVersion waits for s to reach version v.
 func waitVersion(t *testing.T, s *Shard, v uint64) {
 	t.Helper()
-	for i := 0; i < 1000 && s.Stats().Version < v; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(func() bool { return s.Stats().Version >= v })
 	if got := s.Stats().Version; got != v {
-		t.Fatalf("version %d after 5 s, want %d", got, v)
+		t.Fatalf("version %d, want %d", got, v)
 	}
 }
 

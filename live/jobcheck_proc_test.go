@@ -21,12 +21,12 @@ type jobProcs struct {
 
 type jobProc struct {
 	cmd  *exec.Cmd
-	log  *lockedBuf
+	log  *syncBuffer
 	done chan error
 }
 
 func (j *jobProcs) start(args ...string) *jobProc {
-	p := &jobProc{cmd: exec.Command(pacerBin, args...), log: &lockedBuf{}, done: make(chan error, 1)}
+	p := &jobProc{cmd: exec.Command(pacerBin, args...), log: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd.Env = append(childEnv(os.Environ()), "PACER_TOKEN=secret", "PACER_CONTROL_TOKEN=control-secret")
 	p.cmd.SysProcAttr = childAttr()
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -45,28 +45,24 @@ func (j *jobProcs) stop() {
 	}
 }
 
-// waitLog waits until p's output holds want.
-func (p *jobProc) waitLog(t *testing.T, want string, d time.Duration) {
+// waitLog waits until p's output holds want, woken by its writes.
+func (p *jobProc) waitLog(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !strings.Contains(p.log.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in %s's output after %s:\n%s", want, p.cmd.Args[1], d, p.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !awaitLog(p.log, want) {
+		t.Fatalf("no %q in %s's output:\n%s", want, p.cmd.Args[1], p.log.String())
 	}
 }
 
 // exitErr waits for p to exit and returns its status (a test failure if it
-// does not within d).
-func (p *jobProc) exitErr(t *testing.T, d time.Duration) error {
+// does not within waitGuard).
+func (p *jobProc) exitErr(t *testing.T) error {
 	t.Helper()
 	select {
 	case err := <-p.done:
 		p.done <- err // stop() reads it again
 		return err
-	case <-time.After(d):
-		t.Fatalf("%v still running after %s:\n%s", p.cmd.Args, d, p.log.String())
+	case <-time.After(waitGuard): // a guard against a hang
+		t.Fatalf("%v still running after %s:\n%s", p.cmd.Args, waitGuard, p.log.String())
 		return nil
 	}
 }
@@ -87,11 +83,11 @@ func TestHandStartedShardsOfTwoJobsRefused(t *testing.T) {
 	j.start(append([]string{"server", "--index", "1", "--peers", strings.Join(addrs, ","), "--listen", addrs[1]}, handJob("ssp:s=3", "0.1")...)...)
 	w := j.start("worker", "--coordinator", addrs[0], "--id", "0", "--connect-timeout", "60s")
 	const want = "shard 1's job differs from shard 0's: paradigm ssp:s=3 ≠ bsp"
-	if err := w.exitErr(t, 90*time.Second); err == nil {
+	if err := w.exitErr(t); err == nil {
 		t.Fatalf("the worker of a mismatched job exited 0:\n%s", w.log.String())
 	}
-	w.waitLog(t, want, time.Second)
-	s0.waitLog(t, want, 30*time.Second)
+	w.waitLog(t, want)
+	s0.waitLog(t, want)
 	if !strings.Contains(s0.log.String(), "level=ERROR") {
 		t.Errorf("shard 0 does not say it at ERROR:\n%s", s0.log.String())
 	}
@@ -111,25 +107,23 @@ func TestWorkerRefusesCoordinatorOfAnotherJob(t *testing.T) {
 	w := j.start("worker", "--coordinator", addrs[0], "--id", "0", "--connect-timeout", "60s", "--log-level", "debug")
 	// Mid-job: the worker has pushed.
 	obs := NewObserver(wire.TCP{}, addrs[0], 0, "secret", "control-secret")
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		st, err := obs.Stats(ctx)
-		cancel()
-		if err == nil && st.Coord != nil && st.Coord.Pushes > 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pushes after 60 s (%v):\n%s", err, w.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	var err error
+	if !waitUntil(func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+		defer cancel()
+		var st Stats
+		st, err = obs.Stats(ctx)
+		return err == nil && st.Coord != nil && st.Coord.Pushes > 5
+	}) {
+		t.Fatalf("no pushes (%v):\n%s", err, w.log.String())
 	}
 	obs.Close()
 	s0.cmd.Process.Kill()
 	<-s0.done
 	s0.done <- nil
 	j.start(append([]string{"server", "--index", "0", "--peers", peers, "--listen", addrs[0]}, handJob("asp", "0.2")...)...)
-	if err := w.exitErr(t, 90*time.Second); err == nil {
+	if err := w.exitErr(t); err == nil {
 		t.Fatalf("the worker went on with another job's coordinator:\n%s", w.log.String())
 	}
-	w.waitLog(t, fmt.Sprintf("shard 0's job differs from worker %d's: lr 0.2 ≠ 0.1", 0), time.Second)
+	w.waitLog(t, fmt.Sprintf("shard 0's job differs from worker %d's: lr 0.2 ≠ 0.1", 0))
 }

@@ -22,6 +22,8 @@ func (b *backoff) reset() { b.d = 0 }
 
 // sleep waits d or until ctx ends; it reports whether ctx is still live.
 func sleep(ctx context.Context, d time.Duration) bool {
+	// The pause between attempts of the redial backoffs (not a wait for
+	// an event: there is none to wait for while a peer is down).
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -34,6 +36,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // every calls f every d until ctx ends.
 func every(ctx context.Context, d time.Duration, f func()) {
+	// The clock of the periodic event loops (heartbeats, checkpoints, the
+	// coordinator's sweep): their one reading of time.
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {

@@ -78,12 +78,12 @@ type nsJob struct {
 type nsProc struct {
 	name string
 	cmd  *exec.Cmd
-	log  *lockedBuf
+	log  *syncBuffer
 	done chan error
 }
 
 func (h *nsJob) start(name string, env []string, argv ...string) {
-	p := &nsProc{name: name, cmd: exec.Command(argv[0], argv[1:]...), log: &lockedBuf{}, done: make(chan error, 1)}
+	p := &nsProc{name: name, cmd: exec.Command(argv[0], argv[1:]...), log: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd.Env = env
 	p.cmd.SysProcAttr = childAttr()
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -103,7 +103,7 @@ func (h *nsJob) wait(out string, limit time.Duration) runstats.Run {
 			p.cmd.Process.Kill() // whatever still runs (a failure)
 		}
 	}()
-	deadline := time.After(limit)
+	deadline := time.After(limit) // a guard: the processes end the job by themselves
 	for _, p := range h.procs {
 		select {
 		case err := <-p.done:
@@ -129,6 +129,7 @@ func (h *nsJob) wait(out string, limit time.Duration) runstats.Run {
 }
 
 func TestJobAcrossNamespaces(t *testing.T) {
+	skipUnderRace(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to make network namespaces (ip netns add); run the tests as root to include it")
 	}

@@ -38,16 +38,13 @@ func TestProbesAndRuntimeMetrics(t *testing.T) {
 	if code, body := httpGet(t, "http://"+addr+"/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		code, body := httpGet(t, "http://"+addr+"/readyz")
-		if code == 200 && body == "ready\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz of a listening shard: %d %q", code, body)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var code int
+	var body string
+	if !waitUntil(func() bool {
+		code, body = httpGet(t, "http://"+addr+"/readyz")
+		return code == 200 && body == "ready\n"
+	}) {
+		t.Fatalf("/readyz of a listening shard: %d %q", code, body)
 	}
 	_, page := httpGet(t, "http://"+addr+"/metrics")
 	for _, m := range []string{"go_goroutines ", "go_memstats_heap_alloc_bytes ", "process_cpu_seconds_total ",
@@ -139,11 +136,8 @@ func TestAuthFailuresLogged(t *testing.T) {
 		}
 	}
 	elapsed := time.Since(start)
-	// The refusal is sent before the hook logs: wait for the last lines.
-	deadline := time.Now().Add(5 * time.Second)
-	for strings.Count(buf.String(), `msg="authentication failed"`) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The refusal is sent before the hook logs: wait for its line.
+	awaitLog(&buf, `msg="authentication failed"`)
 	logs := buf.String()
 	lines := strings.Count(logs, `msg="authentication failed"`)
 	bound := ratelog.DefaultBurst + int(elapsed/ratelog.DefaultEvery) + 1
@@ -182,14 +176,11 @@ func TestPendingConnectionsCapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer over.Close()
-	over.SetReadDeadline(time.Now().Add(5 * time.Second))
+	over.SetReadDeadline(time.Now().Add(waitGuard)) // a guard: the server closes it at once
 	if _, err := over.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("the connection over the cap: %v, want closed (EOF)", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(buf.String(), "too many unauthenticated connections") && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitLog(&buf, "too many unauthenticated connections")
 	if logs := buf.String(); !strings.Contains(logs, "too many unauthenticated connections") || !strings.Contains(logs, "max_pending=2") ||
 		!strings.Contains(logs, "peer="+over.LocalAddr().String()) {
 		t.Errorf("no refusal line naming the peer %s:\n%s", over.LocalAddr(), logs)
@@ -201,18 +192,17 @@ func TestPendingConnectionsCapped(t *testing.T) {
 		c.Close()
 	}
 	silent = nil
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, err := wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: RoleWorker, Worker: 0}})
-		cancel()
-		if err == nil {
+	// The server sees the closes in its own time: dial until one is let in.
+	if !waitUntil(func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+		defer cancel()
+		var c *wire.Conn
+		if c, err = wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: RoleWorker, Worker: 0}}); err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a worker could not connect once the silent connections closed: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil
+	}) {
+		t.Fatalf("a worker could not connect once the silent connections closed: %v", err)
 	}
 }
 
@@ -251,24 +241,21 @@ func TestWorkerMetrics(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("worker ended before serving metrics: %v", err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, _ := httpGet(t, "http://"+addr+"/readyz")
-		_, page := httpGet(t, "http://"+addr+"/metrics")
-		v := metric(page, `pacer_worker_pushes_total{worker="0"}`)
-		if n, _ := strconv.Atoi(v); code == 200 && n > 0 {
-			for _, m := range []string{`pacer_worker_compute_seconds_total{worker="0"}`, `pacer_worker_wire_bytes_total{direction="out",worker="0"}`,
-				`pacer_worker_clock{worker="0"}`, "go_goroutines", "process_cpu_seconds_total"} {
-				if !strings.Contains(page, m) {
-					t.Errorf("worker /metrics lacks %s", m)
-				}
-			}
-			break
+	var code int
+	var page string
+	if !waitUntil(func() bool {
+		code, _ = httpGet(t, "http://"+addr+"/readyz")
+		_, page = httpGet(t, "http://"+addr+"/metrics")
+		n, _ := strconv.Atoi(metric(page, `pacer_worker_pushes_total{worker="0"}`))
+		return code == 200 && n > 0
+	}) {
+		t.Fatalf("worker metrics never showed a push (readyz %d):\n%s", code, page)
+	}
+	for _, m := range []string{`pacer_worker_compute_seconds_total{worker="0"}`, `pacer_worker_wire_bytes_total{direction="out",worker="0"}`,
+		`pacer_worker_clock{worker="0"}`, "go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(page, m) {
+			t.Errorf("worker /metrics lacks %s", m)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("worker metrics never showed a push (readyz %d):\n%s", code, page)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	cancel()
 	<-done

@@ -53,23 +53,34 @@ func newPace(spec timing.WorkerSpec, workers, id int, seed uint64) (*pace, error
 	return pc, nil
 }
 
-// hold returns once the iteration that started at start, whose gradient
-// took compute, has lasted its drawn time (or ctx ended).
-func (pc *pace) hold(ctx context.Context, start time.Time, compute time.Duration) error {
+// end is when the iteration that started at start, whose gradient took
+// compute, may end: start plus this worker's next draw in units of its
+// base (a measuring step, and the step that sets the base from the
+// measurements, draw none until then: the zero time, no hold). It reads no
+// clock, so a trace of starts and computes gives the same ends at any
+// load.
+func (pc *pace) end(start time.Time, compute time.Duration) time.Time {
 	if pc.base == 0 {
 		pc.samples = append(pc.samples, compute)
 		if len(pc.samples) < measureSteps {
-			return nil
+			return time.Time{}
 		}
 		slices.Sort(pc.samples)
 		pc.base = max(pc.samples[len(pc.samples)/2], time.Microsecond)
 	}
 	d := pc.tw.Next(pc.p)
-	target := time.Duration(float64(d) / float64(pc.unit) * float64(pc.base))
-	wait := target - time.Since(start)
+	return start.Add(time.Duration(float64(d) / float64(pc.unit) * float64(pc.base)))
+}
+
+// hold returns once the iteration that started at start, whose gradient
+// took compute, has lasted its drawn time (or ctx ended); now is the
+// worker loop's reading of the clock, the only one.
+func (pc *pace) hold(ctx context.Context, now, start time.Time, compute time.Duration) error {
+	wait := pc.end(start, compute).Sub(now)
 	if wait <= 0 {
 		return nil
 	}
+	// The event loop's wait for the end end() chose (or the stop).
 	if pc.timer == nil {
 		pc.timer = time.NewTimer(wait)
 	} else {

@@ -20,52 +20,55 @@ func TestNoPaceWithoutATimingModel(t *testing.T) {
 }
 
 // Without --base a worker's first computes set it (all but the last
-// unstretched), and then
-// a speed-2 worker's iteration lasts twice its real step; with --base the
-// draw is in units of it from the first iteration.
+// unstretched), and then a speed-2 worker's iteration lasts twice its real
+// step; with --base the draw is in units of it from the first iteration.
+// The ends are a trace of made-up instants: no clock is read.
 func TestPaceStretches(t *testing.T) {
-	ctx := context.Background()
 	pc, err := newPace(timing.WorkerSpec{Speeds: []float64{2}}, 1, 0, 1)
 	if err != nil || pc == nil {
 		t.Fatal(pc, err)
 	}
+	t0 := time.Unix(1000, 0)
 	const step = 3 * time.Millisecond
 	for i := range measureSteps - 1 {
-		// A measuring step never waits: no timer exists yet (checked by
-		// state, not by the clock, which a loaded machine stretches).
-		if err := pc.hold(ctx, time.Now(), step); err != nil || pc.timer != nil || pc.base != 0 {
-			t.Fatalf("measuring step %d: timer %v, base %s (%v)", i, pc.timer != nil, pc.base, err)
+		// A measuring step never waits.
+		if end := pc.end(t0, step); !end.IsZero() || pc.base != 0 {
+			t.Fatalf("measuring step %d: end %v, base %s", i, end, pc.base)
 		}
 	}
 	// The last measured step sets the base and is itself stretched.
-	start := time.Now()
-	if err := pc.hold(ctx, start, step); err != nil {
-		t.Fatal(err)
+	if end := pc.end(t0, step); end != t0.Add(2*step) || pc.base != step {
+		t.Fatalf("after measuring: base %s, end %s after the start; want %s, %s", pc.base, end.Sub(t0), step, 2*step)
 	}
-	if pc.base != step {
-		t.Fatalf("measured base %s, want %s", pc.base, step)
-	}
-	// A timer never fires early: the lower bound is exact.
-	if got := time.Since(start); got < 2*step {
-		t.Errorf("a speed-2 iteration lasted %s, want at least %s", got, 2*step)
+	// From then on every iteration: a compute longer than the draw ends
+	// when it ends (end before now: no hold).
+	if end := pc.end(t0, 10*step); end != t0.Add(2*step) {
+		t.Errorf("the iteration after measuring ends %s after its start, want %s", end.Sub(t0), 2*step)
 	}
 	given, err := newPace(timing.WorkerSpec{Base: 4 * time.Millisecond, Speeds: []float64{1, 2}}, 2, 3, 1) // id 3: stream 1, speed 2
 	if err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
-	if err := given.hold(ctx, start, 0); err != nil {
+	if end := given.end(t0, 0); end != t0.Add(8*time.Millisecond) {
+		t.Errorf("--base 4ms, speed 2: the iteration ends %s after its start, want 8ms", end.Sub(t0))
+	}
+}
+
+// hold waits only for what end chose: an iteration whose end has passed
+// returns at once, without a timer, and a stop ends a long hold.
+func TestPaceHold(t *testing.T) {
+	ctx := context.Background()
+	pc, err := newPace(timing.WorkerSpec{Base: time.Hour, Speeds: []float64{1}}, 1, 0, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := time.Since(start); got < 8*time.Millisecond {
-		t.Errorf("--base 4ms, speed 2: the iteration lasted %s, want at least 8ms", got)
+	t0 := time.Unix(1000, 0)
+	if err := pc.hold(ctx, t0.Add(2*time.Hour), t0, 0); err != nil || pc.timer != nil {
+		t.Errorf("an iteration past its end: %v, timer %v", err, pc.timer != nil)
 	}
-	// A stop ends the hold at once.
-	slow, _ := newPace(timing.WorkerSpec{Base: time.Hour, Speeds: []float64{1}}, 1, 0, 1)
 	cctx, cancel := context.WithCancel(ctx)
-	time.AfterFunc(10*time.Millisecond, cancel)
-	start = time.Now()
-	if err := slow.hold(cctx, start, 0); err == nil || time.Since(start) > 10*time.Second {
-		t.Errorf("a cancelled hold returned %v after %s", err, time.Since(start))
+	cancel()
+	if err := pc.hold(cctx, t0, t0, 0); err == nil {
+		t.Error("a cancelled hour-long hold returned nil")
 	}
 }

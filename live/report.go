@@ -114,6 +114,9 @@ func (r *reporter) run(ctx context.Context) error {
 	}()
 	evalStep := max(1, int64(j.EvalEvery*float64(d.TrainN)/float64(j.Batch)))
 	next := evalStep
+	// The reporter's event loop reads the coordinator's counters every
+	// 100 ms: the coordinator gives no notice of a push count, and an
+	// evaluation is due when the count passes the next step.
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -306,16 +305,13 @@ func metric(page, name string) string {
 	return ""
 }
 
+// waitMetrics waits for sv's metrics listener (Run opens it).
 func waitMetrics(t *testing.T, sv *Server) string {
 	t.Helper()
-	for i := 0; i < 500; i++ {
-		if a := sv.metricsAddr(); a != "" {
-			return a
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waitUntil(func() bool { return sv.metricsAddr() != "" }) {
+		t.Fatal("metrics server did not start")
 	}
-	t.Fatal("metrics server did not start")
-	return ""
+	return sv.metricsAddr()
 }
 
 // TestCheckpointFailureCounted (issue 20, finding 11): with a full disk,
@@ -349,13 +345,11 @@ func TestCheckpointFailureCounted(t *testing.T) {
 	go func() { done <- sv.Run(ctx) }()
 	addr := waitMetrics(t, sv)
 	var page string
-	for i := 0; i < 500; i++ {
+	waitUntil(func() bool {
 		page = scrape(t, addr)
-		if v := metric(page, `pacer_shard_checkpoint_failures_total{shard="1"}`); v != "" && v != "0" {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		v := metric(page, `pacer_shard_checkpoint_failures_total{shard="1"}`)
+		return v != "" && v != "0"
+	})
 	if v := metric(page, `pacer_shard_checkpoint_failures_total{shard="1"}`); v == "" || v == "0" {
 		t.Fatalf("no checkpoint failure counted:\n%s", page)
 	}
@@ -370,12 +364,7 @@ func TestCheckpointFailureCounted(t *testing.T) {
 	}
 	// The disk has room again: the next tick writes.
 	os.Remove(blocked)
-	for i := 0; i < 500; i++ {
-		if sv.Shard().Stats().Checkpoints > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitUntil(func() bool { return sv.Shard().Stats().Checkpoints > 0 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -417,7 +406,7 @@ func TestMetricsIdleConnectionsClosed(t *testing.T) {
 		resp.Body.Close()
 	}
 	open := 0
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(waitGuard) // a guard: the server closes them after 200 ms idle
 	for _, c := range conns {
 		c.SetReadDeadline(deadline)
 		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
@@ -425,26 +414,8 @@ func TestMetricsIdleConnectionsClosed(t *testing.T) {
 		}
 	}
 	if open > 0 {
-		t.Errorf("%d of %d idle keep-alive connections still open after 5 s (idle timeout %v)", open, n, metricsLimits.IdleTimeout)
+		t.Errorf("%d of %d idle keep-alive connections still open after %s (idle timeout %v)", open, n, waitGuard, metricsLimits.IdleTimeout)
 	}
-}
-
-// syncBuffer is a log destination the server's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newTestLogger(w io.Writer) *slog.Logger {

@@ -21,6 +21,8 @@ func (s *Shard) armTick() {
 	s.tickOn, s.tickAt = true, d
 	wait := d - s.now()
 	if s.tick == nil {
+		// The shard's timer for the deadline agg chose; agg.Tick takes
+		// the time as an input when it fires (onTick).
 		s.tick = time.AfterFunc(wait, s.onTick)
 	} else {
 		s.tick.Reset(wait)

@@ -18,6 +18,18 @@ import (
 func TestSplitApplySameBits(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	n := 3*minSplit + 37
+	// One pool of gradients for every case, its first k for k gradients:
+	// drawing 21 fresh ones per case was most of the test's time under the
+	// race detector, and the bits compared do not depend on which
+	// gradients they are.
+	rng := rand.New(rand.NewPCG(1, 9))
+	pool := make([][]float32, 6)
+	for j := range pool {
+		pool[j] = make([]float32, n)
+		for i := range pool[j] {
+			pool[j][i] = float32(rng.NormFloat64())
+		}
+	}
 	for _, v := range []struct {
 		mom   float64
 		rule  string
@@ -54,13 +66,9 @@ func TestSplitApplySameBits(t *testing.T) {
 			}
 			w := append([]float32(nil), w0...)
 			for k := 1; k <= 6; k++ {
-				gs := make([][]float32, k)
+				gs := pool[:k]
 				ws := make([]float32, k)
-				for j := range gs {
-					gs[j] = make([]float32, n)
-					for i := range gs[j] {
-						gs[j][i] = float32(rng.NormFloat64())
-					}
+				for j := range ws {
 					ws[j] = 1 / float32(k)
 				}
 				runtime.GOMAXPROCS(procs)

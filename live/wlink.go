@@ -136,6 +136,8 @@ func (l *wlink) run(ctx context.Context) {
 		}
 	}()
 	var pending *linkOp // a pull waiting for its version
+	// The safety net of the event loop: a waiting pull is asked again
+	// every 500 ms in case the shard's ready notice (the event) was lost.
 	poll := time.NewTicker(500 * time.Millisecond)
 	defer poll.Stop()
 	for {

@@ -357,7 +357,8 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.loss = float64(st.model.Grad(st.params, st.grad, bt.X, bt.Y, bt.N))
 		if st.pace != nil {
 			// An emulated slower worker: the stretch counts as computing.
-			if err := st.pace.hold(ctx, t0, time.Since(t0)); err != nil {
+			now := time.Now()
+			if err := st.pace.hold(ctx, now, t0, now.Sub(t0)); err != nil {
 				return w.result(st), err
 			}
 		}
@@ -492,6 +493,8 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 	}()
 	for !st.pl.Ready() {
 		if d, ok := st.pl.Deadline(); ok && tick == nil {
+			// The event loop's timer for the deadline pl chose; pl.Tick
+			// takes the time as an input when it fires.
 			timer = time.NewTimer(d - time.Since(st.start))
 			tick = timer.C
 		}
