@@ -1,11 +1,14 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -291,7 +294,7 @@ func TestLogTornTailAndCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := make([]byte, 1)
-	off := int64(36 + 8 + 40 + 4*2 + 100) // the header, the base (2 ids), into the first push
+	off := int64(44 + 8 + 40 + 4*2 + 100) // the header, the base (2 ids), into the first push
 	f.ReadAt(b, off)
 	b[0] ^= 1
 	f.WriteAt(b, off)
@@ -304,6 +307,77 @@ func TestLogTornTailAndCorruption(t *testing.T) {
 	if !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), "record 1 at offset") {
 		t.Fatalf("damaged push in an earlier segment: err %v, want ErrCorrupt naming record 1 and its offset", err)
 	}
+}
+
+// restoreErr is the error of restoring shard 0 of an asp job of k
+// workers from dir's log alone.
+func restoreErr(t *testing.T, dir string, k int) error {
+	t.Helper()
+	cfg := quickJob(t, "asp", k, 1)
+	cfg.Fill()
+	x, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: make([]float32, logBlock), Restarted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.logged = true
+	err = x.openLog(walDir(dir, 0), true, 0, false)
+	if err == nil {
+		x.closeLog()
+	}
+	return err
+}
+
+// TestLogDamageAcknowledgedRefused is issue 37's point 1: 20 pushes
+// acknowledged, the shard killed, then one bit flipped in the second
+// record of the last segment (or the segment deleted): the restore must
+// refuse, name the segment and the offset, and leave the files as they
+// were, never come back at an older version as if the pushes had been a
+// torn tail.
+func TestLogDamageAcknowledgedRefused(t *testing.T) {
+	run := func(t *testing.T) (dir, path string) {
+		dir = t.TempDir()
+		s := logShard(t, dir, "asp", 2, -1, false)
+		clocks, rng := map[int]uint64{}, rand.New(rand.NewPCG(9, 10))
+		var steps []logStep
+		for i := range 20 {
+			steps = append(steps, logPush(i%2))
+		}
+		if acked := runSteps(t, s, dir, steps, clocks, rng); acked != 20 {
+			t.Fatalf("acknowledged version %d, want 20", acked)
+		}
+		segs, _ := wal.Segments(walDir(dir, 0))
+		return dir, wal.SegmentPath(walDir(dir, 0), segs[len(segs)-1]) // killed: no close
+	}
+	t.Run("bit flip", func(t *testing.T) {
+		dir, path := run(t)
+		// The base (2 ids) is record 0; record 1 is the first push.
+		off := int64(44 + 8 + 40 + 4*2)
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 1)
+		f.ReadAt(b, off+8+40+20)
+		b[0] ^= 4
+		f.WriteAt(b, off+8+40+20)
+		f.Close()
+		before, _ := os.ReadFile(path)
+		err = restoreErr(t, dir, 2)
+		want := fmt.Sprintf("%s: record 1 at offset %d", filepath.Base(path), off)
+		if !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("restore after a flip in an acknowledged push: err %v, want ErrCorrupt naming %q", err, want)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Error("the refused restore changed the segment")
+		}
+	})
+	t.Run("segment deleted", func(t *testing.T) {
+		dir, path := run(t)
+		os.Remove(path)
+		if err := restoreErr(t, dir, 2); !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), "no log segments") {
+			t.Fatalf("restore after the only segment was deleted: err %v, want ErrCorrupt", err)
+		}
+	})
 }
 
 // TestLogRetryAcknowledgedOnce: a push that repeats one already logged
@@ -479,7 +553,7 @@ func TestLogReplayRefusesImplausibleRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := wal.Open(walDir(dir, 0), wal.Options{MaxFloats: logBlock, MaxInts: 2*2 + 64})
+			l, err := wal.Start(walDir(dir, 0), wal.Options{MaxFloats: logBlock, MaxInts: 2*2 + 64})
 			if err != nil {
 				t.Fatal(err)
 			}

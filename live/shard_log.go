@@ -207,11 +207,13 @@ func (s *Shard) closeLog() error {
 }
 
 // openLog replays the shard's log when restoring (from the checkpoint's
-// segment on, or from the first when there was no checkpoint) and opens
-// a new segment for this incarnation, headed by its base. A fresh start
-// deletes an earlier job's log.
+// segment on, or the whole log when there was no checkpoint) and opens a
+// new segment for this incarnation, headed by its base. A fresh start
+// begins a new log and deletes an earlier job's.
 func (s *Shard) openLog(dir string, restore bool, from uint64, hadCkpt bool) error {
 	o := s.walOptions()
+	var l *wal.Log
+	var err error
 	if restore {
 		seqs, err := wal.Segments(dir)
 		if err != nil {
@@ -221,16 +223,17 @@ func (s *Shard) openLog(dir string, restore bool, from uint64, hadCkpt bool) err
 			return fmt.Errorf("live: shard %d: the checkpoint was written without a durability log, but %s holds log segments %d–%d: restore with --durability checkpoint, or remove them",
 				s.idx, dir, seqs[0], seqs[len(seqs)-1])
 		}
-		if from == 0 {
-			from = 1
-		}
-		if len(seqs) > 0 {
+		if !hadCkpt || from > 0 {
 			if err := s.replay(dir, from, o); err != nil {
 				return err
 			}
 		}
 	}
-	l, err := wal.Open(dir, o)
+	if seqs, _ := wal.Segments(dir); restore && len(seqs) > 0 {
+		l, err = wal.Open(dir, o)
+	} else {
+		l, err = wal.Start(dir, o)
+	}
 	if err != nil {
 		return err
 	}
