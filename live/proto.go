@@ -105,6 +105,9 @@ type ShardStats struct {
 	LogRecords int64 `json:"log_records,omitempty"`
 	LogBytes   int64 `json:"log_bytes,omitempty"`
 	LogFsyncs  int64 `json:"log_fsyncs,omitempty"`
+	// LogFailures counts the log's outages (a write or fsync failed):
+	// pushes were refused and the shard rolled back until it took writes.
+	LogFailures int64 `json:"log_failures,omitempty"`
 	// PullReplies are the times this shard took to answer workers' pulls
 	// with their block, from the request to the reply's write (its lock,
 	// its log, an emulated server delay): pacer profile's server delays.

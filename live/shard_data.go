@@ -23,6 +23,10 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		}
 	}
 	s.mu.Lock()
+	if err := s.logReady(); err != nil {
+		// Before anything changes: a refused push changes nothing.
+		return s.refuseLocked(err)
+	}
 	if err := s.checkHeld("read version", req.Extra); err != nil {
 		return s.refuseLocked(err)
 	}
@@ -48,7 +52,8 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		}
 	}
 	if err := s.walErr; err != nil {
-		return s.refuseLocked(remoteErr(wire.CodeUnavailable, "shard %d: the durability log failed, nothing can be acknowledged: %v", s.idx, err))
+		s.logFailed() // undoes this push with the rest
+		return s.refuseLocked(s.logRefusal(err))
 	}
 	s.armTick()
 	resp.Type, resp.Shard, resp.Worker = wire.MsgPushAck, uint32(s.idx), req.Worker

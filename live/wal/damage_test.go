@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -158,5 +159,70 @@ func TestSegmentsArePrivate(t *testing.T) {
 		if p := st.Mode().Perm(); p != 0o600 {
 			t.Errorf("segment %d has mode %o, want 600", s, p)
 		}
+	}
+}
+
+// fullFile fails every write with ENOSPC (after half its bytes) while
+// full is set.
+type fullFile struct {
+	*os.File
+	full *bool
+}
+
+func (f fullFile) WriteAt(b []byte, off int64) (int, error) {
+	if *f.full {
+		n, _ := f.File.WriteAt(b[:len(b)/2], off)
+		return n, syscall.ENOSPC
+	}
+	return f.File.WriteAt(b, off)
+}
+
+// TestRecoverAfterFailedWrite: a failed write stops the log; what was
+// synced stays readable (ReplaySynced, changing no file) while it is
+// down; Recover cuts the half-written bytes off, the dropped records'
+// Sync says so, and the log goes on in the same segment.
+func TestRecoverAfterFailedWrite(t *testing.T) {
+	full := false
+	o := small
+	o.OpenFile = func(name string, flag int, perm os.FileMode) (File, error) {
+		f, err := os.OpenFile(name, flag, perm)
+		if err != nil {
+			return nil, err
+		}
+		return fullFile{f, &full}, nil
+	}
+	dir := t.TempDir() + "/log"
+	l, err := Start(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendSync(t, l, push(0, 1, 8), push(1, 2, 8))
+	full = true
+	lsn, err := l.Append(push(0, 3, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(lsn); !errors.Is(err, syscall.ENOSPC) || l.Err() == nil {
+		t.Fatalf("sync on a full disk: %v (log err %v)", err, l.Err())
+	}
+	if _, err := l.Append(push(1, 4, 8)); err == nil {
+		t.Error("a failed log took an append")
+	}
+	got := 0
+	if _, err := l.ReplaySynced(0, func(uint64, *Record) error { got++; return nil }); err != nil || got != 2 {
+		t.Fatalf("ReplaySynced of a failed log: %d records, %v; want the 2 synced", got, err)
+	}
+	full = false
+	if _, err := l.Recover(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(lsn); !errors.Is(err, ErrDropped) {
+		t.Errorf("sync of a dropped record: %v, want ErrDropped", err)
+	}
+	appendSync(t, l, push(0, 5, 8))
+	l.Close()
+	recs, info, err := replayAll(t, dir, 0, small)
+	if err != nil || len(recs) != 3 || recs[2].Clock != 5 || info.TornAt != -1 {
+		t.Fatalf("replay after recovery: %d records, torn at %d, %v; want clocks 1, 2, 5", len(recs), info.TornAt, err)
 	}
 }

@@ -30,6 +30,26 @@ type ReplayInfo struct {
 // directory that does not exist holds an empty log (an error when from
 // names a segment).
 func Replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) error) (ReplayInfo, error) {
+	return replay(dir, from, o, fn, 0, 0)
+}
+
+// ReplaySynced is Replay of l's directory that stops at the synced end of
+// l's segment and changes no file: what a restore would read if the
+// process died now, even while l has failed.
+func (l *Log) ReplaySynced(from uint64, fn func(seq uint64, r *Record) error) (ReplayInfo, error) {
+	l.mu.Lock()
+	for l.busy {
+		l.cond.Wait()
+	}
+	seq, end := l.seq, l.synced
+	l.mu.Unlock()
+	return replay(l.dir, from, l.o, fn, seq, end)
+}
+
+// replay is Replay, stopping at offset stopAt of segment stopSeq when
+// stopSeq > 0 (then every segment is read as one that another follows:
+// whole, nothing cut).
+func replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) error, stopSeq uint64, stopAt int64) (ReplayInfo, error) {
 	info := ReplayInfo{TornAt: -1}
 	o, err := o.withDefaults()
 	if err != nil {
@@ -50,7 +70,7 @@ func Replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) e
 	}
 	var todo []uint64
 	for _, s := range seqs {
-		if s >= from {
+		if s >= from && (stopSeq == 0 || s <= stopSeq) {
 			todo = append(todo, s)
 		}
 	}
@@ -77,8 +97,12 @@ func Replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) e
 		if i > 0 && s != todo[i-1]+1 {
 			return info, fmt.Errorf("%w: %s: segment %d is missing between %d and %d", ErrCorrupt, dir, todo[i-1]+1, todo[i-1], s)
 		}
-		last := i == len(todo)-1
-		n, tornAt, err := replaySegment(dir, s, last, i == 0 && from == 0, o, r, fn)
+		last := i == len(todo)-1 && stopSeq == 0
+		stop := int64(-1)
+		if s == stopSeq {
+			stop = stopAt
+		}
+		n, tornAt, err := replaySegment(dir, s, last, i == 0 && from == 0, stop, o, r, fn)
 		info.Records += n
 		info.Segments = append(info.Segments, s)
 		if err != nil {
@@ -128,7 +152,7 @@ func truncate(path string, size int64) error {
 
 // replaySegment reads one segment; tornAt ≥ 0 is where its torn tail
 // begins (only in the last segment).
-func replaySegment(dir string, seq uint64, last, origin bool, o Options, r *Record,
+func replaySegment(dir string, seq uint64, last, origin bool, stop int64, o Options, r *Record,
 	fn func(uint64, *Record) error) (n int64, tornAt int64, err error) {
 	path := SegmentPath(dir, seq)
 	f, err := os.Open(path)
@@ -140,7 +164,11 @@ func replaySegment(dir string, seq uint64, last, origin bool, o Options, r *Reco
 	if err != nil {
 		return 0, -1, fmt.Errorf("wal: %w", err)
 	}
-	sr := &segReader{br: bufio.NewReaderSize(f, 256<<10), size: st.Size(), o: o}
+	size := st.Size()
+	if stop >= 0 {
+		size = min(size, stop)
+	}
+	sr := &segReader{br: bufio.NewReaderSize(f, 256<<10), size: size, o: o}
 	n, tornAt, err = sr.each(seq, last, origin, r, fn)
 	if err != nil && !errors.Is(err, errStop) {
 		return n, -1, err
