@@ -701,6 +701,10 @@ func testFullDisk(t *testing.T, syncs bool) {
 	if st := s.Stats(); st.LogFailures != 1 {
 		t.Errorf("one outage counted %d times", st.LogFailures)
 	}
+	var during wire.Frame
+	if err := s.pull(nil, &wire.Frame{Type: wire.MsgPull, Worker: 1}, &during); err != nil || during.Tag != v8 || !slices.Equal(during.Floats, w8) {
+		t.Fatalf("pull during the outage: version %d, %v; want the acknowledged %d", during.Tag, err, v8)
+	}
 	if err := s.checkpoint(dir, true); err == nil {
 		t.Error("a checkpoint on a full disk succeeded")
 	}

@@ -320,6 +320,7 @@ func (s *Shard) rollBack() error {
 		}
 	}
 	s.adopt(ns)
+	s.lsn = s.wal.Durable() // pulls are served what the log holds
 	s.dur.base = maps.Clone(s.members)
 	s.dur.stale = false
 	s.armTick()

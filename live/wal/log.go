@@ -262,8 +262,18 @@ func (l *Log) Sync(lsn LSN) error {
 			continue
 		}
 		l.flushLocked(true)
+		if l.err != nil {
+			return l.err
+		}
 	}
-	return l.err
+	return nil // on disk, even if a later write has failed
+}
+
+// Durable is the last LSN on disk.
+func (l *Log) Durable() LSN {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.durable
 }
 
 // flushLocked writes the buffer (and fsyncs it when sync, then records
@@ -342,7 +352,7 @@ func (l *Log) Recover() (LSN, error) {
 	if l.next > l.durable {
 		l.lost = append(l.lost, lsnRange{l.durable, l.next})
 	}
-	l.durable, l.off, l.err = l.next, l.synced, nil
+	l.off, l.err = l.synced, nil // durable jumps the lost records with the next fsync
 	l.buf = l.buf[:0]
 	l.cond.Broadcast()
 	return l.durable, nil
