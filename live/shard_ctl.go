@@ -139,6 +139,9 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 	if s.dur.stale {
 		return &ckpt.State{}, 0, errors.New("the durability log failed and the shard could not roll back to it yet: its state is not the log's")
 	}
+	if err := finiteState(s.cur.buf, s.opt.State(), s.ema); err != nil {
+		return &ckpt.State{}, 0, err // a restore would refuse it
+	}
 	st := &ckpt.State{Meta: ckpt.Meta{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, NumParams: s.nparams,
 		Version: s.agg.Version(), Paradigm: s.params.Job.Spec.String(), Model: s.params.Job.Model},
 		Weights: append([]float32(nil), s.cur.buf...)}

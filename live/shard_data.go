@@ -1,6 +1,8 @@
 package live
 
 import (
+	"cmp"
+
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -40,7 +42,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		s.stats.Retries++
 	} else {
 		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now()}
-		dropped, kept := s.offer(m.now, m, req.Floats, false)
+		dropped, kept, bad := s.offer(m.now, m, req.Floats, false)
 		if dropped {
 			resp.Flags = flagDropped
 		}
@@ -49,6 +51,16 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		}
 		if s.logged {
 			s.last[w] = lastPush{clock: m.clock, read: m.read, peer: peer}
+		}
+		if bad {
+			// Checked before the acknowledgement: refused. Its version
+			// passed as an empty update, which the log replays alike.
+			s.armTick()
+			notify, lsn := s.takeNotify(), s.lsn
+			err := s.refuseLocked(remoteErr(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: applied, it would make the weights non-finite (the update of version %d was skipped)",
+				s.idx, w, s.agg.Version()))
+			s.sendReady(notify)
+			return cmp.Or(s.syncLog(lsn), err) // the skipped version is logged like any other
 		}
 	}
 	if err := s.walErr; err != nil {

@@ -392,8 +392,9 @@ func (s *Shard) isRetry(peer *wire.Peer, w int, clock, read uint64) bool {
 
 // offer gives the aggregator a gradient and carries out its decision (lock
 // held). kept says the shard kept g for a later apply (the caller must not
-// reuse it).
-func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) (dropped, kept bool) {
+// reuse it); bad that g was applied on arrival and the update skipped, as
+// it would have made the weights non-finite (the push is refused).
+func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) (dropped, kept, bad bool) {
 	if !s.logged {
 		s.dur.w0 = nil // only a log rolls back
 	}
@@ -405,11 +406,11 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) 
 	switch {
 	case !ok:
 		s.stats.Dropped++
-		return true, false
+		return true, false, false
 	case applied && len(a.Grads) == 1 && a.Grads[0].ID == id:
-		s.apply(a, id, g) // apply on arrival straight from the receive buffer
+		ok := s.apply(a, id, g) // apply on arrival straight from the receive buffer
 		delete(s.meta, id)
-		return false, false
+		return false, false, !ok
 	default:
 		s.grads[id] = g
 		if s.logged {
@@ -418,7 +419,7 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) 
 		if applied {
 			s.apply(a, id, nil)
 		}
-		return false, true
+		return false, true, false
 	}
 }
 

@@ -102,7 +102,7 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 			}
 			g = append(s.takeBuf(n), r.Floats...)
 		}
-		dropped, kept := s.offer(now, m, g, false)
+		dropped, kept, _ := s.offer(now, m, g, false)
 		if dropped != (g == nil) {
 			return fmt.Errorf("worker %d's push (clock %d, read %d) was %s when logged and is %s now", m.worker, m.clock, m.read,
 				acceptedIf(g != nil), acceptedIf(!dropped))
