@@ -1,12 +1,18 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
@@ -287,7 +293,7 @@ func TestLogTornTailAndCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := make([]byte, 1)
-	off := int64(36 + 8 + 40 + 4*2 + 100) // the header, the base (2 ids), into the first push
+	off := int64(44 + 8 + 40 + 4*2 + 100) // the header, the base (2 ids), into the first push
 	f.ReadAt(b, off)
 	b[0] ^= 1
 	f.WriteAt(b, off)
@@ -300,6 +306,77 @@ func TestLogTornTailAndCorruption(t *testing.T) {
 	if !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), "record 1 at offset") {
 		t.Fatalf("damaged push in an earlier segment: err %v, want ErrCorrupt naming record 1 and its offset", err)
 	}
+}
+
+// restoreErr is the error of restoring shard 0 of an asp job of k
+// workers from dir's log alone.
+func restoreErr(t *testing.T, dir string, k int) error {
+	t.Helper()
+	cfg := quickJob(t, "asp", k, 1)
+	cfg.Fill()
+	x, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: make([]float32, logBlock), Restarted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.logged = true
+	err = x.openLog(walDir(dir, 0), true, 0, false)
+	if err == nil {
+		x.closeLog()
+	}
+	return err
+}
+
+// TestLogDamageAcknowledgedRefused is issue 37's point 1: 20 pushes
+// acknowledged, the shard killed, then one bit flipped in the second
+// record of the last segment (or the segment deleted): the restore must
+// refuse, name the segment and the offset, and leave the files as they
+// were, never come back at an older version as if the pushes had been a
+// torn tail.
+func TestLogDamageAcknowledgedRefused(t *testing.T) {
+	run := func(t *testing.T) (dir, path string) {
+		dir = t.TempDir()
+		s := logShard(t, dir, "asp", 2, -1, false)
+		clocks, rng := map[int]uint64{}, rand.New(rand.NewPCG(9, 10))
+		var steps []logStep
+		for i := range 20 {
+			steps = append(steps, logPush(i%2))
+		}
+		if acked := runSteps(t, s, dir, steps, clocks, rng); acked != 20 {
+			t.Fatalf("acknowledged version %d, want 20", acked)
+		}
+		segs, _ := wal.Segments(walDir(dir, 0))
+		return dir, wal.SegmentPath(walDir(dir, 0), segs[len(segs)-1]) // killed: no close
+	}
+	t.Run("bit flip", func(t *testing.T) {
+		dir, path := run(t)
+		// The base (2 ids) is record 0; record 1 is the first push.
+		off := int64(44 + 8 + 40 + 4*2)
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 1)
+		f.ReadAt(b, off+8+40+20)
+		b[0] ^= 4
+		f.WriteAt(b, off+8+40+20)
+		f.Close()
+		before, _ := os.ReadFile(path)
+		err = restoreErr(t, dir, 2)
+		want := fmt.Sprintf("%s: record 1 at offset %d", filepath.Base(path), off)
+		if !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("restore after a flip in an acknowledged push: err %v, want ErrCorrupt naming %q", err, want)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+			t.Error("the refused restore changed the segment")
+		}
+	})
+	t.Run("segment deleted", func(t *testing.T) {
+		dir, path := run(t)
+		os.Remove(path)
+		if err := restoreErr(t, dir, 2); !errors.Is(err, wal.ErrCorrupt) || !strings.Contains(err.Error(), "no log segments") {
+			t.Fatalf("restore after the only segment was deleted: err %v, want ErrCorrupt", err)
+		}
+	})
 }
 
 // TestLogRetryAcknowledgedOnce: a push that repeats one already logged
@@ -473,7 +550,7 @@ func TestLogReplayRefusesImplausibleRecords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := wal.Open(walDir(dir, 0), wal.Options{MaxFloats: logBlock, MaxInts: 2*2 + 64})
+			l, err := wal.Start(walDir(dir, 0), wal.Options{MaxFloats: logBlock, MaxInts: 2*2 + 64})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -516,4 +593,141 @@ func sameState(a, b optim.State) bool {
 		return true
 	}
 	return a.Step == b.Step && same(a.Velocity, b.Velocity) && same(a.Square, b.Square) && same(a.Mean, b.Mean)
+}
+
+// failingDisk opens segments whose writes (and, with syncs, fsyncs) fail
+// with ENOSPC while full is set (a write then takes half its bytes, as a
+// disk that fills mid-write does).
+type failingDisk struct {
+	full  atomic.Bool
+	syncs bool
+}
+
+type failingFile struct {
+	*os.File
+	d *failingDisk
+}
+
+func (d *failingDisk) open(name string, flag int, perm os.FileMode) (wal.File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return failingFile{f, d}, nil
+}
+
+func (f failingFile) WriteAt(b []byte, off int64) (int, error) {
+	if f.d.full.Load() {
+		n, _ := f.File.WriteAt(b[:len(b)/2], off)
+		return n, syscall.ENOSPC
+	}
+	return f.File.WriteAt(b, off)
+}
+
+func (f failingFile) Sync() error {
+	if f.d.full.Load() && f.d.syncs {
+		return syscall.ENOSPC
+	}
+	return f.File.Sync()
+}
+
+// TestLogFullDiskRefusesAndRecovers is issue 37's point 2: while the log's
+// disk takes no writes, every push is refused and changes nothing (the
+// version and the weights stay those of the last acknowledged push, and
+// a restore from the files agrees); the outage is counted; once the disk
+// takes writes again pushes are accepted, pulls and checkpoints work, and
+// a restore comes back at the version last acknowledged.
+func TestLogFullDiskRefusesAndRecovers(t *testing.T) {
+	t.Run("writes fail", func(t *testing.T) { testFullDisk(t, false) })
+	t.Run("writes and fsyncs fail", func(t *testing.T) { testFullDisk(t, true) })
+}
+
+func testFullDisk(t *testing.T, syncs bool) {
+	dir := t.TempDir()
+	cfg := quickJob(t, "asp", 2, 1)
+	cfg.Momentum = 0.9
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	init := make([]float32, logBlock)
+	for i := range init {
+		init[i] = float32(i) / logBlock
+	}
+	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: init})
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := &failingDisk{syncs: syncs}
+	s.logged, s.dur.openFile, s.dur.retryMin = true, disk.open, -1 // probe at every push
+	if err := s.openLog(walDir(dir, 0), false, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	clocks, rng := map[int]uint64{}, rand.New(rand.NewPCG(11, 12))
+	push := func(w int) error {
+		g := make([]float32, logBlock)
+		for i := range g {
+			g[i] = float32(rng.NormFloat64())
+		}
+		var resp wire.Frame
+		req := wire.Frame{Type: wire.MsgPush, Worker: int32(w), Tag: clocks[w], Extra: s.Stats().Version, Floats: g}
+		err := s.push(nil, &req, &resp)
+		if err == nil {
+			clocks[w]++
+		}
+		return err
+	}
+	for i := range 8 {
+		if err := push(i % 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w8, v8 := s.Weights()
+	disk.full.Store(true)
+	for i := range 5 {
+		err := push(i % 2)
+		if wire.CodeOf(err) != wire.CodeUnavailable {
+			t.Fatalf("push %d on a full disk: err %v, want unavailable", 9+i, err)
+		}
+		if w, v := s.Weights(); v != v8 || !slices.Equal(w, w8) {
+			t.Fatalf("push %d refused, yet the shard moved from version %d to %d (or its weights changed)", 9+i, v8, v)
+		}
+	}
+	if st := s.Stats(); st.LogFailures != 1 {
+		t.Errorf("one outage counted %d times", st.LogFailures)
+	}
+	var during wire.Frame
+	if err := s.pull(nil, &wire.Frame{Type: wire.MsgPull, Worker: 1}, &during); err != nil || during.Tag != v8 || !slices.Equal(during.Floats, w8) {
+		t.Fatalf("pull during the outage: version %d, %v; want the acknowledged %d", during.Tag, err, v8)
+	}
+	if err := s.checkpoint(dir, true); err == nil {
+		t.Error("a checkpoint on a full disk succeeded")
+	}
+	disk.full.Store(false)
+	for i := range 4 {
+		if err := push(i % 2); err != nil {
+			t.Fatalf("push %d after the disk has room again: %v", i, err)
+		}
+	}
+	if _, v := s.Weights(); v != v8+4 {
+		t.Fatalf("after the outage the shard is at version %d, want %d", v, v8+4)
+	}
+	var resp wire.Frame
+	if err := s.pull(nil, &wire.Frame{Type: wire.MsgPull, Worker: 0}, &resp); err != nil || resp.Tag != v8+4 {
+		t.Fatalf("pull after the outage: version %d, %v", resp.Tag, err)
+	}
+	if err := s.checkpoint(dir, true); err != nil {
+		t.Fatalf("checkpoint after the outage: %v", err)
+	}
+	if err := push(0); err != nil {
+		t.Fatal(err)
+	}
+	want, wantV := s.Weights()
+	r := logShard(t, dir, "asp", 2, 0.9, true) // the files agree: nothing refused was logged
+	defer r.closeLog()
+	if got, v := r.Weights(); v != wantV || !slices.Equal(got, want) {
+		t.Fatalf("restored at version %d (weights equal: %v), the shard was at %d", v, slices.Equal(got, want), wantV)
+	}
+	if st := s.Stats(); st.LogFailures != 1 {
+		t.Errorf("outages counted: %d, want 1", st.LogFailures)
+	}
 }

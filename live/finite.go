@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pacer-ps/pacer/internal/kernel"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -34,6 +35,21 @@ func (sv *Server) screenPush(peer *wire.Peer, f *wire.Frame, piece []float32, of
 	}
 	if err := finiteAt(piece, off); err != nil {
 		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, f.Worker, err)
+	}
+	return nil
+}
+
+// finiteState refuses a checkpoint of non-finite state. Applies skip every
+// update that would make one, so this is the last guard: a checkpoint
+// that a restore would refuse is never written.
+func finiteState(w []float32, o optim.State, ema []float32) error {
+	for _, b := range []struct {
+		what string
+		v    []float32
+	}{{"weight", w}, {"velocity", o.Velocity}, {"squared gradient", o.Square}, {"mean gradient", o.Mean}, {"moving average", ema}} {
+		if err := finiteAt(b.v, 0); err != nil {
+			return fmt.Errorf("live: the shard's %s is not finite, no checkpoint written: %w", b.what, err)
+		}
 	}
 	return nil
 }

@@ -106,3 +106,88 @@ func TestPushScreenedAsItArrives(t *testing.T) {
 		t.Errorf("accepted %d pushes, want 1", st.Pushes)
 	}
 }
+
+// bigPush pushes a finite block of ±3e38 as worker w (its clock next).
+func bigPush(s *Shard, w int, clocks map[int]uint64) error {
+	g := make([]float32, logBlock)
+	for i := range g {
+		g[i] = 3e38
+	}
+	var resp wire.Frame
+	req := wire.Frame{Type: wire.MsgPush, Worker: int32(w), Tag: clocks[w], Extra: s.Stats().Version, Floats: g}
+	clocks[w]++
+	return s.push(nil, &req, &resp)
+}
+
+func allFinite(v []float32) bool { return checkFinite(v) == nil }
+
+// TestFinitePushesNeverMakeNaN is issue 37's point 3: finite pushes whose
+// update overflows (3e38 with momentum) never make a weight NaN or ±Inf.
+// Applied on arrival (ASP), the push that would is refused non_finite
+// before its acknowledgement; applied as a mean of several (BSP, after
+// the acknowledgements), the update is skipped. Both are counted; pulls
+// see finite weights; the log's replay skips the same updates and comes
+// back with the same weights bit for bit; a checkpoint is written and
+// restores.
+func TestFinitePushesNeverMakeNaN(t *testing.T) {
+	for _, tc := range []struct {
+		spec    string
+		workers int
+	}{{"asp", 1}, {"bsp", 2}} {
+		t.Run(tc.spec, func(t *testing.T) {
+			dir := t.TempDir()
+			s := logShard(t, dir, tc.spec, tc.workers, 0.9, false)
+			clocks := map[int]uint64{}
+			refused := 0
+			for i := range 4 * tc.workers {
+				err := bigPush(s, i%tc.workers, clocks)
+				switch {
+				case err == nil:
+				case wire.CodeOf(err) == wire.CodeNonFinite && tc.spec == "asp":
+					refused++
+				default:
+					t.Fatalf("push %d: %v", i, err)
+				}
+				var resp wire.Frame
+				if err := s.pull(nil, &wire.Frame{Type: wire.MsgPull, Worker: 0}, &resp); err != nil || !allFinite(resp.Floats) {
+					t.Fatalf("pull after push %d: %v, finite %v", i, err, allFinite(resp.Floats))
+				}
+			}
+			st := s.Stats()
+			if st.NonFiniteUpdates == 0 || (tc.spec == "asp" && refused != int(st.NonFiniteUpdates)) {
+				t.Fatalf("%d updates skipped, %d pushes refused", st.NonFiniteUpdates, refused)
+			}
+			if v := s.opt.State().Velocity; !allFinite(v) {
+				t.Fatal("the momentum buffer is not finite")
+			}
+			want, wantV := s.Weights()
+			if err := s.checkpoint(dir, true); err != nil {
+				t.Fatalf("checkpoint: %v", err)
+			}
+			bigPush(s, 0, clocks) // logged after the checkpoint, replayed from the log
+			want, wantV = s.Weights()
+			r := logShard(t, dir, tc.spec, tc.workers, 0.9, true)
+			defer r.closeLog()
+			if got, v := r.Weights(); v != wantV || !slices.Equal(got, want) {
+				t.Fatalf("restored at version %d (weights equal: %v), the shard was at %d", v, slices.Equal(got, want), wantV)
+			}
+			if !sameState(r.opt.State(), s.opt.State()) {
+				t.Error("the restored momentum differs")
+			}
+		})
+	}
+}
+
+// TestCheckpointRefusesNonFinite: the last guard: a shard whose state is
+// not finite writes no checkpoint (a restore would refuse it).
+func TestCheckpointRefusesNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	s := logShard(t, dir, "asp", 1, 0.9, false)
+	defer s.closeLog()
+	s.mu.Lock()
+	s.cur.buf[7] = float32(math.Inf(1))
+	s.mu.Unlock()
+	if err := s.checkpoint(dir, true); err == nil || !strings.Contains(err.Error(), "index 7") {
+		t.Fatalf("checkpoint of an infinite weight: %v", err)
+	}
+}

@@ -52,6 +52,8 @@ var (
 	mWalBytes   = prometheus.NewDesc("pacer_shard_wal_bytes_total", "Bytes written to the durability log.", []string{"shard"}, nil)
 	mWalSyncs   = prometheus.NewDesc("pacer_shard_wal_fsyncs_total", "Fsyncs of the durability log (records ÷ fsyncs: pushes sharing one).", []string{"shard"}, nil)
 	mWalReplay  = prometheus.NewDesc("pacer_shard_wal_replayed_records_total", "Log records replayed when the shard restored.", []string{"shard"}, nil)
+	mNFUpdates  = prometheus.NewDesc("pacer_shard_non_finite_updates_total", "Updates skipped because they would have made a weight NaN or ±Inf.", []string{"shard"}, nil)
+	mWalFails   = prometheus.NewDesc("pacer_shard_wal_failures_total", "Durability log outages (a write or fsync failed, e.g. a full disk): pushes refused, the shard rolled back to the log, retried.", []string{"shard"}, nil)
 	mWalRetries = prometheus.NewDesc("pacer_shard_wal_retries_total", "Pushes that repeated one already logged (acknowledged, not applied twice).", []string{"shard"}, nil)
 	mLogDrop    = prometheus.NewDesc("pacer_log_suppressed_total", "Log lines triggered by peers' frames and dropped by the rate limit.", []string{"shard"}, nil)
 )
@@ -59,7 +61,7 @@ var (
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
 		mBytes, mFrames, mAuth, mDecode, mSlow, mPending, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused,
-		mWalRecs, mWalBytes, mWalSyncs, mWalReplay, mWalRetries} {
+		mWalRecs, mWalBytes, mWalSyncs, mWalReplay, mWalRetries, mWalFails, mNFUpdates} {
 		ch <- d
 	}
 }
@@ -82,6 +84,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(mCoW, float64(st.CopyOnWrite), sh)
 	counter(mCkpt, float64(st.Checkpoints), sh)
 	counter(mCkptFail, float64(st.CheckpointFailures), sh)
+	counter(mNFUpdates, float64(st.NonFiniteUpdates), sh)
 	gauge(mCkptVer, float64(st.CheckpointVersion), sh)
 	counter(mLogDrop, float64(c.sv.plog.Suppressed()), sh)
 	if c.sv.cfg.Durability == DurabilityLog {
@@ -90,6 +93,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(mWalSyncs, float64(st.LogFsyncs), sh)
 		counter(mWalReplay, float64(st.Replayed), sh)
 		counter(mWalRetries, float64(st.Retries), sh)
+		counter(mWalFails, float64(st.LogFailures), sh)
 	}
 	n, sum, buckets := stalenessBuckets(st.Staleness)
 	ch <- prometheus.MustNewConstHistogram(mStale, n, sum, buckets, sh)

@@ -72,18 +72,21 @@ type control struct {
 
 // ShardStats is a shard's counters (the "stats" control reply).
 type ShardStats struct {
-	Shard       int     `json:"shard"`
-	Version     uint64  `json:"version"`
-	Incarnation uint64  `json:"incarnation"`
-	Pushes      int64   `json:"pushes"`
-	Updates     int64   `json:"updates"`
-	Dropped     int64   `json:"dropped"`
-	Refused     int64   `json:"refused"` // refused frames: unknown shard or worker, wrong length, NaN, implausible version, bad role
-	NonFinite   int64   `json:"non_finite"`
-	CopyOnWrite int64   `json:"copy_on_write"` // applies that found a pull still sending the version
-	Skipped     uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
-	Staleness   []int64 `json:"staleness"`     // histogram, index = staleness
-	Checkpoints int64   `json:"checkpoints"`
+	Shard       int    `json:"shard"`
+	Version     uint64 `json:"version"`
+	Incarnation uint64 `json:"incarnation"`
+	Pushes      int64  `json:"pushes"`
+	Updates     int64  `json:"updates"`
+	Dropped     int64  `json:"dropped"`
+	Refused     int64  `json:"refused"` // refused frames: unknown shard or worker, wrong length, NaN, implausible version, bad role
+	NonFinite   int64  `json:"non_finite"`
+	// NonFiniteUpdates are applies skipped because their result held a
+	// NaN or ±Inf (finite pushes whose sum, or whose step, overflowed).
+	NonFiniteUpdates int64   `json:"non_finite_updates"`
+	CopyOnWrite      int64   `json:"copy_on_write"` // applies that found a pull still sending the version
+	Skipped          uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
+	Staleness        []int64 `json:"staleness"`     // histogram, index = staleness
+	Checkpoints      int64   `json:"checkpoints"`
 	// CheckpointFailures counts writes that failed (a full disk, an
 	// unwritable directory); CheckpointVersion is the version the last
 	// written checkpoint holds, so Version − CheckpointVersion is what a
@@ -105,6 +108,9 @@ type ShardStats struct {
 	LogRecords int64 `json:"log_records,omitempty"`
 	LogBytes   int64 `json:"log_bytes,omitempty"`
 	LogFsyncs  int64 `json:"log_fsyncs,omitempty"`
+	// LogFailures counts the log's outages (a write or fsync failed):
+	// pushes were refused and the shard rolled back until it took writes.
+	LogFailures int64 `json:"log_failures,omitempty"`
 	// PullReplies are the times this shard took to answer workers' pulls
 	// with their block, from the request to the reply's write (its lock,
 	// its log, an emulated server delay): pacer profile's server delays.

@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +102,7 @@ type Shard struct {
 	replaying bool
 	meta      map[uint64]pushMeta
 	last      map[int]lastPush
+	dur       durState // a failed log's recovery (shard_log.go)
 }
 
 // ShardConfig builds a Shard.
@@ -184,6 +186,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		s.stats.CheckpointVersion = st.Version // what the file on disk holds
 	} else {
 		copy(s.cur.buf, cfg.Init[r[0]:r[1]])
+		s.dur.w0 = slices.Clone(s.cur.buf) // what a failed log rolls back to before a checkpoint
 	}
 	if j.EMA > 0 && s.ema == nil {
 		// θ̄ starts at θ: at w⁰, as virtual time's; restored from a

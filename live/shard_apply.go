@@ -77,8 +77,12 @@ func (s *Shard) takeBuf(n int) []float32 {
 }
 
 // apply carries out an aggregator's apply; self/g name the gradient that
-// is still in the receive buffer (not stored), if any.
-func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
+// is still in the receive buffer (not stored), if any. An update that
+// would make a weight (or the optimizer's state) NaN or ±Inf is skipped:
+// the version moves, the weights stay; it is counted and logged, and
+// apply returns false. A replay skips the same updates, the apply being
+// deterministic.
+func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 	s.gs, s.ws = s.gs[:0], s.ws[:0]
 	for _, c := range a.Grads {
 		if g != nil && c.ID == self {
@@ -105,8 +109,16 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 		epoch = s.superEpoch
 	}
 	lr := j.StepSize(a, epoch)
-	s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
-	if s.ema != nil {
+	ok := s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
+	if !ok {
+		s.stats.NonFiniteUpdates++
+		workers := make([]int, len(a.Grads))
+		for i, c := range a.Grads {
+			workers[i] = c.Worker
+		}
+		s.plog.Warn("update skipped: it would make the weights non-finite", "shard", s.idx, "version", a.Version,
+			"workers", workers, "skipped", s.stats.NonFiniteUpdates)
+	} else if s.ema != nil {
 		optim.EMA(s.ema, s.cur.buf, j.EMA)
 	}
 	for _, c := range a.Grads {
@@ -116,9 +128,12 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) {
 			s.recycle(b)
 		}
 	}
-	s.stats.Updates++
+	if ok {
+		s.stats.Updates++
+	}
 	s.dirty = true
 	s.wake(a.Version)
+	return ok
 }
 
 // wake readies the pulls waiting for version v or older (lock held).

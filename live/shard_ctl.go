@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -137,6 +138,12 @@ func (s *Shard) state(force bool) (*ckpt.State, wal.LSN, error) {
 	if !s.dirty && !force {
 		return nil, 0, nil
 	}
+	if s.dur.stale {
+		return &ckpt.State{}, 0, errors.New("the durability log failed and the shard could not roll back to it yet: its state is not the log's")
+	}
+	if err := finiteState(s.cur.buf, s.opt.State(), s.ema); err != nil {
+		return &ckpt.State{}, 0, err // a restore would refuse it
+	}
 	st := &ckpt.State{Meta: ckpt.Meta{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, NumParams: s.nparams,
 		Version: s.agg.Version(), Paradigm: s.params.Job.Spec.String(), Model: s.params.Job.Model},
 		Weights: append([]float32(nil), s.cur.buf...)}
@@ -194,6 +201,7 @@ func (s *Shard) checkpoint(dir string, force bool) error {
 	}
 	s.stats.Checkpoints++
 	s.stats.CheckpointVersion = st.Version
+	s.dur.w0 = nil // a roll back starts from the checkpoint now
 	s.mu.Unlock()
 	s.log.Info("checkpoint written", "path", path, "version", st.Version)
 	if s.wal != nil {

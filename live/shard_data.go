@@ -1,6 +1,8 @@
 package live
 
 import (
+	"cmp"
+
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -23,6 +25,10 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		}
 	}
 	s.mu.Lock()
+	if err := s.logReady(); err != nil {
+		// Before anything changes: a refused push changes nothing.
+		return s.refuseLocked(err)
+	}
 	if err := s.checkHeld("read version", req.Extra); err != nil {
 		return s.refuseLocked(err)
 	}
@@ -36,7 +42,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		s.stats.Retries++
 	} else {
 		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now()}
-		dropped, kept := s.offer(m.now, m, req.Floats, false)
+		dropped, kept, bad := s.offer(m.now, m, req.Floats, false)
 		if dropped {
 			resp.Flags = flagDropped
 		}
@@ -46,9 +52,20 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		if s.logged {
 			s.last[w] = lastPush{clock: m.clock, read: m.read, peer: peer}
 		}
+		if bad {
+			// Checked before the acknowledgement: refused. Its version
+			// passed as an empty update, which the log replays alike.
+			s.armTick()
+			notify, lsn := s.takeNotify(), s.lsn
+			err := s.refuseLocked(remoteErr(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: applied, it would make the weights non-finite (the update of version %d was skipped)",
+				s.idx, w, s.agg.Version()))
+			s.sendReady(notify)
+			return cmp.Or(s.syncLog(lsn), err) // the skipped version is logged like any other
+		}
 	}
 	if err := s.walErr; err != nil {
-		return s.refuseLocked(remoteErr(wire.CodeUnavailable, "shard %d: the durability log failed, nothing can be acknowledged: %v", s.idx, err))
+		s.logFailed() // undoes this push with the rest
+		return s.refuseLocked(s.logRefusal(err))
 	}
 	s.armTick()
 	resp.Type, resp.Shard, resp.Worker = wire.MsgPushAck, uint32(s.idx), req.Worker

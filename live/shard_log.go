@@ -1,12 +1,17 @@
 package live
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
@@ -68,21 +73,24 @@ type lastPush struct {
 }
 
 func (s *Shard) walOptions() wal.Options {
-	return wal.Options{MaxFloats: s.hi - s.lo, MaxInts: idCap(s.params)}
+	return wal.Options{MaxFloats: s.hi - s.lo, MaxInts: idCap(s.params), OpenFile: s.dur.openFile}
 }
 
-// logRec appends r (lock held). A failure is kept: no push is
-// acknowledged after it.
+// logRec appends r (lock held). A failure is kept until the shard has
+// rolled back to what the log holds (logFailed). While the log is down
+// nothing is appended: the change r records is rolled back with the rest.
 func (s *Shard) logRec(r *wal.Record) {
-	if s.wal == nil || s.replaying || s.walErr != nil {
+	if s.wal == nil || s.replaying {
+		return
+	}
+	if s.walErr != nil || s.dur.down {
+		s.dur.stale = true
 		return
 	}
 	lsn, err := s.wal.Append(r)
 	if err != nil {
 		s.walErr = err
-		if !errors.Is(err, wal.ErrClosed) { // closed: the server has stopped
-			s.log.Error("durability log failed: pushes are refused from now on", "err", err)
-		}
+		s.dur.stale = true
 		return
 	}
 	s.lsn = lsn
@@ -150,15 +158,229 @@ func (s *Shard) logBase() {
 	}
 }
 
-// syncLog waits until every record logged up to lsn is durable.
+// syncLog waits until every record logged up to lsn is durable. A
+// failure rolls the shard back to what the log holds (the refused
+// request changed nothing); the first success after one ends the outage.
 func (s *Shard) syncLog(lsn wal.LSN) error {
 	if s.wal == nil {
 		return nil
 	}
 	if err := s.wal.Sync(lsn); err != nil {
+		s.mu.Lock()
+		if (s.walErr != nil || s.wal.Err() != nil) && !s.dur.down {
+			s.logFailed()
+		}
+		s.mu.Unlock()
 		return remoteErr(wire.CodeUnavailable, "shard %d: the durability log failed, nothing can be acknowledged: %v", s.idx, err)
 	}
+	if s.dur.probing.Load() {
+		s.mu.Lock()
+		if s.dur.probing.Load() && !s.dur.down {
+			s.dur.probing.Store(false)
+			s.dur.backoff = 0
+			s.log.Info("durability log recovered: pushes are accepted again", "failures", s.stats.LogFailures)
+		}
+		s.mu.Unlock()
+	}
 	return nil
+}
+
+// durState is how a shard lives through a failing log (a full disk): it
+// refuses pushes, rolls its state back to what the log holds, and lets a
+// push through now and then to find out whether the disk takes writes
+// again.
+type durState struct {
+	dir string    // the log's directory
+	w0  []float32 // the block's w⁰: what a roll back starts from until a checkpoint exists
+	// down: pushes are refused until retryAt (the shard's clock); stale:
+	// the state may hold changes the log does not (roll back first).
+	down, stale bool
+	retryAt     time.Duration
+	backoff     time.Duration
+	// view: the coordinator's membership as the shard last had it before
+	// a roll back (base: what the roll back left), applied once the log
+	// takes writes again.
+	view, base map[int]bool
+	// probing: a push was let through after a failure; its sync's
+	// success ends the outage.
+	probing atomic.Bool
+	// retryMin and retryMax bound the wait between probes (0: the
+	// defaults; retryMin < 0: none; tests set them).
+	retryMin, retryMax time.Duration
+	// openFile opens the log's segments (nil: the OS's; tests inject
+	// failing writes).
+	openFile func(string, int, os.FileMode) (wal.File, error)
+}
+
+const (
+	logRetryMin = 50 * time.Millisecond
+	logRetryMax = 5 * time.Second
+)
+
+// logRefusal is the error a push gets while the log is down.
+func (s *Shard) logRefusal(cause error) error {
+	return remoteErr(wire.CodeUnavailable, "shard %d: the durability log failed, nothing can be acknowledged: %v", s.idx, cause)
+}
+
+// logReady is nil when the shard may accept a push (lock held): the log
+// works, or the outage's backoff has passed and the log, cut back to its
+// synced end, takes this push as the probe. A failure noticed here is
+// handled as syncLog's are.
+func (s *Shard) logReady() error {
+	if s.wal == nil {
+		return nil
+	}
+	if s.walErr != nil || s.wal.Err() != nil {
+		if !s.dur.down {
+			s.logFailed()
+		}
+	}
+	if !s.dur.down {
+		return nil
+	}
+	now := s.now()
+	if now < s.dur.retryAt {
+		return s.logRefusal(errors.New("waiting to retry it"))
+	}
+	if s.dur.stale {
+		if err := s.rollBack(); err != nil {
+			s.dur.retryAt = now + s.nextBackoff()
+			return s.logRefusal(err)
+		}
+	}
+	lsn, err := s.wal.Recover()
+	if err != nil {
+		s.dur.retryAt = now + s.nextBackoff()
+		return s.logRefusal(err)
+	}
+	s.lsn, s.walErr, s.dur.down = lsn, nil, false
+	// The coordinator's membership since the log failed, logged now.
+	for p, live := range s.dur.view {
+		isLive, in := s.members[p]
+		switch {
+		case live && !isLive:
+			s.join(now, p)
+		case !live && (!in || isLive):
+			s.join(now, p)
+			s.leave(now, p)
+		}
+	}
+	s.dur.view = nil
+	s.armTick()
+	s.dur.probing.Store(true)
+	return nil
+}
+
+// logFailed handles a failed write or fsync (lock held): it is counted
+// and logged, and the shard rolls back to what the log holds at once, so
+// the pushes refused for it change nothing.
+func (s *Shard) logFailed() {
+	err := cmp.Or(s.walErr, s.wal.Err())
+	if errors.Is(err, wal.ErrClosed) {
+		return // the server has stopped
+	}
+	if !s.dur.down && !s.dur.probing.Load() { // a probe that fails is the same outage
+		s.stats.LogFailures++
+		s.log.Error("durability log failed: pushes are refused until it takes writes again", "failures", s.stats.LogFailures, "err", err)
+	}
+	s.dur.down, s.dur.stale = true, true
+	s.dur.probing.Store(false)
+	s.dur.retryAt = s.now() + s.nextBackoff()
+	if err := s.rollBack(); err != nil {
+		s.log.Error("durability log: rolling back to what it holds failed; retrying", "err", err)
+	}
+}
+
+func (s *Shard) nextBackoff() time.Duration {
+	if s.dur.retryMin < 0 {
+		return 0
+	}
+	lo, hi := cmp.Or(s.dur.retryMin, logRetryMin), cmp.Or(s.dur.retryMax, logRetryMax)
+	s.dur.backoff = min(max(2*s.dur.backoff, lo), hi)
+	return s.dur.backoff
+}
+
+// rollBack brings the shard's state back to what its log holds on disk
+// (lock held; it reads, never writes): rebuilt from the checkpoint (or
+// w⁰) and the log's synced part, as a restore would. The coordinator's
+// membership views received since are kept to be applied, and logged,
+// once the log takes writes again: they are not the shard's to forget.
+func (s *Shard) rollBack() error {
+	ns, err := s.rebuilt()
+	if err != nil {
+		return err
+	}
+	if s.dur.view == nil {
+		s.dur.view = maps.Clone(s.members)
+	} else {
+		for p, live := range s.members { // views since the last roll back
+			if was, ok := s.dur.base[p]; !ok || was != live {
+				s.dur.view[p] = live
+			}
+		}
+	}
+	s.adopt(ns)
+	s.lsn = s.wal.Durable() // pulls are served what the log holds
+	s.dur.base = maps.Clone(s.members)
+	s.dur.stale = false
+	s.armTick()
+	s.log.Warn("durability log: the shard rolled back to what the log holds", "version", s.agg.Version())
+	return nil
+}
+
+// rebuilt is the shard restored from its checkpoint (or w⁰) and the log's
+// synced part.
+func (s *Shard) rebuilt() (*Shard, error) {
+	cfg := ShardConfig{Index: s.idx, Params: s.params, Restarted: true, Logger: s.log}
+	var from uint64
+	path := ckpt.Path(filepath.Dir(s.dur.dir), s.idx)
+	st, err := ckpt.Read(path, CheckpointWant(s.params, s.idx, s.nparams))
+	switch {
+	case err == nil:
+		cfg.Restore, from = st, st.LogSegment
+	case errors.Is(err, os.ErrNotExist) && s.dur.w0 != nil:
+		cfg.Init = make([]float32, s.nparams)
+		copy(cfg.Init[s.lo:s.hi], s.dur.w0)
+	default:
+		return nil, fmt.Errorf("live: shard %d: rolling back to the log: %w", s.idx, err)
+	}
+	ns, err := newShard(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ns.logged = true
+	err = ns.replayWith(s.dur.dir, func(fn func(uint64, *wal.Record) error) (wal.ReplayInfo, error) {
+		return s.wal.ReplaySynced(from, fn)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ns, nil
+}
+
+// adopt takes ns's state (lock held): what the aggregator decided, the
+// weights and the optimizer's state, the buffered gradients, membership
+// and the counters a replay rebuilds. Connections, pulls in flight and
+// the other counters stay.
+func (s *Shard) adopt(ns *Shard) {
+	s.agg, s.opt, s.split = ns.agg, ns.opt, splitApply{}
+	if s.cur.refs == 0 {
+		copy(s.cur.buf, ns.cur.buf)
+	} else {
+		s.cur = ns.cur // the old one goes to the spares once its replies are out
+	}
+	s.ema, s.superEpoch = ns.ema, ns.superEpoch
+	for _, b := range s.grads {
+		s.recycle(b)
+	}
+	s.grads, s.meta, s.last, s.nextID, s.members = ns.grads, ns.meta, ns.last, ns.nextID, ns.members
+	s.stats.Pushes, s.stats.Updates, s.stats.Dropped = ns.stats.Pushes, ns.stats.Updates, ns.stats.Dropped
+	s.stats.Skipped, s.stats.Staleness = ns.stats.Skipped, ns.stats.Staleness
+	s.dirty = true
+	if s.tick != nil {
+		s.tick.Stop()
+	}
+	s.tickOn = false
 }
 
 // isRetry reports a push that repeats the worker's last logged one from
@@ -170,8 +392,12 @@ func (s *Shard) isRetry(peer *wire.Peer, w int, clock, read uint64) bool {
 
 // offer gives the aggregator a gradient and carries out its decision (lock
 // held). kept says the shard kept g for a later apply (the caller must not
-// reuse it).
-func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) (dropped, kept bool) {
+// reuse it); bad that g was applied on arrival and the update skipped, as
+// it would have made the weights non-finite (the push is refused).
+func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) (dropped, kept, bad bool) {
+	if !s.logged {
+		s.dur.w0 = nil // only a log rolls back
+	}
 	id := s.nextID
 	s.nextID++
 	ok, applied, a := s.agg.Push(now, paradigm.Grad{ID: id, Worker: m.worker, Read: m.read, Clock: m.clock})
@@ -180,11 +406,11 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) 
 	switch {
 	case !ok:
 		s.stats.Dropped++
-		return true, false
+		return true, false, false
 	case applied && len(a.Grads) == 1 && a.Grads[0].ID == id:
-		s.apply(a, id, g) // apply on arrival straight from the receive buffer
+		ok := s.apply(a, id, g) // apply on arrival straight from the receive buffer
 		delete(s.meta, id)
-		return false, false
+		return false, false, !ok
 	default:
 		s.grads[id] = g
 		if s.logged {
@@ -193,7 +419,7 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) 
 		if applied {
 			s.apply(a, id, nil)
 		}
-		return false, true
+		return false, true, false
 	}
 }
 
@@ -207,11 +433,13 @@ func (s *Shard) closeLog() error {
 }
 
 // openLog replays the shard's log when restoring (from the checkpoint's
-// segment on, or from the first when there was no checkpoint) and opens
-// a new segment for this incarnation, headed by its base. A fresh start
-// deletes an earlier job's log.
+// segment on, or the whole log when there was no checkpoint) and opens a
+// new segment for this incarnation, headed by its base. A fresh start
+// begins a new log and deletes an earlier job's.
 func (s *Shard) openLog(dir string, restore bool, from uint64, hadCkpt bool) error {
 	o := s.walOptions()
+	var l *wal.Log
+	var err error
 	if restore {
 		seqs, err := wal.Segments(dir)
 		if err != nil {
@@ -221,16 +449,17 @@ func (s *Shard) openLog(dir string, restore bool, from uint64, hadCkpt bool) err
 			return fmt.Errorf("live: shard %d: the checkpoint was written without a durability log, but %s holds log segments %d–%d: restore with --durability checkpoint, or remove them",
 				s.idx, dir, seqs[0], seqs[len(seqs)-1])
 		}
-		if from == 0 {
-			from = 1
-		}
-		if len(seqs) > 0 {
+		if !hadCkpt || from > 0 {
 			if err := s.replay(dir, from, o); err != nil {
 				return err
 			}
 		}
 	}
-	l, err := wal.Open(dir, o)
+	if seqs, _ := wal.Segments(dir); restore && len(seqs) > 0 {
+		l, err = wal.Open(dir, o)
+	} else {
+		l, err = wal.Start(dir, o)
+	}
 	if err != nil {
 		return err
 	}
@@ -241,7 +470,7 @@ func (s *Shard) openLog(dir string, restore bool, from uint64, hadCkpt bool) err
 		}
 	}
 	s.mu.Lock()
-	s.wal = l
+	s.wal, s.dur.dir = l, dir
 	s.logBase()
 	lsn := s.lsn
 	s.armTick()

@@ -19,6 +19,14 @@ import (
 // with the version the replay has reached, and their carried gradients
 // were replayed already.
 func (s *Shard) replay(dir string, from uint64, o wal.Options) error {
+	return s.replayWith(dir, func(fn func(uint64, *wal.Record) error) (wal.ReplayInfo, error) {
+		return wal.Replay(dir, from, o, fn)
+	})
+}
+
+// replayWith is replay with the reader given (a live log's synced part
+// when the shard rolls back to it).
+func (s *Shard) replayWith(dir string, read func(func(uint64, *wal.Record) error) (wal.ReplayInfo, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.replaying = true
@@ -26,7 +34,7 @@ func (s *Shard) replay(dir string, from uint64, o wal.Options) error {
 	var last time.Duration
 	var firstSeq, seq uint64
 	v0 := s.agg.Version()
-	info, err := wal.Replay(dir, from, o, func(sq uint64, r *wal.Record) error {
+	info, err := read(func(sq uint64, r *wal.Record) error {
 		now := time.Duration(r.Now)
 		last = max(last, now)
 		if sq != seq {
@@ -94,7 +102,7 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 			}
 			g = append(s.takeBuf(n), r.Floats...)
 		}
-		dropped, kept := s.offer(now, m, g, false)
+		dropped, kept, _ := s.offer(now, m, g, false)
 		if dropped != (g == nil) {
 			return fmt.Errorf("worker %d's push (clock %d, read %d) was %s when logged and is %s now", m.worker, m.clock, m.read,
 				acceptedIf(g != nil), acceptedIf(!dropped))

@@ -25,6 +25,8 @@ type applyPart struct {
 	lo, hi int
 	gs     [][]float32
 	run    func()
+	undo   optim.Undo
+	ok     bool
 }
 
 // splitApply is the shard's apply split across cores: parts are made for
@@ -35,15 +37,16 @@ type splitApply struct {
 	w     []float32
 	ws    []float32
 	lr    float32
+	undo  optim.Undo // the one-part apply's
 }
 
-// applyWeighted is opt.ApplyWeighted(w, gs, ws, lr) over GOMAXPROCS
-// ranges at once (the caller's goroutine takes the first).
-func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr float32) {
+// applyWeighted is opt.ApplyWeightedChecked(w, gs, ws, lr) over
+// GOMAXPROCS ranges at once (the caller's goroutine takes the first):
+// false when a result was NaN or ±Inf, and then nothing changed.
+func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr float32) bool {
 	p := min(runtime.GOMAXPROCS(0), len(w)/minSplit)
 	if p <= 1 {
-		s.opt.ApplyWeighted(w, gs, ws, lr)
-		return
+		return s.opt.ApplyWeightedChecked(w, gs, ws, lr, &s.split.undo)
 	}
 	sp := &s.split
 	s.opt.Tick() // Adam's step count: once for the whole block, not once a part
@@ -74,12 +77,26 @@ func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr floa
 	}
 	sp.step(&sp.parts[0])
 	sp.wg.Wait()
+	ok := true
+	for i := range sp.parts {
+		ok = ok && sp.parts[i].ok
+	}
+	if !ok {
+		// A part that failed put its range back; the others do now.
+		for i := range sp.parts {
+			if pt := &sp.parts[i]; pt.ok {
+				pt.opt.Revert(w[pt.lo:pt.hi], &pt.undo)
+			}
+		}
+		s.opt.Untick()
+	}
 	sp.w, sp.ws = nil, nil
 	for i := range sp.parts {
 		clear(sp.parts[i].gs)
 	}
+	return ok
 }
 
 func (sp *splitApply) step(pt *applyPart) {
-	pt.opt.ApplyWeighted(sp.w[pt.lo:pt.hi], pt.gs, sp.ws, sp.lr)
+	pt.ok = pt.opt.ApplyWeightedChecked(sp.w[pt.lo:pt.hi], pt.gs, sp.ws, sp.lr, &pt.undo)
 }

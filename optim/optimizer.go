@@ -205,6 +205,11 @@ func (o *Optimizer) step(w, u []float32, lr float32, lo, hi int, k *adaptiveCoef
 // With no gradients, u is zero and only weight decay and momentum act. Mismatched lengths are a
 // programming error and panic.
 func (o *Optimizer) ApplyWeighted(w []float32, grads [][]float32, weights []float32, lr float32) {
+	o.applyWeighted(w, grads, weights, lr, nil)
+}
+
+// applyWeighted is ApplyWeighted, checked when un is set (checked.go).
+func (o *Optimizer) applyWeighted(w []float32, grads [][]float32, weights []float32, lr float32, un *Undo) bool {
 	if len(w) != o.n || len(grads) != len(weights) {
 		panic(fmt.Sprintf("optim: ApplyWeighted: len(w)=%d for range %d, %d gradients with %d weights",
 			len(w), o.n, len(grads), len(weights)))
@@ -214,9 +219,11 @@ func (o *Optimizer) ApplyWeighted(w []float32, grads [][]float32, weights []floa
 			panic(fmt.Sprintf("optim: ApplyWeighted: gradient %d has length %d, range %d", k, len(g), o.n))
 		}
 	}
+	if un != nil {
+		un.begin(o)
+	}
 	if o.v == nil && o.sq == nil {
-		o.applySGD(w, grads, weights, lr)
-		return
+		return o.applySGD(w, grads, weights, lr, un)
 	}
 	coef := o.begin(lr)
 	var buf [chunk]float32 // on the stack: no allocation, and private to this call
@@ -234,23 +241,34 @@ func (o *Optimizer) ApplyWeighted(w []float32, grads [][]float32, weights []floa
 		if len(grads) == 0 {
 			clear(u)
 		}
+		if un != nil {
+			un.save(o, w, lo, hi)
+		}
 		o.step(w, u, lr, lo, hi, &coef)
+		if un != nil && !un.finite(o, w, lo, hi) {
+			un.restore(o, w, hi)
+			return false
+		}
 	}
+	return true
 }
 
 // applySGD is ApplyWeighted for plain SGD, which needs no u at all: w ← (1 − lr·wd)·w −
 // Σ_k (lr·weights[k])·grads[k], folded into w four gradients at a time. For K ≤ 4 that is a
 // single pass over memory; for more, the range is chunked so the chunk of w stays in L1 between
 // groups.
-func (o *Optimizer) applySGD(w []float32, grads [][]float32, weights []float32, lr float32) {
+func (o *Optimizer) applySGD(w []float32, grads [][]float32, weights []float32, lr float32, un *Undo) bool {
 	d := 1 - lr*float32(o.cfg.WeightDecay)
 	span := o.n
-	if len(grads) > 4 {
+	if len(grads) > 4 || un != nil {
 		span = chunk
 	}
 	for lo := 0; lo < o.n; lo += span {
 		hi := min(lo+span, o.n)
 		wc := w[lo:hi]
+		if un != nil {
+			un.save(o, w, lo, hi)
+		}
 		dk := d // the decay applies once, with the first group
 		k := 0
 		for ; k+4 <= len(grads); k += 4 {
@@ -265,5 +283,10 @@ func (o *Optimizer) applySGD(w []float32, grads [][]float32, weights []float32, 
 		if len(grads) == 0 && dk != 1 {
 			scale(wc, dk)
 		}
+		if un != nil && !un.finite(o, w, lo, hi) {
+			un.restore(o, w, hi)
+			return false
+		}
 	}
+	return true
 }

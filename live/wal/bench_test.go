@@ -14,7 +14,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 	for _, n := range []int{1000, 100_000} {
 		for _, writers := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("floats=%d/writers=%d", n, writers), func(b *testing.B) {
-				l, err := Open(b.TempDir(), Options{MaxFloats: n})
+				l, err := Start(b.TempDir(), Options{MaxFloats: n})
 				if err != nil {
 					b.Fatal(err)
 				}

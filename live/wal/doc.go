@@ -18,16 +18,22 @@
 //
 // # Files
 //
-// A directory of segments named %016x.wal, numbered from 1 without gaps.
-// Little-endian throughout:
+// A directory of segments named %016x.wal (mode 0600: they hold
+// gradients), numbered without gaps from the one the log began with
+// (Start marks it its origin). The directory is made together with its
+// first segment (built beside it and renamed), so a log directory without
+// segments is one whose segments were deleted. Little-endian throughout:
 //
-//	segment header (36 bytes)
+//	segment header (44 bytes)
 //	  magic   8   "PACERWL1"
-//	  version 4   1
-//	  flags   4   0
+//	  version 4   2
+//	  flags   4   1: the log's origin segment
 //	  seq     8   the segment's number (must match its name)
-//	  window  8   bytes the writer may have written without an fsync
-//	  crc     4   CRC-32C of the 32 bytes above
+//	  crc     4   CRC-32C of the 24 bytes above
+//	  marker, rewritten in place:
+//	  end     8   the synced end: every byte before it was on disk
+//	  state   4   0 open, 1 sealed (a later segment exists)
+//	  crc     4   CRC-32C of seq, end and state
 //	records, each
 //	  len     4   body length
 //	  crc     4   CRC-32C of the body
@@ -38,12 +44,27 @@
 //
 // # Damage
 //
-// Only bytes written since the last fsync can be lost or torn by a crash,
-// and the writer never has more than the header's window of them. A record
-// that is incomplete or fails its checksum within that window of the end
-// of the last segment is a torn tail: Replay stops there and truncates the
-// segment to its last whole record (no acknowledged record can lie in it).
-// Damage anywhere else is corruption: Replay returns an error wrapping
-// ErrCorrupt that names the segment, the record's index and its offset.
-// No file can make the reader allocate more than Options' bounds.
+// The writer rewrites a segment's marker after each fsync (not before,
+// and without an fsync of its own): it never claims a byte that is not on
+// disk, it is exact after a kill (the page cache holds it), and after a
+// power cut it lags by at most the last group commit. Only the bytes after
+// the synced end of the last segment can be torn by a crash, and no
+// acknowledged record lies there: Replay cuts a damaged record there and
+// everything after it off. Damage before the synced end, or anywhere in
+// an earlier segment (Rotate syncs a segment whole before the next one
+// begins), a segment shorter than its synced end, a record that crosses
+// it, and a missing segment (a gap; the checkpoint's segment; the
+// successor of a sealed last segment; anything before the origin when
+// replaying the whole log) are corruption: Replay returns an error
+// wrapping ErrCorrupt that names the segment, the record's index and its
+// offset, and changes no file. No file can make the reader allocate more
+// than Options' bounds.
+//
+// # Failures
+//
+// A write or fsync that fails (a full disk) stops the log: every Sync
+// returns the error until Recover cuts the segment back to its synced end
+// and drops the records appended since (their Sync returns ErrDropped).
+// The writer can then go on in the same segment once the disk takes
+// writes again.
 package wal

@@ -13,7 +13,7 @@ import (
 func FuzzSegment(f *testing.F) {
 	o, _ := Options{MaxFloats: 16, MaxInts: 4, MaxPending: 64}.withDefaults()
 	var seed []byte
-	seed = append(seed, encodeHeader(1, o.window())...)
+	seed = append(seed, encodeHeader(1, flagOrigin)...)
 	for _, r := range []*Record{push(1, 2, 16), {Kind: KindBase, Read: 3, Ints: []int32{0, -2}}, {Kind: KindTick, Now: 9}} {
 		seed = r.appendTo(seed)
 	}
@@ -29,7 +29,7 @@ func FuzzSegment(f *testing.F) {
 			sr := &segReader{br: bufio.NewReader(bytes.NewReader(b)), size: int64(len(b)), o: o}
 			var enc []byte
 			r := &Record{}
-			n, tornAt, err := sr.each(1, last, r, func(_ uint64, r *Record) error {
+			n, tornAt, err := sr.each(1, last, false, r, func(_ uint64, r *Record) error {
 				if len(r.Ints) > o.MaxInts || len(r.Floats) > o.MaxFloats {
 					t.Fatalf("record past the bounds: %d ints, %d floats", len(r.Ints), len(r.Floats))
 				}

@@ -136,5 +136,9 @@ var ErrCorrupt = errors.New("wal: corrupt log")
 // Replay would refuse it.
 var ErrTooLarge = errors.New("wal: record exceeds the log's bounds")
 
+// ErrDropped is returned by Sync for a record that Recover dropped: it
+// never reached the disk and never will.
+var ErrDropped = errors.New("wal: record dropped when the log recovered from a failure")
+
 // ErrClosed is returned by every call on a closed log.
 var ErrClosed = errors.New("wal: log closed")

@@ -21,41 +21,104 @@ type ReplayInfo struct {
 }
 
 // Replay reads dir's segments numbered from on, in order, calling fn with
-// every record (fn's error stops the replay and is returned). A torn tail
-// of the last segment is truncated away (see the package doc); damage
-// elsewhere, a missing segment or a segment that is not one is an error
-// wrapping ErrCorrupt. Segments below from are not read.
+// every record (fn's error stops the replay and is returned); from 0 reads
+// the whole log, which must begin with its origin segment (Start). A torn
+// tail of the last segment, after its synced end, is truncated away (see
+// the package doc); damage before it or in an earlier segment, a missing
+// segment (before, between or after those present) or a segment that is
+// not one is an error wrapping ErrCorrupt, and no file is changed. A
+// directory that does not exist holds an empty log (an error when from
+// names a segment).
 func Replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) error) (ReplayInfo, error) {
+	return replay(dir, from, o, fn, 0, 0)
+}
+
+// ReplaySynced is Replay of l's directory that stops at the synced end of
+// l's segment and changes no file: what a restore would read if the
+// process died now, even while l has failed.
+func (l *Log) ReplaySynced(from uint64, fn func(seq uint64, r *Record) error) (ReplayInfo, error) {
+	l.mu.Lock()
+	for l.busy {
+		l.cond.Wait()
+	}
+	seq, end := l.seq, l.synced
+	l.mu.Unlock()
+	return replay(l.dir, from, l.o, fn, seq, end)
+}
+
+// replay is Replay, stopping at offset stopAt of segment stopSeq when
+// stopSeq > 0 (then every segment is read as one that another follows:
+// whole, nothing cut).
+func replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) error, stopSeq uint64, stopAt int64) (ReplayInfo, error) {
 	info := ReplayInfo{TornAt: -1}
 	o, err := o.withDefaults()
 	if err != nil {
 		return info, err
 	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if from > 0 {
+			return info, fmt.Errorf("%w: %s does not exist; the checkpoint says the log goes on at its segment %d", ErrCorrupt, dir, from)
+		}
+		return info, nil
+	}
 	seqs, err := Segments(dir)
 	if err != nil {
 		return info, err
 	}
+	if len(seqs) == 0 {
+		return info, fmt.Errorf("%w: %s holds no log segments: they were deleted (a log directory is created with its first)", ErrCorrupt, dir)
+	}
 	var todo []uint64
 	for _, s := range seqs {
-		if s >= from {
+		if s >= from && (stopSeq == 0 || s <= stopSeq) {
 			todo = append(todo, s)
 		}
 	}
-	if len(todo) > 0 && from > 0 && todo[0] != from {
-		return info, fmt.Errorf("%w: %s: segment %d is missing (the checkpoint covers the log up to it; the next present is %d)",
-			ErrCorrupt, dir, from, todo[0])
+	if from > 0 && (len(todo) == 0 || todo[0] != from) {
+		next := "none is"
+		if len(todo) > 0 {
+			next = fmt.Sprintf("the next present is %d", todo[0])
+		}
+		return info, fmt.Errorf("%w: %s: segment %d is missing (the checkpoint covers the log up to it; %s)",
+			ErrCorrupt, dir, from, next)
+	}
+	if from == 0 {
+		// A fresh start over an earlier log removes it once its own
+		// origin is durable: a crash in between leaves both.
+		for k := len(todo) - 1; k > 0; k-- {
+			if h, err := readHeader(dir, todo[k]); err == nil && h.flags&flagOrigin != 0 {
+				todo = todo[k:]
+				break
+			}
+		}
 	}
 	r := &Record{}
 	for i, s := range todo {
 		if i > 0 && s != todo[i-1]+1 {
 			return info, fmt.Errorf("%w: %s: segment %d is missing between %d and %d", ErrCorrupt, dir, todo[i-1]+1, todo[i-1], s)
 		}
-		last := i == len(todo)-1
-		n, tornAt, err := replaySegment(dir, s, last, o, r, fn)
+		last := i == len(todo)-1 && stopSeq == 0
+		stop := int64(-1)
+		if s == stopSeq {
+			stop = stopAt
+		}
+		n, tornAt, err := replaySegment(dir, s, last, i == 0 && from == 0, stop, o, r, fn)
 		info.Records += n
 		info.Segments = append(info.Segments, s)
 		if err != nil {
 			return info, err
+		}
+		if tornAt == 0 {
+			// Created, killed before its header was durable: it never
+			// held a record.
+			if err := os.Remove(SegmentPath(dir, s)); err != nil {
+				return info, fmt.Errorf("wal: %w", err)
+			}
+			if err := syncDir(dir); err != nil {
+				return info, fmt.Errorf("wal: fsync %s: %w", dir, err)
+			}
+			info.TornAt = 0
+			continue
 		}
 		if tornAt >= 0 {
 			path := SegmentPath(dir, s)
@@ -89,7 +152,7 @@ func truncate(path string, size int64) error {
 
 // replaySegment reads one segment; tornAt ≥ 0 is where its torn tail
 // begins (only in the last segment).
-func replaySegment(dir string, seq uint64, last bool, o Options, r *Record,
+func replaySegment(dir string, seq uint64, last, origin bool, stop int64, o Options, r *Record,
 	fn func(uint64, *Record) error) (n int64, tornAt int64, err error) {
 	path := SegmentPath(dir, seq)
 	f, err := os.Open(path)
@@ -101,8 +164,12 @@ func replaySegment(dir string, seq uint64, last bool, o Options, r *Record,
 	if err != nil {
 		return 0, -1, fmt.Errorf("wal: %w", err)
 	}
-	sr := &segReader{br: bufio.NewReaderSize(f, 256<<10), size: st.Size(), o: o}
-	n, tornAt, err = sr.each(seq, last, r, fn)
+	size := st.Size()
+	if stop >= 0 {
+		size = min(size, stop)
+	}
+	sr := &segReader{br: bufio.NewReaderSize(f, 256<<10), size: size, o: o}
+	n, tornAt, err = sr.each(seq, last, origin, r, fn)
 	if err != nil && !errors.Is(err, errStop) {
 		return n, -1, err
 	}
@@ -123,32 +190,47 @@ type segReader struct {
 	stopErr error
 }
 
-// each calls fn for every record; a damaged record within the torn-tail
-// window of a last segment's end ends the segment (tornAt), anywhere else
-// it is an error naming the record.
-func (sr *segReader) each(seq uint64, last bool, r *Record, fn func(uint64, *Record) error) (int64, int64, error) {
+// each calls fn for every record. A damaged record after the synced end
+// of a last segment ends the segment (tornAt); anywhere else it is an
+// error naming the record. origin: the segment must be where the log
+// began.
+func (sr *segReader) each(seq uint64, last, origin bool, r *Record, fn func(uint64, *Record) error) (int64, int64, error) {
 	name := segName(seq)
 	hdr := make([]byte, segHeader)
 	if _, err := io.ReadFull(sr.br, hdr); err != nil {
-		if last && sr.size < segHeader {
-			return 0, 0, nil // created, killed before its header was whole: empty
+		if last && !origin && sr.size < segHeader {
+			return 0, 0, nil
 		}
 		return 0, -1, fmt.Errorf("%w: %s: header: %v", ErrCorrupt, name, err)
 	}
-	window, err := decodeHeader(hdr, seq)
+	h, err := decodeHeader(hdr, seq)
 	if err != nil {
 		return 0, -1, fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+	}
+	switch {
+	case origin && h.flags&flagOrigin == 0:
+		return 0, -1, fmt.Errorf("%w: %s is not where the log began, and no checkpoint covers what came before it: the segments before it are missing", ErrCorrupt, name)
+	case last && h.state == markSealed:
+		return 0, -1, fmt.Errorf("%w: segment %d is missing (%s was sealed once it existed)", ErrCorrupt, seq+1, name)
+	case sr.size < h.end:
+		return 0, -1, fmt.Errorf("%w: %s is %d bytes, %d of which were synced (cut short)", ErrCorrupt, name, sr.size, h.end)
 	}
 	off := int64(segHeader)
 	var n int64
 	for off < sr.size {
 		err := sr.next(r, sr.size-off)
+		if err == nil && off < h.end && off+int64(r.size()) > h.end {
+			err = fmt.Errorf("record of %d bytes crosses the synced end at %d", r.size(), h.end)
+		}
 		if err != nil {
-			if last && sr.size-off <= window {
+			if last && off >= h.end {
 				return n, off, nil
 			}
-			return n, -1, fmt.Errorf("%w: %s: record %d at offset %d: %v (%d bytes follow it, beyond the %d a crash can tear)",
-				ErrCorrupt, name, n, off, err, sr.size-off, window)
+			where := fmt.Sprintf("before the synced end at %d", h.end)
+			if !last {
+				where = "in a segment that another follows"
+			}
+			return n, -1, fmt.Errorf("%w: %s: record %d at offset %d: %v (%s)", ErrCorrupt, name, n, off, err, where)
 		}
 		off += int64(r.size())
 		n++

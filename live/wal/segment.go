@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,9 +16,24 @@ import (
 var magic = [8]byte{'P', 'A', 'C', 'E', 'R', 'W', 'L', '1'}
 
 const (
-	formatVersion = 1
-	segHeader     = 36
+	formatVersion = 2
+	headFixed     = 28             // magic, version, flags, seq, crc
+	segHeader     = headFixed + 16 // and the synced-end marker
 	segSuffix     = ".wal"
+)
+
+// Header flags.
+const (
+	// flagOrigin marks the segment a fresh log began with: a replay
+	// without a checkpoint must start at it (anything before it was
+	// another job's, deleted on purpose).
+	flagOrigin uint32 = 1
+)
+
+// A marker's states.
+const (
+	markOpen   uint32 = 0 // the segment may be the last one
+	markSealed uint32 = 1 // a later segment exists (Rotate, Open)
 )
 
 // Options bounds a log. The reader needs the same bounds as the writer
@@ -31,7 +47,32 @@ type Options struct {
 	// MaxPending is how many bytes Append buffers before it waits for a
 	// write to take them (0: 32 MiB; never below one record).
 	MaxPending int
+	// OpenFile opens a segment for writing (nil: os.OpenFile). Tests pass
+	// one whose writes fail, as a full disk's do.
+	OpenFile func(name string, flag int, perm os.FileMode) (File, error)
 }
+
+// File is what the writer needs of a segment's file.
+type File interface {
+	WriteAt(b []byte, off int64) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+func (o Options) openFile(name string, flag int) (File, error) {
+	if o.OpenFile != nil {
+		return o.OpenFile(name, flag, segPerm)
+	}
+	f, err := os.OpenFile(name, flag, segPerm)
+	if err != nil {
+		return nil, err // not a typed nil in the interface
+	}
+	return f, nil
+}
+
+// segPerm: a segment holds gradients, as private as a checkpoint.
+const segPerm = 0o600
 
 func (o Options) withDefaults() (Options, error) {
 	if o.MaxFloats < 0 || o.MaxInts < 0 || o.MaxPending < 0 {
@@ -53,10 +94,6 @@ func (o Options) withDefaults() (Options, error) {
 func (o Options) maxRecord() int64 {
 	return frameHeader + bodyFixed + 4*int64(o.MaxInts) + 4*int64(o.MaxFloats)
 }
-
-// window is what the writer may have in flight unsynced: MaxPending and
-// the record that crossed it.
-func (o Options) window() int64 { return int64(o.MaxPending) + o.maxRecord() }
 
 func segName(seq uint64) string { return fmt.Sprintf("%016x%s", seq, segSuffix) }
 
@@ -89,38 +126,64 @@ func Segments(dir string) ([]uint64, error) {
 	return seqs, nil
 }
 
-func encodeHeader(seq uint64, window int64) []byte {
+func encodeHeader(seq uint64, flags uint32) []byte {
 	b := make([]byte, 0, segHeader)
 	b = append(b, magic[:]...)
 	b = binary.LittleEndian.AppendUint32(b, formatVersion)
-	b = binary.LittleEndian.AppendUint32(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, flags)
 	b = binary.LittleEndian.AppendUint64(b, seq)
-	b = binary.LittleEndian.AppendUint64(b, uint64(window))
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	return append(b, encodeMark(seq, segHeader, markOpen)...)
 }
 
-// decodeHeader checks a segment header and returns its window.
-func decodeHeader(b []byte, seq uint64) (int64, error) {
+// encodeMark is the synced-end marker: every byte of the segment before
+// end was on disk when it was written (the writer rewrites it in place
+// after each fsync). The checksum covers seq too, so that a marker can
+// only vouch for its own segment.
+func encodeMark(seq uint64, end int64, state uint32) []byte {
+	b := make([]byte, 0, 24)
+	b = binary.LittleEndian.AppendUint64(b, seq)
+	b = binary.LittleEndian.AppendUint64(b, uint64(end))
+	b = binary.LittleEndian.AppendUint32(b, state)
+	sum := crc32.Checksum(b, castagnoli)
+	return binary.LittleEndian.AppendUint32(b[8:], sum) // end, state, crc
+}
+
+// header is a segment's decoded header.
+type header struct {
+	flags uint32
+	end   int64 // the synced end
+	state uint32
+}
+
+// decodeHeader checks a segment header and its marker.
+func decodeHeader(b []byte, seq uint64) (header, error) {
+	var h header
 	if len(b) < segHeader {
-		return 0, fmt.Errorf("header of %d bytes, %d expected", len(b), segHeader)
+		return h, fmt.Errorf("header of %d bytes, %d expected", len(b), segHeader)
 	}
 	if [8]byte(b[:8]) != magic {
-		return 0, errors.New("not a pacer log segment (bad magic)")
+		return h, errors.New("not a pacer log segment (bad magic)")
 	}
-	if got, want := binary.LittleEndian.Uint32(b[32:]), crc32.Checksum(b[:32], castagnoli); got != want {
-		return 0, fmt.Errorf("header checksum %08x, computed %08x", got, want)
+	if got, want := binary.LittleEndian.Uint32(b[24:]), crc32.Checksum(b[:24], castagnoli); got != want {
+		return h, fmt.Errorf("header checksum %08x, computed %08x", got, want)
 	}
 	if v := binary.LittleEndian.Uint32(b[8:]); v != formatVersion {
-		return 0, fmt.Errorf("format version %d, this build reads %d", v, formatVersion)
+		return h, fmt.Errorf("format version %d, this build reads %d (a log of format 1 cannot tell a torn tail from damage: restore it with the pacer that wrote it)", v, formatVersion)
+	}
+	if h.flags = binary.LittleEndian.Uint32(b[12:]); h.flags&^flagOrigin != 0 {
+		return h, fmt.Errorf("unknown header flags %#x", h.flags)
 	}
 	if s := binary.LittleEndian.Uint64(b[16:]); s != seq {
-		return 0, fmt.Errorf("header says segment %d", s)
+		return h, fmt.Errorf("header says segment %d", s)
 	}
-	w := binary.LittleEndian.Uint64(b[24:])
-	if w > 1<<40 {
-		return 0, fmt.Errorf("torn-tail window of %d bytes", w)
+	m := b[headFixed:segHeader]
+	end, state := binary.LittleEndian.Uint64(m), binary.LittleEndian.Uint32(m[8:])
+	if !bytes.Equal(encodeMark(seq, int64(end), state), m) || end < segHeader || end > 1<<62 || state > markSealed {
+		return h, errors.New("synced-end marker damaged")
 	}
-	return int64(w), nil
+	h.end, h.state = int64(end), state
+	return h, nil
 }
 
 // syncDir makes a directory's entries (a created or removed segment)

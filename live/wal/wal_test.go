@@ -58,7 +58,7 @@ func replayAll(t *testing.T, dir string, from uint64, o Options) ([]Record, Repl
 
 func TestAppendReplayAcrossSegments(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, small)
+	l, err := Start(dir, small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestAppendReplayAcrossSegments(t *testing.T) {
 // durable by one fsync, and concurrent writers share fsyncs.
 func TestGroupCommitSharesFsync(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, Options{MaxFloats: 64})
+	l, err := Start(dir, Options{MaxFloats: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestGroupCommitSharesFsync(t *testing.T) {
 // refuse.
 func TestAppendBounded(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, small)
+	l, err := Start(dir, small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,20 +202,39 @@ func TestAppendBounded(t *testing.T) {
 // writeSegment writes records to a fresh log and returns its one
 // segment's path and the offsets at which each record starts.
 func writeSegment(t *testing.T, o Options, n int) (dir, path string, offs []int64) {
+	return writeTorn(t, o, n, n)
+}
+
+// writeTorn writes n records to a fresh log, the first synced of them
+// acknowledged (synced one by one), the rest written but never synced,
+// and leaves the log as a killed process would.
+func writeTorn(t *testing.T, o Options, n, synced int) (dir, path string, offs []int64) {
 	t.Helper()
 	dir = t.TempDir()
-	l, err := Open(dir, o)
+	l, err := Start(dir, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	off := int64(segHeader)
 	for i := 0; i < n; i++ {
 		r := push(int32(i%3), uint64(i), 8)
+		if i == 0 {
+			r = &Record{Kind: KindBase, Read: 4, Clock: 2, Ints: []int32{0, 1, -3}}
+		}
 		offs = append(offs, off)
 		off += int64(r.size())
-		appendSync(t, l, r)
+		if i < synced {
+			appendSync(t, l, r)
+			continue
+		}
+		if _, err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+		l.mu.Lock()
+		l.flushLocked(false)
+		l.mu.Unlock()
 	}
-	if err := l.Close(); err != nil {
+	if err := l.f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return dir, SegmentPath(dir, 1), offs
@@ -248,7 +267,7 @@ func TestTornTailTruncated(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, path, offs := writeSegment(t, small, 6)
+			dir, path, offs := writeTorn(t, small, 6, 5)
 			at := tc.tear(path, offs)
 			got, info, err := replayAll(t, dir, 1, small)
 			if err != nil {
@@ -288,10 +307,10 @@ func flip(t *testing.T, path string, off int64) {
 }
 
 // TestCorruptMiddleIsError: damage that a crash cannot have caused (before
-// the torn-tail window of the last segment, or in an earlier segment)
+// the synced end of the last segment, or in an earlier segment)
 // stops the replay with an error naming where, and changes no file.
 func TestCorruptMiddleIsError(t *testing.T) {
-	dir, path, offs := writeSegment(t, small, 40) // far more than small's window
+	dir, path, offs := writeSegment(t, small, 40)
 	flip(t, path, offs[3]+20)
 	before, _ := os.ReadFile(path)
 	_, _, err := replayAll(t, dir, 1, small)
@@ -325,7 +344,7 @@ func TestCorruptMiddleIsError(t *testing.T) {
 
 func TestRemoveBeforeAndMissingSegment(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(dir, small)
+	l, err := Start(dir, small)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +373,7 @@ func TestRemoveBeforeAndMissingSegment(t *testing.T) {
 		t.Errorf("replay from a removed segment: err %v, want ErrCorrupt naming segment 2", err)
 	}
 	os.Remove(SegmentPath(dir, 3))
-	os.WriteFile(SegmentPath(dir, 6), encodeHeader(6, small.window()), 0o644)
+	os.WriteFile(SegmentPath(dir, 6), encodeHeader(6, 0), 0o600)
 	if _, _, err := replayAll(t, dir, 4, small); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "segment 5 is missing") {
 		t.Errorf("gap between 4 and 6: err %v, want ErrCorrupt naming segment 5", err)
 	}

@@ -1,0 +1,121 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestApplyWeightedCheckedRevertsExactly: for every rule, a checked apply
+// of finite gradients is ApplyWeighted bit for bit; one whose result
+// overflows (in the last chunk, after earlier chunks were written) returns
+// false and leaves the weights, the state and the step count exactly as
+// they were, whole range and split into Sub ranges alike.
+func TestApplyWeightedCheckedRevertsExactly(t *testing.T) {
+	const n = 3*chunk + 17
+	for _, tc := range []struct {
+		rule     string
+		momentum float64
+		wd       float64
+	}{{"sgd", 0, 0}, {"sgd", 0, 0.01}, {"sgd", 0.9, 0}, {"rmsprop", 0, 0}, {"rmsprop", 0.9, 0},
+		{"rmsprop:centered=true", 0.9, 0}, {"adam", 0, 0}, {"adamw", 0, 0.01}} {
+		for _, k := range []int{1, 6} {
+			t.Run(fmt.Sprintf("%s momentum %g wd %g k %d", tc.rule, tc.momentum, tc.wd, k), func(t *testing.T) {
+				rule, err := ParseRule(tc.rule)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := Config{LR: 0.1, Momentum: tc.momentum, WeightDecay: tc.wd, Rule: rule}
+				rng := rand.New(rand.NewPCG(1, uint64(k)))
+				vec := func(scale float32) []float32 {
+					v := make([]float32, n)
+					for i := range v {
+						v[i] = scale * float32(rng.NormFloat64())
+					}
+					return v
+				}
+				mk := func() (*Optimizer, []float32) {
+					o, err := New(cfg, n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return o, nil
+				}
+				a, _ := mk()
+				b, _ := mk()
+				w0 := vec(1)
+				grads, weights := make([][]float32, k), make([]float32, k)
+				for i := range grads {
+					grads[i], weights[i] = vec(1), 1/float32(k)
+				}
+				// Some state first, the same in both.
+				wa, wb := slices.Clone(w0), slices.Clone(w0)
+				a.ApplyWeighted(wa, grads, weights, 0.1)
+				var un Undo
+				if !b.ApplyWeightedChecked(wb, grads, weights, 0.1, &un) {
+					t.Fatal("a finite apply reported non-finite")
+				}
+				if !slices.Equal(wa, wb) || !sameState(a.State(), b.State()) {
+					t.Fatal("the checked apply differs from ApplyWeighted")
+				}
+				// Then an update that overflows near the end of the range.
+				big := slices.Clone(grads[0])
+				big[n-5] = math.MaxFloat32
+				big[n-4] = -math.MaxFloat32
+				bad := append([][]float32{big}, grads[1:]...)
+				badW := slices.Clone(weights)
+				badW[0] = 1e4
+				before, st := slices.Clone(wb), cloneState(b.State())
+				if b.ApplyWeightedChecked(wb, bad, badW, 1e4, &un) {
+					t.Fatal("an overflowing apply reported finite")
+				}
+				if !slices.Equal(wb, before) || !sameState(b.State(), st) {
+					t.Fatal("the refused apply changed the weights or the state")
+				}
+				// Split in two Sub ranges, the second failing: both put back.
+				b.Tick()
+				s1, _ := b.Sub(0, n/2)
+				s2, _ := b.Sub(n/2, n)
+				cut := func(gs [][]float32, lo, hi int) [][]float32 {
+					out := make([][]float32, len(gs))
+					for i, g := range gs {
+						out[i] = g[lo:hi]
+					}
+					return out
+				}
+				var u1, u2 Undo
+				ok1 := s1.ApplyWeightedChecked(wb[:n/2], cut(bad, 0, n/2), badW, 1e4, &u1)
+				ok2 := s2.ApplyWeightedChecked(wb[n/2:], cut(bad, n/2, n), badW, 1e4, &u2)
+				if !ok1 || ok2 {
+					t.Fatalf("split apply: first part %v, second %v; want true, false", ok1, ok2)
+				}
+				s1.Revert(wb[:n/2], &u1)
+				b.Untick()
+				if !slices.Equal(wb, before) || !sameState(b.State(), st) {
+					t.Fatal("the reverted split apply changed the weights or the state")
+				}
+			})
+		}
+	}
+}
+
+func cloneState(s State) State {
+	return State{Velocity: slices.Clone(s.Velocity), Square: slices.Clone(s.Square), Mean: slices.Clone(s.Mean), Step: s.Step}
+}
+
+func sameState(a, b State) bool {
+	same := func(x, y []float32) bool {
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.Step == b.Step && same(a.Velocity, b.Velocity) && same(a.Square, b.Square) && same(a.Mean, b.Mean)
+}
