@@ -23,7 +23,7 @@ func TestClipNormLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := ckpt.ReadJob(dir)
+		j, err := ckpt.ReadJob(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

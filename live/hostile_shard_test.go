@@ -143,7 +143,7 @@ func TestWorkerBoundsPullReplies(t *testing.T) {
 
 	t.Run("1 GiB", func(t *testing.T) {
 		fs := newFakeShard(t, n, func(_ int, req *wire.Frame) []byte { return pullReply(req, good, 1<<28) })
-		var logs lockedBuf
+		var logs syncBuffer
 		w, l := hostileLink(t, fs.ln.Addr().String(), n, 0, &logs)
 		defer closeLink(l)
 		var ev linkEvent
@@ -171,7 +171,7 @@ func TestWorkerBoundsPullReplies(t *testing.T) {
 
 	t.Run("one float short", func(t *testing.T) {
 		fs := newFakeShard(t, n, func(_ int, req *wire.Frame) []byte { return pullReply(req, good[:n-1], n-1) })
-		var logs lockedBuf
+		var logs syncBuffer
 		w, l := hostileLink(t, fs.ln.Addr().String(), n, 0, &logs)
 		defer closeLink(l)
 		if ev := pull(t, w, l); ev.kind != evFailed || ev.err == nil || !strings.Contains(ev.err.Error(), "999 floats for its block of 1000") {
@@ -192,7 +192,7 @@ func TestWorkerBoundsPullReplies(t *testing.T) {
 			}
 			return b
 		})
-		var logs lockedBuf
+		var logs syncBuffer
 		w, l := hostileLink(t, fs.ln.Addr().String(), n, 200*time.Millisecond, &logs)
 		defer closeLink(l)
 		if ev := pull(t, w, l); ev.kind != evData || len(ev.floats) != n {
