@@ -37,8 +37,14 @@ import (
 // stalled it).
 var Paradigms = []string{"bsp", "asp", "ssp:s=3", "dssp:sl=2,su=6", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=2,b=0.5", "softsync:n=2"}
 
-// Kinds are the fault kinds, one per run (mixed: two faults of the others).
-var Kinds = []string{"worker", "worker-rejoin", "shard-restart", "coord-restart", "mixed"}
+// Kinds are the fault kinds, one per run (mixed: two faults of the others;
+// it stays last).
+var Kinds = []string{"worker", "worker-rejoin", "shard-restart", "coord-restart", "dup-id", "shard-stop", "mixed"}
+
+// stopFor is how long a shard-stop fault holds its shard stopped (SIGSTOP,
+// then SIGCONT): past every heartbeat timeout and the 10 s after which a
+// wait is logged, as a shard hung by its host would be.
+const stopFor = 20 * time.Second
 
 // The job's batch; the synthetic set's training samples (a longer job
 // takes more than one epoch of them); the longest job.
@@ -52,9 +58,9 @@ const (
 type Config struct {
 	Seed uint64
 	// Runs is the number of runs; run i (From ≤ i < From+Runs) takes
-	// paradigm i mod 9 and kind i mod len(Kinds): 9 and 5 are coprime, so
-	// every 45 runs cover every pair once, and 27 every paradigm three
-	// times and every kind at least five.
+	// paradigm i mod 9 and kind i mod len(Kinds): 9 and 7 are coprime, so
+	// every 63 runs cover every pair once, and 45 every paradigm five
+	// times and every kind at least six.
 	Runs, From int
 	// Kinds restricts the fault kinds (nil: all of Kinds).
 	Kinds []string
@@ -89,9 +95,19 @@ type Fault struct {
 	AtPushes int64         `json:"at_pushes"`
 	Restart  bool          `json:"restart"`
 	After    time.Duration `json:"restart_after_ns"`
+	// Stop: the shard is stopped (SIGSTOP) for this long, not killed.
+	Stop time.Duration `json:"stop_ns,omitempty"`
+	// Duplicate: a second worker process starts under the victim's id.
+	Duplicate bool `json:"duplicate,omitempty"`
 }
 
 func (f Fault) String() string {
+	switch {
+	case f.Stop > 0:
+		return fmt.Sprintf("SIGSTOP %s %d at push %d, SIGCONT after %s", f.Role, f.Index, f.AtPushes, f.Stop)
+	case f.Duplicate:
+		return fmt.Sprintf("a second %s process under id %d at push %d", f.Role, f.Index, f.AtPushes)
+	}
 	s := fmt.Sprintf("kill -9 %s %d at push %d", f.Role, f.Index, f.AtPushes)
 	if f.Restart {
 		s += fmt.Sprintf(", restart after %s", f.After.Round(time.Millisecond))
@@ -228,8 +244,9 @@ func (c *Config) Schedule(i int) (spec, kind string, faults []Fault) {
 		f := Fault{AtPushes: int64(c.Pushes) * int64(10+rng.IntN(61)) / 100}
 		hb := c.HeartbeatTimeout
 		switch k {
-		case "worker", "worker-rejoin":
+		case "worker", "worker-rejoin", "dup-id":
 			f.Role, f.Index = "worker", rng.IntN(c.Workers)
+			f.Duplicate = k == "dup-id"
 			for usedWorker[f.Index] {
 				f.Index = (f.Index + 1) % c.Workers
 			}
@@ -239,6 +256,13 @@ func (c *Config) Schedule(i int) (spec, kind string, faults []Fault) {
 				f.Restart = true
 				f.After = time.Duration(rng.Int64N(int64(2*hb + hb/2)))
 			}
+		case "shard-stop":
+			// A shard other than the coordinator's, as shard-restart.
+			f.Role, f.Index, f.Stop = "shard", 1+rng.IntN(c.Shards-1), stopFor
+			if usedShard[f.Index] {
+				f.Index = (f.Index + 1) % c.Shards
+			}
+			usedShard[f.Index] = true
 		case "shard-restart", "coord-restart":
 			f.Role, f.Restart = "shard", true
 			if k == "shard-restart" {
@@ -307,7 +331,8 @@ func (c *Config) run(ctx context.Context, i int, dir string) (Run, error) {
 	opt := launch.Options{Mode: "tcp", Binary: c.Binary, CheckpointDir: dir, CheckpointInterval: 300 * time.Millisecond,
 		Durability: c.Durability, Timeout: c.Timeout, Poll: 20 * time.Millisecond}
 	for _, f := range faults {
-		opt.Faults = append(opt.Faults, launch.Fault{Role: f.Role, Index: f.Index, AtPushes: f.AtPushes, Restart: f.Restart, RestartAfter: f.After})
+		opt.Faults = append(opt.Faults, launch.Fault{Role: f.Role, Index: f.Index, AtPushes: f.AtPushes, Restart: f.Restart, RestartAfter: f.After,
+			Stop: f.Stop, Duplicate: f.Duplicate})
 	}
 	logf, err := os.Create(filepath.Join(dir, "processes.log"))
 	if err != nil {

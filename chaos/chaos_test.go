@@ -39,7 +39,7 @@ func TestScheduleReplays(t *testing.T) {
 	}
 }
 
-// TestScheduleCoversAndStaysInTheJob: 45 runs (paradigms × kinds) cover
+// TestScheduleCoversAndStaysInTheJob: 63 runs (paradigms × kinds) cover
 // every paradigm × kind once, and every fault names a process of the job, mid-job, with the
 // restart its kind says.
 func TestScheduleCoversAndStaysInTheJob(t *testing.T) {
@@ -61,11 +61,13 @@ func TestScheduleCoversAndStaysInTheJob(t *testing.T) {
 			}
 			switch {
 			case f.Role == "worker" && (f.Index < 0 || f.Index >= c.Workers),
-				f.Role == "shard" && (f.Index < 0 || f.Index >= c.Shards || !f.Restart),
+				f.Role == "shard" && (f.Index < 0 || f.Index >= c.Shards || f.Restart == (f.Stop > 0)),
+				f.Duplicate && (f.Role != "worker" || f.Restart),
 				f.Role != "worker" && f.Role != "shard":
 				t.Errorf("run %d: %+v", i, f)
 			}
-			if k == "coord-restart" && f.Index != 0 || k == "shard-restart" && f.Index == 0 || k == "worker" && f.Restart {
+			if k == "coord-restart" && f.Index != 0 || k == "shard-restart" && f.Index == 0 || k == "worker" && f.Restart ||
+				k == "shard-stop" && (f.Index == 0 || f.Stop != stopFor) || k == "dup-id" && !f.Duplicate {
 				t.Errorf("run %d (%s): %+v", i, k, f)
 			}
 		}

@@ -392,6 +392,35 @@ func (c *tcpCluster) killShard(i int) error {
 
 func (c *tcpCluster) restartShard(ctx context.Context, i int) error { return c.startShard(i, true) }
 
+// pauseShard stops shard i (SIGSTOP): the process lives on, holding its
+// connections, and answers nothing until resumeShard.
+func (c *tcpCluster) pauseShard(i int) error { return c.signalShard(i, syscall.SIGSTOP) }
+
+func (c *tcpCluster) resumeShard(i int) error { return c.signalShard(i, syscall.SIGCONT) }
+
+func (c *tcpCluster) signalShard(i int, s syscall.Signal) error {
+	c.mu.Lock()
+	sp := c.shards[i]
+	c.mu.Unlock()
+	select {
+	case <-sp.exited:
+		return fmt.Errorf("shard %d has exited", i)
+	default:
+	}
+	return sp.cmd.Process.Signal(s)
+}
+
+// duplicateWorker starts a second process under worker p's id. The newer
+// connection takes the id, and the displaced process is told so and exits
+// with an error naming the id: expected here, as a killed one's exit is.
+func (c *tcpCluster) duplicateWorker(p int) error {
+	c.mu.Lock()
+	old := c.workers[p]
+	c.killed[old] = true
+	c.mu.Unlock()
+	return c.startWorker(p)
+}
+
 func (c *tcpCluster) workersDone() <-chan struct{} { return c.done }
 
 func (c *tcpCluster) failed() <-chan error { return c.fail }

@@ -278,9 +278,14 @@ func (d *driver) report(cs live.CoordStats, acc float64) {
 func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 	rec := FaultRecord{Fault: f, FiredAt: pushes}
 	var err error
-	if f.Role == "worker" {
+	switch {
+	case f.Duplicate:
+		err = d.cl.duplicateWorker(f.Index)
+	case f.Stop > 0:
+		err = d.cl.pauseShard(f.Index)
+	case f.Role == "worker":
 		err = d.cl.killWorker(f.Index, f.Restart)
-	} else {
+	default:
 		err = d.cl.killShard(f.Index)
 	}
 	if err != nil {
@@ -290,6 +295,27 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 	k := len(d.faults)
 	d.faults = append(d.faults, rec)
 	d.mu.Unlock()
+	if f.Stop > 0 {
+		d.fwg.Add(1)
+		go func() {
+			defer d.fwg.Done()
+			// Not a poll: the fault's length, as Fault.Stop asks; the
+			// shard goes on at once when the job ends first.
+			resume := time.NewTimer(f.Stop)
+			defer resume.Stop()
+			select {
+			case <-resume.C:
+			case <-ctx.Done():
+			}
+			if err := d.cl.resumeShard(f.Index); err != nil && ctx.Err() == nil {
+				d.fail(fmt.Errorf("launch: resuming shard %d: %w", f.Index, err))
+			}
+			d.mu.Lock()
+			d.faults[k].Restarted = true
+			d.mu.Unlock()
+		}()
+		return nil
+	}
 	if !f.Restart {
 		return nil
 	}

@@ -89,6 +89,14 @@ type Fault struct {
 	// AfterCheckpoint holds a shard fault back until the shard has written
 	// a checkpoint, so that a restart has one to restore.
 	AfterCheckpoint bool
+	// Stop, for a shard, stops its process (SIGSTOP) for this long and
+	// then lets it go on (SIGCONT) instead of killing it: a shard that
+	// hangs without dying. Tcp mode only.
+	Stop time.Duration
+	// Duplicate, for a worker, starts a second process under the victim's
+	// id while the first runs (an operator's slip): the newer takes the
+	// id and the displaced one exits. Tcp mode only.
+	Duplicate bool
 }
 
 // FaultRecord is what happened to one fault.
@@ -190,10 +198,19 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		if f.Role != "worker" && f.Role != "shard" {
 			return nil, fmt.Errorf("launch: fault role %q: want worker or shard", f.Role)
 		}
+		if (f.Stop != 0 || f.Duplicate) && opt.Mode != "tcp" {
+			return nil, fmt.Errorf("launch: a stopped shard or a duplicate worker is a fault of processes: tcp mode only, not %s", opt.Mode)
+		}
+		if f.Stop < 0 || (f.Stop > 0 && (f.Role != "shard" || f.Restart)) {
+			return nil, fmt.Errorf("launch: fault on %s %d: a stop (%s) is for a shard, positive, and without a restart", f.Role, f.Index, f.Stop)
+		}
+		if f.Duplicate && (f.Role != "worker" || f.Restart) {
+			return nil, fmt.Errorf("launch: fault on %s %d: a duplicate is for a worker, without a restart", f.Role, f.Index)
+		}
 		if f.Role == "shard" && f.Restart && opt.CheckpointDir == "" {
 			return nil, errors.New("launch: restarting a shard needs a checkpoint directory")
 		}
-		if f.Role == "shard" && f.Index == 0 && !f.Restart {
+		if f.Role == "shard" && f.Index == 0 && !f.Restart && f.Stop == 0 {
 			return nil, errors.New("launch: shard 0 hosts the coordinator: the job cannot go on without it, so a fault of it needs a restart")
 		}
 		if (f.Role == "shard" && (f.Index < 0 || f.Index >= cfg.Shards)) || (f.Role == "worker" && (f.Index < 0 || f.Index >= cfg.Workers)) {
@@ -250,6 +267,12 @@ type cluster interface {
 	// whether any failed.
 	workersDone() <-chan struct{}
 	workersErr() error
+	// pauseShard stops shard i's process and resumeShard lets it go on
+	// (tcp only: Fault.Stop); duplicateWorker starts a second process
+	// under worker i's id, the first one displaced (Fault.Duplicate).
+	pauseShard(i int) error
+	resumeShard(i int) error
+	duplicateWorker(i int) error
 	// failed reports a shard that stopped on its own (not killed by a
 	// fault, not stopped): the job cannot finish without it.
 	failed() <-chan error

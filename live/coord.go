@@ -1,9 +1,11 @@
 package live
 
 import (
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,6 +93,10 @@ type Coordinator struct {
 	onBarrier    func(b uint64)
 	stopped      chan struct{}
 	stopOnce     sync.Once
+	// stall watches the count: a job that counts no push for
+	// waitReportAfter is reported with the workers it waits for.
+	stall       waitWatch
+	stallPushes int64
 
 	// lossSum and lossN total the mini-batch losses reported with counted
 	// pushes (CoordStats.BatchLossSum), carried across a restart by the
@@ -397,7 +403,40 @@ func (c *Coordinator) sweep(now time.Time) (notify, cut []*wire.Peer) {
 	if len(sw.Removed) > 0 {
 		c.publish()
 	}
+	c.watchStall(now)
 	return notify, cut
+}
+
+// watchStall reports a job that has counted no push for waitReportAfter
+// (and every waitReportAfter again), naming what it waits for (lock
+// held): the workers the gate holds, and those it does not, which are
+// computing, or held up pushing to or pulling from a shard (their own logs
+// name the shard).
+func (c *Coordinator) watchStall(now time.Time) {
+	if p := c.ms.Pushes(); p != c.stallPushes || c.stall.start.IsZero() {
+		c.stallPushes, c.stall = p, newWaitWatch(now)
+		return
+	}
+	d, ok := c.stall.due(now)
+	if !ok || c.ms.Done() {
+		return
+	}
+	live, _ := c.ms.View()
+	var held, other []string
+	for _, p := range live {
+		if c.ms.Member(p).State != membership.Live {
+			continue
+		}
+		w := fmt.Sprintf("%d@%d", p, c.gate.Clock(p))
+		if c.gate.Held(p) {
+			held = append(held, w)
+		} else {
+			other = append(other, w)
+		}
+	}
+	c.log.Warn("no push counted: the job waits", "for", d.Round(time.Second), "pushes", c.stallPushes,
+		"held at the gate (worker@clock)", strings.Join(held, " "),
+		"not held: computing, or waiting on a shard (worker@clock)", strings.Join(other, " "))
 }
 
 // noteBarriers takes the barriers the gate has passed since the last call

@@ -491,6 +491,8 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 			timer.Stop()
 		}
 	}()
+	report := startWaitTimer(time.Now())
+	defer report.stop()
 	for !st.pl.Ready() {
 		if d, ok := st.pl.Deadline(); ok && tick == nil {
 			// The event loop's timer for the deadline pl chose; pl.Tick
@@ -509,6 +511,11 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 		case <-tick:
 			tick = nil
 			st.pl.Tick(time.Since(st.start))
+		case now := <-report.C():
+			if d, ok := report.fired(now); ok {
+				w.log.Warn("still waiting for a pull", "worker", w.id, "clock", st.clock, "waited", d.Round(time.Second),
+					"shards", shardList(len(links), func(i int) bool { return !st.pl.Fresh(i) }))
+			}
 		case <-dead:
 			// Shard 0 (the coordinator) went down while this pull waits:
 			// redial now, not at the next report. The pull may wait on
@@ -538,6 +545,12 @@ func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error
 // drainPushes waits for every outstanding push ack (the gradient buffer is
 // read by the links until then).
 func (w *Worker) drainPushes(ctx context.Context, st *state) error {
+	var report *waitTimer
+	defer func() {
+		if report != nil {
+			report.stop()
+		}
+	}()
 	for {
 		busy := false
 		for _, p := range st.pushing {
@@ -546,10 +559,18 @@ func (w *Worker) drainPushes(ctx context.Context, st *state) error {
 		if !busy {
 			return nil
 		}
+		if report == nil {
+			report = startWaitTimer(time.Now())
+		}
 		select {
 		case ev := <-w.events:
 			if err := w.handle(st, w.links, ev); err != nil {
 				return err
+			}
+		case now := <-report.C():
+			if d, ok := report.fired(now); ok {
+				w.log.Warn("still waiting for push acknowledgements", "worker", w.id, "clock", st.clock, "waited", d.Round(time.Second),
+					"shards", shardList(len(st.pushing), func(i int) bool { return st.pushing[i] }))
 			}
 		case <-ctx.Done():
 			return ctx.Err()

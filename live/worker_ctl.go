@@ -78,6 +78,8 @@ func (w *Worker) redial(ctx context.Context) error {
 // meanwhile.
 func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 	defer func() { w.ws.Held = false }()
+	report := startWaitTimer(time.Now())
+	defer report.stop()
 	for {
 		w.ctlMu.Lock()
 		dead := w.ctl.Done()
@@ -85,6 +87,11 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 		select {
 		case <-w.release:
 			return nil
+		case now := <-report.C():
+			if d, ok := report.fired(now); ok {
+				w.log.Warn("still waiting for the gate's release (the coordinator's log names the workers it waits for)",
+					"worker", w.id, "clock", st.clock, "waited", d.Round(time.Second))
+			}
 		case <-w.stop:
 			return ErrJobDone
 		case ev := <-w.events:
