@@ -194,6 +194,12 @@ func (c *inproc) stop() error {
 
 // The faults of processes (Fault.Stop, Fault.Duplicate) are refused before
 // an inproc job starts (Train): its servers and workers share one process.
-func (c *inproc) pauseShard(i int) error      { return errors.New("launch: inproc: no shard process to stop") }
-func (c *inproc) resumeShard(i int) error     { return errors.New("launch: inproc: no shard process to resume") }
-func (c *inproc) duplicateWorker(i int) error { return errors.New("launch: inproc: no worker process to duplicate") }
+func (c *inproc) pauseShard(i int) error {
+	return errors.New("launch: inproc: no shard process to stop")
+}
+func (c *inproc) resumeShard(i int) error {
+	return errors.New("launch: inproc: no shard process to resume")
+}
+func (c *inproc) duplicateWorker(i int) error {
+	return errors.New("launch: inproc: no worker process to duplicate")
+}
