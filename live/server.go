@@ -333,6 +333,12 @@ func (sv *Server) Run(ctx context.Context) error {
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); sv.sweepLoop(bg) }()
+		for i, addr := range sv.cfg.ShardAddrs {
+			if i != sv.cfg.Index {
+				wg.Add(1)
+				go func() { defer wg.Done(); sv.watchShard(bg, i, addr) }()
+			}
+		}
 	}
 	if sv.cfg.CheckpointDir != "" {
 		wg.Add(1)

@@ -98,3 +98,34 @@ func TestCoordinatorReportsStall(t *testing.T) {
 		t.Errorf("%d stall reports after the round went on, want still 2", n)
 	}
 }
+
+// TestProbeState: a shard silent for waitReportAfter is reported, then
+// every waitReportAfter while it stays silent, and its answer afterwards
+// is reported once; answers in time report nothing.
+func TestProbeState(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := probeState{quietSince: t0}
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	if _, back := s.answered(at(probeEvery)); back {
+		t.Error("an answer in time reported a return")
+	}
+	for _, c := range []struct {
+		d    time.Duration
+		want bool
+	}{
+		{probeEvery + waitReportAfter/2, false},
+		{probeEvery + waitReportAfter, true},
+		{probeEvery + waitReportAfter + probeEvery, false},
+		{probeEvery + 2*waitReportAfter, true},
+	} {
+		if d, ok := s.silent(at(c.d)); ok != c.want || (ok && d != c.d-probeEvery) {
+			t.Errorf("silent at %s: report %v after %s, want %v", c.d, ok, d, c.want)
+		}
+	}
+	if d, back := s.answered(at(probeEvery + 2*waitReportAfter + time.Second)); !back || d != 2*waitReportAfter+time.Second {
+		t.Errorf("the return: %v after %s", back, d)
+	}
+	if _, back := s.answered(at(probeEvery + 3*waitReportAfter)); back {
+		t.Error("a second answer reported a return again")
+	}
+}
