@@ -72,12 +72,9 @@ func readInit(path string, d *job.Description, fill bool) ([]float32, error) {
 		return nil, fmt.Errorf("--model %s: give --init FILE, the model's initial weights from its own initialization (an .npz of one float32 array %q of %d values: pacer.torch.save_flat(model, FILE) writes it; docs/python.md)",
 			j.Model, modelfile.FlatArray, n)
 	}
-	w, err := modelfile.ReadFlat(path)
+	w, err := modelfile.ReadFlat(path, n)
 	if err != nil {
 		return nil, fmt.Errorf("--init: %w", err)
-	}
-	if len(w) != n {
-		return nil, fmt.Errorf("--init %s: %d parameters; --model %s has %d", path, len(w), j.Model, n)
 	}
 	if fill {
 		j.InitSHA256 = nn.FlatDigest(w)

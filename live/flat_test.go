@@ -65,7 +65,7 @@ func TestFlatInitFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--model", "flat:n=4"}, "--model flat:n=4: give --init FILE"},
-		{[]string{"--model", "flat:n=5", "--init", good}, "--init " + good + ": 4 parameters; --model flat:n=5 has 5"},
+		{[]string{"--model", "flat:n=5", "--init", good}, "--init: modelfile: " + good + ": 4 parameters; the model has 5"},
 		{[]string{"--model", "mlp", "--init", good}, "--init: model mlp initializes from --seed"},
 		{[]string{"--model", "flat:n=0", "--init", good}, "want flat:n=N"},
 		{[]string{"--model", "flat:n=4", "--init", filepath.Join(t.TempDir(), "none.npz")}, "--init: modelfile:"},
@@ -166,7 +166,7 @@ func TestFlatJobShards(t *testing.T) {
 	if err := modelfile.WriteNPZ(out, m); err != nil {
 		t.Fatal(err)
 	}
-	got, err := modelfile.ReadFlat(out)
+	got, err := modelfile.ReadFlat(out, len(w))
 	if err != nil || !slices.Equal(got, w) || m.Name() != c.Model {
 		t.Fatalf("the export: %s, %v", m.Name(), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/nn/npz"
 )
 
 // This file: the file form of a flat model (nn.ParseFlat), a user's own
@@ -17,36 +18,45 @@ import (
 // FlatArray is the name of the one array of a flat model's file.
 const FlatArray = "flat"
 
-// ReadFlat reads a flat model's vector from its .npz file.
-func ReadFlat(path string) ([]float32, error) {
-	ts, err := readTensors(path)
+// ReadFlat reads a flat model's vector of n parameters (flat:n=N) from
+// its .npz file. The file's size and headers are checked against n before
+// the values are read, so it never allocates more than n values.
+func ReadFlat(path string, n int) ([]float32, error) {
+	if n < 1 || n > nn.MaxFlat {
+		return nil, fmt.Errorf("modelfile: %s: a flat model of %d parameters: want 1 to %d", path, n, nn.MaxFlat)
+	}
+	check := func(a *npz.Archive) error {
+		if len(a.Arrays) != 1 || a.Arrays[0].Name != FlatArray || len(a.Arrays[0].Shape) != 1 {
+			return fmt.Errorf("holds %s; a flat model's file holds one 1-D float32 array named %q (pacer.torch.save_flat writes one)",
+				arrayList(a.Arrays), FlatArray)
+		}
+		if got := a.Arrays[0].Size; got != n {
+			return fmt.Errorf("%d parameters; the model has %d (refused before reading them)", got, n)
+		}
+		return nil
+	}
+	ts, err := readNPZ(path, n, 1, fmt.Sprintf("a flat model's file of %d parameters", n), check)
 	if err != nil {
 		return nil, err
 	}
-	if len(ts) != 1 || ts[0].Name != FlatArray || len(ts[0].Shape) != 1 {
-		return nil, fmt.Errorf("modelfile: %s holds %s; a flat model's file holds one 1-D float32 array named %q (pacer.torch.save_flat writes one)",
-			path, arrays(ts), FlatArray)
-	}
 	w := ts[0].Data
-	if len(w) < 1 || len(w) > nn.MaxFlat {
-		return nil, fmt.Errorf("modelfile: %s: %d parameters, want 1 to %d", path, len(w), nn.MaxFlat)
-	}
 	if i := firstNonFinite(w); i >= 0 {
 		return nil, fmt.Errorf("modelfile: %s: parameter %d is %v: initial weights must be finite", path, i, w[i])
 	}
 	return w, nil
 }
 
-func arrays(ts []nn.Tensor) string {
-	if len(ts) == 0 {
+// arrayList names an archive's arrays and their shapes.
+func arrayList(as []npz.Array) string {
+	if len(as) == 0 {
 		return "no arrays"
 	}
 	s := ""
-	for i, t := range ts {
+	for i, a := range as {
 		if i > 0 {
 			s += ", "
 		}
-		s += fmt.Sprintf("%s%v", t.Name, t.Shape)
+		s += fmt.Sprintf("%s%v", a.Name, a.Shape)
 	}
 	return s
 }

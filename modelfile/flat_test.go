@@ -33,7 +33,7 @@ func TestFlatFileRoundTrip(t *testing.T) {
 	if err := WriteFlat(path, w); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadFlat(path)
+	got, err := ReadFlat(path, len(w))
 	if err != nil || !slices.Equal(got, w) {
 		t.Fatalf("ReadFlat = %v, %v; want %v", got, err, w)
 	}
@@ -54,16 +54,17 @@ func TestReadFlatRefuses(t *testing.T) {
 		{"other name", []nn.Tensor{{Name: "weights", Shape: []int{2}, Data: []float32{1, 2}}}, `named "flat"`},
 		{"2-D", []nn.Tensor{{Name: "flat", Shape: []int{1, 2}, Data: []float32{1, 2}}}, "1-D float32"},
 		{"NaN", []nn.Tensor{{Name: "flat", Shape: []int{2}, Data: []float32{1, float32(math.NaN())}}}, "parameter 1 is NaN"},
-		{"Inf", []nn.Tensor{{Name: "flat", Shape: []int{1}, Data: []float32{float32(math.Inf(-1))}}}, "parameter 0 is -Inf"},
-		{"empty", []nn.Tensor{{Name: "flat", Shape: []int{0}, Data: []float32{}}}, "0 parameters"},
+		{"Inf", []nn.Tensor{{Name: "flat", Shape: []int{2}, Data: []float32{float32(math.Inf(-1)), 0}}}, "parameter 0 is -Inf"},
+		{"empty", []nn.Tensor{{Name: "flat", Shape: []int{0}, Data: []float32{}}}, "0 parameters; the model has 2"},
+		{"longer", []nn.Tensor{{Name: "flat", Shape: []int{3}, Data: []float32{1, 2, 3}}}, "3 parameters; the model has 2"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".npz")
 		writeTensors(t, path, tc.ts)
-		if _, err := ReadFlat(path); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := ReadFlat(path, 2); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := ReadFlat(filepath.Join(dir, "missing.npz")); err == nil {
+	if _, err := ReadFlat(filepath.Join(dir, "missing.npz"), 2); err == nil {
 		t.Error("a missing file: no error")
 	}
 }
@@ -95,7 +96,7 @@ func TestFlatFromCheckpoints(t *testing.T) {
 	if err := WriteNPZ(out, m); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadFlat(out); err != nil || !slices.Equal(got, w) {
+	if got, err := ReadFlat(out, len(w)); err != nil || !slices.Equal(got, w) {
 		t.Fatalf("the export read back: %v, %v", got, err)
 	}
 	set := &data.Set{Name: "x", N: 1, Dim: 784, Classes: 10, X: make([]float32, 784), Y: []uint8{0}}

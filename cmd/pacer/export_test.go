@@ -161,11 +161,11 @@ func TestExportAverage(t *testing.T) {
 	if !strings.Contains(out, "moving average") || !strings.Contains(out, "model flat:n=7") {
 		t.Errorf("export --average said %q", out)
 	}
-	if got, err := modelfile.ReadFlat(file); err != nil || !slices.Equal(got, avg) {
+	if got, err := modelfile.ReadFlat(file, len(avg)); err != nil || !slices.Equal(got, avg) {
 		t.Fatalf("export --average wrote %v (%v), want θ̄ %v", got, err, avg)
 	}
 	pacerRun(t, "export", "--checkpoint-dir", ck, "--model-file", file)
-	if got, err := modelfile.ReadFlat(file); err != nil || !slices.Equal(got, w) {
+	if got, err := modelfile.ReadFlat(file, len(w)); err != nil || !slices.Equal(got, w) {
 		t.Fatalf("export wrote %v (%v), want θ %v", got, err, w)
 	}
 

@@ -125,13 +125,12 @@ with --model-file: an exported θ̄ is evaluated as any other file.`,
 		var m *modelfile.Model
 		var err error
 		what := ""
-		switch {
-		case *average:
-			m, err = modelfile.AverageFromCheckpoints(*dir)
+		if *average {
 			what = " (the weights' moving average θ̄, --ema)"
-		case *dir != "":
-			m, err = modelfile.FromCheckpoints(*dir)
-		default:
+		}
+		if *dir != "" {
+			m, err = modelfile.EvalFromCheckpoints(*dir, *average)
+		} else {
 			m, err = modelfile.ReadNPZ(*file)
 		}
 		if err != nil {

@@ -9,21 +9,29 @@ import (
 	"os"
 )
 
-// ReadMeta reads the header of the checkpoint at path, not its values
-// (they are verified, with the checksum, by Read).
+// ReadMeta reads the header of the checkpoint at path, not its values,
+// and checks it against the file's size: the header's range must be
+// exactly the bytes that follow it (the values are verified, with the
+// checksum, by Read). So a header can be trusted for what it costs to
+// read the file before anything is allocated for it.
 func ReadMeta(path string) (Meta, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Meta{}, fmt.Errorf("ckpt: %w", err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Meta{}, fmt.Errorf("ckpt: %w", err)
+	}
+	size := st.Size()
 	var pre [12]byte
 	if _, err := io.ReadFull(f, pre[:]); err != nil || [8]byte(pre[:8]) != magic {
 		return Meta{}, fmt.Errorf("%w: %s: not a pacer checkpoint (bad magic)", ErrCorrupt, path)
 	}
-	hl := binary.LittleEndian.Uint32(pre[8:])
-	if hl > maxHeader {
-		return Meta{}, fmt.Errorf("%w: %s: header of %d bytes", ErrCorrupt, path, hl)
+	hl := int64(binary.LittleEndian.Uint32(pre[8:]))
+	if hl > maxHeader || 16+hl > size {
+		return Meta{}, fmt.Errorf("%w: %s: header of %d bytes in a file of %d", ErrCorrupt, path, hl, size)
 	}
 	hdr := make([]byte, hl)
 	if _, err := io.ReadFull(f, hdr); err != nil {
@@ -32,6 +40,10 @@ func ReadMeta(path string) (Meta, error) {
 	var m Meta
 	if err := json.Unmarshal(hdr, &m); err != nil {
 		return Meta{}, fmt.Errorf("%w: %s: header: %v", ErrCorrupt, path, err)
+	}
+	if !bodyFits(size-16-hl, &m) {
+		return Meta{}, fmt.Errorf("%w: %s: a file of %d bytes does not hold the header's range [%d, %d) of %d parameters",
+			ErrCorrupt, path, size, m.Lo, m.Hi, m.NumParams)
 	}
 	return m, nil
 }
@@ -50,7 +62,15 @@ type Job struct {
 // job's shard count, model and parameter count) and puts their blocks
 // together. Every file must be a checkpoint of the same job, and their
 // ranges must tile the vector; each is verified as Read verifies one.
-func ReadJob(dir string) (*Job, error) {
+// Every header is read and checked against its file's size before the
+// vector is allocated.
+func ReadJob(dir string) (*Job, error) { return ReadJobChecked(dir, nil) }
+
+// ReadJobChecked is ReadJob with check (if not nil) given the headers,
+// once each is checked against its file, to compare with what the caller
+// expects (a model's parameter count, a section): only if it returns nil
+// is the vector allocated and the values read.
+func ReadJobChecked(dir string, check func(shards []Meta) error) (*Job, error) {
 	m0, err := ReadMeta(Path(dir, 0))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -61,18 +81,39 @@ func ReadJob(dir string) (*Job, error) {
 	if m0.Shards < 1 || m0.NumParams < 1 || m0.NumParams > 1<<31 {
 		return nil, fmt.Errorf("%w: %s: %d shards of %d parameters", ErrCorrupt, Path(dir, 0), m0.Shards, m0.NumParams)
 	}
-	j := &Job{Model: m0.Model, Weights: make([]float32, m0.NumParams), EMA: make([]float32, m0.NumParams)}
-	next := 0
+	var metas []Meta
+	next, ema := 0, true
 	for i := 0; i < m0.Shards; i++ {
 		path := Path(dir, i)
-		m, err := ReadMeta(path)
-		if err != nil {
-			return nil, fmt.Errorf("ckpt: the job has %d shards: %w", m0.Shards, err)
+		m := m0
+		if i > 0 {
+			if m, err = ReadMeta(path); err != nil {
+				return nil, fmt.Errorf("ckpt: the job has %d shards: %w", m0.Shards, err)
+			}
 		}
-		if m.Lo != next {
-			return nil, fmt.Errorf("%w: %s holds [%d, %d); the shards before it end at %d", ErrMismatch, path, m.Lo, m.Hi, next)
+		if m.Lo != next || m.Hi > m0.NumParams {
+			return nil, fmt.Errorf("%w: %s holds [%d, %d) of %d parameters; the shards before it end at %d", ErrMismatch, path, m.Lo, m.Hi, m0.NumParams, next)
 		}
-		st, err := Read(path, Want{Shard: i, Shards: m0.Shards, Lo: m.Lo, Hi: m.Hi, NumParams: m0.NumParams, Model: m0.Model})
+		if err := m.check(Want{Shard: i, Shards: m0.Shards, Lo: m.Lo, Hi: m.Hi, NumParams: m0.NumParams, Model: m0.Model}); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		metas = append(metas, m)
+		next, ema = m.Hi, ema && m.EMA
+	}
+	if next != m0.NumParams {
+		return nil, fmt.Errorf("%w: the shards hold [0, %d) of %d parameters", ErrMismatch, next, m0.NumParams)
+	}
+	if check != nil {
+		if err := check(metas); err != nil {
+			return nil, err
+		}
+	}
+	j := &Job{Model: m0.Model, Weights: make([]float32, m0.NumParams)}
+	if ema {
+		j.EMA = make([]float32, m0.NumParams)
+	}
+	for i, m := range metas {
+		st, err := Read(Path(dir, i), Want{Shard: i, Shards: m0.Shards, Lo: m.Lo, Hi: m.Hi, NumParams: m0.NumParams, Model: m0.Model})
 		if err != nil {
 			return nil, err
 		}
@@ -83,10 +124,6 @@ func ReadJob(dir string) (*Job, error) {
 			copy(j.EMA[st.Lo:st.Hi], st.EMA)
 		}
 		j.Shards = append(j.Shards, st.Meta)
-		next = st.Hi
-	}
-	if next != m0.NumParams {
-		return nil, fmt.Errorf("%w: the shards hold [0, %d) of %d parameters", ErrMismatch, next, m0.NumParams)
 	}
 	return j, nil
 }

@@ -16,6 +16,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,32 +86,86 @@ func npyHeader(shape []int) []byte {
 // 1 GiB): a header cannot make it allocate more.
 const MaxValues = 1 << 28
 
-// Read reads an .npz archive of size bytes from r, in the archive's order.
-func Read(r io.ReaderAt, size int64) ([]nn.Tensor, error) {
+// Array is one array of an archive as its headers declare it.
+type Array struct {
+	Name  string
+	Shape []int
+	Size  int // the values Shape holds
+}
+
+// Archive is an .npz archive whose headers Open has read and checked:
+// each entry's NPY header, and the size the zip declares for the entry
+// against the bytes that header's shape takes. None of the values have
+// been read, so a caller compares Arrays with what it expects (a model's
+// layout, a flat model's length) before Read allocates anything.
+type Archive struct {
+	Arrays []Array
+	files  []*zip.File
+}
+
+// Open reads the headers of the .npz archive of size bytes in r: the
+// zip's directory and every entry's NPY header, nothing more. An entry
+// whose declared uncompressed size is not exactly its NPY header plus its
+// shape's values is refused, as are archives of more than MaxValues
+// values.
+func Open(r io.ReaderAt, size int64) (*Archive, error) {
 	z, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("npz: not a zip archive: %w", err)
 	}
-	var out []nn.Tensor
+	a := &Archive{files: z.File}
 	total := 0
 	for _, f := range z.File {
 		name, ok := strings.CutSuffix(f.Name, ".npy")
 		if !ok {
 			return nil, fmt.Errorf("npz: entry %q is not an .npy array", f.Name)
 		}
-		rc, err := f.Open()
+		arr, hlen, err := readHeader(f, name, MaxValues-total)
 		if err != nil {
 			return nil, fmt.Errorf("npz: %s: %w", f.Name, err)
 		}
-		t, err := readNPY(rc, name, MaxValues-total)
-		rc.Close()
+		// The zip's size is checked against the header's, so the values
+		// Read decompresses are exactly the shape's: the zip reader itself
+		// refuses an entry longer or shorter than it declares.
+		if want := uint64(hlen) + 4*uint64(arr.Size); f.UncompressedSize64 != want {
+			return nil, fmt.Errorf("npz: %s: the zip declares %d bytes, its NPY header (shape %v) makes %d", f.Name, f.UncompressedSize64, arr.Shape, want)
+		}
+		total += arr.Size
+		a.Arrays = append(a.Arrays, arr)
+	}
+	return a, nil
+}
+
+// Values is the number of values the archive's arrays declare.
+func (a *Archive) Values() int {
+	n := 0
+	for _, arr := range a.Arrays {
+		n += arr.Size
+	}
+	return n
+}
+
+// Read reads every array's values, in the archive's order.
+func (a *Archive) Read() ([]nn.Tensor, error) {
+	out := make([]nn.Tensor, 0, len(a.files))
+	for i, f := range a.files {
+		t, err := readValues(f, a.Arrays[i])
 		if err != nil {
 			return nil, fmt.Errorf("npz: %s: %w", f.Name, err)
 		}
-		total += len(t.Data)
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// Read reads an .npz archive of size bytes from r, in the archive's order:
+// Open, then Archive.Read.
+func Read(r io.ReaderAt, size int64) ([]nn.Tensor, error) {
+	a, err := Open(r, size)
+	if err != nil {
+		return nil, err
+	}
+	return a.Read()
 }
 
 var (
@@ -119,68 +174,104 @@ var (
 	reShape   = regexp.MustCompile(`'shape':\s*\(([^)]*)\)`)
 )
 
-func readNPY(r io.Reader, name string, budget int) (nn.Tensor, error) {
+// readHeader reads the NPY header of entry f: the array it declares, of
+// at most budget values, and the header's length in bytes.
+func readHeader(f *zip.File, name string, budget int) (Array, int, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return Array{}, 0, err
+	}
+	defer rc.Close()
+	return parseNPYHeader(rc, name, budget)
+}
+
+func parseNPYHeader(r io.Reader, name string, budget int) (Array, int, error) {
 	var pre [10]byte
 	if _, err := io.ReadFull(r, pre[:8]); err != nil || !bytes.Equal(pre[:6], npyMagic) {
-		return nn.Tensor{}, errors.New("not an NPY array (bad magic)")
+		return Array{}, 0, errors.New("not an NPY array (bad magic)")
 	}
-	var hlen int
+	var hlen, plen int
 	switch pre[6] {
 	case 1:
 		if _, err := io.ReadFull(r, pre[8:10]); err != nil {
-			return nn.Tensor{}, err
+			return Array{}, 0, err
 		}
-		hlen = int(binary.LittleEndian.Uint16(pre[8:10]))
+		hlen, plen = int(binary.LittleEndian.Uint16(pre[8:10])), 10
 	case 2, 3:
 		var l [4]byte
 		if _, err := io.ReadFull(r, l[:]); err != nil {
-			return nn.Tensor{}, err
+			return Array{}, 0, err
 		}
-		hlen = int(binary.LittleEndian.Uint32(l[:]))
+		hlen, plen = int(binary.LittleEndian.Uint32(l[:])), 12
 	default:
-		return nn.Tensor{}, fmt.Errorf("NPY version %d.%d", pre[6], pre[7])
+		return Array{}, 0, fmt.Errorf("NPY version %d.%d", pre[6], pre[7])
 	}
 	if hlen > 1<<16 {
-		return nn.Tensor{}, fmt.Errorf("NPY header of %d bytes", hlen)
+		return Array{}, 0, fmt.Errorf("NPY header of %d bytes", hlen)
 	}
 	h := make([]byte, hlen)
 	if _, err := io.ReadFull(r, h); err != nil {
-		return nn.Tensor{}, err
+		return Array{}, 0, err
 	}
 	hs := string(h)
 	d, fo, sh := reDescr.FindStringSubmatch(hs), reFortran.FindStringSubmatch(hs), reShape.FindStringSubmatch(hs)
 	if d == nil || fo == nil || sh == nil {
-		return nn.Tensor{}, fmt.Errorf("NPY header %q lacks descr, fortran_order or shape", strings.TrimSpace(hs))
+		return Array{}, 0, fmt.Errorf("NPY header %q lacks descr, fortran_order or shape", strings.TrimSpace(hs))
 	}
 	if d[1] != "<f4" {
-		return nn.Tensor{}, fmt.Errorf("dtype %s: want little-endian float32 (<f4)", d[1])
+		return Array{}, 0, fmt.Errorf("dtype %s: want little-endian float32 (<f4)", d[1])
 	}
 	if fo[1] != "False" {
-		return nn.Tensor{}, errors.New("Fortran order: want C order")
+		return Array{}, 0, errors.New("Fortran order: want C order")
 	}
-	t := nn.Tensor{Name: name}
-	n := 1
+	a := Array{Name: name, Size: 1}
 	for _, f := range strings.Split(sh[1], ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
 		}
 		v, err := strconv.Atoi(f)
-		if err != nil || v < 0 || (v > 0 && n > budget/v) {
-			return nn.Tensor{}, fmt.Errorf("shape (%s): not a shape of at most %d values", sh[1], budget)
+		if err != nil || v < 0 || (v > 0 && a.Size > budget/v) {
+			return Array{}, 0, fmt.Errorf("shape (%s): not a shape of at most %d values", sh[1], budget)
 		}
-		t.Shape = append(t.Shape, v)
-		n *= v
+		a.Shape = append(a.Shape, v)
+		a.Size *= v
 	}
-	buf := make([]byte, 4*n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nn.Tensor{}, fmt.Errorf("%d values of shape %v: %w", n, t.Shape, err)
+	if a.Size > budget {
+		return Array{}, 0, fmt.Errorf("shape (%s): not a shape of at most %d values", sh[1], budget)
 	}
-	if k, _ := r.Read(make([]byte, 1)); k != 0 {
-		return nn.Tensor{}, fmt.Errorf("more bytes than shape %v holds", t.Shape)
+	return a, plen + hlen, nil
+}
+
+// readValues reads entry f, whose header Open read as want: the header
+// again (the file may have changed since), then the values, decoded a
+// block at a time so that no copy of the raw bytes is held beside them.
+func readValues(f *zip.File, want Array) (nn.Tensor, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nn.Tensor{}, err
 	}
-	t.Data = make([]float32, n)
-	for i := range t.Data {
-		t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+	defer rc.Close()
+	got, _, err := parseNPYHeader(rc, want.Name, want.Size)
+	if err != nil {
+		return nn.Tensor{}, err
+	}
+	if !slices.Equal(got.Shape, want.Shape) {
+		return nn.Tensor{}, fmt.Errorf("shape %v, %v when the archive was opened", got.Shape, want.Shape)
+	}
+	t := nn.Tensor{Name: want.Name, Shape: want.Shape, Data: make([]float32, want.Size)}
+	buf := make([]byte, 64<<10)
+	for i := 0; i < len(t.Data); {
+		k := min(len(buf)/4, len(t.Data)-i)
+		if _, err := io.ReadFull(rc, buf[:4*k]); err != nil {
+			return nn.Tensor{}, fmt.Errorf("%d values of shape %v: %w", want.Size, want.Shape, err)
+		}
+		for j := range k {
+			t.Data[i+j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
+		}
+		i += k
+	}
+	if k, _ := rc.Read(buf[:1]); k != 0 {
+		return nn.Tensor{}, fmt.Errorf("more bytes than shape %v holds", want.Shape)
 	}
 	return t, nil
 }

@@ -3,6 +3,7 @@ package npz
 import (
 	"archive/zip"
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -60,8 +61,47 @@ func TestReadRefuses(t *testing.T) {
 	if _, err := Read(bytes.NewReader(b.Bytes()), int64(b.Len())); err == nil || !strings.Contains(err.Error(), "dtype <f8") {
 		t.Errorf("a float64 array: %v", err)
 	}
-	if _, err := readNPY(bytes.NewReader(npyHeader([]int{1 << 20, 1 << 20})), "big", MaxValues); err == nil ||
+	if _, _, err := parseNPYHeader(bytes.NewReader(npyHeader([]int{1 << 20, 1 << 20})), "big", MaxValues); err == nil ||
 		!strings.Contains(err.Error(), "at most") {
 		t.Errorf("a header of 2^40 values: %v", err)
+	}
+}
+
+// Open reads the headers alone: an array's values are neither read nor
+// allocated until Read, and the zip's declared size must be the one the
+// NPY header's shape makes (issue 37 point 7).
+func TestOpenReadsHeadersOnly(t *testing.T) {
+	archive := func(declared uint64, shape []int) []byte {
+		h := npyHeader(shape)
+		var b bytes.Buffer
+		z := zip.NewWriter(&b)
+		w, err := z.CreateRaw(&zip.FileHeader{Name: "w.npy", Method: zip.Store, CompressedSize64: uint64(len(h)), UncompressedSize64: declared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(h)
+		z.Close()
+		return b.Bytes()
+	}
+	h := uint64(len(npyHeader([]int{1 << 14, 1 << 14})))
+	b := archive(h+4<<28, []int{1 << 14, 1 << 14})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	a, err := Open(bytes.NewReader(b), int64(len(b)))
+	runtime.ReadMemStats(&after)
+	if err != nil || len(a.Arrays) != 1 || a.Values() != 1<<28 || a.Arrays[0].Name != "w" {
+		t.Fatalf("Open = %+v, %v", a, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("Open of a header declaring 2^28 values allocated %d bytes", got)
+	}
+	if _, err := a.Read(); err == nil {
+		t.Error("Read of an archive without the values it declares: no error")
+	}
+	for _, declared := range []uint64{h, h + 4<<28 - 4, h + 4<<28 + 4} {
+		b := archive(declared, []int{1 << 14, 1 << 14})
+		if _, err := Open(bytes.NewReader(b), int64(len(b))); err == nil || !strings.Contains(err.Error(), "the zip declares") {
+			t.Errorf("declared %d bytes for a header making %d: %v", declared, h+4<<28, err)
+		}
 	}
 }
