@@ -52,6 +52,13 @@ func (o *Observer) Close() error {
 // call runs a request, redialling while the shard is away (it may be
 // restarting). A refusal by the shard (a RemoteError) is returned as is.
 func (o *Observer) call(ctx context.Context, req, resp *wire.Frame) error {
+	return o.callBlock(ctx, req, resp, -1)
+}
+
+// callBlock is call for a request whose reply holds at most floats values
+// (floats < 0: any). A larger reply is refused unread
+// (wire.Conn.CallBlock) and returned, not asked for again.
+func (o *Observer) callBlock(ctx context.Context, req, resp *wire.Frame, floats int) error {
 	for {
 		if o.conn == nil {
 			c, err := dialRetry(ctx, o.tr, o.addr, o.cc, o.GiveUp)
@@ -60,10 +67,19 @@ func (o *Observer) call(ctx context.Context, req, resp *wire.Frame) error {
 			}
 			o.conn = c
 		}
-		err := o.conn.Call(ctx, req, resp)
+		var err error
+		if floats < 0 {
+			err = o.conn.Call(ctx, req, resp)
+		} else {
+			err = o.conn.CallBlock(ctx, req, resp, floats)
+		}
 		var re *wire.RemoteError
 		if err == nil || errors.As(err, &re) || ctx.Err() != nil {
 			return err
+		}
+		if errors.Is(err, wire.ErrTooLarge) {
+			o.Close()
+			return fmt.Errorf("live: shard %d: %w", o.shard, err)
 		}
 		o.Close()
 		if !sleep(ctx, 20*time.Millisecond) {
@@ -90,7 +106,7 @@ func (o *Observer) Stats(ctx context.Context) (Stats, error) {
 func (o *Observer) Weights(ctx context.Context, w []float32) error {
 	var req, resp wire.Frame
 	req.Type, req.Shard, req.Worker = wire.MsgPull, uint32(o.shard), -1
-	if err := o.call(ctx, &req, &resp); err != nil {
+	if err := o.callBlock(ctx, &req, &resp, len(w)); err != nil {
 		return err
 	}
 	if len(resp.Floats) != len(w) {
@@ -111,7 +127,7 @@ func (o *Observer) Average(ctx context.Context, w []float32) error {
 	if err := req.SetJSON(wire.MsgControl, control{Op: "average"}); err != nil {
 		return err
 	}
-	if err := o.call(ctx, &req, &resp); err != nil {
+	if err := o.callBlock(ctx, &req, &resp, len(w)); err != nil {
 		return err
 	}
 	if resp.Type != wire.MsgPullResp || len(resp.Floats) != len(w) {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -53,6 +56,8 @@ type wlink struct {
 	w      *Worker
 	shard  int
 	addr   string
+	block  int // the shard's block: what a pull reply must hold
+	plog   *ratelog.Logger
 	ops    chan linkOp
 	notify chan struct{}
 	conn   *wire.Conn
@@ -70,13 +75,13 @@ type wlink struct {
 	into []float32
 }
 
-func newLink(w *Worker, shard int, addr string) *wlink {
+func newLink(w *Worker, shard int, addr string, block int) *wlink {
 	// The Hello presents the job as the coordinator sent it (taken here,
 	// on the main loop, which alone writes w.info): a shard started with
 	// other job flags refuses it, naming the field.
 	meta, _ := json.Marshal(helloMeta{Job: &w.info.Job}) // plain values: cannot fail
-	return &wlink{w: w, shard: shard, addr: addr, meta: meta, ops: make(chan linkOp, 4), notify: make(chan struct{}, 1),
-		done: make(chan struct{}, 1)}
+	return &wlink{w: w, shard: shard, addr: addr, block: block, plog: ratelog.New(w.log, ratelog.Limits{}), meta: meta,
+		ops: make(chan linkOp, 4), notify: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 }
 
 func (l *wlink) onNotify(f *wire.Frame) {
@@ -176,28 +181,51 @@ func (l *wlink) run(ctx context.Context) {
 	}
 }
 
-// call runs one request, redialling and retrying while the connection
-// breaks; a remote error (refusal) is returned as is.
-func (l *wlink) call(ctx context.Context) error {
+// call runs one request whose reply holds at most floats values,
+// redialling and retrying while the connection breaks; a remote error
+// (refusal) is returned as is, and so is a reply larger than floats
+// (refused unread by wire.Conn.CallBlock): asking again would only bring
+// it again. A frame the shard broke off or garbled is logged (rate-limited)
+// before the redial: a shard that does so every time is seen.
+func (l *wlink) call(ctx context.Context, floats int) error {
 	for {
 		if err := l.connect(ctx); err != nil {
 			return err
 		}
-		err := l.conn.Call(ctx, &l.req, &l.resp)
+		err := l.conn.CallBlock(ctx, &l.req, &l.resp, floats)
 		var re *wire.RemoteError
-		if err == nil || errors.As(err, &re) || ctx.Err() != nil {
+		switch {
+		case err == nil || errors.As(err, &re) || ctx.Err() != nil:
 			return err
+		case errors.Is(err, wire.ErrTooLarge):
+			l.plog.Error("shard's reply refused: larger than the block asked for", "shard", l.shard, "block", floats, "err", err)
+			return err
+		case badFrame(err):
+			l.plog.Warn("shard sent a bad frame; redialling", "shard", l.shard, "err", err)
+		default:
+			l.w.log.Debug("shard connection lost; redialling", "shard", l.shard, "err", err)
 		}
-		l.w.log.Debug("shard connection lost; redialling", "shard", l.shard, "err", err)
 	}
+}
+
+// badFrame says err is a malformed or broken-off frame from the peer (or
+// one whose payload did not arrive in time), not a closed connection.
+func badFrame(err error) bool {
+	for _, e := range []error{wire.ErrBadMagic, wire.ErrVersion, wire.ErrBadType, wire.ErrReserved, wire.ErrLength,
+		wire.ErrTruncated, wire.ErrProtocol, os.ErrDeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *wlink) push(ctx context.Context, op linkOp) {
 	l.req.Reset()
 	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPush, uint32(l.shard), int32(l.w.id)
 	l.req.Tag, l.req.Extra, l.req.Floats = op.clock, op.read, op.data
-	err := l.call(ctx)
-	l.req.Floats = nil // the block belongs to the main loop
+	err := l.call(ctx, 0) // the ack carries no floats
+	l.req.Floats = nil    // the block belongs to the main loop
 	ev := linkEvent{kind: evPushed, shard: l.shard, err: err}
 	if err == nil {
 		ev.version, ev.dropped = l.resp.Tag, l.resp.Flags&flagDropped != 0
@@ -215,7 +243,7 @@ func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 	if l.into != nil {
 		l.resp.Floats = l.into[:0] // the reply's payload lands in place (Frame.FloatBuf)
 	}
-	if err := l.call(ctx); err != nil {
+	if err := l.call(ctx, l.block); err != nil {
 		l.emit(ctx, linkEvent{kind: evFailed, shard: l.shard, err: err})
 		return true
 	}
@@ -227,6 +255,14 @@ func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 			l.emit(ctx, linkEvent{kind: evRepush, shard: l.shard})
 		}
 		return false
+	}
+	if n := len(l.resp.Floats); n != l.block {
+		// Shorter than the block (longer ones are refused unread): the
+		// rest of the parameters would silently stay as they were.
+		err := fmt.Errorf("shard %d sent a pull reply of %d floats for its block of %d: refused", l.shard, n, l.block)
+		l.plog.Error("shard's reply refused: not its block", "shard", l.shard, "floats", n, "block", l.block)
+		l.emit(ctx, linkEvent{kind: evFailed, shard: l.shard, err: err})
+		return true
 	}
 	ev := linkEvent{kind: evData, shard: l.shard, version: l.resp.Tag, floats: l.resp.Floats, done: l.done}
 	if !l.emit(ctx, ev) {

@@ -46,7 +46,7 @@ func TestPullReadsIntoParams(t *testing.T) {
 	for _, direct := range []bool{true, false} {
 		w := &Worker{tr: tr, wireCfg: wire.Config{Token: "secret"}, log: slog.New(slog.DiscardHandler), events: make(chan linkEvent, 2),
 			info: JobInfo{Job: *sc.Params}} // the Hello names the job the shard runs
-		l := newLink(w, 0, "s0")
+		l := newLink(w, 0, "s0", n)
 		params := make([]float32, n+2)
 		params[n], params[n+1] = -1, -1 // past the block: must stay
 		if direct {

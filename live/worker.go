@@ -316,9 +316,9 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 	// partial pulls let replies arrive while the worker computes.
 	direct := st.pl.Need() == len(st.ranges)
 	for i, addr := range w.info.ShardAddrs {
-		links[i] = newLink(w, i, addr)
+		r := st.ranges[i]
+		links[i] = newLink(w, i, addr, r[1]-r[0])
 		if direct {
-			r := st.ranges[i]
 			links[i].into = st.params[r[0]:r[1]:r[1]]
 		}
 		wg.Add(1)
@@ -440,7 +440,7 @@ func (w *Worker) handle(st *state, links []*wlink, ev linkEvent) error {
 	case evData:
 		r := st.ranges[ev.shard]
 		if dst := st.params[r[0]:r[1]]; len(ev.floats) == 0 || len(dst) == 0 || &ev.floats[0] != &dst[0] {
-			copy(dst, ev.floats) // not read in place (PSP, or a reply of another size)
+			copy(dst, ev.floats) // not read in place (PSP); wlink refused a reply of another size
 		}
 		ev.done <- struct{}{}
 		st.pulling[ev.shard] = false

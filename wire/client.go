@@ -54,7 +54,16 @@ type call struct {
 	resp  *Frame
 	done  chan error
 	timer *time.Timer
+	// maxFloats bounds a float reply's count (CallBlock); -1: only the
+	// connection's MaxPayload.
+	maxFloats int
 }
+
+// MaxNotice bounds the payload of a one-way frame a server sends (a
+// Release, a Shutdown, an Error about a Send, a shard's ready notice):
+// none carries more than a short message, so a longer one is refused from
+// its header, before its payload is read.
+const MaxNotice = MaxHelloPayload
 
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan error, 1)} }}
 
@@ -120,6 +129,21 @@ func (c *Conn) Err() error {
 // when ctx has no deadline, the Conn is closed: the late reply would land in
 // a buffer the caller has taken back.
 func (c *Conn) Call(ctx context.Context, req, resp *Frame) error {
+	return c.call(ctx, req, resp, -1)
+}
+
+// CallBlock is Call for a request whose answer is a block of at most
+// floats values (a Pull of that block; 0 for a Push, whose ack carries
+// none): a reply carrying floats may carry at most floats, any other at
+// most MaxNotice bytes (an Error's message). The reply's header is checked
+// before its payload is read; a larger reply is refused: the connection is
+// closed unread and the call fails with an error wrapping ErrTooLarge, so
+// a server cannot make its client allocate more than it asked for.
+func (c *Conn) CallBlock(ctx context.Context, req, resp *Frame, floats int) error {
+	return c.call(ctx, req, resp, max(floats, 0))
+}
+
+func (c *Conn) call(ctx context.Context, req, resp *Frame, maxFloats int) error {
 	if err := ctx.Err(); err != nil {
 		return err // nothing sent yet, so the connection stays usable
 	}
@@ -130,7 +154,7 @@ func (c *Conn) Call(ctx context.Context, req, resp *Frame) error {
 	if cl == nil {
 		cl = callPool.Get().(*call)
 	}
-	cl.resp = resp
+	cl.resp, cl.maxFloats = resp, maxFloats
 	defer c.putCall(cl)
 	c.mu.Lock()
 	if c.err != nil {
@@ -271,6 +295,14 @@ func (c *Conn) readLoop() {
 			}
 			dst = cl.resp
 		}
+		if err := replyFits(&h, cl); err != nil {
+			c.stats.countError(err)
+			c.fail(fmt.Errorf("%w: read: %w", ErrClosed, err))
+			if cl != nil {
+				cl.done <- c.Err()
+			}
+			return
+		}
 		c.nc.SetReadDeadline(time.Now().Add(c.cfg.FrameTimeout))
 		err = c.r.readPayload(&h, dst)
 		c.nc.SetReadDeadline(time.Time{})
@@ -291,6 +323,22 @@ func (c *Conn) readLoop() {
 			c.stats.Unroutable.Add(1)
 		}
 	}
+}
+
+// replyFits checks a frame's header against what its call allows (cl nil:
+// a one-way frame, bounded by MaxNotice), before its payload is read.
+func replyFits(h *header, cl *call) error {
+	switch {
+	case cl == nil && h.payloadLen > MaxNotice:
+		return fmt.Errorf("%w: a one-way %s of %d bytes, more than a notice's %d", ErrTooLarge, h.typ, h.payloadLen, MaxNotice)
+	case cl == nil || cl.maxFloats < 0:
+		return nil
+	case h.typ.CarriesFloats() && int64(h.count) > int64(cl.maxFloats):
+		return fmt.Errorf("%w: a %s of %d floats in reply to a request for at most %d", ErrTooLarge, h.typ, h.count, cl.maxFloats)
+	case !h.typ.CarriesFloats() && h.payloadLen > MaxNotice:
+		return fmt.Errorf("%w: a %s of %d bytes in reply to a request for a block, more than an error's %d", ErrTooLarge, h.typ, h.payloadLen, MaxNotice)
+	}
+	return nil
 }
 
 // readFailed closes the connection after a read error, counting it unless

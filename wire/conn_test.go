@@ -2,7 +2,9 @@ package wire
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -391,5 +393,87 @@ func TestClientClosesOnBadFrame(t *testing.T) {
 	}
 	if got := c.Stats().Snapshot().DecodeErrors["bad_magic"]; got != 1 {
 		t.Fatalf("bad_magic count %d", got)
+	}
+}
+
+// A client bounds what its server sends (issue 37 point 8): CallBlock
+// refuses a reply of more floats than the block it asked for, and any
+// client a one-way frame longer than a notice, each from the header, with
+// the payload never read (the fake server sends none) and the connection
+// closed; a reply within the bound is read as any other.
+func TestClientBoundsReplies(t *testing.T) {
+	header := func(f *Frame, count, plen uint32) []byte {
+		b, _ := AppendFrame(nil, f, 0)
+		b = b[:HeaderSize]
+		binary.LittleEndian.PutUint32(b[48:], count)
+		binary.LittleEndian.PutUint32(b[52:], plen)
+		return b
+	}
+	for _, c := range []struct {
+		name   string
+		floats int
+		reply  func(req *Frame) []byte
+		want   string
+	}{
+		{"a pull reply of 2^28 floats for 1000", 1000, func(req *Frame) []byte {
+			return header(&Frame{Type: MsgPullResp, ReqID: req.ReqID}, 1<<28, 4<<28)
+		}, "pull_resp of 268435456 floats in reply to a request for at most 1000"},
+		{"an error of 1 MiB to a pull", 1000, func(req *Frame) []byte {
+			return header(&Frame{Type: MsgError, ReqID: req.ReqID, Bytes: []byte("x")}, 0, 1<<20)
+		}, "error of 1048576 bytes in reply to a request for a block"},
+		{"a one-way control of 1 MiB", 1000, func(*Frame) []byte {
+			return header(&Frame{Type: MsgControl, Bytes: []byte("x")}, 0, 1<<20)
+		}, "one-way control of 1048576 bytes"},
+		{"a pull reply of 1000 floats", 1000, func(req *Frame) []byte {
+			b, _ := AppendFrame(nil, &Frame{Type: MsgPullResp, ReqID: req.ReqID, Floats: make([]float32, 1000)}, 0)
+			return b
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := new(Inproc)
+			ln, _ := tr.Listen("fake")
+			defer ln.Close()
+			go func() {
+				nc, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer nc.Close()
+				r, w := NewReader(nc, 0, 0), NewWriter(nc, 0, 0)
+				var f Frame
+				if r.ReadFrame(&f) != nil {
+					return
+				}
+				w.WriteFrame(&Frame{Type: MsgHelloOK, ReqID: f.ReqID})
+				w.Flush()
+				if r.ReadFrame(&f) != nil {
+					return
+				}
+				nc.Write(c.reply(&f))
+				r.ReadFrame(&f) // hold the pipe open until the client hangs up
+			}()
+			conn, err := Dial(context.Background(), tr, "fake", ClientConfig{Config: Config{Token: "x"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var resp Frame
+			err = conn.CallBlock(context.Background(), &Frame{Type: MsgPull}, &resp, c.floats)
+			if c.want == "" {
+				if err != nil || len(resp.Floats) != c.floats {
+					t.Fatalf("a reply within the bound: %v, %d floats", err, len(resp.Floats))
+				}
+				return
+			}
+			if !errors.Is(err, ErrClosed) || !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%v\nwant a refusal containing %q", err, c.want)
+			}
+			if cap(resp.Floats) != 0 || cap(resp.Bytes) != 0 {
+				t.Errorf("a buffer was allocated for the refused reply: %d floats, %d bytes", cap(resp.Floats), cap(resp.Bytes))
+			}
+			if got := conn.Stats().Snapshot().DecodeErrors["too_large"]; got != 1 {
+				t.Errorf("too_large count %d, want 1", got)
+			}
+		})
 	}
 }
