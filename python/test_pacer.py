@@ -10,6 +10,7 @@ them when a test ends, and bound every wait. PACER_BIN names the binary
 """
 import json
 import os
+import resource
 import signal
 import socket
 import struct
@@ -1917,6 +1918,82 @@ class AckAfterEndTest(unittest.TestCase):
         self.assertEqual(job.errors(), [])
         self.assertTrue(held.is_set())
         self.assertEqual(job.count[1], 1, "shard 1 was dialled again")
+
+
+class HostileShardTest(unittest.TestCase):
+    """A shard's reply is bounded by the block the client asked for (issue
+    37 point 8): a pull reply declaring 2^28 floats (1 GiB) for a block of
+    8 is refused from its header, before its payload is read or allocated
+    (the fake shard sends none), and a reply one float short is refused as
+    not the block; each refusal is logged once and raised (ProtocolError)."""
+
+    N = 8
+
+    def refused(self, reply):
+        """Runs a one-shard BSP job whose shard answers every pull with
+        reply(sock, frame, size); returns the error attach() raised and the
+        log lines."""
+        n = self.N
+        desc = fake_desc(1, 1, n)  # bsp, one shard
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            for _ in range(100):
+                fake_read(sock)  # until the client closes
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    reply(sock, f, size)
+
+        job = FakeJob(1, control, data)
+        out, c = [], None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+
+            def attach():
+                try:
+                    c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    out.append(None)
+                except Exception as e:  # noqa: B902 (the test asserts which)
+                    out.append(e)
+
+            with self.assertLogs("pacer", level="ERROR") as logs:
+                th = threading.Thread(target=attach, daemon=True)
+                th.start()
+                th.join(20)
+                self.assertFalse(th.is_alive(), "attach() still waits for the reply after 20 s")
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        self.assertEqual(job.count[0], 1, "the shard was dialled again after the refusal")
+        return out[0], logs.output
+
+    def test_reply_of_1_gib(self):
+        def reply(sock, f, size):
+            # The header alone: a payload that never comes.
+            sock.sendall(wire.encode_header(wire.PULL_RESP, 4 << 28, req_id=f.req_id, shard=f.shard, tag=1,
+                                            extra=1, count=1 << 28))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        err, logs = self.refused(reply)
+        grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        self.assertIsInstance(err, wire.ProtocolError)
+        self.assertIn("268435456 floats where the block asked for holds 8", str(err))
+        self.assertLess(grew, 64 << 10, "peak RSS grew %d KiB while refusing a reply of 1 GiB" % grew)
+        self.assertEqual(len([m for m in logs if "268435456 floats" in m]), 1, logs)
+
+    def test_reply_one_float_short(self):
+        def reply(sock, f, size):
+            fake_send(sock, wire.PULL_RESP, np.zeros(size - 1, dtype=np.float32), req_id=f.req_id, shard=f.shard,
+                      tag=1, extra=1)
+        err, logs = self.refused(reply)
+        self.assertIsInstance(err, wire.ProtocolError)
+        self.assertIn("sent 7 floats for a block of 8", str(err))
+        self.assertEqual(len([m for m in logs if "7 floats for a block of 8" in m]), 1, logs)
 
 
 class ClosedConnTest(unittest.TestCase):

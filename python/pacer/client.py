@@ -734,9 +734,11 @@ class _Link:
                 log.info("shard %d: %s; redialling", self.shard, e)
 
     def _reply(self, into=None):
+        # Whatever the request, nothing on this link is larger than the
+        # block: a reply beyond it is refused before it is read.
         while True:
             try:
-                return self.conn.reply(self._rid, into=into)
+                return self.conn.reply(self._rid, into=into, max_floats=self.hi - self.lo)
             except wire.ConnectionLost as e:
                 log.info("shard %d: connection lost (%s); redialling", self.shard, e)
                 self.conn = None
@@ -785,13 +787,19 @@ class _Link:
         """Holds a pull's answer r, read into into."""
         if r.payload is not None:
             if r.count != into.size:
-                raise wire.ProtocolError("shard %d sent %d floats for a block of %d" % (self.shard, r.count, into.size))
+                self._refuse("shard %d sent %d floats for a block of %d" % (self.shard, r.count, into.size))
         self.held = r.tag
         # The reply pointed into the shard's snapshot: the acknowledgement releases it.
         try:
             self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=self.c.id, tag=self.held)
         except wire.ConnectionLost:
             self.conn = None
+
+    def _refuse(self, msg):
+        """A reply that is not the block: logged (the job's only line about
+        it, as the Go worker's) and raised."""
+        log.error("%s: refused", msg)
+        raise wire.ProtocolError(msg)
 
     def drain_pull(self):
         """Takes the reply to the pull in flight, answered or pending, when
@@ -852,7 +860,7 @@ class _Link:
                 readable, _, _ = select.select(socks, [], [], left)
             try:
                 if self.conn.sock in readable:
-                    f = self.conn.read_frame()
+                    f = self.conn.read_frame(max_floats=self.hi - self.lo)
                     if f.req_id == 0:
                         self._on_notify(f)
                 if ctl.sock in readable:
@@ -919,7 +927,8 @@ class _Link:
         c = self.c
         into = c.params[self.lo:self.hi]
         try:
-            f = self.conn.read_frame(into=into if self.fifo and self.fifo[0][1] == "pull" else None)
+            f = self.conn.read_frame(into=into if self.fifo and self.fifo[0][1] == "pull" else None,
+                                     max_floats=self.hi - self.lo)
         except wire.ConnectionLost as e:
             log.info("shard %d: connection lost (%s); redialling", self.shard, e)
             self.conn = None
@@ -958,7 +967,7 @@ class _Link:
             self.pending_min, self.pending_at = arg, time.monotonic()
             return
         if f.payload is not None:
-            raise wire.ProtocolError("shard %d sent %d floats for a block of %d" % (self.shard, f.count, into.size))
+            self._refuse("shard %d sent %d floats for a block of %d" % (self.shard, f.count, into.size))
         self.held = f.tag
         c.read[self.shard] = f.tag
         try:

@@ -7,6 +7,7 @@ into the caller's float32 buffer (socket.recv_into), so moving a block
 costs what the kernel's copies cost.
 """
 import json
+import logging
 import socket
 import ssl
 import struct
@@ -21,6 +22,12 @@ HEADER_SIZE = 56
 MAX_HELLO_PAYLOAD = 64 << 10
 DEFAULT_MAX_PAYLOAD = 1 << 30
 MAX_PAYLOAD_LIMIT = (1 << 31) - 1
+# The payload a one-way frame may carry (a Release, a Shutdown, an Error
+# about a send, a shard's ready notice), and a reply other than the block a
+# bounded read asked for (an Error's message): wire.MaxNotice.
+MAX_NOTICE = MAX_HELLO_PAYLOAD
+
+log = logging.getLogger("pacer")
 
 # Message types (wire/frame.go); values are part of the protocol.
 HELLO, HELLO_OK, PUSH, PUSH_ACK, PULL, PULL_RESP, CLOCK, RELEASE = 1, 2, 3, 4, 5, 6, 7, 8
@@ -234,11 +241,13 @@ class Conn:
         # Small frames go out in one write (one segment with TCP_NODELAY).
         return [hdr + bytes(payload)] if len(payload) < 1 << 16 else [hdr, payload]
 
-    def call(self, type, payload=b"", floats=None, into=None, max_payload=None, **fields):
+    def call(self, type, payload=b"", floats=None, into=None, max_payload=None, max_floats=None, **fields):
         """Sends a request and returns its reply; an Error reply raises
         RemoteError. A float reply is received into `into` (a float32 array
-        whose size must equal the reply's count) when given."""
-        return self.reply(self.request(type, payload, floats, **fields), into=into, max_payload=max_payload)
+        whose size must equal the reply's count) when given; see read_frame
+        for max_floats."""
+        return self.reply(self.request(type, payload, floats, **fields), into=into, max_payload=max_payload,
+                          max_floats=max_floats)
 
     def request(self, type, payload=b"", floats=None, **fields):
         """Sends a request and returns its id, for reply(): requests to
@@ -247,11 +256,11 @@ class Conn:
         self._send(self._encode(type, self._next_id, payload, floats, fields))
         return self._next_id
 
-    def reply(self, rid, into=None, max_payload=None):
+    def reply(self, rid, into=None, max_payload=None, max_floats=None):
         """Waits for request rid's reply (the only one in flight), handing
         one-way frames that arrive first to on_notify."""
         while True:
-            f = self.read_frame(into=into, max_payload=max_payload)
+            f = self.read_frame(into=into, max_payload=max_payload, max_floats=max_floats)
             if f.req_id == 0:
                 if self.on_notify is not None:
                     self.on_notify(f)
@@ -283,10 +292,17 @@ class Conn:
                 raise ConnectionLost("%s closed the connection (%s)" % (self.addr, where))
             got += k
 
-    def read_frame(self, into=None, max_payload=None, timeout=None):
+    def read_frame(self, into=None, max_payload=None, timeout=None, max_floats=None):
         """Reads the next frame. timeout (s) bounds the wait for its first
         byte only; None uses the connection's. Raises socket.timeout then,
-        with the stream intact."""
+        with the stream intact.
+
+        max_floats (into's size when into is given) bounds a read that
+        expects a block: a float frame may carry at most that many values,
+        any other at most MAX_NOTICE bytes; a one-way frame carries at most
+        MAX_NOTICE bytes whatever is read. A larger frame is refused from
+        its header, before its payload is read or allocated: the connection
+        is closed, the refusal logged and ProtocolError raised."""
         self._check_open()
         if timeout is not None:
             try:
@@ -319,6 +335,9 @@ class Conn:
         except ProtocolError:
             self.close()  # the stream position is unknown now
             raise
+        if max_floats is None and into is not None:
+            max_floats = into.size
+        self._check_bound(f, plen, max_floats)
         if f.type in FLOAT_TYPES:
             if into is not None and into.size == f.count:
                 self._recv_exact(memoryview(into).cast("B"))
@@ -332,6 +351,21 @@ class Conn:
                 self._recv_exact(memoryview(buf))
             f.payload = bytes(buf)
         return f
+
+    def _check_bound(self, f, plen, max_floats):
+        name = TYPE_NAMES.get(f.type, f.type)
+        if f.req_id == 0 and plen > MAX_NOTICE:
+            what = "a one-way %s of %d bytes, more than a notice's %d" % (name, plen, MAX_NOTICE)
+        elif max_floats is not None and f.type in FLOAT_TYPES and f.count > max_floats:
+            what = "a %s of %d floats where the block asked for holds %d" % (name, f.count, max_floats)
+        elif max_floats is not None and f.type not in FLOAT_TYPES and plen > MAX_NOTICE:
+            what = "a %s of %d bytes in reply to a request for a block, more than an error's %d" % (name, plen, MAX_NOTICE)
+        else:
+            return
+        self.close()  # its payload is never read: the stream position is lost
+        msg = "%s sent %s: refused before reading it" % (self.addr, what)
+        log.error("%s", msg)
+        raise ProtocolError(msg)
 
     def _check_open(self):
         # A closed socket's calls fail with EBADF (settimeout too): what a
