@@ -21,6 +21,12 @@ type Config struct {
 	// HandshakeTimeout bounds the time from accept (or dial) to an
 	// authenticated Hello, TLS handshake included. Zero: 10 s.
 	HandshakeTimeout time.Duration
+	// HelloTimeout bounds, on a server, the time from accept to the
+	// Hello's arrival, TLS handshake included, when shorter than
+	// HandshakeTimeout: a client sends its Hello as soon as it has
+	// connected, so only a silent connection waits that long, and the
+	// slot it holds (MaxPending) frees soon. Zero: 3 s.
+	HelloTimeout time.Duration
 	// FrameTimeout bounds how long a frame may take to arrive once it has
 	// begun (a server counts from its first byte, a client from its
 	// header); idle time between frames is not limited (the coordinator's
@@ -44,6 +50,12 @@ type Config struct {
 	// connections are bounded by the roles (one per worker id). Zero:
 	// DefaultMaxPending.
 	MaxPending int
+	// MaxPendingPerAddr bounds the unauthenticated connections from one
+	// IP address (TCP; other transports are one process), so that one
+	// address flooding the server with silent connections cannot hold
+	// every MaxPending slot while workers from others wait. Zero: a
+	// quarter of MaxPending, but at least 8 (all of them when fewer).
+	MaxPendingPerAddr int
 	// Stats receives the counters; several connections (a worker's one per
 	// shard) may share one. Nil: a private Stats per Server or Conn.
 	Stats *Stats
@@ -56,6 +68,7 @@ func DefaultConfig() Config {
 		MaxPayload:       DefaultMaxPayload,
 		BufferSize:       DefaultBufferSize,
 		HandshakeTimeout: 10 * time.Second,
+		HelloTimeout:     3 * time.Second,
 		FrameTimeout:     30 * time.Second,
 		WriteTimeout:     30 * time.Second,
 		IdleRelease:      5 * time.Second,
@@ -84,8 +97,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("wire: Config.FrameTimeout: %v is negative", c.FrameTimeout)
 	case c.WriteTimeout < 0:
 		return fmt.Errorf("wire: Config.WriteTimeout: %v is negative", c.WriteTimeout)
+	case c.HelloTimeout < 0:
+		return fmt.Errorf("wire: Config.HelloTimeout: %v is negative", c.HelloTimeout)
 	case c.MaxPending < 0:
 		return fmt.Errorf("wire: Config.MaxPending: %d is negative", c.MaxPending)
+	case c.MaxPendingPerAddr < 0:
+		return fmt.Errorf("wire: Config.MaxPendingPerAddr: %d is negative", c.MaxPendingPerAddr)
 	}
 	return nil
 }
@@ -114,8 +131,14 @@ func (c Config) withDefaults() Config {
 	if c.CallTimeout == 0 {
 		c.CallTimeout = d.CallTimeout
 	}
+	if c.HelloTimeout == 0 {
+		c.HelloTimeout = d.HelloTimeout
+	}
 	if c.MaxPending == 0 {
 		c.MaxPending = d.MaxPending
+	}
+	if c.MaxPendingPerAddr == 0 {
+		c.MaxPendingPerAddr = max(c.MaxPending/4, min(c.MaxPending, 8))
 	}
 	if c.Stats == nil {
 		c.Stats = new(Stats)

@@ -82,8 +82,10 @@ type Server struct {
 
 	mu    sync.Mutex
 	peers map[*Peer]struct{}
-	// pending holds a slot per connection not yet authenticated.
-	pending chan struct{}
+	// pending holds a slot per connection not yet authenticated;
+	// pendingBy counts them per IP address (under mu).
+	pending   chan struct{}
+	pendingBy map[string]int
 }
 
 // NewServer validates cfg and returns a Server that runs h.
@@ -96,7 +98,7 @@ func NewServer(cfg Config, h Handler) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	return &Server{cfg: cfg, h: h, tokenHash: sha256.Sum256([]byte(cfg.Token)),
-		peers: make(map[*Peer]struct{}), pending: make(chan struct{}, cfg.MaxPending)}, nil
+		peers: make(map[*Peer]struct{}), pending: make(chan struct{}, cfg.MaxPending), pendingBy: make(map[string]int)}, nil
 }
 
 // SetHooks installs hooks; call it before Serve.
@@ -152,14 +154,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		s.cfg.Stats.Accepted.Add(1)
-		select {
-		case s.pending <- struct{}{}:
-		default:
-			// Refused without a read or a goroutine: the cap is what keeps
-			// a flood of silent connections from costing more.
+		host := ipOf(nc.RemoteAddr())
+		if limit := s.admit(host); limit > 0 {
+			// Refused without a read or a goroutine: the caps are what
+			// keep a flood of silent connections from costing more, and
+			// the one per address what keeps it from taking every slot.
 			s.cfg.Stats.PendingRefused.Add(1)
 			if s.hooks.PendingRefused != nil {
-				s.hooks.PendingRefused(nc.RemoteAddr(), cap(s.pending))
+				s.hooks.PendingRefused(nc.RemoteAddr(), limit)
 			}
 			nc.Close()
 			continue
@@ -167,7 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.serveConn(ctx, nc)
+			s.serveConn(ctx, nc, host)
 		}()
 	}
 	cancel()
@@ -177,7 +179,48 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
+// ipOf is the IP address a connection comes from, "" when the transport
+// has none (inproc: one process, not a flood's source).
+func ipOf(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.String()
+	}
+	return ""
+}
+
+// admit takes a pending slot for a connection from host, or returns the
+// cap that refuses it: MaxPending, or MaxPendingPerAddr for an address
+// that holds that many already.
+func (s *Server) admit(host string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if host != "" && s.pendingBy[host] >= s.cfg.MaxPendingPerAddr {
+		return s.cfg.MaxPendingPerAddr
+	}
+	select {
+	case s.pending <- struct{}{}:
+	default:
+		return cap(s.pending)
+	}
+	if host != "" {
+		s.pendingBy[host]++
+	}
+	return 0
+}
+
+// unpend gives back the pending slot admit took for host.
+func (s *Server) unpend(host string) {
+	s.mu.Lock()
+	if host != "" {
+		if s.pendingBy[host]--; s.pendingBy[host] <= 0 {
+			delete(s.pendingBy, host)
+		}
+	}
+	s.mu.Unlock()
+	<-s.pending
+}
+
+func (s *Server) serveConn(ctx context.Context, nc net.Conn, host string) {
 	p := &Peer{nc: nc, cfg: &s.cfg, w: NewWriter(nc, s.cfg.BufferSize, s.cfg.MaxPayload)}
 	p.assigned.Store(-1)
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
@@ -187,10 +230,10 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	r := NewReader(nc, s.cfg.BufferSize, s.cfg.MaxPayload)
 	var req, resp Frame
 	var unpend sync.Once
-	authDone := func() { unpend.Do(func() { <-s.pending }) }
+	authDone := func() { unpend.Do(func() { s.unpend(host) }) }
 	defer authDone()
 
-	nc.SetReadDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	nc.SetReadDeadline(time.Now().Add(min(s.cfg.HandshakeTimeout, s.cfg.HelloTimeout)))
 	// Until the token checks out, a peer may not make us allocate more than
 	// a Hello needs.
 	r.maxPayload = min(r.maxPayload, MaxHelloPayload)
