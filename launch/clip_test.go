@@ -23,7 +23,7 @@ func TestClipNormLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := ckpt.ReadJob(dir, nil)
+		j, err := ckpt.ReadJob(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

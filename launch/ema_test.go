@@ -31,7 +31,7 @@ func TestEMALive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j, err := ckpt.ReadJob(dir, nil)
+			j, err := ckpt.ReadJob(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

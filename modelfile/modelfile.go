@@ -57,7 +57,7 @@ func EvalFromCheckpoints(dir string, average bool) (*Model, error) {
 
 // fromCheckpoints compares the checkpoints' headers with the model they
 // name (its parameter count on one of the data sets' shapes, or a flat
-// model's) before ckpt.ReadJob allocates the vector, so a header cannot
+// model's) before ckpt.ReadJobChecked allocates the vector, so a header cannot
 // make it allocate more than a model of pacer's or the flat model it
 // names holds.
 func fromCheckpoints(dir string, average, evaluate bool) (*Model, error) {
@@ -103,7 +103,7 @@ func fromCheckpoints(dir string, average, evaluate bool) (*Model, error) {
 		}
 		return fmt.Errorf("modelfile: %s: %d parameters, model %s has %s", dir, n, name, strings.Join(sizes, ", "))
 	}
-	j, err := ckpt.ReadJob(dir, check)
+	j, err := ckpt.ReadJobChecked(dir, check)
 	if err != nil {
 		return nil, err
 	}

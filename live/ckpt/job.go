@@ -62,12 +62,15 @@ type Job struct {
 // job's shard count, model and parameter count) and puts their blocks
 // together. Every file must be a checkpoint of the same job, and their
 // ranges must tile the vector; each is verified as Read verifies one.
-//
-// Every header is read and checked against its file's size first, then
-// check (if not nil) is given them to compare with what the caller
-// expects (a model's parameter count, a section): only then is the
-// vector allocated and the values read.
-func ReadJob(dir string, check func(shards []Meta) error) (*Job, error) {
+// Every header is read and checked against its file's size before the
+// vector is allocated.
+func ReadJob(dir string) (*Job, error) { return ReadJobChecked(dir, nil) }
+
+// ReadJobChecked is ReadJob with check (if not nil) given the headers,
+// once each is checked against its file, to compare with what the caller
+// expects (a model's parameter count, a section): only if it returns nil
+// is the vector allocated and the values read.
+func ReadJobChecked(dir string, check func(shards []Meta) error) (*Job, error) {
 	m0, err := ReadMeta(Path(dir, 0))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

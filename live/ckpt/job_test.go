@@ -15,7 +15,7 @@ func TestReadJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j, err := ReadJob(dir, nil)
+	j, err := ReadJob(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,16 +29,16 @@ func TestReadJob(t *testing.T) {
 	}
 	// A missing shard is named.
 	os.Remove(Path(dir, 1))
-	if _, err := ReadJob(dir, nil); err == nil || !strings.Contains(err.Error(), "shard-1.ckpt") {
+	if _, err := ReadJob(dir); err == nil || !strings.Contains(err.Error(), "shard-1.ckpt") {
 		t.Errorf("missing shard 1: %v", err)
 	}
 	// A shard of another job (another model) is refused.
 	s := &State{Meta: Meta{Shard: 1, Shards: 2, Lo: 4, Hi: 7, NumParams: 7, Model: "cnn"}, Weights: full[4:]}
 	Write(dir, s)
-	if _, err := ReadJob(dir, nil); err == nil {
+	if _, err := ReadJob(dir); err == nil {
 		t.Error("a shard of another model was put together with shard 0")
 	}
-	if _, err := ReadJob(t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "no checkpoint of shard 0") {
+	if _, err := ReadJob(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no checkpoint of shard 0") {
 		t.Errorf("empty directory: %v", err)
 	}
 }

@@ -270,8 +270,12 @@ func readValues(f *zip.File, want Array) (nn.Tensor, error) {
 		}
 		i += k
 	}
-	if k, _ := rc.Read(buf[:1]); k != 0 {
+	// The zip reader checks the entry's CRC once it reaches the end.
+	switch k, err := rc.Read(buf[:1]); {
+	case k != 0:
 		return nn.Tensor{}, fmt.Errorf("more bytes than shape %v holds", want.Shape)
+	case err != nil && err != io.EOF:
+		return nn.Tensor{}, err
 	}
 	return t, nil
 }

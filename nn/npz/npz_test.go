@@ -105,3 +105,31 @@ func TestOpenReadsHeadersOnly(t *testing.T) {
 		}
 	}
 }
+
+// An entry whose values do not match its CRC is refused, not read.
+func TestReadChecksCRC(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, []nn.Tensor{{Name: "w", Shape: []int{4}, Data: []float32{1, 2, 3, 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite it stored (uncompressed), so a value's byte can be flipped in place.
+	z, _ := zip.NewReader(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	var st bytes.Buffer
+	zw := zip.NewWriter(&st)
+	f, _ := z.File[0].Open()
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "w.npy", Method: zip.Store})
+	raw := new(bytes.Buffer)
+	raw.ReadFrom(f)
+	w.Write(raw.Bytes())
+	zw.Close()
+	good := st.Bytes()
+	if _, err := Read(bytes.NewReader(good), int64(len(good))); err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(good)
+	i := bytes.Index(bad, raw.Bytes()) + raw.Len() - 1 // the last value's last byte
+	bad[i] ^= 0x40
+	if _, err := Read(bytes.NewReader(bad), int64(len(bad))); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("a flipped value: %v, want a checksum error", err)
+	}
+}
