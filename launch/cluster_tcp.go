@@ -327,6 +327,8 @@ func (c *tcpCluster) startWorker(p int) error {
 	} else {
 		cmd = c.command(fmt.Sprintf("worker-%d", p), args)
 	}
+	last := &tailBuf{}
+	cmd.Stderr = io.MultiWriter(cmd.Stderr, last) // its last words, for the error
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("launch: starting worker %d: %w", p, err)
 	}
@@ -341,6 +343,14 @@ func (c *tcpCluster) startWorker(p int) error {
 		defer c.mu.Unlock()
 		if err != nil && !c.killed[cmd] {
 			c.wkErr = errors.Join(c.wkErr, fmt.Errorf("worker %d: %w", p, err))
+			// It ends the job now, as a shard's would: the others may
+			// train on without it, or wait for it, for a long time.
+			if !c.stopping {
+				select {
+				case c.fail <- fmt.Errorf("launch: worker %d exited: %v: %s", p, err, last.lastLine()):
+				default:
+				}
+			}
 		}
 	}()
 	return nil
@@ -422,7 +432,7 @@ func (c *tcpCluster) stop() error {
 			if s.err != nil {
 				errs = errors.Join(errs, fmt.Errorf("shard %d: %w", i, s.err))
 			}
-		case <-time.After(15 * time.Second):
+		case <-time.After(15 * time.Second): // a guard: a shard hung past its final checkpoint is killed, not waited for
 			s.cmd.Process.Kill()
 			<-s.exited
 			errs = errors.Join(errs, fmt.Errorf("shard %d did not stop within 15 s of SIGTERM", i))

@@ -34,24 +34,50 @@ type driver struct {
 	mu     sync.Mutex
 	faults []FaultRecord
 	fwg    sync.WaitGroup
-	// failed carries a restart that went wrong: the watch loop aborts the
-	// job rather than wait for a shard that will not come back.
-	failed chan error
-	last   live.CoordStats // the coordinator's latest counters (for errors)
+	// fail ends the job with its cause: a process that exited on its own
+	// (the cluster's failed) or a restart that went wrong. It cancels the
+	// context every wait of the job runs under, so whatever call the
+	// driver is in (a stats call whose observer redials a shard that is
+	// gone) returns at once, rather than wait for a shard that will not
+	// come back.
+	fail context.CancelCauseFunc
+	last live.CoordStats // the coordinator's latest counters (for errors)
 	// removed is the coordinator's count of removals as last polled: a
 	// restart with AfterRemoval waits for it to pass its count at the kill.
 	removed atomic.Int64
 	done    atomic.Bool
+	// polled is closed (and replaced, under mu) each time the watch loop
+	// has read the coordinator's counters: what awaitRemoval waits on.
+	polled chan struct{}
 }
 
 func (d *driver) run(ctx context.Context) (*Result, error) {
-	d.failed = make(chan error, len(d.opt.Faults)+1)
-	if err := d.cl.start(ctx); err != nil {
+	// The job's waits run under running: ctx's end is an interruption,
+	// running's own end (fail) a failure, with its cause.
+	running, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	d.fail, d.polled = fail, make(chan struct{})
+	if err := d.cl.start(running); err != nil {
 		d.cl.stop()
 		return nil, err
 	}
-	res, err := d.watch(ctx)
+	go func() {
+		select {
+		case err := <-d.cl.failed():
+			fail(err)
+		case <-running.Done():
+		}
+	}()
+	res, err := d.watch(running)
 	d.fwg.Wait()
+	if err != nil && ctx.Err() == nil && running.Err() != nil {
+		// The job failed: its cause is the error, not what the call it
+		// cut short returned ("context canceled").
+		err = context.Cause(running)
+		if cs := d.last; cs.Target > 0 {
+			err = fmt.Errorf("%w (the job stopped after %d of %d pushes)", err, cs.Pushes, cs.Target)
+		}
+	}
 	if err != nil && ctx.Err() != nil {
 		// Interrupted (Ctrl-C, SIGTERM, the timeout): what was measured
 		// so far is kept, marked as such, beside the error.
@@ -112,9 +138,7 @@ func (d *driver) interrupted() *Result {
 	cs := d.last
 	if st, err := d.stats(ctx, 0); err == nil && st.Coord != nil {
 		cs = *st.Coord
-		d.last = cs
-		d.removed.Store(cs.Removed)
-		d.done.Store(cs.Done)
+		d.observed(cs)
 	}
 	if acc, err := d.evaluate(ctx, cs); err == nil {
 		d.report(cs, acc)
@@ -164,7 +188,10 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 	evalStep := max(1, int64(j.EvalEvery*float64(d.params.TrainN)/float64(j.Batch)))
 	nextEval := evalStep
 	fired := make([]bool, len(d.opt.Faults))
-	tick := time.NewTicker(d.opt.Poll)
+	// The coordinator tells an observer nothing unasked, so its counters
+	// are read every Poll; everything else ends the wait below as it
+	// happens (the workers' exit, the job's failure or end).
+	tick := time.NewTicker(d.opt.Poll) // the event loop: the coordinator's counters
 	defer tick.Stop()
 	var cs live.CoordStats
 	for {
@@ -173,9 +200,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 			return nil, d.abort(ctx, err)
 		}
 		cs = *st.Coord
-		d.last = cs
-		d.removed.Store(cs.Removed)
-		d.done.Store(cs.Done)
+		d.observed(cs)
 		for k, f := range d.opt.Faults {
 			if !fired[k] && cs.Pushes >= f.AtPushes && !cs.Done && d.armed(f, cs) {
 				fired[k] = true
@@ -204,21 +229,31 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 				return nil, d.abort(ctx, fmt.Errorf("launch: every worker exited after %d of %d pushes", st.Coord.Pushes, st.Coord.Target))
 			}
 			return d.finish(ctx, *st.Coord)
-		case err := <-d.failed:
-			return nil, d.abort(ctx, err)
-		case err := <-d.cl.failed():
-			return nil, d.abort(ctx, err)
 		case <-ctx.Done():
-			return nil, d.abort(context.Background(), ctx.Err())
+			return nil, d.abort(context.Background(), context.Cause(ctx))
 		case <-tick.C:
 		}
 	}
 }
 
-// abort stops the job's workers (best effort) and returns err.
+// observed records the coordinator's counters cs as the watch loop read
+// them, and wakes whoever waits for a reading.
+func (d *driver) observed(cs live.CoordStats) {
+	d.last = cs
+	d.removed.Store(cs.Removed)
+	d.done.Store(cs.Done)
+	d.mu.Lock()
+	close(d.polled)
+	d.polled = make(chan struct{})
+	d.mu.Unlock()
+}
+
+// abort stops the job's workers (best effort) and returns err. The stop
+// gets a second of its own: ctx may be the job's, ended by the failure
+// being reported.
 func (d *driver) abort(ctx context.Context, err error) error {
 	if len(d.obs) > 0 && d.obs[0] != nil && d.obs[0].Connected() {
-		c, cancel := context.WithTimeout(ctx, time.Second)
+		c, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		d.obs[0].Stop(c)
 		cancel()
 	}
@@ -263,8 +298,10 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 	d.fwg.Add(1)
 	go func() {
 		defer d.fwg.Done()
+		down := time.NewTimer(f.RestartAfter) // not a poll: the fault's downtime, as Fault.RestartAfter asks
+		defer down.Stop()
 		select {
-		case <-time.After(f.RestartAfter):
+		case <-down.C:
 		case <-ctx.Done():
 		}
 		if f.AfterRemoval {
@@ -274,7 +311,7 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 		if err != nil {
 			r.Restarted = false
 			if ctx.Err() == nil {
-				d.failed <- fmt.Errorf("launch: restarting %s %d: %w", f.Role, f.Index, err)
+				d.fail(fmt.Errorf("launch: restarting %s %d: %w", f.Role, f.Index, err))
 			}
 		}
 		d.mu.Lock()
@@ -288,15 +325,19 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 
 // awaitRemoval returns once the watch loop has seen more removals than
 // before (or ctx ends, or the job is done: a restart then finds the job
-// over, as any late worker would).
+// over, as any late worker would). It waits for the loop's readings.
 func (d *driver) awaitRemoval(ctx context.Context, before int64) {
-	tick := time.NewTicker(d.opt.Poll / 4)
-	defer tick.Stop()
-	for d.removed.Load() <= before && !d.done.Load() {
+	for {
+		d.mu.Lock()
+		next := d.polled // taken before the check: a reading after it closes next
+		d.mu.Unlock()
+		if d.removed.Load() > before || d.done.Load() {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-next:
 		}
 	}
 }
