@@ -51,11 +51,13 @@ type driver struct {
 	polled chan struct{}
 }
 
-func (d *driver) run(parent context.Context) (*Result, error) {
-	ctx, fail := context.WithCancelCause(parent)
+func (d *driver) run(ctx context.Context) (*Result, error) {
+	// The job's waits run under running: ctx's end is an interruption,
+	// running's own end (fail) a failure, with its cause.
+	running, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	d.fail, d.polled = fail, make(chan struct{})
-	if err := d.cl.start(ctx); err != nil {
+	if err := d.cl.start(running); err != nil {
 		d.cl.stop()
 		return nil, err
 	}
@@ -63,20 +65,19 @@ func (d *driver) run(parent context.Context) (*Result, error) {
 		select {
 		case err := <-d.cl.failed():
 			fail(err)
-		case <-ctx.Done():
+		case <-running.Done():
 		}
 	}()
-	res, err := d.watch(ctx)
+	res, err := d.watch(running)
 	d.fwg.Wait()
-	if err != nil && parent.Err() == nil && ctx.Err() != nil {
+	if err != nil && ctx.Err() == nil && running.Err() != nil {
 		// The job failed: its cause is the error, not what the call it
 		// cut short returned ("context canceled").
-		err = context.Cause(ctx)
+		err = context.Cause(running)
 		if cs := d.last; cs.Target > 0 {
 			err = fmt.Errorf("%w (the job stopped after %d of %d pushes)", err, cs.Pushes, cs.Target)
 		}
 	}
-	ctx = parent // from here on, ctx's end is an interruption
 	if err != nil && ctx.Err() != nil {
 		// Interrupted (Ctrl-C, SIGTERM, the timeout): what was measured
 		// so far is kept, marked as such, beside the error.
