@@ -200,13 +200,16 @@ func TestProfileRunningJob(t *testing.T) {
 
 // Issue 12: pacer profile fits server delays. A live job whose shard 1
 // holds every pull reply 8 ms and both shards one in ten a further 300 ms
-// (--server-delay) is profiled: shard 1's const delay within [8, 10] ms
-// (the injection plus the shard's own work and a loaded timer's overshoot,
-// never below it), shard 0's under 2 ms, each shard's spike within 15% of
+// (--server-delay) is profiled: shard 1's const delay at least the 8 ms
+// injected and shard 0's below it, each shard's spike at least 85% of
 // 300 ms and its probability within [0.05, 0.2]; the scenario written
-// holds them, and compare runs it. The spike is long beside the 8 ms: at
-// load 30 this machine's 8 ms timers ran up to 50 ms late, a continuum an
-// 80 ms spike merged into.
+// holds them, and compare runs it. Each bound that a busy machine can
+// move is one-sided (a held reply is never shorter than its hold; a
+// loaded timer's overshoot only lengthens it) or far beyond the heaviest
+// load seen: at load 30 this machine's 8 ms timers ran up to 50 ms late,
+// so the const must stay under 60 ms and the spike under 400 ms (a fit
+// that merged the two would break both). The spike is long beside the
+// 8 ms for that reason: an 80 ms spike merged into that continuum.
 func TestProfileServerDelays(t *testing.T) {
 	dir := t.TempDir()
 	job := filepath.Join(dir, "job")
@@ -238,15 +241,16 @@ func TestProfileServerDelays(t *testing.T) {
 		t.Fatalf("server delays %+v: want one per shard", f.Servers)
 	}
 	ms := func(d time.Duration) float64 { return d.Seconds() * 1e3 }
-	if c := ms(f.Servers[1].Const); c < 8 || c > 10 {
-		t.Errorf("shard 1's const delay %.2f ms, want 8–10", c)
+	c1, c0 := ms(f.Servers[1].Const), ms(f.Servers[0].Const)
+	if c1 < 8 || c1 > 60 {
+		t.Errorf("shard 1's const delay %.2f ms, want the 8 ms injected (under 60 ms at any load)", c1)
 	}
-	if c := ms(f.Servers[0].Const); c > 2 {
-		t.Errorf("shard 0's const delay %.2f ms, want under 2", c)
+	if c0 >= c1 {
+		t.Errorf("shard 0's const delay %.2f ms, want below shard 1's %.2f ms (shard 0 holds no reply)", c0, c1)
 	}
 	for i, d := range f.Servers {
-		if math.Abs(ms(d.Spike)/300-1) > 0.15 || d.SpikeP < 0.05 || d.SpikeP > 0.2 {
-			t.Errorf("shard %d: spike %v at p=%g, want 300ms within 15%% at p=0.1 (0.05–0.2)", i, d.Spike, d.SpikeP)
+		if s := ms(d.Spike); s < 0.85*300 || s > 400 || d.SpikeP < 0.05 || d.SpikeP > 0.2 {
+			t.Errorf("shard %d: spike %v at p=%g, want 300ms (255–400 ms at any load) at p=0.1 (0.05–0.2)", i, d.Spike, d.SpikeP)
 		}
 	}
 	sc, err := scenario.Load(yml)
