@@ -22,6 +22,10 @@ const (
 	MaxElasticCells = 10_000_000  // workers × elastic r: one barrier's predictions, 80 MB
 	MaxIterations   = 1_000_000   // per worker, in sim mode
 	MaxPushes       = 100_000_000 // a simulated run's pushes (iterations × workers): tens of seconds
+	// MaxCommandPushes bounds a whole command's simulated pushes (every
+	// run of a comparison: paradigms × seeds): ten runs at MaxPushes each
+	// were accepted one by one.
+	MaxCommandPushes = 1_000_000_000
 	MaxEpochs       = 1_000
 	MaxBatch        = 65_536
 	MaxSeeds        = 1_000 // runs per paradigm in one comparison
@@ -49,6 +53,9 @@ type Size struct {
 	Specs           []paradigm.Spec
 	Speeds          []float64 // sim and virtual time: iteration-time multipliers
 	Jitter          float64   // sim and virtual time: coefficient of variation
+	// Runs is how many runs of this size the command makes (a comparison's
+	// paradigms × seeds; 0: one): their pushes together are bounded too.
+	Runs int
 }
 
 // Check returns an error naming the first field out of its range, spelled
@@ -92,6 +99,11 @@ func (s Size) Check(prefix string) error {
 		return fmt.Errorf("%siterations=%d × %sworkers=%d = %d pushes exceeds %d (docs/paradigms.md, Limits)",
 			prefix, s.Iterations, prefix, k, k*s.Iterations, MaxPushes)
 	}
+	runs := max(s.Runs, 1)
+	if s.Iterations > 0 && float64(k*s.Iterations)*float64(runs) > MaxCommandPushes {
+		return fmt.Errorf("%siterations=%d × %sworkers=%d × %d runs (paradigms × seeds) = %.3g pushes exceeds %d for one command (docs/paradigms.md, Limits)",
+			prefix, s.Iterations, prefix, k, runs, float64(k*s.Iterations)*float64(runs), MaxCommandPushes)
+	}
 	for _, d := range []struct {
 		name string
 		v    time.Duration
@@ -116,6 +128,10 @@ func (s Size) Check(prefix string) error {
 		if !(pushes <= MaxPushes) {
 			return fmt.Errorf("%s%s=%s at a %s iteration (%sbase × fastest speed %g) is about %.3g pushes for %d workers, more than %d (docs/paradigms.md, Limits)",
 				prefix, d.name, d.v, time.Duration(base.Seconds()*speed*float64(time.Second)), prefix, speed, pushes, k, MaxPushes)
+		}
+		if total := pushes * float64(runs); !(total <= MaxCommandPushes) {
+			return fmt.Errorf("%s%s=%s is about %.3g pushes a run × %d runs (paradigms × seeds) = %.3g, more than %d for one command (docs/paradigms.md, Limits)",
+				prefix, d.name, d.v, pushes, runs, total, MaxCommandPushes)
 		}
 	}
 	for _, sp := range s.Specs {

@@ -192,7 +192,7 @@ func (s *Scenario) Validate() error {
 		return fmt.Errorf("scenario %q: paradigms: %w", s.Name, err)
 	}
 	size := job.Size{Workers: s.Workers, Shards: s.Shards, Iterations: s.Iterations, Epochs: s.Epochs, Batch: s.Batch, Specs: specs,
-		FastestSpeed: job.FastestSpeed(s.Speeds), Speeds: s.Speeds, Jitter: s.Jitter}
+		FastestSpeed: job.FastestSpeed(s.Speeds), Speeds: s.Speeds, Jitter: s.Jitter, Runs: max(s.Seeds, 1) * len(specs)}
 	if s.Horizon != "" {
 		size.Horizon, _ = time.ParseDuration(s.Horizon) // checked above
 		size.Base, _ = time.ParseDuration(s.Base)       // a bad base is refused where it is applied

@@ -165,7 +165,9 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	if *mode == "sim" {
 		j := &cc.Job
-		if err := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...).Check("--"); err != nil {
+		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...)
+		s.Runs = cc.Seeds * len(cc.Specs)
+		if err := s.Check("--"); err != nil {
 			return usage(err)
 		}
 	}
@@ -174,7 +176,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		// run's --duration, are bounded before the first one starts.
 		j := &cc.Job
 		s := simSize(j.Workers, j.Shards, j.Timing, 0, 0)
-		s.Horizon = cc.Horizon
+		s.Horizon, s.Runs = cc.Horizon, cc.Seeds*len(cc.Specs)
 		if err := s.Check("--"); err != nil {
 			return usage(err)
 		}
