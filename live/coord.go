@@ -170,13 +170,17 @@ func (c *Coordinator) grow() {
 	}
 }
 
-// hello admits a worker's control connection: id < 0 takes the first id
-// never seen (then a new id: a worker joining a running job); a known id
-// reconnects, or rejoins if it had been removed.
+// hello admits a worker's control connection at now: id < 0 takes the
+// first id never seen (then a new id, then a removed join's: a worker
+// joining a running job); a known id reconnects, or rejoins if it had been
+// removed. membership.Table.Hello decides; hello carries it out at the gate
+// and on the connections.
 //
 // Only ids the coordinator admits are accepted: the job's workers 0..K−1
-// and ids it assigned before; a join takes a new id up to the job's bound
-// (idCap). (The server closes an older connection of the id.)
+// and ids it assigned before, below the job's bound (idCap). (The server
+// closes an older connection of the id.) A process displaced under its id
+// by a newer one is refused, and what it still sends on its connection is
+// refused (clock) or ignored (heartbeat).
 //
 // ws says which process dials and how far it has got. A process other
 // than the one the coordinator knew under the id (a worker killed and

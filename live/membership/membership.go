@@ -193,15 +193,9 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 	case id < -1:
 		return Admit{}, refuse(BadRequest, "worker id %d: give an id of the job, or −1 to join", id)
 	case id == -1:
-		id = len(t.ms)
-		for p := range t.ms {
-			if t.ms[p].State == Unseen && !t.ms[p].Connected {
-				id = p
-				break
-			}
-		}
-		if id >= t.cfg.IDCap {
-			return Admit{}, refuse(Unavailable, "the job has admitted its maximum of %d worker ids", t.cfg.IDCap)
+		id = t.free()
+		if id < 0 {
+			return Admit{}, refuse(Unavailable, "no worker id is free: the job's %d ids are live or kept for its own %d workers (a join takes a new id, or a removed join's)", t.cfg.IDCap, t.cfg.Workers)
 		}
 	case id >= len(t.ms):
 		return Admit{}, refuse(BadRequest, "worker id %d was never admitted: this job's ids are 0..%d (--id −1 joins as a new one)", id, len(t.ms)-1)
@@ -211,13 +205,20 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 	}
 	m := &t.ms[id]
 	if pr.Inc != 0 && slices.Contains(m.Displaced, pr.Inc) {
+		if id >= t.cfg.Workers && want >= 0 {
+			// A removed join's process, back after its id went to
+			// another join: ids are keyed by the process that has them.
+			return Admit{}, refuse(BadRequest, "worker id %d was given to another joining worker after this one was removed: start it again with --id −1", id)
+		}
 		// Two processes under one id (a second worker started with the
 		// same --id): the newer one has it; the older is told why, and
 		// stops rather than redial, which would take the id back and
 		// reset the count of the reports it numbers.
 		return Admit{}, refuse(BadRequest, "worker id %d was taken over by a newer process (is another worker running with --id %d?): this one stops", id, id)
 	}
-	a := Admit{ID: id, Returning: m.Inc != 0 && m.Inc != pr.Inc}
+	// A join given a removed join's id is a new worker, not that one
+	// returning, though it displaces that one's process.
+	a := Admit{ID: id, Returning: m.Inc != 0 && m.Inc != pr.Inc && want >= 0}
 	if m.Restored {
 		m.Restored = false
 		if a.Returning && pr.Inc != 0 && pr.Acked > 0 {
@@ -271,6 +272,29 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 	}
 	m.Connected, m.LastSeen = true, now
 	return a, nil
+}
+
+// free is the id a join (id −1) takes: the first id no worker has
+// connected under, else a new one below the cap, else the removed join id
+// (one past the job's K) silent for longest: the cap counts the ids in use,
+// so joins that came and went (a crash loop, a burst of short-lived
+// workers) do not lock later ones out. −1: every id is in use.
+func (t *Table) free() int {
+	for p := range t.ms {
+		if t.ms[p].State == Unseen && !t.ms[p].Connected {
+			return p
+		}
+	}
+	if len(t.ms) < t.cfg.IDCap {
+		return len(t.ms)
+	}
+	id := -1
+	for p := t.cfg.Workers; p < len(t.ms); p++ {
+		if m := &t.ms[p]; m.State == Removed && (id < 0 || m.LastSeen.Before(t.ms[id].LastSeen)) {
+			id = p
+		}
+	}
+	return id
 }
 
 // resync takes a restored id's process at its word: the reports the old
