@@ -26,9 +26,9 @@ const (
 	// run of a comparison: paradigms × seeds): ten runs at MaxPushes each
 	// were accepted one by one.
 	MaxCommandPushes = 1_000_000_000
-	MaxEpochs       = 1_000
-	MaxBatch        = 65_536
-	MaxSeeds        = 1_000 // runs per paradigm in one comparison
+	MaxEpochs        = 1_000
+	MaxBatch         = 65_536
+	MaxSeeds         = 1_000 // runs per paradigm in one comparison
 
 	// The simulated cluster's times: beyond these a worker's iteration
 	// time overflows the simulator's nanosecond clock or rounds to zero,
