@@ -300,9 +300,8 @@ func (d *driver) fire(ctx context.Context, f Fault, pushes int64) error {
 		d.fwg.Add(1)
 		go func() {
 			defer d.fwg.Done()
-			// Not a poll: the fault's length, as Fault.Stop asks; the
-			// shard goes on at once when the job ends first.
-			resume := time.NewTimer(f.Stop)
+			// The shard goes on at once when the job ends first.
+			resume := time.NewTimer(f.Stop) // not a poll: the fault's length, as Fault.Stop asks
 			defer resume.Stop()
 			select {
 			case <-resume.C:
