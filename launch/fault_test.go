@@ -121,13 +121,13 @@ func TestTCPShardRestartedWithoutCheckpoint(t *testing.T) {
 // mid-run and restarted with --restore replays its log past the
 // checkpoint: it comes back at a version no worker had gone beyond (it
 // skips nothing forward: no acknowledged update was lost), ends at the
-// other shard's version (BSP: one update per round on every shard; ASP:
-// one per push, so a push applied twice or lost would show), and the job
-// finishes; under elastic apply=local, one per barrier, its buffered
-// superstep replayed. Under --durability checkpoint a BSP run skips
-// (TestTCPShardRestored). The chaos suite's short form restarts a shard
-// under --durability log for every paradigm; here the two ways a shard
-// applies (per push, per barrier).
+// other shard's version (ASP: one update per push on every shard, so a
+// push applied twice or lost would show), and the job finishes; under
+// elastic apply=local, one per barrier, its buffered superstep replayed.
+// Under --durability checkpoint a BSP run skips (TestTCPShardRestored).
+// The chaos suite's short form restarts a shard under --durability log for
+// every paradigm (BSP's one update per round is ASP's rule per round);
+// here the two ways a shard applies, per push and per barrier.
 func TestTCPShardLogRestored(t *testing.T) {
 	skipUnderRace(t)
 	for _, spec := range []string{"asp", "elastic:r=4,apply=local"} {

@@ -80,9 +80,8 @@ func (pc *pace) hold(ctx context.Context, now, start time.Time, compute time.Dur
 	if wait <= 0 {
 		return nil
 	}
-	// The event loop's wait for the end end() chose (or the stop).
 	if pc.timer == nil {
-		pc.timer = time.NewTimer(wait)
+		pc.timer = time.NewTimer(wait) // the worker loop's wait for the end end() chose (or the stop)
 	} else {
 		pc.timer.Reset(wait)
 	}

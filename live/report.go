@@ -151,6 +151,9 @@ func (r *reporter) finish(ctx context.Context) error {
 	sv, d := r.sv, r.sv.cfg.Params
 	// Workers that were mid-push when the job's last push was counted
 	// finish theirs and leave; the final model is the one after them.
+	// The count of worker connections gives no notice of a close, so it
+	// is read every 20 ms; the bound is a guard for a worker that never
+	// leaves.
 	wait := time.Now().Add(max(2*d.Job.HeartbeatTimeout, 5*time.Second))
 	for sv.workerConns() > 0 && time.Now().Before(wait) {
 		if !sleep(ctx, 20*time.Millisecond) {
