@@ -1,6 +1,9 @@
 package optim
 
-import "github.com/pacer-ps/pacer/internal/kernel"
+import (
+	"github.com/pacer-ps/pacer/internal/hugemem"
+	"github.com/pacer-ps/pacer/internal/kernel"
+)
 
 // Undo keeps what a checked apply overwrote, so that an apply whose result
 // is not finite can be taken back exactly. Its buffers grow to the range
@@ -44,12 +47,12 @@ func (un *Undo) begin(o *Optimizer) {
 			return b[:0]
 		}
 		if cap(b) < o.n {
-			return make([]float32, o.n)
+			return hugemem.Floats(o.n) // streamed like the weights: 2 MB pages
 		}
 		return b[:o.n]
 	}
 	if cap(un.w) < o.n {
-		un.w = make([]float32, o.n)
+		un.w = hugemem.Floats(o.n)
 	}
 	un.w = un.w[:o.n]
 	un.v, un.sq, un.gm = grow(un.v, o.v), grow(un.sq, o.sq), grow(un.gm, o.gm)
