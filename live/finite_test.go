@@ -191,3 +191,31 @@ func TestCheckpointRefusesNonFinite(t *testing.T) {
 		t.Fatalf("checkpoint of an infinite weight: %v", err)
 	}
 }
+
+// TestNonFiniteApplyIntoCopy: when a pull is still sending the current
+// block, the apply writes into a copy (copy on write); an update found
+// non-finite drops the copy and the shard keeps the block the pull sends,
+// with its optimizer state put back.
+func TestNonFiniteApplyIntoCopy(t *testing.T) {
+	s := logShard(t, t.TempDir(), "asp", 1, 0.9, false)
+	defer s.closeLog()
+	clocks := map[int]uint64{}
+	if err := bigPush(s, 0, clocks); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	held := s.cur
+	held.refs++ // a pull reply being written from it
+	before, v := slices.Clone(held.buf), slices.Clone(s.opt.State().Velocity)
+	s.mu.Unlock()
+	if err := bigPush(s, 0, clocks); wire.CodeOf(err) != wire.CodeNonFinite {
+		t.Fatalf("overflowing push: %v, want non_finite", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != held || !slices.Equal(held.buf, before) || !slices.Equal(s.opt.State().Velocity, v) || s.stats.CopyOnWrite != 1 {
+		t.Fatalf("after the skipped apply into a copy: current is the held block %v, block intact %v, velocity intact %v, copies %d",
+			s.cur == held, slices.Equal(held.buf, before), slices.Equal(s.opt.State().Velocity, v), s.stats.CopyOnWrite)
+	}
+	held.refs--
+}

@@ -109,8 +109,18 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 		epoch = s.superEpoch
 	}
 	lr := j.StepSize(a, epoch)
-	ok := s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
+	prev := s.cur
+	w := s.writable()
+	s.split.kept = s.cur != prev
+	ok := s.applyWeighted(w, s.gs, s.ws, float32(lr))
 	if !ok {
+		if s.cur != prev {
+			// The copy is dropped; the pulls still sending prev keep it.
+			if len(s.spare) < 2 {
+				s.spare = append(s.spare, s.cur)
+			}
+			s.cur = prev
+		}
 		s.stats.NonFiniteUpdates++
 		workers := make([]int, len(a.Grads))
 		for i, c := range a.Grads {

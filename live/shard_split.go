@@ -38,14 +38,19 @@ type splitApply struct {
 	ws    []float32
 	lr    float32
 	undo  optim.Undo // the one-part apply's
+	kept  bool       // the apply writes into a copy (applyWeighted)
 }
 
 // applyWeighted is opt.ApplyWeightedChecked(w, gs, ws, lr) over
 // GOMAXPROCS ranges at once (the caller's goroutine takes the first):
 // false when a result was NaN or ±Inf, and then nothing changed.
+// With s.split.kept, the block as it was before the apply stays in
+// another snapshot (copy on write): only the optimizer's state is saved.
 func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr float32) bool {
+	kept := s.split.kept
 	p := min(runtime.GOMAXPROCS(0), len(w)/minSplit)
 	if p <= 1 {
+		s.split.undo.KeptW = kept
 		return s.opt.ApplyWeightedChecked(w, gs, ws, lr, &s.split.undo)
 	}
 	sp := &s.split
@@ -66,6 +71,7 @@ func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr floa
 	sp.w, sp.ws, sp.lr = w, ws, lr
 	for i := range sp.parts {
 		pt := &sp.parts[i]
+		pt.undo.KeptW = kept
 		pt.gs = pt.gs[:0]
 		for _, g := range gs {
 			pt.gs = append(pt.gs, g[pt.lo:pt.hi])

@@ -9,6 +9,12 @@ import (
 // is not finite can be taken back exactly. Its buffers grow to the range
 // on first use and are kept for the next apply.
 type Undo struct {
+	// KeptW says the caller keeps the weights as they were before the
+	// apply (it applies into a copy): only the state is saved and put
+	// back, and the weights of a failed apply are left half-written for
+	// the caller to drop.
+	KeptW bool
+
 	w, v, sq, gm []float32
 	t            int64
 }
@@ -51,16 +57,20 @@ func (un *Undo) begin(o *Optimizer) {
 		}
 		return b[:o.n]
 	}
-	if cap(un.w) < o.n {
-		un.w = hugemem.Floats(o.n)
+	if !un.KeptW {
+		if cap(un.w) < o.n {
+			un.w = hugemem.Floats(o.n)
+		}
+		un.w = un.w[:o.n]
 	}
-	un.w = un.w[:o.n]
 	un.v, un.sq, un.gm = grow(un.v, o.v), grow(un.sq, o.sq), grow(un.gm, o.gm)
 	un.t = *o.t
 }
 
 func (un *Undo) save(o *Optimizer, w []float32, lo, hi int) {
-	copy(un.w[lo:hi], w[lo:hi])
+	if !un.KeptW {
+		copy(un.w[lo:hi], w[lo:hi])
+	}
 	if o.v != nil {
 		copy(un.v[lo:hi], o.v[lo:hi])
 	}
@@ -85,7 +95,9 @@ func (un *Undo) finite(o *Optimizer, w []float32, lo, hi int) bool {
 
 // restore puts [0, hi) back.
 func (un *Undo) restore(o *Optimizer, w []float32, hi int) {
-	copy(w[:hi], un.w[:hi])
+	if !un.KeptW {
+		copy(w[:hi], un.w[:hi])
+	}
 	if o.v != nil {
 		copy(o.v[:hi], un.v[:hi])
 	}

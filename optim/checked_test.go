@@ -74,6 +74,14 @@ func TestApplyWeightedCheckedRevertsExactly(t *testing.T) {
 				if !slices.Equal(wb, before) || !sameState(b.State(), st) {
 					t.Fatal("the refused apply changed the weights or the state")
 				}
+				// Applied into a copy the caller drops (KeptW): the state alone
+				// is put back.
+				wc := slices.Clone(wb)
+				un.KeptW = true
+				if b.ApplyWeightedChecked(wc, bad, badW, 1e4, &un) || !sameState(b.State(), st) {
+					t.Fatal("an overflowing apply into a kept copy: reported finite, or the state changed")
+				}
+				un.KeptW = false
 				// Split in two Sub ranges, the second failing: both put back.
 				b.Tick()
 				s1, _ := b.Sub(0, n/2)
