@@ -219,3 +219,67 @@ func TestNonFiniteApplyIntoCopy(t *testing.T) {
 	}
 	held.refs--
 }
+
+// TestLargePushScreenedOverTheWire: over the wire, a push holding a value
+// of 2⁴⁰ or more (here 3e38, in its last piece) is flagged by the screen
+// as it arrives, so its apply saves what it overwrites even after applies
+// that needed no saving: at a rate of 10⁴ it overflows, and is refused
+// non_finite with nothing changed (unflagged, it would take the fast path
+// and panic).
+func TestLargePushScreenedOverTheWire(t *testing.T) {
+	n := 2*wire.PieceFloats + 3
+	cfg := quickJob(t, "asp", 1, 1)
+	cfg.Momentum, cfg.LR = 0.9, 1e4
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	tr := &wire.Inproc{}
+	ln, err := tr.Listen("s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, Init: make([]float32, n)}
+	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Transport: tr, Token: "secret", ControlToken: "c",
+		ShardAddrs: []string{"s0"}}, sc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sv.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sh := sv.Shard()
+	push := func(clock uint64, last float32) error {
+		g := make([]float32, n)
+		for i := range g {
+			g[i] = 0.5
+		}
+		g[n-1] = last
+		var resp wire.Frame
+		_, v := sh.Weights()
+		return c.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Tag: clock, Extra: v, Floats: g}, &resp)
+	}
+	for clock := range uint64(3) { // the later ones take the fast path
+		if err := push(clock, 0.5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh.mu.Lock()
+	small := sh.split.small
+	sh.mu.Unlock()
+	if !small {
+		t.Fatal("after small pushes the shard does not know its weights are small")
+	}
+	w, v := sh.Weights()
+	if err := push(3, 3e38); wire.CodeOf(err) != wire.CodeNonFinite {
+		t.Fatalf("a push whose momentum overflows: %v, want non_finite", err)
+	}
+	if w2, v2 := sh.Weights(); !slices.Equal(w, w2) || v2 != v+1 || !allFinite(w2) {
+		t.Fatalf("after the skipped update: weights equal %v, version %d → %d, finite %v", slices.Equal(w, w2), v, v2, allFinite(w2))
+	}
+}

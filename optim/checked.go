@@ -1,6 +1,8 @@
 package optim
 
 import (
+	"math"
+
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/kernel"
 )
@@ -14,6 +16,14 @@ type Undo struct {
 	// back, and the weights of a failed apply are left half-written for
 	// the caller to drop.
 	KeptW bool
+	// Fast says no value the apply writes can overflow (FastOK holds, and
+	// every weight, state value and gradient is below 2⁴⁰ in magnitude):
+	// nothing is saved. A result that is not finite then is a broken
+	// promise, and panics.
+	Fast bool
+	// Small is set by the apply: every value it wrote is below 2⁴⁰ in
+	// magnitude (what Fast needs of the weights and the state next time).
+	Small bool
 
 	w, v, sq, gm []float32
 	t            int64
@@ -46,8 +56,37 @@ func (o *Optimizer) Untick() {
 	*o.t--
 }
 
+// SmallBits are the bits of 2⁴⁰, the magnitude below which Undo.Fast's
+// inputs must lie: kernel.FirstAtLeast(x, SmallBits) finds the first
+// value that is not.
+const SmallBits = 0x53800000
+
+// fastMax bounds the scalars of a fast apply.
+const fastMax = 1 << 20
+
+// FastOK says whether an apply by o with these gradient weights and rate
+// can overflow only through an input of 2⁴⁰ or more: SGD, with or without
+// momentum, with |lr|, Σ|weights| and the weight decay at most 2²⁰. Then
+// from inputs below 2⁴⁰ the update is below 2⁶², the weights below 2⁸⁴
+// (Nesterov's too), far from float32's 2¹²⁸; the adaptive rules divide by
+// a root that can be small, and always save.
+func (o *Optimizer) FastOK(weights []float32, lr float32) bool {
+	if o.sq != nil || !(math.Abs(float64(lr)) <= fastMax) || !(o.cfg.WeightDecay <= fastMax) {
+		return false
+	}
+	sum := 0.0
+	for _, a := range weights {
+		sum += math.Abs(float64(a))
+	}
+	return sum <= fastMax
+}
+
 // begin sizes un to o and keeps the step count.
 func (un *Undo) begin(o *Optimizer) {
+	un.Small = true
+	if un.Fast {
+		return
+	}
 	grow := func(b []float32, have []float32) []float32 {
 		if have == nil {
 			return b[:0]
@@ -68,6 +107,9 @@ func (un *Undo) begin(o *Optimizer) {
 }
 
 func (un *Undo) save(o *Optimizer, w []float32, lo, hi int) {
+	if un.Fast {
+		return
+	}
 	if !un.KeptW {
 		copy(un.w[lo:hi], w[lo:hi])
 	}
@@ -82,15 +124,27 @@ func (un *Undo) save(o *Optimizer, w []float32, lo, hi int) {
 	}
 }
 
-// finite screens what the step wrote to [lo, hi).
+// finite screens what the step wrote to [lo, hi), noting in Small
+// whether it is all below 2⁴⁰.
 func (un *Undo) finite(o *Optimizer, w []float32, lo, hi int) bool {
-	ok := kernel.FirstNonFinite(w[lo:hi]) < 0
-	for _, b := range [...][]float32{o.v, o.sq, o.gm} {
-		if ok && b != nil {
-			ok = kernel.FirstNonFinite(b[lo:hi]) < 0
+	for _, b := range [...][]float32{w, o.v, o.sq, o.gm} {
+		if b == nil {
+			continue
+		}
+		c := b[lo:hi]
+		i := kernel.FirstAtLeast(c, SmallBits)
+		if i < 0 {
+			continue
+		}
+		un.Small = false
+		if kernel.FirstNonFinite(c[i:]) >= 0 {
+			if un.Fast {
+				panic("optim: a fast apply (Undo.Fast) wrote a NaN or ±Inf: its inputs were not below 2⁴⁰, or FastOK did not hold")
+			}
+			return false
 		}
 	}
-	return ok
+	return true
 }
 
 // restore puts [0, hi) back.

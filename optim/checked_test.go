@@ -176,3 +176,76 @@ func BenchmarkApplyWeightedChecked(b *testing.B) {
 		b.Logf("momentum %g: plain %.2f ms, checked %.2f ms (×%.2f), into a kept copy %.2f ms (×%.2f)", mom, p*1e3, c*1e3, c/p, d*1e3, d/p)
 	}
 }
+
+// TestFastApply: a fast apply (Undo.Fast: FastOK and inputs below 2⁴⁰)
+// saves nothing and writes ApplyWeighted's bits; Small reports whether
+// what it wrote stays below 2⁴⁰; FastOK holds for SGD and momentum with
+// moderate scalars only; a fast apply whose inputs broke the promise
+// panics rather than leave a NaN.
+func TestFastApply(t *testing.T) {
+	if SmallBits != math.Float32bits(1<<40) {
+		t.Fatalf("SmallBits %#x, the bits of 2⁴⁰ are %#x", SmallBits, math.Float32bits(1<<40))
+	}
+	const n = 2*chunk + 5
+	rng := rand.New(rand.NewPCG(3, 4))
+	vec := func(scale float32) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = scale * float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for _, mom := range []float64{0, 0.9} {
+		a, _ := New(Config{LR: 0.1, Momentum: mom, Nesterov: mom > 0}, n)
+		b, _ := New(Config{LR: 0.1, Momentum: mom, Nesterov: mom > 0}, n)
+		grads, weights := [][]float32{vec(1), vec(1)}, []float32{0.5, 0.5}
+		if !b.FastOK(weights, 0.1) {
+			t.Fatal("FastOK refused SGD with moderate scalars")
+		}
+		wa := vec(1)
+		wb := slices.Clone(wa)
+		a.ApplyWeighted(wa, grads, weights, 0.1)
+		un := Undo{Fast: true}
+		if !b.ApplyWeightedChecked(wb, grads, weights, 0.1, &un) || !un.Small || un.w != nil {
+			t.Fatalf("fast apply: small %v, saved %d values", un.Small, len(un.w))
+		}
+		if !slices.Equal(wa, wb) || !sameState(a.State(), b.State()) {
+			t.Fatal("the fast apply differs from ApplyWeighted")
+		}
+		big := vec(1)
+		big[n-1] = 1 << 45
+		if !b.ApplyWeightedChecked(wb, [][]float32{big}, []float32{1}, 1, &un) || un.Small {
+			t.Fatalf("an apply writing 2⁴⁵: small %v, want false", un.Small)
+		}
+		huge := vec(1)
+		huge[n-1] = math.MaxFloat32
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a fast apply that overflowed did not panic")
+				}
+			}()
+			b.ApplyWeightedChecked(wb, [][]float32{huge}, []float32{1e4}, 1e4, &un)
+		}()
+	}
+	rule, err := ParseRule("adam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adam, err := New(Config{LR: 0.1, Rule: rule}, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgd, _ := New(Config{LR: 0.1}, n)
+	for _, tc := range []struct {
+		o       *Optimizer
+		weights []float32
+		lr      float32
+		want    bool
+	}{{adam, []float32{1}, 0.1, false}, {sgd, []float32{1 << 21}, 0.1, false}, {sgd, []float32{1}, 1 << 21, false},
+		{sgd, []float32{1}, float32(math.NaN()), false}, {sgd, []float32{0.25, 0.25, 0.25, 0.25}, 10, true}} {
+		if got := tc.o.FastOK(tc.weights, tc.lr); got != tc.want {
+			t.Errorf("FastOK(%v, %g) = %v, want %v", tc.weights, tc.lr, got, tc.want)
+		}
+	}
+}
