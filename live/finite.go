@@ -22,6 +22,18 @@ func finiteAt(v []float32, off int) error {
 	return fmt.Errorf("%w: %v at index %d", wire.ErrNonFinite, v[i], off+i)
 }
 
+// screen checks a pushed piece (at index off of its block) for NaN and
+// ±Inf, and says whether it holds a value of 2⁴⁰ or more (the apply of a
+// gradient that does saves what it overwrites): one pass, at
+// FirstNonFinite's speed, a second over the rest only past such a value.
+func screen(v []float32, off int) (large bool, err error) {
+	i := kernel.FirstAtLeast(v, optim.SmallBits)
+	if i < 0 {
+		return false, nil
+	}
+	return true, finiteAt(v[i:], off+i)
+}
+
 // screenPush is the wire server's Floats hook: a worker's pushed gradient
 // is checked piece by piece as it arrives, while each piece is still in the
 // cache, instead of in a second pass over the whole block after it is in
@@ -33,8 +45,12 @@ func (sv *Server) screenPush(peer *wire.Peer, f *wire.Frame, piece []float32, of
 	if f.Type != wire.MsgPush || f.Flags != 0 || peer.Hello().Role != RoleWorker || s.pushShape(peer, f) != nil {
 		return nil
 	}
-	if err := finiteAt(piece, off); err != nil {
+	large, err := screen(piece, off)
+	if err != nil {
 		return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, f.Worker, err)
+	}
+	if large {
+		s.screenLarge.Store(peer, true) // taken by the push's handler, next on this connection
 	}
 	return nil
 }

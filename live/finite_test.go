@@ -191,3 +191,95 @@ func TestCheckpointRefusesNonFinite(t *testing.T) {
 		t.Fatalf("checkpoint of an infinite weight: %v", err)
 	}
 }
+
+// TestNonFiniteApplyIntoCopy: when a pull is still sending the current
+// block, the apply writes into a copy (copy on write); an update found
+// non-finite drops the copy and the shard keeps the block the pull sends,
+// with its optimizer state put back.
+func TestNonFiniteApplyIntoCopy(t *testing.T) {
+	s := logShard(t, t.TempDir(), "asp", 1, 0.9, false)
+	defer s.closeLog()
+	clocks := map[int]uint64{}
+	if err := bigPush(s, 0, clocks); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	held := s.cur
+	held.refs++ // a pull reply being written from it
+	before, v := slices.Clone(held.buf), slices.Clone(s.opt.State().Velocity)
+	s.mu.Unlock()
+	if err := bigPush(s, 0, clocks); wire.CodeOf(err) != wire.CodeNonFinite {
+		t.Fatalf("overflowing push: %v, want non_finite", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != held || !slices.Equal(held.buf, before) || !slices.Equal(s.opt.State().Velocity, v) || s.stats.CopyOnWrite != 1 {
+		t.Fatalf("after the skipped apply into a copy: current is the held block %v, block intact %v, velocity intact %v, copies %d",
+			s.cur == held, slices.Equal(held.buf, before), slices.Equal(s.opt.State().Velocity, v), s.stats.CopyOnWrite)
+	}
+	held.refs--
+}
+
+// TestLargePushScreenedOverTheWire: over the wire, a push holding a value
+// of 2⁴⁰ or more (here 3e38, in its last piece) is flagged by the screen
+// as it arrives, so its apply saves what it overwrites even after applies
+// that needed no saving: at a rate of 10⁴ it overflows, and is refused
+// non_finite with nothing changed (unflagged, it would take the fast path
+// and panic).
+func TestLargePushScreenedOverTheWire(t *testing.T) {
+	n := 2*wire.PieceFloats + 3
+	cfg := quickJob(t, "asp", 1, 1)
+	cfg.Momentum, cfg.LR = 0.9, 1e4
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	tr := &wire.Inproc{}
+	ln, err := tr.Listen("s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1000}, Init: make([]float32, n)}
+	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Transport: tr, Token: "secret", ControlToken: "c",
+		ShardAddrs: []string{"s0"}}, sc, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { sv.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sh := sv.Shard()
+	push := func(clock uint64, last float32) error {
+		g := make([]float32, n)
+		for i := range g {
+			g[i] = 0.5
+		}
+		g[n-1] = last
+		var resp wire.Frame
+		_, v := sh.Weights()
+		return c.Call(context.Background(), &wire.Frame{Type: wire.MsgPush, Tag: clock, Extra: v, Floats: g}, &resp)
+	}
+	for clock := range uint64(3) { // the later ones take the fast path
+		if err := push(clock, 0.5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh.mu.Lock()
+	small := sh.split.small
+	sh.mu.Unlock()
+	if !small {
+		t.Fatal("after small pushes the shard does not know its weights are small")
+	}
+	w, v := sh.Weights()
+	if err := push(3, 3e38); wire.CodeOf(err) != wire.CodeNonFinite {
+		t.Fatalf("a push whose momentum overflows: %v, want non_finite", err)
+	}
+	if w2, v2 := sh.Weights(); !slices.Equal(w, w2) || v2 != v+1 || !allFinite(w2) {
+		t.Fatalf("after the skipped update: weights equal %v, version %d → %d, finite %v", slices.Equal(w, w2), v, v2, allFinite(w2))
+	}
+}

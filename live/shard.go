@@ -103,6 +103,9 @@ type Shard struct {
 	meta      map[uint64]pushMeta
 	last      map[int]lastPush
 	dur       durState // a failed log's recovery (shard_log.go)
+	// screenLarge: connections whose push being read holds a value of
+	// 2⁴⁰ or more (Server.screenPush; its apply saves what it overwrites).
+	screenLarge sync.Map
 }
 
 // ShardConfig builds a Shard.

@@ -43,6 +43,7 @@ func (s *Shard) replied(peer *wire.Peer, resp *wire.Frame) {
 // closed forgets a connection that has ended: its snapshot reference (a
 // reply whose write failed) and its pending pull.
 func (s *Shard) closed(peer *wire.Peer) {
+	s.screenLarge.Delete(peer)
 	s.mu.Lock()
 	s.release(peer)
 	delete(s.waiters, peer)
@@ -84,7 +85,9 @@ func (s *Shard) takeBuf(n int) []float32 {
 // deterministic.
 func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 	s.gs, s.ws = s.gs[:0], s.ws[:0]
+	large := false
 	for _, c := range a.Grads {
+		large = large || s.split.large[c.ID]
 		if g != nil && c.ID == self {
 			s.gs = append(s.gs, g)
 		} else {
@@ -109,8 +112,21 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 		epoch = s.superEpoch
 	}
 	lr := j.StepSize(a, epoch)
-	ok := s.applyWeighted(s.writable(), s.gs, s.ws, float32(lr))
+	prev := s.cur
+	w := s.writable()
+	s.split.kept = s.cur != prev
+	// Nothing to save when no input can overflow: the last apply left
+	// every value below 2⁴⁰, and so are the gradients (screened).
+	s.split.fast = s.split.small && !large && s.opt.FastOK(s.ws, float32(lr))
+	ok := s.applyWeighted(w, s.gs, s.ws, float32(lr))
 	if !ok {
+		if s.cur != prev {
+			// The copy is dropped; the pulls still sending prev keep it.
+			if len(s.spare) < 2 {
+				s.spare = append(s.spare, s.cur)
+			}
+			s.cur = prev
+		}
 		s.stats.NonFiniteUpdates++
 		workers := make([]int, len(a.Grads))
 		for i, c := range a.Grads {
@@ -122,6 +138,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 		optim.EMA(s.ema, s.cur.buf, j.EMA)
 	}
 	for _, c := range a.Grads {
+		delete(s.split.large, c.ID)
 		if b, ok := s.grads[c.ID]; ok {
 			delete(s.grads, c.ID)
 			delete(s.meta, c.ID)
@@ -173,6 +190,7 @@ func (s *Shard) fastForward(read uint64) {
 	s.logEvent(wal.KindSkip, s.now(), read)
 	s.dropIDs = s.agg.Reset(read, s.dropIDs[:0])
 	for _, id := range s.dropIDs {
+		delete(s.split.large, id)
 		if b, ok := s.grads[id]; ok {
 			delete(s.grads, id)
 			delete(s.meta, id)

@@ -19,10 +19,14 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 	n, w := s.hi-s.lo, int(req.Worker)
 	// Over the wire the server's Floats hook (screenPush) has checked the
 	// block as it arrived; a direct call is checked here.
+	var large bool
 	if peer == nil || !s.screened {
-		if err := checkFinite(req.Floats); err != nil {
+		var err error
+		if large, err = screen(req.Floats, 0); err != nil {
 			return s.refuse(wire.CodeNonFinite, "shard %d: gradient of worker %d refused: %v", s.idx, w, err)
 		}
+	} else {
+		_, large = s.screenLarge.LoadAndDelete(peer)
 	}
 	s.mu.Lock()
 	if err := s.logReady(); err != nil {
@@ -41,7 +45,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		// once durable, without offering it twice.
 		s.stats.Retries++
 	} else {
-		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now()}
+		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now(), large: large}
 		dropped, kept, bad := s.offer(m.now, m, req.Floats, false)
 		if dropped {
 			resp.Flags = flagDropped

@@ -62,6 +62,7 @@ type pushMeta struct {
 	worker      int
 	clock, read uint64
 	now         time.Duration
+	large       bool // a value of 2⁴⁰ or more: its apply saves what it overwrites
 }
 
 // lastPush is a worker's last logged push: the same push again on another
@@ -363,7 +364,7 @@ func (s *Shard) rebuilt() (*Shard, error) {
 // and the counters a replay rebuilds. Connections, pulls in flight and
 // the other counters stay.
 func (s *Shard) adopt(ns *Shard) {
-	s.agg, s.opt, s.split = ns.agg, ns.opt, splitApply{}
+	s.agg, s.opt, s.split = ns.agg, ns.opt, splitApply{large: ns.split.large}
 	if s.cur.refs == 0 {
 		copy(s.cur.buf, ns.cur.buf)
 	} else {
@@ -403,6 +404,12 @@ func (s *Shard) offer(now time.Duration, m pushMeta, g []float32, carried bool) 
 	ok, applied, a := s.agg.Push(now, paradigm.Grad{ID: id, Worker: m.worker, Read: m.read, Clock: m.clock})
 	s.logPush(id, m, ok, g, carried)
 	s.stats.Pushes++
+	if ok && m.large {
+		if s.split.large == nil {
+			s.split.large = map[uint64]bool{}
+		}
+		s.split.large[id] = true
+	}
 	switch {
 	case !ok:
 		s.stats.Dropped++

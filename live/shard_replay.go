@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
@@ -91,7 +93,8 @@ func (s *Shard) replayRecord(r *wal.Record, now time.Duration, first bool) error
 		if r.Flags&wal.FlagCarried != 0 && !first {
 			return nil
 		}
-		m := pushMeta{worker: int(r.Worker), clock: r.Clock, read: r.Read, now: now}
+		m := pushMeta{worker: int(r.Worker), clock: r.Clock, read: r.Read, now: now,
+			large: kernel.FirstAtLeast(r.Floats, optim.SmallBits) >= 0}
 		if m.worker < 0 || m.worker >= idCap(s.params) {
 			return fmt.Errorf("push of worker %d outside [0, %d)", m.worker, idCap(s.params))
 		}

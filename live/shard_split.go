@@ -38,15 +38,30 @@ type splitApply struct {
 	ws    []float32
 	lr    float32
 	undo  optim.Undo // the one-part apply's
+	kept  bool       // the apply writes into a copy (applyWeighted)
+	// fast: the apply cannot overflow (optim.Undo.Fast); small: every
+	// weight and state value is below 2⁴⁰ (the last apply said so);
+	// large: the buffered gradients holding a value of 2⁴⁰ or more.
+	fast, small bool
+	large       map[uint64]bool
 }
 
 // applyWeighted is opt.ApplyWeightedChecked(w, gs, ws, lr) over
 // GOMAXPROCS ranges at once (the caller's goroutine takes the first):
 // false when a result was NaN or ±Inf, and then nothing changed.
+// With s.split.kept, the block as it was before the apply stays in
+// another snapshot (copy on write): only the optimizer's state is saved.
 func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr float32) bool {
+	kept, fast := s.split.kept, s.split.fast
 	p := min(runtime.GOMAXPROCS(0), len(w)/minSplit)
 	if p <= 1 {
-		return s.opt.ApplyWeightedChecked(w, gs, ws, lr, &s.split.undo)
+		un := &s.split.undo
+		un.KeptW, un.Fast = kept, fast
+		ok := s.opt.ApplyWeightedChecked(w, gs, ws, lr, un)
+		if ok {
+			s.split.small = un.Small
+		}
+		return ok
 	}
 	sp := &s.split
 	s.opt.Tick() // Adam's step count: once for the whole block, not once a part
@@ -66,6 +81,7 @@ func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr floa
 	sp.w, sp.ws, sp.lr = w, ws, lr
 	for i := range sp.parts {
 		pt := &sp.parts[i]
+		pt.undo.KeptW, pt.undo.Fast = kept, fast
 		pt.gs = pt.gs[:0]
 		for _, g := range gs {
 			pt.gs = append(pt.gs, g[pt.lo:pt.hi])
@@ -77,9 +93,12 @@ func (s *Shard) applyWeighted(w []float32, gs [][]float32, ws []float32, lr floa
 	}
 	sp.step(&sp.parts[0])
 	sp.wg.Wait()
-	ok := true
+	ok, small := true, true
 	for i := range sp.parts {
-		ok = ok && sp.parts[i].ok
+		ok, small = ok && sp.parts[i].ok, small && sp.parts[i].undo.Small
+	}
+	if ok {
+		sp.small = small
 	}
 	if !ok {
 		// A part that failed put its range back; the others do now.

@@ -1,11 +1,30 @@
 package optim
 
-import "github.com/pacer-ps/pacer/internal/kernel"
+import (
+	"math"
+
+	"github.com/pacer-ps/pacer/internal/hugemem"
+	"github.com/pacer-ps/pacer/internal/kernel"
+)
 
 // Undo keeps what a checked apply overwrote, so that an apply whose result
 // is not finite can be taken back exactly. Its buffers grow to the range
 // on first use and are kept for the next apply.
 type Undo struct {
+	// KeptW says the caller keeps the weights as they were before the
+	// apply (it applies into a copy): only the state is saved and put
+	// back, and the weights of a failed apply are left half-written for
+	// the caller to drop.
+	KeptW bool
+	// Fast says no value the apply writes can overflow (FastOK holds, and
+	// every weight, state value and gradient is below 2⁴⁰ in magnitude):
+	// nothing is saved. A result that is not finite then is a broken
+	// promise, and panics.
+	Fast bool
+	// Small is set by the apply: every value it wrote is below 2⁴⁰ in
+	// magnitude (what Fast needs of the weights and the state next time).
+	Small bool
+
 	w, v, sq, gm []float32
 	t            int64
 }
@@ -37,27 +56,63 @@ func (o *Optimizer) Untick() {
 	*o.t--
 }
 
+// SmallBits are the bits of 2⁴⁰, the magnitude below which Undo.Fast's
+// inputs must lie: kernel.FirstAtLeast(x, SmallBits) finds the first
+// value that is not.
+const SmallBits = 0x53800000
+
+// fastMax bounds the scalars of a fast apply.
+const fastMax = 1 << 20
+
+// FastOK says whether an apply by o with these gradient weights and rate
+// can overflow only through an input of 2⁴⁰ or more: SGD, with or without
+// momentum, with |lr|, Σ|weights| and the weight decay at most 2²⁰. Then
+// from inputs below 2⁴⁰ the update is below 2⁶², the weights below 2⁸⁴
+// (Nesterov's too), far from float32's 2¹²⁸; the adaptive rules divide by
+// a root that can be small, and always save.
+func (o *Optimizer) FastOK(weights []float32, lr float32) bool {
+	if o.sq != nil || !(math.Abs(float64(lr)) <= fastMax) || !(o.cfg.WeightDecay <= fastMax) {
+		return false
+	}
+	sum := 0.0
+	for _, a := range weights {
+		sum += math.Abs(float64(a))
+	}
+	return sum <= fastMax
+}
+
 // begin sizes un to o and keeps the step count.
 func (un *Undo) begin(o *Optimizer) {
+	un.Small = true
+	if un.Fast {
+		return
+	}
 	grow := func(b []float32, have []float32) []float32 {
 		if have == nil {
 			return b[:0]
 		}
 		if cap(b) < o.n {
-			return make([]float32, o.n)
+			return hugemem.Floats(o.n) // streamed like the weights: 2 MB pages
 		}
 		return b[:o.n]
 	}
-	if cap(un.w) < o.n {
-		un.w = make([]float32, o.n)
+	if !un.KeptW {
+		if cap(un.w) < o.n {
+			un.w = hugemem.Floats(o.n)
+		}
+		un.w = un.w[:o.n]
 	}
-	un.w = un.w[:o.n]
 	un.v, un.sq, un.gm = grow(un.v, o.v), grow(un.sq, o.sq), grow(un.gm, o.gm)
 	un.t = *o.t
 }
 
 func (un *Undo) save(o *Optimizer, w []float32, lo, hi int) {
-	copy(un.w[lo:hi], w[lo:hi])
+	if un.Fast {
+		return
+	}
+	if !un.KeptW {
+		copy(un.w[lo:hi], w[lo:hi])
+	}
 	if o.v != nil {
 		copy(un.v[lo:hi], o.v[lo:hi])
 	}
@@ -69,20 +124,34 @@ func (un *Undo) save(o *Optimizer, w []float32, lo, hi int) {
 	}
 }
 
-// finite screens what the step wrote to [lo, hi).
+// finite screens what the step wrote to [lo, hi), noting in Small
+// whether it is all below 2⁴⁰.
 func (un *Undo) finite(o *Optimizer, w []float32, lo, hi int) bool {
-	ok := kernel.FirstNonFinite(w[lo:hi]) < 0
-	for _, b := range [...][]float32{o.v, o.sq, o.gm} {
-		if ok && b != nil {
-			ok = kernel.FirstNonFinite(b[lo:hi]) < 0
+	for _, b := range [...][]float32{w, o.v, o.sq, o.gm} {
+		if b == nil {
+			continue
+		}
+		c := b[lo:hi]
+		i := kernel.FirstAtLeast(c, SmallBits)
+		if i < 0 {
+			continue
+		}
+		un.Small = false
+		if kernel.FirstNonFinite(c[i:]) >= 0 {
+			if un.Fast {
+				panic("optim: a fast apply (Undo.Fast) wrote a NaN or ±Inf: its inputs were not below 2⁴⁰, or FastOK did not hold")
+			}
+			return false
 		}
 	}
-	return ok
+	return true
 }
 
 // restore puts [0, hi) back.
 func (un *Undo) restore(o *Optimizer, w []float32, hi int) {
-	copy(w[:hi], un.w[:hi])
+	if !un.KeptW {
+		copy(w[:hi], un.w[:hi])
+	}
 	if o.v != nil {
 		copy(o.v[:hi], un.v[:hi])
 	}

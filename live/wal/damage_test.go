@@ -226,3 +226,28 @@ func TestRecoverAfterFailedWrite(t *testing.T) {
 		t.Fatalf("replay after recovery: %d records, torn at %d, %v; want clocks 1, 2, 5", len(recs), info.TornAt, err)
 	}
 }
+
+// TestTornCreationRemoved: a last segment whose header never became
+// durable (killed while Rotate made it) held nothing and is removed; the
+// same in the first segment a replay needs is corruption.
+func TestTornCreationRemoved(t *testing.T) {
+	dir := t.TempDir() + "/log"
+	l, err := Start(dir, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendSync(t, l, push(0, 1, 4))
+	l.Close()
+	os.WriteFile(SegmentPath(dir, 2), encodeHeader(2, 0)[:20], 0o600)
+	got, _, err := replayAll(t, dir, 0, small)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("a torn new segment after a whole one: %d records, %v", len(got), err)
+	}
+	if _, err := os.Stat(SegmentPath(dir, 2)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the torn new segment is still there: %v", err)
+	}
+	os.WriteFile(SegmentPath(dir, 2), encodeHeader(2, 0)[:20], 0o600)
+	if _, _, err := replayAll(t, dir, 2, small); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("the checkpoint's own segment cut short: err %v, want ErrCorrupt", err)
+	}
+}

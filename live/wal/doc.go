@@ -50,7 +50,9 @@
 // power cut it lags by at most the last group commit. Only the bytes after
 // the synced end of the last segment can be torn by a crash, and no
 // acknowledged record lies there: Replay cuts a damaged record there and
-// everything after it off. Damage before the synced end, or anywhere in
+// everything after it off; a last segment whose header is incomplete
+// (made, killed before its header was durable) never held a record and is
+// removed. Damage before the synced end, or anywhere in
 // an earlier segment (Rotate syncs a segment whole before the next one
 // begins), a segment shorter than its synced end, a record that crosses
 // it, and a missing segment (a gap; the checkpoint's segment; the

@@ -108,9 +108,12 @@ func replay(dir string, from uint64, o Options, fn func(seq uint64, r *Record) e
 		if err != nil {
 			return info, err
 		}
+		if tornAt == 0 && i == 0 {
+			return info, fmt.Errorf("%w: %s: header cut short (the first segment the replay needs was made durably)", ErrCorrupt, segName(s))
+		}
 		if tornAt == 0 {
-			// Created, killed before its header was durable: it never
-			// held a record.
+			// Created after the one before it, killed before its header
+			// was durable: it never held a record.
 			if err := os.Remove(SegmentPath(dir, s)); err != nil {
 				return info, fmt.Errorf("wal: %w", err)
 			}
