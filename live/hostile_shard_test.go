@@ -24,6 +24,8 @@ type fakeShard struct {
 	ln    net.Listener
 	n     int
 	reply func(conn int, req *wire.Frame) []byte
+	// push, when set, answers every Push (nil: pushes go unanswered).
+	push  func(req *wire.Frame) []byte
 	mu    sync.Mutex
 	conns int
 	seen  chan int // each accepted connection's number
@@ -75,6 +77,11 @@ func (f *fakeShard) serve(k int, nc net.Conn) {
 			out, _ = wire.AppendFrame(nil, &wire.Frame{Type: wire.MsgHelloOK, ReqID: req.ReqID, Worker: req.Worker, Bytes: si}, 0)
 		case wire.MsgPull:
 			out = f.reply(k, &req)
+		case wire.MsgPush:
+			if f.push == nil {
+				continue
+			}
+			out = f.push(&req)
 		default:
 			continue
 		}

@@ -227,11 +227,34 @@ func (l *wlink) push(ctx context.Context, op linkOp) {
 	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPush, uint32(l.shard), int32(l.w.id)
 	l.req.Tag, l.req.Extra, l.req.Floats = op.clock, op.read, op.data
 	err := l.call(ctx, 0) // the ack carries no floats
-	l.req.Floats = nil    // the block belongs to the main loop
+	// A shard that cannot take pushes for now (its log's disk full, this
+	// worker not yet in the membership it was sent) says unavailable and
+	// changes nothing: the same push is offered again, paced, until it is
+	// taken or the job ends. Said once per outage, not per try.
+	var b backoff
+	for told := false; wire.CodeOf(err) == wire.CodeUnavailable && ctx.Err() == nil; {
+		if !told {
+			l.w.log.Warn("shard refuses pushes for now; offering this one again until it is taken", "shard", l.shard, "err", err)
+			told = true
+		}
+		if !sleep(ctx, b.next()) {
+			break
+		}
+		l.req.Floats = op.data
+		err = l.call(ctx, 0)
+	}
+	l.req.Floats = nil // the block belongs to the main loop
 	ev := linkEvent{kind: evPushed, shard: l.shard, err: err}
-	if err == nil {
+	switch {
+	case err == nil:
 		ev.version, ev.dropped = l.resp.Tag, l.resp.Flags&flagDropped != 0
 		l.pushed = l.resp.Extra
+	case wire.CodeOf(err) == wire.CodeNonFinite:
+		// The shard refused a gradient that would have made its weights
+		// NaN or infinite, and applied nothing: a dropped push, as a
+		// stale one is, not the end of this worker.
+		l.plog.Warn("shard refused a gradient that would have made its weights non-finite; training goes on", "shard", l.shard, "err", err)
+		ev.err, ev.dropped = nil, true
 	}
 	l.emit(ctx, ev)
 }
