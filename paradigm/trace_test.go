@@ -3,13 +3,14 @@ package paradigm
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/pacer-ps/pacer/internal/tracetest"
 )
 
 // TestTraces replays the scripts in testdata/: a policy, then pushes,
@@ -61,26 +62,7 @@ import (
 //	                                 clock it will be held at
 //	hold w=P clock=C min=M until ...  the push left P waiting
 func TestTraces(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no trace scripts in testdata/: %v", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			var h *tracer
-			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-				if d.Cmd == "new" {
-					h = newTracer(t, d)
-					return h.flush()
-				}
-				if h == nil {
-					d.Fatalf(t, "%s before new", d.Cmd)
-				}
-				h.do(t, d)
-				return h.flush()
-			})
-		})
-	}
+	tracetest.Run(t, func(t *testing.T, d *datadriven.TestData) tracetest.Driver { return newTracer(t, d) })
 }
 
 // tracer is a minimal driver, as the simulator is one: it carries out the
@@ -137,13 +119,13 @@ func newTracer(t *testing.T, d *datadriven.TestData) *tracer {
 	return h
 }
 
-func (h *tracer) flush() string {
+func (h *tracer) Flush() string {
 	s := h.log.String()
 	h.log.Reset()
 	return s
 }
 
-func (h *tracer) do(t *testing.T, d *datadriven.TestData) {
+func (h *tracer) Do(t *testing.T, d *datadriven.TestData) {
 	var at string
 	d.ScanArgs(t, "t", &at)
 	secs, err := strconv.ParseFloat(at, 64)

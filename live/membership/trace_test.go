@@ -3,13 +3,14 @@ package membership
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/pacer-ps/pacer/internal/tracetest"
 	"github.com/pacer-ps/pacer/job"
 )
 
@@ -67,26 +68,7 @@ import (
 //	stalled at=T gap=D          a late sweep, which removes no one
 //	ended | already ended       a stop request's outcome
 func TestTraces(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no trace scripts in testdata/: %v", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
-			var h *tracer
-			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-				if d.Cmd == "new" {
-					h = newTracer(t, d)
-					return h.flush()
-				}
-				if h == nil {
-					d.Fatalf(t, "%s before new", d.Cmd)
-				}
-				h.do(t, d)
-				return h.flush()
-			})
-		})
-	}
+	tracetest.Run(t, func(t *testing.T, d *datadriven.TestData) tracetest.Driver { return newTracer(t, d) })
 }
 
 // t0 is the traces' zero: the job's start.
@@ -147,7 +129,7 @@ func duration(t *testing.T, d *datadriven.TestData, s string) time.Duration {
 	return v
 }
 
-func (h *tracer) flush() string {
+func (h *tracer) Flush() string {
 	s := h.log.String()
 	h.log.Reset()
 	return s
@@ -155,7 +137,7 @@ func (h *tracer) flush() string {
 
 func (h *tracer) at() time.Time { return t0.Add(h.now) }
 
-func (h *tracer) do(t *testing.T, d *datadriven.TestData) {
+func (h *tracer) Do(t *testing.T, d *datadriven.TestData) {
 	if d.HasArg("t") {
 		var at string
 		d.ScanArgs(t, "t", &at)
