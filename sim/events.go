@@ -17,6 +17,7 @@ const (
 	evPushed      // a worker's clock report reaches the coordinator (its pushes acknowledged)
 	evRelease     // a release reaches its worker
 	evPullRequest // a pull request reaches a shard
+	evReply       // a pull's answer leaves its shard after the apply in progress and its server delay
 )
 
 type event struct {

@@ -92,6 +92,8 @@ type engine struct {
 	stopped bool
 	net     *network.Net // nil: instant transfers
 	floats  []int        // with net: values of each shard's block
+	flowEv  []event      // with net: by transfer id, the event its arrival is
+	ended   []int32
 }
 
 // Run simulates cfg and returns its summary.
@@ -166,6 +168,19 @@ func (e *engine) loop() error {
 			default:
 			}
 		}
+		if e.net != nil {
+			// A transfer that ends before the next event (or with it: the
+			// ended flow no longer shares its links) is taken first.
+			if t, ok := e.net.Next(); ok && (e.q.len() == 0 || t <= e.q.h[0].at) {
+				if e.cfg.Duration > 0 && t > e.cfg.Duration {
+					e.now = e.cfg.Duration
+					break
+				}
+				e.now = t
+				e.transfersEnd()
+				continue
+			}
+		}
 		if e.q.len() == 0 {
 			return fmt.Errorf("%w (%s, %d workers, at %s after %d pushes)", ErrStalled,
 				e.cfg.Spec, e.cfg.Workers, e.now, e.pushes)
@@ -205,6 +220,8 @@ func (e *engine) loop() error {
 			if !e.ws[ev.worker()].dead {
 				e.pullRequest(ev.worker(), ev.shard())
 			}
+		case evReply:
+			e.reply(ev.worker(), ev.shard(), ev.v)
 		}
 	}
 	return nil
@@ -277,9 +294,18 @@ func (e *engine) serve(p, i int) {
 	}
 	d := e.servers.PullDelay(i*len(e.ws) + p)
 	if e.net != nil {
+		// The reply waits for the apply in progress (the live shard's
+		// lock), then for its own server delay, beside the link: the
+		// delay holds this reply only, as the live server holds it
+		// outside its lock.
 		w := &e.ws[p]
-		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+max(0, e.net.ApplyFree(i)-e.now)+d)
-		e.q.push(event{at: e.net.Pull(e.now+d, i, p, network.FrameBytes(e.floats[i])), key: mkKey(evPullArrive, p, i), v: v})
+		leave := max(e.now, e.net.ApplyFree(i)) + d
+		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+leave-e.now)
+		if leave > e.now {
+			e.q.push(event{at: leave, key: mkKey(evReply, p, i), v: v})
+			return
+		}
+		e.reply(p, i, v)
 		return
 	}
 	if d > 0 {
@@ -287,6 +313,30 @@ func (e *engine) serve(p, i int) {
 		return
 	}
 	e.arrive(p, i, v)
+}
+
+// reply starts shard i's answer (version v) to worker p on its way.
+func (e *engine) reply(p, i int, v uint64) {
+	e.transfer(e.net.Pull(e.now, i, p, network.FrameBytes(e.floats[i])), event{key: mkKey(evPullArrive, p, i), v: v})
+}
+
+// transfer records the event the arrival of transfer id is.
+func (e *engine) transfer(id int32, ev event) {
+	for int(id) >= len(e.flowEv) {
+		e.flowEv = append(e.flowEv, event{})
+	}
+	e.flowEv[id] = ev
+}
+
+// transfersEnd schedules the arrival of every transfer that ends now, one
+// path latency later.
+func (e *engine) transfersEnd() {
+	e.ended = e.net.Done(e.now, e.ended[:0])
+	for _, id := range e.ended {
+		ev := e.flowEv[id]
+		ev.at = e.now + e.net.Latency(ev.worker(), ev.shard())
+		e.q.push(ev)
+	}
 }
 
 func (e *engine) arrive(p, i int, v uint64) {
@@ -396,12 +446,12 @@ func (e *engine) computeDone(p int) {
 	w.waitFrom = e.now
 	if e.net != nil {
 		w.enter(phCompute, e.now)
-		// The blocks leave one after another through the worker's uplink;
-		// the coordinator hears of the push once every shard has
+		// The blocks leave together, sharing the worker's uplink; the
+		// coordinator hears of the push once every shard has
 		// acknowledged its block.
 		w.acks, w.ackAt = len(e.ss), 0
 		for i := range e.ss {
-			e.q.push(event{at: e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), key: mkKey(evPushArrive, p, i)})
+			e.transfer(e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), event{key: mkKey(evPushArrive, p, i)})
 		}
 		return
 	}
