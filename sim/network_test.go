@@ -250,3 +250,38 @@ func TestNetworkTimeSplit(t *testing.T) {
 		t.Error("a run without a network has a time split")
 	}
 }
+
+// TestZeroJitterRotates: identical workers without jitter push at the same
+// instants, and PSP with c = 3 of 4 drops one gradient of every round. In
+// a fixed worker order the last worker would lose every round (it did:
+// worker 3, 80 of 80 drops); the order rotates per round from the seed, so
+// every worker loses some, the same ones with and without a network.
+func TestZeroJitterRotates(t *testing.T) {
+	var runs []map[int]int
+	for _, net := range []*network.Spec{nil, {Default: network.DefaultLink}} {
+		drops := map[int]int{}
+		cfg := Config{Spec: mustSpec(t, "psp:c=3,b=1"), Workers: 4, Shards: 2, Timing: timing.WorkerSpec{Base: time.Second},
+			Iterations: 40, Seed: 1, Network: net, Params: 1000}
+		cfg.Trace = func(ev Event) {
+			if ev.Kind == Drop {
+				drops[ev.Worker]++
+			}
+		}
+		if _, err := Run(cfg); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("network %v: drops by worker %v", net != nil, drops)
+		for p := range 4 {
+			if drops[p] < 8 || drops[p] > 40 {
+				t.Errorf("network %v: worker %d lost %d of 80 blocks, want its share of a rotation (8–40)", net != nil, p, drops[p])
+			}
+		}
+		runs = append(runs, drops)
+	}
+	for p := range 4 {
+		if runs[0][p] != runs[1][p] {
+			t.Errorf("drops differ with a network: %v and %v", runs[0], runs[1])
+			break
+		}
+	}
+}

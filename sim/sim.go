@@ -415,7 +415,7 @@ func (e *engine) startCompute(p int) {
 		e.nextID++
 		w.grad = e.nextID
 	}
-	e.q.push(event{at: e.now + e.times.Next(p), key: mkKey(evComputeDone, p, 0)})
+	e.q.push(event{at: e.now + e.times.Next(p), key: e.pushKey(evComputeDone, p, 0)})
 }
 
 func allAnswered(pending []bool) bool {
@@ -451,7 +451,7 @@ func (e *engine) computeDone(p int) {
 		// acknowledged its block.
 		w.acks, w.ackAt = len(e.ss), 0
 		for i := range e.ss {
-			e.transfer(e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), event{key: mkKey(evPushArrive, p, i)})
+			e.transfer(e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), event{key: e.pushKey(evPushArrive, p, i)})
 		}
 		return
 	}
@@ -459,6 +459,23 @@ func (e *engine) computeDone(p int) {
 		e.offer(p, i)
 	}
 	e.pushed(p)
+}
+
+// pushKey is the key of an event of worker p's push in progress (its
+// compute's end, its blocks' arrivals, its report). Pushes at one instant
+// (identical workers without jitter) reach a shard in the order of their
+// keys, and a partial aggregation (PSP's c, backup workers) takes the
+// first: in worker order, the last workers would lose every round by
+// construction. So the workers' order rotates, by an offset drawn for
+// each round (the worker's pushes so far) from the run's seed: the same
+// for every paradigm and with or without a network.
+func (e *engine) pushKey(kind evKind, p, i int) uint64 {
+	r := e.ws[p].pushes
+	z := e.cfg.Seed + 0x9e3779b97f4a7c15*uint64(r+1) // splitmix64
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return rotKey(kind, (uint64(p)+z%uint64(len(e.ws)))%uint64(len(e.ws)), p, i)
 }
 
 // offer hands worker p's gradient block to shard i's aggregator.
@@ -496,7 +513,7 @@ func (e *engine) pushArrive(p, i int) {
 	e.offer(p, i)
 	w.ackAt = max(w.ackAt, max(e.now, e.net.ApplyFree(i))+e.net.Latency(p, i))
 	if w.acks--; w.acks == 0 {
-		e.q.push(event{at: w.ackAt + e.net.Latency(p, 0), key: mkKey(evPushed, p, 0)})
+		e.q.push(event{at: w.ackAt + e.net.Latency(p, 0), key: e.pushKey(evPushed, p, 0)})
 	}
 }
 
