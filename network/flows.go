@@ -295,13 +295,15 @@ func (n *Net) settle() {
 			G := &L.group[e.group]
 			G.capped = num
 			L.left = max(0, L.left-float64(len(G.flows))*G.rate)
-			if L.n -= int32(len(G.flows)); L.n > 0 {
-				s.push(share{L.left / float64(L.n), e.link, -1})
-			}
+			L.n -= int32(len(G.flows))
 			continue
 		}
-		if e.share != L.left/float64(L.n) {
-			continue // an older share
+		if now := L.left / float64(L.n); e.share != now {
+			// Its share grew since (a share only grows as the filling
+			// goes on): queued again at what it is now, once, rather
+			// than at every flow another link fixed.
+			s.push(share{now, e.link, -1})
+			continue
 		}
 		L.sat, L.newLevel = num, e.share
 		for _, id := range L.flows {
@@ -316,9 +318,7 @@ func (n *Net) settle() {
 			}
 			O := &n.links[o]
 			O.left = max(0, O.left-e.share)
-			if O.n--; O.n > 0 {
-				s.push(share{O.left / float64(O.n), o, -1})
-			}
+			O.n--
 		}
 		L.n = 0
 	}
