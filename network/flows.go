@@ -227,6 +227,7 @@ func (n *Net) touch(c int32) {
 // rate.
 func (n *Net) settle() {
 	if len(n.dirty) == 0 {
+		n.refreshTouched()
 		return
 	}
 	s := &n.solve
@@ -417,6 +418,11 @@ func (n *Net) placeAll(comp []int32, num uint32) {
 		}
 	}
 	n.pending = n.pending[:0]
+	n.refreshTouched()
+}
+
+// refreshTouched queues the next end of every class touched.
+func (n *Net) refreshTouched() {
 	for _, c := range n.touched {
 		n.links[c].touch = false
 		n.refresh(c)

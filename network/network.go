@@ -174,6 +174,11 @@ func (n *Net) Pull(now time.Duration, i, p int, bytes int64) int32 {
 // progress), given no transfer starts before then.
 func (n *Net) Next() (time.Duration, bool) {
 	n.settle()
+	return n.first()
+}
+
+// first is the first valid entry of ends.
+func (n *Net) first() (time.Duration, bool) {
 	for len(n.ends.h) > 0 {
 		e := n.ends.h[0]
 		if e.gen == n.links[e.link].cgen {
@@ -185,10 +190,11 @@ func (n *Net) Next() (time.Duration, bool) {
 }
 
 // Done ends the transfers that end at now (Next's time), appends their
-// ids to ids and returns it.
+// ids to ids and returns it. The rates change once, after all of them.
 func (n *Net) Done(now time.Duration, ids []int32) []int32 {
+	n.settle()
 	for {
-		at, ok := n.Next()
+		at, ok := n.first()
 		if !ok || at > now {
 			return ids
 		}
@@ -207,7 +213,7 @@ func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 			n.stop(now, e.id)
 			ids = append(ids, e.id)
 		}
-		n.refresh(c)
+		n.touch(c) // its next end, once settle has the new rates
 	}
 }
 
