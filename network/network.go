@@ -177,6 +177,10 @@ func (n *Net) Next() (time.Duration, bool) {
 	return n.first()
 }
 
+// Settled reports whether no transfer started or ended since the rates
+// were last given out (then Next costs nothing but a look).
+func (n *Net) Settled() bool { return len(n.dirty) == 0 && len(n.touched) == 0 }
+
 // first is the first valid entry of ends.
 func (n *Net) first() (time.Duration, bool) {
 	for len(n.ends.h) > 0 {

@@ -168,9 +168,10 @@ func (e *engine) loop() error {
 			default:
 			}
 		}
-		if e.net != nil {
-			// A transfer that ends before the next event (or with it: the
-			// ended flow no longer shares its links) is taken first.
+		// A transfer that ends before the next event (or with it: the
+		// ended flow no longer shares its links) is taken first. While
+		// transfers start at this instant the rates wait for the last.
+		if e.net != nil && (e.net.Settled() || e.q.len() == 0 || e.q.h[0].at > e.now) {
 			if t, ok := e.net.Next(); ok && (e.q.len() == 0 || t <= e.q.h[0].at) {
 				if e.cfg.Duration > 0 && t > e.cfg.Duration {
 					e.now = e.cfg.Duration
