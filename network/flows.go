@@ -33,7 +33,6 @@ type link struct {
 	v     float64
 	vat   time.Duration
 	fin   finHeap
-	cgen  uint32 // its entry in Net.ends
 	touch bool   // its next end is to be recomputed
 
 	// settle's scratch for solve number seen: the capacity not yet
@@ -444,11 +443,8 @@ func (n *Net) place(id int32) {
 
 // refresh queues class c's next end.
 func (n *Net) refresh(c int32) {
-	L := &n.links[c]
-	L.cgen++
-	if at, ok := n.classNext(c); ok {
-		n.ends.push(end{at, c, L.cgen})
-	}
+	at, ok := n.classNext(c)
+	n.ends.set(c, at, ok)
 }
 
 // classNext is when the first flow of class c ends.
@@ -548,53 +544,85 @@ func (s *solver) down(i int) {
 	}
 }
 
-// endHeap orders the classes' next ends by time, then link; an entry
-// whose gen is not its class's is void.
-type endHeap struct{ h []end }
+// endHeap orders the classes' next ends by time, then link: one entry a
+// class, found by its link (pos, −1: none), so that its size is the
+// classes with flows, not the changes since.
+type endHeap struct {
+	h   []end
+	pos []int32
+}
 
 type end struct {
 	at   time.Duration
 	link int32
-	gen  uint32
 }
 
 func (a end) less(b end) bool { return a.at < b.at || (a.at == b.at && a.link < b.link) }
 
-func (q *endHeap) push(e end) {
-	q.h = append(q.h, e)
-	h := q.h
-	for i := len(h) - 1; i > 0; {
-		j := (i - 1) / 2
-		if !h[i].less(h[j]) {
-			break
+// set puts class c's next end at at (ok false: it has none).
+func (q *endHeap) set(c int32, at time.Duration, ok bool) {
+	i := q.pos[c]
+	switch {
+	case !ok && i < 0:
+		return
+	case !ok:
+		last := len(q.h) - 1
+		q.swap(int(i), last)
+		q.h = q.h[:last]
+		q.pos[c] = -1
+		if int(i) < last {
+			q.fix(int(i))
 		}
-		h[i], h[j] = h[j], h[i]
-		i = j
+	case i < 0:
+		q.h = append(q.h, end{at, c})
+		q.pos[c] = int32(len(q.h) - 1)
+		q.up(len(q.h) - 1)
+	default:
+		q.h[i].at = at
+		q.fix(int(i))
 	}
 }
 
-func (q *endHeap) pop() end {
-	h := q.h
-	top := h[0]
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	for i := 0; ; {
+func (q *endHeap) swap(i, j int) {
+	q.h[i], q.h[j] = q.h[j], q.h[i]
+	q.pos[q.h[i].link], q.pos[q.h[j].link] = int32(i), int32(j)
+}
+
+func (q *endHeap) fix(i int) {
+	if !q.up(i) {
+		q.down(i)
+	}
+}
+
+func (q *endHeap) up(i int) bool {
+	moved := false
+	for i > 0 {
+		j := (i - 1) / 2
+		if !q.h[i].less(q.h[j]) {
+			break
+		}
+		q.swap(i, j)
+		i, moved = j, true
+	}
+	return moved
+}
+
+func (q *endHeap) down(i int) {
+	n := len(q.h)
+	for {
 		l, m := 2*i+1, i
-		if l < n && h[l].less(h[m]) {
+		if l < n && q.h[l].less(q.h[m]) {
 			m = l
 		}
-		if r := l + 1; r < n && h[r].less(h[m]) {
+		if r := l + 1; r < n && q.h[r].less(q.h[m]) {
 			m = r
 		}
 		if m == i {
-			break
+			return
 		}
-		h[i], h[m] = h[m], h[i]
+		q.swap(i, m)
 		i = m
 	}
-	q.h = h
-	return top
 }
 
 // finHeap orders a class's flows by the v at which they end, then id.

@@ -118,6 +118,10 @@ func New(s Spec, workers, shards int) (*Net, error) {
 		}
 	}
 	n.links = make([]link, 2*workers+2*shards)
+	n.ends.pos = make([]int32, len(n.links))
+	for c := range n.ends.pos {
+		n.ends.pos[c] = -1
+	}
 	for p, l := range n.wl {
 		n.links[p].rate, n.links[workers+p].rate = l.Rate, l.Rate
 	}
@@ -181,16 +185,12 @@ func (n *Net) Next() (time.Duration, bool) {
 // were last given out (then Next costs nothing but a look).
 func (n *Net) Settled() bool { return len(n.dirty) == 0 && len(n.touched) == 0 }
 
-// first is the first valid entry of ends.
+// first is the first end of a class.
 func (n *Net) first() (time.Duration, bool) {
-	for len(n.ends.h) > 0 {
-		e := n.ends.h[0]
-		if e.gen == n.links[e.link].cgen {
-			return e.at, true
-		}
-		n.ends.pop()
+	if len(n.ends.h) == 0 {
+		return 0, false
 	}
-	return 0, false
+	return n.ends.h[0].at, true
 }
 
 // Done ends the transfers that end at now (Next's time), appends their
@@ -202,7 +202,8 @@ func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 		if !ok || at > now {
 			return ids
 		}
-		c := n.ends.pop().link
+		c := n.ends.h[0].link
+		n.ends.set(c, 0, false)
 		L := &n.links[c]
 		for len(L.fin.h) > 0 {
 			e := L.fin.h[0]
