@@ -33,7 +33,7 @@ type link struct {
 	v     float64
 	vat   time.Duration
 	fin   finHeap
-	touch bool   // its next end is to be recomputed
+	touch bool // its next end is to be recomputed
 
 	// settle's scratch for solve number seen: the capacity not yet
 	// given out, the flows not yet given a rate, the level it saturated at.
