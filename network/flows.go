@@ -352,7 +352,8 @@ func (n *Net) star(comp []int32, num uint32) bool {
 		}
 	}
 	if c < 0 {
-		return true // every flow ended: nothing to share
+		n.placeAll(comp, num) // every flow ended: nothing to share
+		return true
 	}
 	L := &n.links[c]
 	left, cnt := L.rate, L.nLeaf
