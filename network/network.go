@@ -1,34 +1,27 @@
 // Package network models the links of a parameter-server cluster for the
 // simulator: what moving a push or a pull through a worker's and a shard's
 // network link costs, and how long a shard's apply holds its block. It is
-// pure, like timing: no clock, no goroutines, no randomness; the same
-// calls in the same order give the same times.
+// pure, like timing: no clock, no goroutines, no randomness; the model is a
+// function of the event times it is given, and the same calls in the same
+// order give the same times.
 //
 // # The model
 //
 // Every worker and every shard has one full-duplex link to a switch that
 // is never the bottleneck: an uplink and a downlink, each with a rate
-// (bytes per second) and a one-way latency. A transfer from a to b passes
-// a's uplink, then b's downlink. Each direction of a link is a FIFO server:
-// a transfer occupies it for bytes/rate, in the order transfers reach it.
-// The transfer is cut through (the downlink starts as soon as the uplink
-// does), so it ends when both have served it, and arrives one path
-// latency (a's plus b's) later.
+// (bytes per second) and a one-way latency. A transfer from a to b is a
+// flow through a's uplink and b's downlink. The flows in progress share
+// the links max-min fairly (SimGrid's flow-level model, by progressive
+// filling): a link's capacity is split equally among its flows, except
+// that a flow held below its share elsewhere (at its other link) leaves
+// the rest to the others. Each start or end of a flow recomputes the rates
+// of the flows connected to it through shared links, and nothing else. A
+// transfer arrives one path latency (a's plus b's) after its last byte
+// leaves.
 //
-// Why FIFO and not max-min fair sharing (SimGrid's flow model): it costs
-// O(1) per transfer, with no rate recomputation when a flow starts or
-// ends, so a simulation of 1,000 workers stays fast; and for the question
-// the paradigms pose it gives the same answer. K pushes of B bytes into
-// one shard (BSP's incast) end, under either model, after K·B/rate at the
-// shard's downlink; a fast downlink fed by slow uplinks runs at the sum of
-// their rates under either. Its known error is in the order within a burst:
-// fair sharing finishes K simultaneous transfers together at K·B/rate,
-// FIFO finishes the i-th at i·B/rate, so the mean transfer of a burst is
-// about half as long as fair sharing says, while the last (what a barrier
-// waits for) is the same. A worker's uplink sends its blocks for several
-// shards one after another, where fair sharing would send them at once: the
-// last shard hears from it up to one block's time later. Congestion control, packet loss, the switch's
-// own buffers and TCP's slow start are not modelled.
+// Its known error: TCP reaches its fair share at once (no slow start, no
+// congestion window), loses nothing, and the switch is never the
+// bottleneck (no shared buffers, no oversubscribed core).
 //
 // A shard applies an update at ApplyRate floats per second, one apply at a
 // time; a pull or a push that reaches the shard while it applies waits for
@@ -69,11 +62,21 @@ type Spec struct {
 	ApplyRate float64
 }
 
-// Net is a network in use: the links' FIFO queues and the shards' applies.
+// Net is a network in use: the flows in progress on its links and the
+// shards' applies.
 type Net struct {
 	wl, sl              []Link
-	wUp, wDown          []time.Duration // when each direction is free again
-	sUp, sDown          []time.Duration
+	workers, shards     int
+	links               []link // worker uplinks, worker downlinks, shard uplinks, shard downlinks
+	flows               []flow // by id; ids of ended flows are reused
+	free                []int32
+	ends                endHeap
+	t                   time.Duration // the time of the changes not yet solved
+	dirty               []int32       // links whose flows changed at t
+	pending             []int32       // flows started at t
+	releaf              []int32       // flows that became leaves at t
+	touched             []int32       // classes whose next end changed
+	solve               solver
 	applyRate           float64
 	applyFree           []time.Duration
 	sBusyIn, sBusyOut   []time.Duration // time each shard's downlink / uplink served
@@ -89,8 +92,7 @@ func New(s Spec, workers, shards int) (*Net, error) {
 	if !(s.ApplyRate >= 0) || math.IsInf(s.ApplyRate, 0) {
 		return nil, fmt.Errorf("network: apply rate %g must be a finite number ≥ 0", s.ApplyRate)
 	}
-	n := &Net{wl: make([]Link, workers), sl: make([]Link, shards), wUp: make([]time.Duration, workers),
-		wDown: make([]time.Duration, workers), sUp: make([]time.Duration, shards), sDown: make([]time.Duration, shards),
+	n := &Net{wl: make([]Link, workers), sl: make([]Link, shards), workers: workers, shards: shards,
 		applyRate: s.ApplyRate, applyFree: make([]time.Duration, shards),
 		sBusyIn: make([]time.Duration, shards), sBusyOut: make([]time.Duration, shards),
 		sBytesIn: make([]int64, shards), sBytesOut: make([]int64, shards)}
@@ -115,6 +117,18 @@ func New(s Spec, workers, shards int) (*Net, error) {
 			o.links[idx] = l
 		}
 	}
+	n.links = make([]link, 2*workers+2*shards)
+	n.ends.pos = make([]int32, len(n.links))
+	for c := range n.ends.pos {
+		n.ends.pos[c] = -1
+	}
+	for p, l := range n.wl {
+		n.links[p].rate, n.links[workers+p].rate = l.Rate, l.Rate
+	}
+	for i, l := range n.sl {
+		n.links[2*workers+i].rate, n.links[2*workers+shards+i].rate = l.Rate, l.Rate
+		n.links[2*workers+i].shard, n.links[2*workers+shards+i].shard = true, true
+	}
 	return n, nil
 }
 
@@ -134,43 +148,82 @@ func (l Link) check(what string) error {
 	return nil
 }
 
-// serve is the time a link of rate bytes per second takes for bytes,
-// rounded up to the nanosecond (bytes·10⁹ first: exact for whole results).
+// serve is the time a link of rate bytes per second takes for bytes
+// alone, rounded up to the nanosecond (bytes·10⁹ first: exact for whole
+// results).
 func serve(bytes int64, rate float64) time.Duration {
 	return time.Duration(math.Ceil(float64(bytes) * 1e9 / rate))
 }
 
-// send reserves one transfer through an uplink and a downlink and returns
-// when it ends (before the latency).
-func send(now time.Duration, upFree *time.Duration, up float64, downFree *time.Duration, down float64, bytes int64) (end, downBusy time.Duration) {
-	t1 := max(now, *upFree)
-	upEnd := t1 + serve(bytes, up)
-	*upFree = upEnd
-	t2 := max(t1, *downFree)
-	downBusy = serve(bytes, down)
-	downEnd := t2 + downBusy
-	*downFree = downEnd
-	return max(upEnd, downEnd), downBusy
-}
-
-// Push sends bytes from worker p to shard i at now and returns when they
-// have all arrived.
-func (n *Net) Push(now time.Duration, p, i int, bytes int64) time.Duration {
-	end, busy := send(now, &n.wUp[p], n.wl[p].Rate, &n.sDown[i], n.sl[i].Rate, bytes)
-	n.sBusyIn[i] += busy
+// Push starts a transfer of bytes from worker p to shard i at now and
+// returns its id; Next and Done tell when it ends. It arrives Latency(p, i)
+// after it ends.
+func (n *Net) Push(now time.Duration, p, i int, bytes int64) int32 {
+	n.sBusyIn[i] += serve(bytes, n.sl[i].Rate)
 	n.sBytesIn[i] += bytes
-	return end + n.Latency(p, i)
+	return n.start(now, int32(p), int32(2*n.workers+n.shards+i), bytes)
 }
 
-// Pull sends bytes from shard i to worker p at now (or once the shard's
-// apply in progress ends) and returns when they have all arrived.
-func (n *Net) Pull(now time.Duration, i, p int, bytes int64) time.Duration {
-	start := max(now, n.applyFree[i])
-	end, _ := send(start, &n.sUp[i], n.sl[i].Rate, &n.wDown[p], n.wl[p].Rate, bytes)
+// Pull starts a transfer of bytes from shard i to worker p at now and
+// returns its id; it arrives Latency(p, i) after it ends. (An apply in
+// progress holds the reply: the caller starts it once ApplyFree has
+// passed.)
+func (n *Net) Pull(now time.Duration, i, p int, bytes int64) int32 {
 	n.sBusyOut[i] += serve(bytes, n.sl[i].Rate)
 	n.sBytesOut[i] += bytes
-	return end + n.Latency(p, i)
+	return n.start(now, int32(2*n.workers+i), int32(n.workers+p), bytes)
 }
+
+// Next is when the first transfer in progress ends (false: none is in
+// progress), given no transfer starts before then.
+func (n *Net) Next() (time.Duration, bool) {
+	n.settle()
+	return n.first()
+}
+
+// Settled reports whether no transfer started or ended since the rates
+// were last given out (then Next costs nothing but a look).
+func (n *Net) Settled() bool { return len(n.dirty) == 0 && len(n.touched) == 0 }
+
+// first is the first end of a class.
+func (n *Net) first() (time.Duration, bool) {
+	if len(n.ends.h) == 0 {
+		return 0, false
+	}
+	return n.ends.h[0].at, true
+}
+
+// Done ends the transfers that end at now (Next's time), appends their
+// ids to ids and returns it. The rates change once, after all of them.
+func (n *Net) Done(now time.Duration, ids []int32) []int32 {
+	n.settle()
+	for {
+		at, ok := n.first()
+		if !ok || at > now {
+			return ids
+		}
+		c := n.ends.h[0].link
+		n.ends.set(c, 0, false)
+		L := &n.links[c]
+		for len(L.fin.h) > 0 {
+			e := L.fin.h[0]
+			if f := &n.flows[e.id]; !f.live || f.class != c || f.gen != e.gen {
+				L.fin.pop()
+				continue
+			}
+			if L.vat+drain(e.fin-L.v, L.level) > now {
+				break
+			}
+			L.fin.pop()
+			n.stop(now, e.id)
+			ids = append(ids, e.id)
+		}
+		n.touch(c) // its next end, once settle has the new rates
+	}
+}
+
+// InFlight is the number of transfers in progress.
+func (n *Net) InFlight() int { return len(n.flows) - len(n.free) }
 
 // Latency is the one-way latency between worker p and shard i: what a
 // control message (a clock report, a release, a pull request) costs.

@@ -116,6 +116,8 @@ func (c *Config) fill() error {
 		return fmt.Errorf("%w: workers=%d, need at least 1", errConfig, c.Workers)
 	case c.Shards < 1:
 		return fmt.Errorf("%w: shards=%d, need at least 1", errConfig, c.Shards)
+	case c.Workers > maxKeyWorkers || c.Shards > maxKeyShards:
+		return fmt.Errorf("%w: %d workers and %d shards: at most %d and %d", errConfig, c.Workers, c.Shards, maxKeyWorkers, maxKeyShards)
 	case c.Iterations < 0:
 		return fmt.Errorf("%w: iterations=%d must not be negative", errConfig, c.Iterations)
 	case c.Duration < 0:

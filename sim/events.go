@@ -17,6 +17,7 @@ const (
 	evPushed      // a worker's clock report reaches the coordinator (its pushes acknowledged)
 	evRelease     // a release reaches its worker
 	evPullRequest // a pull request reaches a shard
+	evReply       // a pull's answer leaves its shard after the apply in progress and its server delay
 )
 
 type event struct {
@@ -31,13 +32,26 @@ type event struct {
 // b = 0) still produce the same run. Two events with equal time and key are
 // identical, so no insertion counter is needed. One compare of a packed key
 // keeps the heap, the simulator's hottest code, fast.
-func mkKey(kind evKind, p, i int) uint64 {
-	return uint64(kind)<<56 | uint64(uint32(p))<<24 | uint64(uint32(i)&0xffffff)
+func mkKey(kind evKind, p, i int) uint64 { return rotKey(kind, 0, p, i) }
+
+// rotKey is mkKey with the workers' order rotated (rot, before the worker):
+// see engine.pushKey.
+func rotKey(kind evKind, rot uint64, p, i int) uint64 {
+	return uint64(kind)<<56 | rot<<(keyWorker+maxWorkerBits) | uint64(uint32(p))<<keyWorker | uint64(uint32(i))&(1<<keyWorker-1)
 }
 
+// The key's fields: 8 bits of kind, then 17 of rotated worker, 17 of
+// worker and 22 of shard.
+const (
+	maxWorkerBits = 17
+	keyWorker     = 22
+	maxKeyWorkers = 1<<maxWorkerBits - 1
+	maxKeyShards  = 1<<keyWorker - 1
+)
+
 func (e *event) kind() evKind { return evKind(e.key >> 56) }
-func (e *event) worker() int  { return int(e.key >> 24 & 0xffffffff) }
-func (e *event) shard() int   { return int(e.key & 0xffffff) }
+func (e *event) worker() int  { return int(e.key >> keyWorker & maxKeyWorkers) }
+func (e *event) shard() int   { return int(e.key & maxKeyShards) }
 
 func (e *event) before(o *event) bool {
 	return e.at < o.at || (e.at == o.at && e.key < o.key)

@@ -92,6 +92,8 @@ type engine struct {
 	stopped bool
 	net     *network.Net // nil: instant transfers
 	floats  []int        // with net: values of each shard's block
+	flowEv  []event      // with net: by transfer id, the event its arrival is
+	ended   []int32
 }
 
 // Run simulates cfg and returns its summary.
@@ -166,6 +168,20 @@ func (e *engine) loop() error {
 			default:
 			}
 		}
+		// A transfer that ends before the next event (or with it: the
+		// ended flow no longer shares its links) is taken first. While
+		// transfers start at this instant the rates wait for the last.
+		if e.net != nil && (e.net.Settled() || e.q.len() == 0 || e.q.h[0].at > e.now) {
+			if t, ok := e.net.Next(); ok && (e.q.len() == 0 || t <= e.q.h[0].at) {
+				if e.cfg.Duration > 0 && t > e.cfg.Duration {
+					e.now = e.cfg.Duration
+					break
+				}
+				e.now = t
+				e.transfersEnd()
+				continue
+			}
+		}
 		if e.q.len() == 0 {
 			return fmt.Errorf("%w (%s, %d workers, at %s after %d pushes)", ErrStalled,
 				e.cfg.Spec, e.cfg.Workers, e.now, e.pushes)
@@ -205,6 +221,8 @@ func (e *engine) loop() error {
 			if !e.ws[ev.worker()].dead {
 				e.pullRequest(ev.worker(), ev.shard())
 			}
+		case evReply:
+			e.reply(ev.worker(), ev.shard(), ev.v)
 		}
 	}
 	return nil
@@ -277,9 +295,18 @@ func (e *engine) serve(p, i int) {
 	}
 	d := e.servers.PullDelay(i*len(e.ws) + p)
 	if e.net != nil {
+		// The reply waits for the apply in progress (the live shard's
+		// lock), then for its own server delay, beside the link: the
+		// delay holds this reply only, as the live server holds it
+		// outside its lock.
 		w := &e.ws[p]
-		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+max(0, e.net.ApplyFree(i)-e.now)+d)
-		e.q.push(event{at: e.net.Pull(e.now+d, i, p, network.FrameBytes(e.floats[i])), key: mkKey(evPullArrive, p, i), v: v})
+		leave := max(e.now, e.net.ApplyFree(i)) + d
+		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+leave-e.now)
+		if leave > e.now {
+			e.q.push(event{at: leave, key: mkKey(evReply, p, i), v: v})
+			return
+		}
+		e.reply(p, i, v)
 		return
 	}
 	if d > 0 {
@@ -287,6 +314,30 @@ func (e *engine) serve(p, i int) {
 		return
 	}
 	e.arrive(p, i, v)
+}
+
+// reply starts shard i's answer (version v) to worker p on its way.
+func (e *engine) reply(p, i int, v uint64) {
+	e.transfer(e.net.Pull(e.now, i, p, network.FrameBytes(e.floats[i])), event{key: mkKey(evPullArrive, p, i), v: v})
+}
+
+// transfer records the event the arrival of transfer id is.
+func (e *engine) transfer(id int32, ev event) {
+	for int(id) >= len(e.flowEv) {
+		e.flowEv = append(e.flowEv, event{})
+	}
+	e.flowEv[id] = ev
+}
+
+// transfersEnd schedules the arrival of every transfer that ends now, one
+// path latency later.
+func (e *engine) transfersEnd() {
+	e.ended = e.net.Done(e.now, e.ended[:0])
+	for _, id := range e.ended {
+		ev := e.flowEv[id]
+		ev.at = e.now + e.net.Latency(ev.worker(), ev.shard())
+		e.q.push(ev)
+	}
 }
 
 func (e *engine) arrive(p, i int, v uint64) {
@@ -365,7 +416,7 @@ func (e *engine) startCompute(p int) {
 		e.nextID++
 		w.grad = e.nextID
 	}
-	e.q.push(event{at: e.now + e.times.Next(p), key: mkKey(evComputeDone, p, 0)})
+	e.q.push(event{at: e.now + e.times.Next(p), key: e.pushKey(evComputeDone, p, 0)})
 }
 
 func allAnswered(pending []bool) bool {
@@ -396,12 +447,12 @@ func (e *engine) computeDone(p int) {
 	w.waitFrom = e.now
 	if e.net != nil {
 		w.enter(phCompute, e.now)
-		// The blocks leave one after another through the worker's uplink;
-		// the coordinator hears of the push once every shard has
+		// The blocks leave together, sharing the worker's uplink; the
+		// coordinator hears of the push once every shard has
 		// acknowledged its block.
 		w.acks, w.ackAt = len(e.ss), 0
 		for i := range e.ss {
-			e.q.push(event{at: e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), key: mkKey(evPushArrive, p, i)})
+			e.transfer(e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), event{key: e.pushKey(evPushArrive, p, i)})
 		}
 		return
 	}
@@ -409,6 +460,23 @@ func (e *engine) computeDone(p int) {
 		e.offer(p, i)
 	}
 	e.pushed(p)
+}
+
+// pushKey is the key of an event of worker p's push in progress (its
+// compute's end, its blocks' arrivals, its report). Pushes at one instant
+// (identical workers without jitter) reach a shard in the order of their
+// keys, and a partial aggregation (PSP's c, backup workers) takes the
+// first: in worker order, the last workers would lose every round by
+// construction. So the workers' order rotates, by an offset drawn for
+// each round (the worker's pushes so far) from the run's seed: the same
+// for every paradigm and with or without a network.
+func (e *engine) pushKey(kind evKind, p, i int) uint64 {
+	r := e.ws[p].pushes
+	z := e.cfg.Seed + 0x9e3779b97f4a7c15*uint64(r+1) // splitmix64
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return rotKey(kind, (uint64(p)+z%uint64(len(e.ws)))%uint64(len(e.ws)), p, i)
 }
 
 // offer hands worker p's gradient block to shard i's aggregator.
@@ -446,7 +514,7 @@ func (e *engine) pushArrive(p, i int) {
 	e.offer(p, i)
 	w.ackAt = max(w.ackAt, max(e.now, e.net.ApplyFree(i))+e.net.Latency(p, i))
 	if w.acks--; w.acks == 0 {
-		e.q.push(event{at: w.ackAt + e.net.Latency(p, 0), key: mkKey(evPushed, p, 0)})
+		e.q.push(event{at: w.ackAt + e.net.Latency(p, 0), key: e.pushKey(evPushed, p, 0)})
 	}
 }
 

@@ -29,7 +29,7 @@ The run ends after --iterations per worker or at --duration of virtual time.
 
 With a network (--network on, or any of --link, --worker-link, --shard-link, --apply-rate),
 every push and pull moves its block's bytes through the worker's and the shard's links
-(FIFO at each link; the model and its known error: docs/paradigms.md, "The network"), every
+(shared max-min fairly; the model and its known error: docs/paradigms.md, "The network"), every
 clock report, release and pull request costs one latency, and a shard applies an update
 at --apply-rate floats per second. The model's size comes from --model or --params.
 Without one (--network none, the default), transfers are instant. The same
