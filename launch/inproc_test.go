@@ -44,11 +44,12 @@ func TestInprocEveryParadigm(t *testing.T) {
 			}
 			cfg := quickJob(t, spec, 4, 2)
 			cfg.Target = 0.5
-			r, err := Train(ctx, cfg, opt, nil)
+			res, err := TrainResult(ctx, cfg, opt, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: acc %.3f pushes %d updates %d dropped %d releases %d seconds %.2f wait %.2f", spec, r.FinalAccuracy, r.Pushes, r.Updates, r.Dropped, r.Releases, r.Seconds, r.WaitFraction)
+			r := res.Run
+			t.Logf("%s: acc %.3f pushes %d updates %d dropped %d releases %d seconds %.2f wait %.2f removed %d", spec, r.FinalAccuracy, r.Pushes, r.Updates, r.Dropped, r.Releases, r.Seconds, r.WaitFraction, res.Coord.Removed)
 			if r.Pushes < int64(2000/32) {
 				t.Errorf("pushes %d, want at least an epoch's %d", r.Pushes, 2000/32)
 			}
@@ -62,7 +63,12 @@ func TestInprocEveryParadigm(t *testing.T) {
 			for _, w := range r.WorkerPushes {
 				sum += w
 			}
-			if sum != r.Pushes || (cfg.Spec.AppliesOnArrival() && r.Updates != 2*r.Pushes) {
+			// A worker removed on a busy machine (its beats late) whose
+			// push reached the shards before they heard of the removal is
+			// admitted again by its report, which is not counted: each such
+			// removal may leave one update more than the count.
+			extra := 2 * res.Coord.Removed
+			if sum != r.Pushes || (cfg.Spec.AppliesOnArrival() && (r.Updates < 2*r.Pushes || r.Updates > 2*r.Pushes+extra)) {
 				t.Errorf("pushes %d, per worker %v (sum %d), updates %d on 2 shards", r.Pushes, r.WorkerPushes, sum, r.Updates)
 			}
 			if last := r.Curve[len(r.Curve)-1][1]; r.FinalAccuracy != last || r.BestAccuracy < last || r.Target != 0.5 {

@@ -349,6 +349,9 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		}
 		// Compute with the fresh blocks (and, under PSP, older copies of the rest).
 		if err := w.drainPushes(ctx, st); err != nil {
+			if errors.Is(err, ErrJobDone) {
+				return w.result(st), nil
+			}
 			return w.result(st), err
 		}
 		t0 := time.Now()
@@ -381,6 +384,9 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 			links[i].ops <- linkOp{kind: opPush, data: st.grad[r[0]:r[1]], read: st.read[i], clock: st.clock}
 		}
 		if err := w.drainPushes(ctx, st); err != nil {
+			if errors.Is(err, ErrJobDone) {
+				return w.result(st), nil
+			}
 			return w.result(st), err
 		}
 		st.clock++
@@ -562,9 +568,21 @@ func (w *Worker) drainPushes(ctx context.Context, st *state) error {
 		if report == nil {
 			report = startWaitTimer(time.Now())
 		}
+		w.ctlMu.Lock()
+		dead := w.ctl.Done()
+		w.ctlMu.Unlock()
 		select {
 		case ev := <-w.events:
 			if err := w.handle(st, w.links, ev); err != nil {
+				return err
+			}
+		case <-dead:
+			// Removed while its push was under way (a busy machine's late
+			// beats), the worker is refused by the shards as unadmitted
+			// and its links offer the push again: only its return to the
+			// coordinator, which tells them, lets the push in. A rejoin
+			// restarts it from a full pull (redialWaiting sets st so).
+			if _, err := w.redialWaiting(ctx, st); err != nil {
 				return err
 			}
 		case now := <-report.C():
