@@ -16,10 +16,6 @@ import (
 	"github.com/pacer-ps/pacer/nn"
 )
 
-// Auto is the value of a scenario's base (and of --base) that asks for
-// the measured step time.
-const Auto = "auto"
-
 // Round2 rounds d to two significant digits (half away from zero): 4.234ms
 // is 4.2ms, 0.7719ms 770µs, 16.44ms 16ms. A duration under 10 ns is kept.
 func Round2(d time.Duration) time.Duration {
