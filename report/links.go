@@ -62,14 +62,19 @@ func NetworkRole(r *runstats.Run) string {
 	return "shapes the results"
 }
 
-// linkCell is the table's "links busy" cell: the busiest shard link's
-// share (per shard, the median over seeds).
+// linkCell is the table's "links busy / transfers" cell: the busiest
+// shard link's share (per shard, the median over seeds) and the workers'
+// share of their time spent pushing and pulling (the mean over seeds).
 func linkCell(g pgroup) string {
 	t := typical(g)
-	if _, busy, ok := LinkBusy(&t); ok {
-		return pct(busy)
+	_, busy, ok := LinkBusy(&t)
+	if !ok {
+		return "—"
 	}
-	return "—"
+	if ts := t.TimeSplit; ts != nil {
+		return pct(busy) + " / " + pct(ts.Push+ts.Pull)
+	}
+	return pct(busy)
 }
 
 // anyLinks is whether the comparison simulated a network.
@@ -90,23 +95,29 @@ func linkNotes(s *runstats.Summary) []string {
 		return nil
 	}
 	by := map[string][]string{}
-	for _, g := range groupsOf(s) {
+	gs := groupsOf(s)
+	for _, g := range gs {
 		t := typical(g)
 		if role := NetworkRole(&t); role != "" {
 			by[role] = append(by[role], g.name)
 		}
 	}
-	line := "Links busy: the busiest shard link's share of the run spent moving data (receiving pushes plus sending pulls, at most 100%; per link the median over seeds)"
+	line := "Links busy: the busiest shard link's share of the run spent moving data (receiving pushes plus sending pulls, at most 100%; per link the median over seeds); transfers: the workers' share of their time spent pushing and pulling (their own links, the shards' links, the queues and the latencies)"
 	if s.Scenario.Base == "" && (s.Mode == "virtual" || s.Mode == "sim") {
 		line += "; " + AssumedBase + ": a shorter iteration makes every link busier"
 	}
 	line += "."
+	for role, n := range by {
+		if len(n) == len(gs) && len(gs) > 1 {
+			by[role] = []string{"every paradigm"}
+		}
+	}
 	if n := by["does not matter"]; len(n) > 0 {
-		line += fmt.Sprintf(" The network does not matter for %s: every link busy under %s of the run, and the workers pushing and pulling under %s of their time.",
+		line += fmt.Sprintf(" The network does not matter for %s: every link busy under %s of the run, and transfers under %s of the workers' time.",
 			strings.Join(n, ", "), pct(NetworkIdle), pct(NetworkIdle))
 	}
 	if n := by["dominates"]; len(n) > 0 {
-		line += fmt.Sprintf(" The network dominates for %s: a link busy over %s of the run, or the workers pushing and pulling over %s of their time.",
+		line += fmt.Sprintf(" The network dominates for %s: a link busy over %s of the run, or transfers over %s of the workers' time.",
 			strings.Join(n, ", "), pct(NetworkDominant), pct(NetworkDominant))
 	}
 	if n := by["shapes the results"]; len(n) > 0 {

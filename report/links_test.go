@@ -29,7 +29,7 @@ func TestLinksBusyAndTheNetworksRole(t *testing.T) {
 	}
 	s := summarize(runs, 0, 0)
 	txt := Text(Scenario{Title: "t"}, s)
-	for _, want := range []string{"links busy", "4%", "45%", "61%",
+	for _, want := range []string{"links busy / transfers", "4% / 2%", "45% / 20%", "61% / 40%", "2% / 60%",
 		"iteration time 1 s assumed (set base)",
 		"The network does not matter for bsp:",
 		"The network dominates for ssp:s=3, backup:b=1:",
@@ -39,7 +39,7 @@ func TestLinksBusyAndTheNetworksRole(t *testing.T) {
 		}
 	}
 	s.Scenario.Base = "20ms"
-	if txt := Markdown(Scenario{}, s); strings.Contains(txt, "assumed") || !strings.Contains(txt, "| links busy |") {
+	if txt := Markdown(Scenario{}, s); strings.Contains(txt, "assumed") || !strings.Contains(txt, "| links busy / transfers |") {
 		t.Errorf("with a base: %s", txt)
 	}
 	for i := range s.Runs {

@@ -77,7 +77,7 @@ func summaryTable(s *runstats.Summary) table {
 		column{"dropped", func(g pgroup) string { return group64(typical(g).Dropped) }},
 	)
 	if anyLinks(s) {
-		cols = append(cols, column{"links busy", linkCell})
+		cols = append(cols, column{"links busy / transfers", linkCell})
 	}
 	if anyController(s.Runs) {
 		cols = append(cols, column{"controller calls / time", func(g pgroup) string {
