@@ -107,6 +107,10 @@ func TestBaseAutoRefused(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("name: bad\nparadigms: [bsp]\nworkers: 2\nbase: fast\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	auto := filepath.Join(dir, "auto.yaml")
+	if err := os.WriteFile(auto, []byte("name: auto\nparadigms: [bsp]\nworkers: 2\nbase: auto\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sim := []string{"sim", "--paradigm", "bsp", "--workers", "2", "--iterations", "5"}
 	for _, c := range []struct {
 		want string
@@ -122,6 +126,7 @@ func TestBaseAutoRefused(t *testing.T) {
 		{"--base auto", []string{"train", "--mode", "inproc", "--base", "auto"}},
 		{"--base auto", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--base", "auto"}},
 		{"--device-rate", []string{"train", "--device-rate", "1e12"}},
+		{"--device-rate", []string{"compare", "--mode", "inproc", "--scenario", auto, "--device-rate", "1e12"}},
 	} {
 		refused(t, c.want, c.args...)
 	}

@@ -45,5 +45,5 @@ func refuseDeviceRate(given map[string]bool, auto bool) error {
 	return nil
 }
 
-// errLiveAuto refuses --base auto in the live modes.
-var errLiveAuto = fmt.Errorf("--base auto applies to virtual time and sim; the live modes' workers run at their own real step time (leave --base unset)")
+// errLiveAuto refuses --base auto (and --device-rate) in the live modes.
+var errLiveAuto = fmt.Errorf("--base auto and --device-rate apply to virtual time and sim; the live modes' workers run at their own real step time (leave --base unset)")

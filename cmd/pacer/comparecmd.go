@@ -167,7 +167,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	if err := refuseDeviceRate(given, auto); err != nil {
 		return usage(err)
 	}
-	if tf.cl.base.auto && (*mode == "inproc" || *mode == "tcp") {
+	if (tf.cl.base.auto || given["device-rate"]) && (*mode == "inproc" || *mode == "tcp") {
 		return usage(errLiveAuto)
 	}
 	if auto && (*mode == "virtual" || *mode == "sim") {
