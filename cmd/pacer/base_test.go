@@ -130,4 +130,11 @@ func TestBaseAutoRefused(t *testing.T) {
 	} {
 		refused(t, c.want, c.args...)
 	}
+	// The other flags are checked before the step is timed.
+	stepClock = func() func() time.Duration {
+		t.Errorf("a refused command timed the step")
+		return func() time.Duration { return time.Second }
+	}
+	refused(t, "--paradigm", "sim", "--workers", "2", "--base", "auto")
+	refused(t, "--fail", "sim", "--paradigm", "bsp", "--workers", "2", "--base", "auto", "--fail", "9@1s")
 }

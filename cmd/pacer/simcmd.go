@@ -91,18 +91,24 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	if err := refuseDeviceRate(setFlags(fs), cl.base.auto); err != nil {
 		return usage(err)
 	}
-	if cl.base.auto {
+	// resolveAuto times the step of base: auto once the other flags
+	// are known good; the limits that depend on the base are checked after.
+	resolveAuto := func() error {
+		if !cl.base.auto {
+			return nil
+		}
 		// sim has no batch: the step is the training default's.
 		d, err := resolveBase(f.net.model, job.DefaultDataset, job.DefaultBatch, cl.deviceRate, stderr)
 		if err != nil {
-			return usage(err)
+			return err
 		}
 		cl.base.d = d
-		if err := cl.validate(); err != nil {
-			return usage(err)
-		}
+		return cl.validate()
 	}
 	if *cdf {
+		if err := resolveAuto(); err != nil {
+			return usage(err)
+		}
 		if err := cl.size(*cdfIters, 0).Check("--"); err != nil || *cdfIters < 1 {
 			return usage(fmt.Errorf("--cdf-iterations=%d: need 1 to %d, and %d × --workers at most %d pushes (docs/paradigms.md, Limits)",
 				*cdfIters, job.MaxIterations, *cdfIters, job.MaxPushes))
@@ -122,15 +128,18 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	if given := setFlags(fs); given["iterations"] && given["duration"] {
 		return usage(fmt.Errorf("--iterations and --duration are alternatives: give one"))
 	}
-	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
-		return usage(err)
-	}
 	fails, err := sim.ParseFailures(cl.failures, cl.workers)
 	if err != nil {
 		return usage(fmt.Errorf("--fail: %w", err))
 	}
 	netSpec, params, err := f.net.simSpec(cl.workers, cl.shards, cl.base.auto)
 	if err != nil {
+		return usage(err)
+	}
+	if err := resolveAuto(); err != nil {
+		return usage(err)
+	}
+	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
 		return usage(err)
 	}
 	pr := newProgress(stderr)
