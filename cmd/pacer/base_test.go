@@ -133,7 +133,8 @@ func TestBaseAutoRefused(t *testing.T) {
 	// The other flags are checked before the step is timed.
 	stepClock = func() func() time.Duration {
 		t.Errorf("a refused command timed the step")
-		return func() time.Duration { return time.Second }
+		var now time.Duration
+		return func() time.Duration { now += time.Second; return now }
 	}
 	refused(t, "--paradigm", "sim", "--workers", "2", "--base", "auto")
 	refused(t, "--fail", "sim", "--paradigm", "bsp", "--workers", "2", "--base", "auto", "--fail", "9@1s")
