@@ -76,6 +76,10 @@ type Config struct {
 	// Params, in sim mode with a network, is the model's size its
 	// transfers move (0: Job.Model's).
 	Params int
+	// BaseAuto is set by ApplyScenario for a scenario's base: auto: the
+	// caller measures the step (package steptime) and sets Job.Timing.Base
+	// before Run, which refuses a comparison still waiting for it.
+	BaseAuto bool
 	// Scenario names and describes the comparison (the rest of the
 	// summary's scenario is Effective); Flags are the command line's flags
 	// that were given, recorded as they are.
@@ -103,6 +107,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Specs) == 0 {
 		return errors.New("no paradigm to compare")
+	}
+	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == Virtual || c.Mode == Sim) {
+		return errors.New("base: auto: the step time was not measured (steptime.Resolve sets Job.Timing.Base)")
 	}
 	if c.Seeds < 1 || c.Seeds > job.MaxSeeds {
 		return fmt.Errorf("seeds=%d: need 1 to %d", c.Seeds, job.MaxSeeds)

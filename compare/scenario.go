@@ -48,11 +48,11 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		j.ServerDelay = d
 	}
 	if use("base", sc.Base != "") {
-		d, err := time.ParseDuration(sc.Base)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("scenario %s: base=%q is not a positive duration such as 1s", sc.Name, sc.Base)
+		d, auto, err := scenario.ParseBase(sc.Base) // Validate checked it
+		if err != nil {
+			return fmt.Errorf("scenario %s: base=%w", sc.Name, err)
 		}
-		j.Timing.Base = d
+		j.Timing.Base, c.BaseAuto = d, auto
 	}
 	if use("model", sc.Model != "") {
 		j.Model = sc.Model

@@ -76,6 +76,9 @@ func summaryTable(s *runstats.Summary) table {
 		}},
 		column{"dropped", func(g pgroup) string { return group64(typical(g).Dropped) }},
 	)
+	if anyLinks(s) {
+		cols = append(cols, column{"links busy / transfers", linkCell})
+	}
 	if anyController(s.Runs) {
 		cols = append(cols, column{"controller calls / time", func(g pgroup) string {
 			t := typical(g)
@@ -106,7 +109,8 @@ func group64(n int64) string { return group(n) }
 
 // methods are the report's notes on how its figures were obtained.
 func methods(s *runstats.Summary) []string {
-	m := append(unlearnt(s), targetLines(s)...)
+	m := append(linkNotes(s), unlearnt(s)...)
+	m = append(m, targetLines(s)...)
 	m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
 		seedWord(len(s.Seeds)), seedRange(s.Seeds)))
 	if s.HorizonSeconds > 0 && s.Mode == "virtual" {

@@ -32,7 +32,9 @@ type Scenario struct {
 	Jitter      float64   `json:"jitter,omitempty"`
 	Straggler   string    `json:"straggler,omitempty"`
 	ServerDelay string    `json:"server_delay,omitempty"`
-	Base        string    `json:"base,omitempty"` // iteration time of a speed-1 worker, e.g. "1s"
+	// Base is the iteration time of a speed-1 worker, e.g. "20ms"
+	// (absent: 1 s), or BaseAuto.
+	Base string `json:"base,omitempty"`
 
 	Model   string  `json:"model,omitempty"`
 	Dataset string  `json:"dataset,omitempty"`
@@ -112,6 +114,24 @@ func NetworkOf(s *network.Spec) *Network {
 	return &Network{Link: s.Default.String(), WorkerLinks: network.Overrides(s.Workers), ShardLinks: network.Overrides(s.Shards), ApplyRate: &rate}
 }
 
+// BaseAuto is the base that asks for this machine's step time of the
+// scenario's model at its batch (package steptime), measured once before
+// the runs; summary.json's scenario holds the value it measured.
+const BaseAuto = "auto"
+
+// ParseBase is a base as a scenario or --base writes it: a positive
+// duration of at most job.MaxBase, or BaseAuto (auto true, d 0).
+func ParseBase(v string) (d time.Duration, auto bool, err error) {
+	if v == BaseAuto {
+		return 0, true, nil
+	}
+	d, err = time.ParseDuration(v)
+	if err != nil || d <= 0 || d > job.MaxBase {
+		return 0, false, fmt.Errorf("%q is neither a duration in (0, %s] such as 20ms nor %s (this machine's step time)", v, job.MaxBase, BaseAuto)
+	}
+	return d, false, nil
+}
+
 // Specs parses the scenario's paradigms.
 func (s *Scenario) Specs() ([]paradigm.Spec, error) {
 	var out []paradigm.Spec
@@ -150,6 +170,11 @@ func (s *Scenario) Validate() error {
 	if s.Network != nil {
 		if _, err := s.Network.Spec(); err != nil {
 			return fmt.Errorf("scenario %q: network: %w", s.Name, err)
+		}
+	}
+	if s.Base != "" {
+		if _, _, err := ParseBase(s.Base); err != nil {
+			return fmt.Errorf("scenario %q: base=%w", s.Name, err)
 		}
 	}
 	if s.Horizon != "" {
@@ -195,7 +220,7 @@ func (s *Scenario) Validate() error {
 		FastestSpeed: job.FastestSpeed(s.Speeds), Speeds: s.Speeds, Jitter: s.Jitter, Runs: max(s.Seeds, 1) * len(specs)}
 	if s.Horizon != "" {
 		size.Horizon, _ = time.ParseDuration(s.Horizon) // checked above
-		size.Base, _ = time.ParseDuration(s.Base)       // a bad base is refused where it is applied
+		size.Base, _, _ = ParseBase(s.Base)             // checked above; auto is checked again once measured
 	}
 	if err := size.Check(""); err != nil {
 		return fmt.Errorf("scenario %q: %w", s.Name, err)

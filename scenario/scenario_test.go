@@ -98,6 +98,11 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 		"paradigms: [bsp]\nworkers: 1\nhorizon: 100h\nspeeds: [0.001]\n": "horizon=100h0m0s",
 		"paradigms: [bsp]\nworkers: 1\nspeeds: [1e-6]\n":                 "speeds: 1e-06",
 		"paradigms: [bsp]\nworkers: 1\njitter: 1e300\n":                  "jitter=1e+300",
+		// A base is a duration in (0, 1h] or auto (issue 31).
+		"paradigms: [bsp]\nworkers: 1\nbase: fast\n": `base="fast" is neither a duration`,
+		"paradigms: [bsp]\nworkers: 1\nbase: -1s\n":  `base="-1s"`,
+		"paradigms: [bsp]\nworkers: 1\nbase: 2h\n":   `base="2h"`,
+		"paradigms: [bsp]\nworkers: 1\nbase: Auto\n": `base="Auto"`,
 	} {
 		p := filepath.Join(dir, "s.yaml")
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
@@ -113,6 +118,12 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 	os.WriteFile(p, []byte("paradigms: [bsp, \"elastic:r=100\"]\nworkers: 100000\nshards: 10\niterations: 1000\n"), 0o644)
 	if _, err := Get(p); err != nil {
 		t.Errorf("a scenario at the limits: %v", err)
+	}
+	for _, base := range []string{"auto", "1h", "420µs"} {
+		os.WriteFile(p, []byte("paradigms: [bsp]\nworkers: 2\nbase: "+base+"\n"), 0o644)
+		if s, err := Get(p); err != nil || s.Base != base {
+			t.Errorf("base: %s: %+v, %v", base, s, err)
+		}
 	}
 }
 

@@ -97,7 +97,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		}
 		*mode = "virtual"
 	}
-	if err := checkCompareModeFlags(*mode, given, tf.net.mode); err != nil {
+	if err := checkCompareModeFlags(*mode, given, tf.net.mode, tf.cl.base.auto); err != nil {
 		return usage(err)
 	}
 	if *iters < 0 || *dur < 0 {
@@ -162,6 +162,21 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	if err := cc.Job.Fill(); err != nil {
 		return usage(err)
+	}
+	auto := tf.cl.base.auto || cc.BaseAuto
+	if err := refuseDeviceRate(given, auto); err != nil {
+		return usage(err)
+	}
+	if (tf.cl.base.auto || given["device-rate"]) && (*mode == "inproc" || *mode == "tcp") {
+		return usage(errLiveAuto)
+	}
+	if auto && (*mode == "virtual" || *mode == "sim") {
+		// Measured once, here, and written into summary.json's scenario:
+		// a rerun of that scenario gives the same bytes on any machine.
+		j := &cc.Job
+		if j.Timing.Base, err = resolveBase(j.Model, j.Dataset, j.Batch, tf.cl.deviceRate, stderr); err != nil {
+			return usage(err)
+		}
 	}
 	if *mode == "sim" {
 		j := &cc.Job
@@ -262,8 +277,10 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 // on the command line: the simulator's run length and failures in virtual
 // mode, which trains for --epochs; the learning flags in sim mode, which
 // trains nothing.
-// network is --network's value.
-func checkCompareModeFlags(mode string, given map[string]bool, network string) error {
+// network is --network's value; autoBase is --base auto, which times the
+// model's step at its batch, so sim mode takes the three flags that say
+// which step that is.
+func checkCompareModeFlags(mode string, given map[string]bool, network string, autoBase bool) error {
 	if given["params"] && mode != "sim" {
 		return fmt.Errorf("--params applies to compare --mode sim with a network; training moves its own model's size")
 	}
@@ -281,10 +298,13 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string) e
 			return fmt.Errorf("--horizon applies to compare --mode virtual; sim mode's equal budget is --duration")
 		}
 		learning := learningFlags()
+		if autoBase {
+			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" || f == "batch" || f == "dataset" })
+		}
 		if network != "none" || slices.ContainsFunc(networkFlagNames[1:], func(f string) bool { return given[f] }) {
 			// With a network the model's size is what its transfers move.
 			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" })
-		} else if given["params"] || given["model"] {
+		} else if given["params"] || given["model"] && !autoBase {
 			return fmt.Errorf("--params and --model size a network's transfers in sim mode, which --network none leaves out")
 		}
 		return refuseGiven(given, learning, "applies to training; compare --mode sim simulates timing only (use --mode virtual)")

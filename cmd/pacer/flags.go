@@ -13,6 +13,8 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/steptime"
 	"github.com/pacer-ps/pacer/timing"
 	"github.com/spf13/pflag"
 )
@@ -69,6 +71,37 @@ func (f specFlag[T]) Set(s string) error {
 	return nil
 }
 
+// baseFlag is --base: a duration (0: the default 1 s) or auto, this
+// machine's step time of the job's model (resolveBase).
+type baseFlag struct {
+	d    time.Duration
+	auto bool
+}
+
+// String is the duration as pflag's own duration flag writes it, so
+// summary.json's flags read as they always did.
+func (b *baseFlag) String() string {
+	if b.auto {
+		return scenario.BaseAuto
+	}
+	return b.d.String()
+}
+
+func (b *baseFlag) Type() string { return "duration" }
+
+func (b *baseFlag) Set(s string) error {
+	if s == scenario.BaseAuto {
+		*b = baseFlag{auto: true}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 20ms, or %s (this machine's step time)", scenario.BaseAuto)
+	}
+	*b = baseFlag{d: d}
+	return nil
+}
+
 // clusterFlags are the scenario flags shared by sim, train and compare.
 type clusterFlags struct {
 	workers     int
@@ -77,7 +110,8 @@ type clusterFlags struct {
 	jitter      float64
 	straggler   timing.Straggler
 	serverDelay timing.ServerDelay
-	base        time.Duration
+	base        baseFlag
+	deviceRate  float64 // FLOP/s for --base auto (0: time the step here)
 	seed        uint64
 	failures    string
 	searchCost  time.Duration
@@ -90,14 +124,16 @@ func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
 	fs.Float64Var(&c.jitter, "jitter", 0, "coefficient of variation of log-normal iteration-time jitter")
 	fs.Var(specFlag[timing.Straggler]{&c.straggler, timing.ParseStraggler}, "straggler", "straggler model: "+timing.StragglerForms)
 	fs.Var(specFlag[timing.ServerDelay]{&c.serverDelay, timing.ParseServerDelay}, "server-delay", "server delay model: "+timing.ServerForms)
-	fs.DurationVar(&c.base, "base", 0, "iteration time of a speed-1 worker (default 1s)")
+	fs.Var(&c.base, "base", "iteration time of a speed-1 worker (default 1s), or auto: the model's step at its batch timed on this machine (virtual time and sim)")
+	fs.Lookup("base").DefValue = "" // "0s" is the 1 s default, which the usage states
+	fs.Float64Var(&c.deviceRate, "device-rate", 0, "with --base auto: the FLOP/s of the device the workers run on, instead of timing the step here")
 	fs.Uint64Var(&c.seed, "seed", job.DefaultSeed, "random seed ≥ 1; the same seed gives the same result")
 	fs.StringVar(&c.failures, "fail", "", "workers that die, as WORKER@TIME,... (e.g. 2@30s)")
 	fs.DurationVar(&c.searchCost, "search-cost", job.DefaultSearchCost, "simulated server time per unit of ElasticBSP barrier-search work (n·R·log₂(n+1) for zipline; 0: free)")
 }
 
 func (c *clusterFlags) timing() timing.WorkerSpec {
-	return timing.WorkerSpec{Base: c.base, Speeds: c.speeds, Jitter: c.jitter, Straggler: c.straggler}
+	return timing.WorkerSpec{Base: c.base.d, Speeds: c.speeds, Jitter: c.jitter, Straggler: c.straggler}
 }
 
 func (c *clusterFlags) validate() error {
@@ -113,8 +149,11 @@ func (c *clusterFlags) validate() error {
 	if !(c.jitter >= 0) || math.IsInf(c.jitter, 0) {
 		return fmt.Errorf("--jitter=%g must be a finite number ≥ 0", c.jitter)
 	}
-	if c.base < 0 {
-		return fmt.Errorf("--base=%s must not be negative", c.base)
+	if c.base.d < 0 {
+		return fmt.Errorf("--base=%s must not be negative", &c.base)
+	}
+	if !(c.deviceRate >= 0) || c.deviceRate > steptime.MaxDeviceRate {
+		return fmt.Errorf("--device-rate=%g: want FLOP/s, a number in (0, %g]", c.deviceRate, float64(steptime.MaxDeviceRate))
 	}
 	// What needs the other flags (a duration against --base, a slow
 	// worker or a shard the job has), named as the flag.

@@ -29,7 +29,7 @@ var groupOf = map[string]string{}
 
 func init() {
 	for group, names := range map[string][]string{
-		"cluster": {"workers", "shards", "speeds", "jitter", "straggler", "server-delay", "base", "seed", "fail"},
+		"cluster": {"workers", "shards", "speeds", "jitter", "straggler", "server-delay", "base", "device-rate", "seed", "fail"},
 		"network": {"network", "link", "worker-link", "shard-link", "apply-rate", "params"},
 		"learning": {"model", "dataset", "data-dir", "train-limit", "test-limit", "epochs", "batch", "lr", "momentum", "optimizer",
 			"weight-decay", "full-async-lr", "sampling", "normalize", "clip-norm", "ema", "lr-schedule", "lr-schedule-json", "train-n", "eval-every", "target", "targets", "init"},

@@ -93,14 +93,16 @@ func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
 }
 
 // simSpec is pacer sim's network and the model's size its transfers move.
-func (n *netFlags) simSpec(workers, shards int) (*network.Spec, int, error) {
+// autoBase is --base auto, which times --model's step.
+func (n *netFlags) simSpec(workers, shards int, autoBase bool) (*network.Spec, int, error) {
 	s, err := n.links(workers, shards)
 	if err != nil {
 		return nil, 0, err
 	}
 	given := setFlags(n.fs)
 	if s == nil {
-		if given["params"] || given["model"] {
+		// base: auto times --model's step, with or without a network.
+		if given["params"] || given["model"] && !autoBase {
 			return nil, 0, fmt.Errorf("--params and --model size the network's transfers, which --network none leaves out")
 		}
 		return nil, 0, nil

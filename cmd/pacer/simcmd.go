@@ -9,6 +9,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/report"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/sim"
 	"github.com/pacer-ps/pacer/timing"
@@ -87,7 +88,27 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	if err := cl.validate(); err != nil {
 		return usage(err)
 	}
+	if err := refuseDeviceRate(setFlags(fs), cl.base.auto); err != nil {
+		return usage(err)
+	}
+	// resolveAuto times the step of base: auto once the other flags
+	// are known good; the limits that depend on the base are checked after.
+	resolveAuto := func() error {
+		if !cl.base.auto {
+			return nil
+		}
+		// sim has no batch: the step is the training default's.
+		d, err := resolveBase(f.net.model, job.DefaultDataset, job.DefaultBatch, cl.deviceRate, stderr)
+		if err != nil {
+			return err
+		}
+		cl.base.d = d
+		return cl.validate()
+	}
 	if *cdf {
+		if err := resolveAuto(); err != nil {
+			return usage(err)
+		}
 		if err := cl.size(*cdfIters, 0).Check("--"); err != nil || *cdfIters < 1 {
 			return usage(fmt.Errorf("--cdf-iterations=%d: need 1 to %d, and %d × --workers at most %d pushes (docs/paradigms.md, Limits)",
 				*cdfIters, job.MaxIterations, *cdfIters, job.MaxPushes))
@@ -107,15 +128,18 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 	if given := setFlags(fs); given["iterations"] && given["duration"] {
 		return usage(fmt.Errorf("--iterations and --duration are alternatives: give one"))
 	}
-	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
-		return usage(err)
-	}
 	fails, err := sim.ParseFailures(cl.failures, cl.workers)
 	if err != nil {
 		return usage(fmt.Errorf("--fail: %w", err))
 	}
-	netSpec, params, err := f.net.simSpec(cl.workers, cl.shards)
+	netSpec, params, err := f.net.simSpec(cl.workers, cl.shards, cl.base.auto)
 	if err != nil {
+		return usage(err)
+	}
+	if err := resolveAuto(); err != nil {
+		return usage(err)
+	}
+	if err := cl.size(*iters, *dur, sp).Check("--"); err != nil {
 		return usage(err)
 	}
 	pr := newProgress(stderr)
@@ -138,11 +162,13 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 		enc := json.NewEncoder(stdout)
 		return enc.Encode(r)
 	}
-	printRun(stdout, r)
+	printRun(stdout, r, cl.base.d > 0)
 	return nil
 }
 
-func printRun(w io.Writer, r *runstats.Run) {
+// printRun prints r; baseGiven is whether --base set the iteration time
+// (the links' busy shares rest on it).
+func printRun(w io.Writer, r *runstats.Run, baseGiven bool) {
 	fmt.Fprintf(w, "paradigm        %s (%d workers, %d shards, seed %d)\n", r.Paradigm, r.Workers, r.Shards, r.Seed)
 	fmt.Fprintf(w, "pushes          %d in %.1f virtual s → throughput %.3f pushes/s\n", r.Pushes, r.VirtualSeconds, r.Throughput)
 	fmt.Fprintf(w, "updates         %d (dropped %d)\n", r.Updates, r.Dropped)
@@ -161,6 +187,14 @@ func printRun(w io.Writer, r *runstats.Run) {
 				parts[i] = fmt.Sprintf("%.2f/%.2f", r.ShardLinkIn[i], r.ShardLinkOut[i])
 			}
 			fmt.Fprintf(w, "shard links     %s (share of the run busy in/out)\n", strings.Join(parts, " "))
+		}
+		if i, busy, ok := report.LinkBusy(r); ok {
+			note := ""
+			if !baseGiven {
+				note = "; " + report.AssumedBase
+			}
+			fmt.Fprintf(w, "links busy      %.1f%% (shard %d's, in + out): the network %s (under %.0f%%: does not matter; over %.0f%%: dominates%s)\n",
+				100*busy, i, report.NetworkRole(r), 100*report.NetworkIdle, 100*report.NetworkDominant, note)
 		}
 	}
 	if r.ControllerCalls > 0 {

@@ -134,6 +134,17 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 		if err != nil {
 			return usage(err)
 		}
+		if err := refuseDeviceRate(setFlags(fs), tf.cl.base.auto); err != nil {
+			return usage(err)
+		}
+		if tf.cl.base.auto {
+			if *mode != "virtual" {
+				return usage(errLiveAuto)
+			}
+			if cfg.Timing.Base, err = resolveBase(cfg.Model, cfg.Dataset, cfg.Batch, tf.cl.deviceRate, stderr); err != nil {
+				return usage(err)
+			}
+		}
 		undo, err := prepareOut(*out)
 		if err != nil {
 			return usage(err)
