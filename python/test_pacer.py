@@ -1920,6 +1920,59 @@ class AckAfterEndTest(unittest.TestCase):
         self.assertEqual(job.count[1], 1, "shard 1 was dialled again")
 
 
+class PushRefusedTest(unittest.TestCase):
+    """A push a shard refuses as unavailable (its log's disk full) changed
+    nothing: the client sends it again until it is taken, and the step
+    goes on (it failed the step). One refused as non-finite is a dropped
+    push, and the step goes on too (issue 37)."""
+
+    def run_job(self, code, refusals):
+        n = 4
+        desc = fake_desc(1, 1, n)  # bsp, one shard
+        pushes = []
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.CLOCK:
+                    fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=1)
+                    fake_send(sock, wire.RELEASE)
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    fake_pull_resp(sock, f, 0, 1, size)
+                elif f.type == wire.PUSH:
+                    pushes.append(f.req_id)
+                    if len(pushes) <= refusals:
+                        fake_send(sock, wire.ERROR, b"shard 0: refused for the test", req_id=f.req_id, extra=code)
+                    else:
+                        fake_push_ack(sock, f, 1, 1)
+
+        job = FakeJob(1, control, data)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+            self.assertTrue(c.step())
+            return len(pushes), c.dropped
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+
+    def test_unavailable_until_taken(self):
+        tries, dropped = self.run_job(wire.CODE_UNAVAILABLE, 3)
+        self.assertEqual((tries, dropped), (4, 0))
+
+    def test_non_finite_dropped(self):
+        tries, dropped = self.run_job(wire.CODE_NON_FINITE, 1)
+        self.assertEqual((tries, dropped), (1, 1))
+
+
 class HostileShardTest(unittest.TestCase):
     """A shard's reply is bounded by the block the client asked for (issue
     37 point 8): a pull reply declaring 2^28 floats (1 GiB) for a block of

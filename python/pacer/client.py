@@ -60,6 +60,11 @@ REDIAL_MIN, REDIAL_MAX, REDIAL_RESET = 0.05, 1.0, 5.0
 # shard's ready notice, as the Go worker does (a safety net).
 PENDING_POLL = 0.5
 
+# A push a shard refuses as unavailable is sent again after a pause
+# doubling from PUSH_RETRY_MIN to PUSH_RETRY_MAX seconds (the Go worker's
+# 10 ms to 1 s).
+PUSH_RETRY_MIN, PUSH_RETRY_MAX = 0.01, 1.0
+
 
 class JobDone(Exception):
     """The coordinator has ended the job."""
@@ -754,9 +759,37 @@ class _Link:
                                                 tag=clock, extra=read))
 
     def finish_push(self):
-        r = self._reply()
-        self.pushed = r.extra
-        return bool(r.flags & FLAG_DROPPED)
+        """Takes the push's acknowledgement; returns whether the shard dropped
+        it. A push refused as unavailable (the shard's log failing, or this
+        worker not yet in the membership it heard) changed nothing and is
+        sent again, paced, until it is taken; one refused as non-finite (it
+        would have made the weights NaN or infinite) is a dropped push, as
+        in the Go worker (live/wlink.go)."""
+        pace, told = PUSH_RETRY_MIN, False
+        while True:
+            try:
+                r = self._reply()
+            except wire.RemoteError as e:
+                if e.code == wire.CODE_NON_FINITE:
+                    log.warning("shard %d refused a gradient that would have made its weights non-finite; "
+                                "training goes on (%s)", self.shard, e.message)
+                    return True
+                if e.code != wire.CODE_UNAVAILABLE or self.last_push is None:
+                    raise
+                if not told:
+                    log.warning("shard %d refuses pushes for now (%s); offering this one again until it is taken",
+                                self.shard, e.message)
+                    told = True
+                time.sleep(pace)
+                pace = min(2 * pace, PUSH_RETRY_MAX)
+                if self.c.ctl.closed:
+                    # Removed meanwhile: only the coordinator's word lets
+                    # the push in (JobDone when the job has ended).
+                    self.c._redial_waiting()
+                self.start_push(*self.last_push)
+                continue
+            self.pushed = r.extra
+            return bool(r.flags & FLAG_DROPPED)
 
     def start_pull(self, min_version):
         self.ready = False
@@ -945,7 +978,19 @@ class _Link:
             raise wire.ProtocolError("shard %d: reply to request %d out of order" % (self.shard, f.req_id))
         _, kind, arg = self.fifo.pop(0)
         if f.type == wire.ERROR:
-            raise wire.RemoteError(f.extra, bytes(f.payload).decode("utf-8", "replace"))
+            msg = bytes(f.payload).decode("utf-8", "replace")
+            if kind == "push" and f.extra == wire.CODE_NON_FINITE:
+                log.warning("shard %d refused a gradient that would have made its weights non-finite; "
+                            "training goes on (%s)", self.shard, msg)
+                c.dropped += 1
+                return
+            if kind == "push" and f.extra == wire.CODE_UNAVAILABLE:
+                # As finish_push: nothing changed, so the same push again.
+                log.warning("shard %d refuses pushes for now (%s); offering this one again", self.shard, msg)
+                time.sleep(PUSH_RETRY_MIN)
+                self.push_async(*arg)
+                return
+            raise wire.RemoteError(f.extra, msg)
         if kind == "push":
             self.pushed = f.extra
             if f.flags & FLAG_DROPPED:
