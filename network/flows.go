@@ -183,6 +183,9 @@ func (n *Net) advance(now time.Duration) {
 // vAt is class c's v at t.
 func (n *Net) vAt(c int32, t time.Duration) float64 {
 	L := &n.links[c]
+	if t == L.vat {
+		return L.v // what the formula gives (v + 0), without its division
+	}
 	return L.v + L.level*float64(t-L.vat)/1e9
 }
 
@@ -232,6 +235,15 @@ func (n *Net) settle() {
 	s := &n.solve
 	s.num++
 	num := s.num
+	if w, c := n.dirty[0], n.dirty[len(n.dirty)-1]; len(n.dirty) == 2 && len(n.releaf) == 0 && n.lone(w, c) {
+		// One leaf started or ended on shard link c and nothing else
+		// changed: the component is c's star, as the search below would
+		// find it.
+		n.dirty = n.dirty[:0]
+		s.links = append(s.links[:0], w, c)
+		n.star(s.links, num)
+		return
+	}
 	comp, fs := s.links[:0], s.flows[:0]
 	see := func(l int32) {
 		if n.links[l].seen != num {
@@ -334,6 +346,23 @@ func (n *Net) settle() {
 	}
 	n.placeAll(comp, num)
 	s.links, s.flows = comp, fs
+}
+
+// lone reports whether worker link w carries nothing but a leaf of shard
+// link c (or nothing) and c no shared flow: then {w, c} is a component.
+func (n *Net) lone(w, c int32) bool {
+	W, S := &n.links[w], &n.links[c]
+	if W.shard || !S.shard || len(S.flows) > 0 {
+		return false
+	}
+	switch len(W.flows) {
+	case 0:
+		return true
+	case 1:
+		f := &n.flows[W.flows[0]]
+		return f.leaf && f.s == c
+	}
+	return false
 }
 
 // star is settle for a component without shared flows: one shard link and
@@ -451,8 +480,8 @@ func (n *Net) refresh(c int32) {
 // classNext is when the first flow of class c ends.
 func (n *Net) classNext(c int32) (time.Duration, bool) {
 	L := &n.links[c]
-	for len(L.fin.h) > 0 {
-		e := L.fin.h[0]
+	for !L.fin.empty() {
+		e := L.fin.top()
 		if f := &n.flows[e.id]; f.live && f.class == c && f.gen == e.gen {
 			return L.vat + drain(e.fin-L.v, L.level), true
 		}
@@ -626,8 +655,16 @@ func (q *endHeap) down(i int) {
 	}
 }
 
-// finHeap orders a class's flows by the v at which they end, then id.
-type finHeap struct{ h []fin }
+// finHeap orders a class's flows by the v at which they end, then id. The
+// flows of a class mostly end in the order they joined it (equal blocks
+// at one level): those go to a queue in that order, in O(1), and only one
+// that would end before the queue's last goes to the heap. Its first is
+// the first of the two.
+type finHeap struct {
+	h  []fin
+	q  []fin // ascending
+	qh int   // q's first
+}
 
 type fin struct {
 	fin float64
@@ -637,7 +674,27 @@ type fin struct {
 
 func (a fin) less(b fin) bool { return a.fin < b.fin || (a.fin == b.fin && a.id < b.id) }
 
+func (q *finHeap) empty() bool { return len(q.h) == 0 && q.qh == len(q.q) }
+
+// top is the first (q not empty).
+func (q *finHeap) top() fin {
+	if q.qh == len(q.q) || len(q.h) > 0 && q.h[0].less(q.q[q.qh]) {
+		return q.h[0]
+	}
+	return q.q[q.qh]
+}
+
 func (q *finHeap) push(e fin) {
+	if q.qh == len(q.q) || q.q[len(q.q)-1].less(e) {
+		if q.qh == len(q.q) {
+			q.q, q.qh = q.q[:0], 0
+		} else if q.qh >= 64 && 2*q.qh >= len(q.q) {
+			q.q = q.q[:copy(q.q, q.q[q.qh:])]
+			q.qh = 0
+		}
+		q.q = append(q.q, e)
+		return
+	}
 	q.h = append(q.h, e)
 	h := q.h
 	for i := len(h) - 1; i > 0; {
@@ -650,9 +707,13 @@ func (q *finHeap) push(e fin) {
 	}
 }
 
-func (q *finHeap) pop() fin {
+// pop removes the first (q not empty).
+func (q *finHeap) pop() {
+	if q.qh < len(q.q) && (len(q.h) == 0 || !q.h[0].less(q.q[q.qh])) {
+		q.qh++
+		return
+	}
 	h := q.h
-	top := h[0]
 	n := len(h) - 1
 	h[0] = h[n]
 	h = h[:n]
@@ -671,5 +732,4 @@ func (q *finHeap) pop() fin {
 		i = m
 	}
 	q.h = h
-	return top
 }

@@ -205,8 +205,8 @@ func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 		c := n.ends.h[0].link
 		n.ends.set(c, 0, false)
 		L := &n.links[c]
-		for len(L.fin.h) > 0 {
-			e := L.fin.h[0]
+		for !L.fin.empty() {
+			e := L.fin.top()
 			if f := &n.flows[e.id]; !f.live || f.class != c || f.gen != e.gen {
 				L.fin.pop()
 				continue
