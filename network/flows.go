@@ -241,7 +241,10 @@ func (n *Net) settle() {
 		// find it.
 		n.dirty = n.dirty[:0]
 		s.links = append(s.links[:0], w, c)
-		n.star(s.links, num)
+		if n.links[c].nLeaf == 0 {
+			c = -1
+		}
+		n.starAt(c, s.links, num)
 		return
 	}
 	comp, fs := s.links[:0], s.flows[:0]
@@ -380,13 +383,23 @@ func (n *Net) star(comp []int32, num uint32) bool {
 			c = l
 		}
 	}
+	n.starAt(c, comp, num)
+	return true
+}
+
+// starAt is star for shard link c (−1: none, every flow ended).
+func (n *Net) starAt(c int32, comp []int32, num uint32) {
 	if c < 0 {
 		n.placeAll(comp, num) // every flow ended: nothing to share
-		return true
+		return
 	}
 	L := &n.links[c]
 	left, cnt := L.rate, L.nLeaf
 	for {
+		if cnt == 0 {
+			break
+		}
+		share := left / float64(cnt)
 		// The slowest group not yet capped.
 		g := -1
 		for k := range L.group {
@@ -395,7 +408,8 @@ func (n *Net) star(comp []int32, num uint32) bool {
 				g = k
 			}
 		}
-		if g < 0 || !(L.group[g].rate < left/float64(cnt)) {
+		if g < 0 || !(L.group[g].rate < share) {
+			n.setLevel(c, share)
 			break
 		}
 		G := &L.group[g]
@@ -403,11 +417,7 @@ func (n *Net) star(comp []int32, num uint32) bool {
 		left = max(0, left-float64(len(G.flows))*G.rate)
 		cnt -= int32(len(G.flows))
 	}
-	if cnt > 0 {
-		n.setLevel(c, left/float64(cnt))
-	}
 	n.placeAll(comp, num)
-	return true
 }
 
 // placeAll moves the leaves whose group changed between its link's class
