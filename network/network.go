@@ -223,15 +223,19 @@ func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 		c := n.ends.h[0].link
 		n.ends.set(c, 0, false)
 		L := &n.links[c]
+		// Its first live flow ends at at: refresh computed at from it,
+		// and nothing changed the class since (settle refreshed it).
+		known := true
 		for !L.fin.empty() {
 			e := L.fin.top()
 			if f := &n.flows[e.id]; !f.live || f.class != c || f.gen != e.gen {
 				L.fin.pop()
 				continue
 			}
-			if L.vat+drain(e.fin-L.v, L.level) > now {
+			if !known && L.vat+drain(e.fin-L.v, L.level) > now {
 				break
 			}
+			known = false
 			L.fin.pop()
 			n.stop(now, e.id)
 			ids = append(ids, e.id)
