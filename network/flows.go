@@ -183,6 +183,9 @@ func (n *Net) advance(now time.Duration) {
 // vAt is class c's v at t.
 func (n *Net) vAt(c int32, t time.Duration) float64 {
 	L := &n.links[c]
+	if t == L.vat {
+		return L.v // what the formula gives (v + 0), without its division
+	}
 	return L.v + L.level*float64(t-L.vat)/1e9
 }
 
@@ -232,6 +235,18 @@ func (n *Net) settle() {
 	s := &n.solve
 	s.num++
 	num := s.num
+	if w, c := n.dirty[0], n.dirty[len(n.dirty)-1]; len(n.dirty) == 2 && len(n.releaf) == 0 && n.lone(w, c) {
+		// One leaf started or ended on shard link c and nothing else
+		// changed: the component is c's star, as the search below would
+		// find it.
+		n.dirty = n.dirty[:0]
+		s.links = append(s.links[:0], w, c)
+		if n.links[c].nLeaf == 0 {
+			c = -1
+		}
+		n.starAt(c, s.links, num)
+		return
+	}
 	comp, fs := s.links[:0], s.flows[:0]
 	see := func(l int32) {
 		if n.links[l].seen != num {
@@ -336,6 +351,23 @@ func (n *Net) settle() {
 	s.links, s.flows = comp, fs
 }
 
+// lone reports whether worker link w carries nothing but a leaf of shard
+// link c (or nothing) and c no shared flow: then {w, c} is a component.
+func (n *Net) lone(w, c int32) bool {
+	W, S := &n.links[w], &n.links[c]
+	if W.shard || !S.shard || len(S.flows) > 0 {
+		return false
+	}
+	switch len(W.flows) {
+	case 0:
+		return true
+	case 1:
+		f := &n.flows[W.flows[0]]
+		return f.leaf && f.s == c
+	}
+	return false
+}
+
 // star is settle for a component without shared flows: one shard link and
 // its leaves (the common incast: each worker moves one block at a time).
 // Progressive filling then caps the groups slower than the link's share,
@@ -351,13 +383,23 @@ func (n *Net) star(comp []int32, num uint32) bool {
 			c = l
 		}
 	}
+	n.starAt(c, comp, num)
+	return true
+}
+
+// starAt is star for shard link c (−1: none, every flow ended).
+func (n *Net) starAt(c int32, comp []int32, num uint32) {
 	if c < 0 {
 		n.placeAll(comp, num) // every flow ended: nothing to share
-		return true
+		return
 	}
 	L := &n.links[c]
 	left, cnt := L.rate, L.nLeaf
 	for {
+		if cnt == 0 {
+			break
+		}
+		share := left / float64(cnt)
 		// The slowest group not yet capped.
 		g := -1
 		for k := range L.group {
@@ -366,7 +408,8 @@ func (n *Net) star(comp []int32, num uint32) bool {
 				g = k
 			}
 		}
-		if g < 0 || !(L.group[g].rate < left/float64(cnt)) {
+		if g < 0 || !(L.group[g].rate < share) {
+			n.setLevel(c, share)
 			break
 		}
 		G := &L.group[g]
@@ -374,11 +417,7 @@ func (n *Net) star(comp []int32, num uint32) bool {
 		left = max(0, left-float64(len(G.flows))*G.rate)
 		cnt -= int32(len(G.flows))
 	}
-	if cnt > 0 {
-		n.setLevel(c, left/float64(cnt))
-	}
 	n.placeAll(comp, num)
-	return true
 }
 
 // placeAll moves the leaves whose group changed between its link's class
@@ -451,8 +490,8 @@ func (n *Net) refresh(c int32) {
 // classNext is when the first flow of class c ends.
 func (n *Net) classNext(c int32) (time.Duration, bool) {
 	L := &n.links[c]
-	for len(L.fin.h) > 0 {
-		e := L.fin.h[0]
+	for !L.fin.empty() {
+		e := L.fin.top()
 		if f := &n.flows[e.id]; f.live && f.class == c && f.gen == e.gen {
 			return L.vat + drain(e.fin-L.v, L.level), true
 		}
@@ -626,8 +665,16 @@ func (q *endHeap) down(i int) {
 	}
 }
 
-// finHeap orders a class's flows by the v at which they end, then id.
-type finHeap struct{ h []fin }
+// finHeap orders a class's flows by the v at which they end, then id. The
+// flows of a class mostly end in the order they joined it (equal blocks
+// at one level): those go to a queue in that order, in O(1), and only one
+// that would end before the queue's last goes to the heap. Its first is
+// the first of the two.
+type finHeap struct {
+	h  []fin
+	q  []fin // ascending
+	qh int   // q's first
+}
 
 type fin struct {
 	fin float64
@@ -637,7 +684,27 @@ type fin struct {
 
 func (a fin) less(b fin) bool { return a.fin < b.fin || (a.fin == b.fin && a.id < b.id) }
 
+func (q *finHeap) empty() bool { return len(q.h) == 0 && q.qh == len(q.q) }
+
+// top is the first (q not empty).
+func (q *finHeap) top() fin {
+	if q.qh == len(q.q) || len(q.h) > 0 && q.h[0].less(q.q[q.qh]) {
+		return q.h[0]
+	}
+	return q.q[q.qh]
+}
+
 func (q *finHeap) push(e fin) {
+	if q.qh == len(q.q) || q.q[len(q.q)-1].less(e) {
+		if q.qh == len(q.q) {
+			q.q, q.qh = q.q[:0], 0
+		} else if q.qh >= 64 && 2*q.qh >= len(q.q) {
+			q.q = q.q[:copy(q.q, q.q[q.qh:])]
+			q.qh = 0
+		}
+		q.q = append(q.q, e)
+		return
+	}
 	q.h = append(q.h, e)
 	h := q.h
 	for i := len(h) - 1; i > 0; {
@@ -650,9 +717,13 @@ func (q *finHeap) push(e fin) {
 	}
 }
 
-func (q *finHeap) pop() fin {
+// pop removes the first (q not empty).
+func (q *finHeap) pop() {
+	if q.qh < len(q.q) && (len(q.h) == 0 || !q.h[0].less(q.q[q.qh])) {
+		q.qh++
+		return
+	}
 	h := q.h
-	top := h[0]
 	n := len(h) - 1
 	h[0] = h[n]
 	h = h[:n]
@@ -671,5 +742,4 @@ func (q *finHeap) pop() fin {
 		i = m
 	}
 	q.h = h
-	return top
 }

@@ -81,6 +81,21 @@ type Net struct {
 	applyFree           []time.Duration
 	sBusyIn, sBusyOut   []time.Duration // time each shard's downlink / uplink served
 	sBytesIn, sBytesOut []int64
+	sServeIn, sServeOut []served // the last serve of each shard's each direction
+}
+
+// served is serve(bytes, a shard link's rate): a shard's blocks are one
+// size, so a division each transfer is saved.
+type served struct {
+	bytes int64
+	d     time.Duration
+}
+
+func (m *served) of(bytes int64, rate float64) time.Duration {
+	if m.bytes != bytes { // (0 bytes serve in 0, the zero memo)
+		m.bytes, m.d = bytes, serve(bytes, rate)
+	}
+	return m.d
 }
 
 // New builds the network of a job with the given workers and shards. An
@@ -95,7 +110,8 @@ func New(s Spec, workers, shards int) (*Net, error) {
 	n := &Net{wl: make([]Link, workers), sl: make([]Link, shards), workers: workers, shards: shards,
 		applyRate: s.ApplyRate, applyFree: make([]time.Duration, shards),
 		sBusyIn: make([]time.Duration, shards), sBusyOut: make([]time.Duration, shards),
-		sBytesIn: make([]int64, shards), sBytesOut: make([]int64, shards)}
+		sBytesIn: make([]int64, shards), sBytesOut: make([]int64, shards),
+		sServeIn: make([]served, shards), sServeOut: make([]served, shards)}
 	for p := range n.wl {
 		n.wl[p] = s.Default
 	}
@@ -159,7 +175,7 @@ func serve(bytes int64, rate float64) time.Duration {
 // returns its id; Next and Done tell when it ends. It arrives Latency(p, i)
 // after it ends.
 func (n *Net) Push(now time.Duration, p, i int, bytes int64) int32 {
-	n.sBusyIn[i] += serve(bytes, n.sl[i].Rate)
+	n.sBusyIn[i] += n.sServeIn[i].of(bytes, n.sl[i].Rate)
 	n.sBytesIn[i] += bytes
 	return n.start(now, int32(p), int32(2*n.workers+n.shards+i), bytes)
 }
@@ -169,7 +185,7 @@ func (n *Net) Push(now time.Duration, p, i int, bytes int64) int32 {
 // progress holds the reply: the caller starts it once ApplyFree has
 // passed.)
 func (n *Net) Pull(now time.Duration, i, p int, bytes int64) int32 {
-	n.sBusyOut[i] += serve(bytes, n.sl[i].Rate)
+	n.sBusyOut[i] += n.sServeOut[i].of(bytes, n.sl[i].Rate)
 	n.sBytesOut[i] += bytes
 	return n.start(now, int32(2*n.workers+i), int32(n.workers+p), bytes)
 }
@@ -177,7 +193,9 @@ func (n *Net) Pull(now time.Duration, i, p int, bytes int64) int32 {
 // Next is when the first transfer in progress ends (false: none is in
 // progress), given no transfer starts before then.
 func (n *Net) Next() (time.Duration, bool) {
-	n.settle()
+	if !n.Settled() {
+		n.settle() // kept out of the common case so that Next inlines
+	}
 	return n.first()
 }
 
@@ -205,15 +223,19 @@ func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 		c := n.ends.h[0].link
 		n.ends.set(c, 0, false)
 		L := &n.links[c]
-		for len(L.fin.h) > 0 {
-			e := L.fin.h[0]
+		// Its first live flow ends at at: refresh computed at from it,
+		// and nothing changed the class since (settle refreshed it).
+		known := true
+		for !L.fin.empty() {
+			e := L.fin.top()
 			if f := &n.flows[e.id]; !f.live || f.class != c || f.gen != e.gen {
 				L.fin.pop()
 				continue
 			}
-			if L.vat+drain(e.fin-L.v, L.level) > now {
+			if !known && L.vat+drain(e.fin-L.v, L.level) > now {
 				break
 			}
+			known = false
 			L.fin.pop()
 			n.stop(now, e.id)
 			ids = append(ids, e.id)

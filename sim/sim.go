@@ -34,6 +34,8 @@ type worker struct {
 	tickArmed   time.Duration // puller deadline already scheduled (−1: none)
 	acks        int           // with a network: pushes in flight
 	ackAt       time.Duration // with a network: the latest acknowledgement so far
+	rot         uint64        // pushKey's rotation for the round rotFor−1 (rotFor 0: none yet)
+	rotFor      int64
 	// With a network, where the worker's time went (phase, indexed by
 	// the ph constants) since mark, and the longest a shard held its pull
 	// in progress (for a version, an apply, a server delay) since reqAt.
@@ -471,12 +473,17 @@ func (e *engine) computeDone(p int) {
 // each round (the worker's pushes so far) from the run's seed: the same
 // for every paradigm and with or without a network.
 func (e *engine) pushKey(kind evKind, p, i int) uint64 {
-	r := e.ws[p].pushes
-	z := e.cfg.Seed + 0x9e3779b97f4a7c15*uint64(r+1) // splitmix64
-	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
-	z = (z ^ z>>27) * 0x94d049bb133111eb
-	z ^= z >> 31
-	return rotKey(kind, (uint64(p)+z%uint64(len(e.ws)))%uint64(len(e.ws)), p, i)
+	w := &e.ws[p]
+	if r := w.pushes; w.rotFor != r+1 {
+		// Once a round: its compute's end, its blocks and its report
+		// share it (two 64-bit divisions each time otherwise).
+		z := e.cfg.Seed + 0x9e3779b97f4a7c15*uint64(r+1) // splitmix64
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		w.rot, w.rotFor = (uint64(p)+z%uint64(len(e.ws)))%uint64(len(e.ws)), r+1
+	}
+	return rotKey(kind, w.rot, p, i)
 }
 
 // offer hands worker p's gradient block to shard i's aggregator.
