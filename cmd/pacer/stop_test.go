@@ -47,7 +47,7 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 			// may not run the process between them).
 			select {
 			case <-stopping:
-			case <-time.After(guard):
+			case <-time.After(guard): // a guard: the event above never came, so the test fails rather than hangs
 				t.Fatal("the first signal was not taken")
 			}
 			syscall.Kill(os.Getpid(), syscall.SIGTERM)
@@ -61,7 +61,7 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("second signal %v: %v, want an error saying %q", second, err, want)
 			}
-		case <-time.After(guard):
+		case <-time.After(guard): // a guard: the event above never came, so the test fails rather than hangs
 			t.Fatalf("second signal %v: still running after SIGTERM", second)
 		}
 		close(release)
@@ -79,7 +79,7 @@ func TestStopPromptWhateverTheState(t *testing.T) {
 		if err != nil {
 			t.Errorf("a clean stop: %v", err)
 		}
-	case <-time.After(guard):
+	case <-time.After(guard): // a guard: the event above never came, so the test fails rather than hangs
 		t.Fatal("a clean stop did not return")
 	}
 }
@@ -110,14 +110,14 @@ func TestTwoSignalsAtOnceAreOneStop(t *testing.T) {
 	syscall.Kill(os.Getpid(), syscall.SIGTERM)
 	// Sent until the server has taken one as a repeat: the kernel merges
 	// two SIGTERMs still pending (bounded by the guard).
-	deadline := time.After(guard)
+	deadline := time.After(guard) // a guard on the loop below: it ends on the event, this only bounds it
 	for sent := false; !sent; {
 		select {
 		case <-twice:
 			sent = true
 		case <-deadline:
 			t.Fatal("the repeated signal was never taken")
-		case <-time.After(50 * time.Millisecond): // a guard's pace, not an expectation
+		case <-time.After(50 * time.Millisecond): // resend pace: a SIGTERM merged with a pending one gives no event to wait for
 			syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		}
 	}
@@ -126,7 +126,7 @@ func TestTwoSignalsAtOnceAreOneStop(t *testing.T) {
 		if err != nil {
 			t.Errorf("one stop delivered twice: %v, want the shutdown's own result", err)
 		}
-	case <-time.After(guard):
+	case <-time.After(guard): // a guard: the event above never came, so the test fails rather than hangs
 		t.Fatal("the stop did not return")
 	}
 	if !sameDelivery(time.Unix(100, 0), time.Unix(100, 0).Add(repeatWindow-time.Nanosecond), repeatWindow) ||
