@@ -43,7 +43,9 @@ func TestTCPProcessExitEndsTheJob(t *testing.T) {
 			pidFile := filepath.Join(dir, "pid")
 			fail := fmt.Sprintf("echo $$ > %s", pidFile) // exec keeps the pid
 			if c.start {
-				fail = "echo 'pacer: test: shard refuses its job' >&2; exit 3"
+				// The wrapper stamps its exit (ns since the epoch), so the time
+				// logged below runs from the failure, not from the job's start.
+				fail = fmt.Sprintf("date +%%s%%N > %s; echo 'pacer: test: shard refuses its job' >&2; exit 3", filepath.Join(dir, "exited"))
 			}
 			wrapper := filepath.Join(dir, "pacer")
 			script := fmt.Sprintf("#!/bin/sh\nif %s; then %s; fi\nexec %s \"$@\"\n", c.match, fail, pacerBin)
@@ -86,6 +88,14 @@ func TestTCPProcessExitEndsTheJob(t *testing.T) {
 				})
 			}
 			_, err = TrainResult(context.Background(), cfg, opt, progress)
+			if c.start {
+				b, rerr := os.ReadFile(filepath.Join(dir, "exited"))
+				ns, perr := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+				if rerr != nil || perr != nil {
+					t.Fatalf("the wrapper's exit stamp: %v %v", rerr, perr)
+				}
+				failed = time.Unix(0, ns)
+			}
 			took := time.Since(failed)
 			if err == nil {
 				t.Fatal("the job succeeded")
