@@ -22,7 +22,12 @@ func TestTCPWorkerKilled(t *testing.T) {
 	}{{"bsp", []int{2}}} {
 		t.Run(tc.spec, func(t *testing.T) {
 			cfg := fmnistJob(t, tc.spec, 4, 2, 9600, 1)
-			cfg.HeartbeatTimeout = 500 * time.Millisecond
+			// 5 s: a starting worker's allowance is four timeouts (20 s),
+			// so the victim, loading its data on a busy machine, is in
+			// the job when the fault waits for its first push (at 500 ms
+			// it was removed first at load 24, never pushed, and the
+			// fault never fired); the kill's removal takes 5 s more.
+			cfg.HeartbeatTimeout = 5 * time.Second
 			opt := tcpOpts(t)
 			for _, v := range tc.victims {
 				opt.Faults = append(opt.Faults, Fault{Role: "worker", Index: v, AtPushes: 12})

@@ -34,9 +34,12 @@ func TestTCPPythonWorkers(t *testing.T) {
 			if strings.HasSuffix(spec, "+recipes") {
 				cfg.Sampling, cfg.Normalize, cfg.ClipNorm = job.SamplingGlobal, job.NormalizeMean, 2
 			}
-			// A worker that has not pushed yet gets four timeouts: 20 s for
-			// the interpreter's start on a busy machine.
-			cfg.HeartbeatTimeout = 5 * time.Second
+			// No faults here, so no removal is wanted: a timeout (and with
+			// it the startup grace) longer than any interpreter's start
+			// on a busy machine. At 5 s (a 20 s grace) the PyTorch worker,
+			// importing torch at load 24, was removed before it connected
+			// and the Go worker ran the ssp job alone.
+			cfg.HeartbeatTimeout = 2 * time.Minute
 			cfg.Momentum = 0.9
 			res, err := TrainResult(context.Background(), cfg, o, nil)
 			if err != nil {
