@@ -239,6 +239,11 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws worke
 		c.plog.Info("worker returned", "worker", id, "peer", peerAddr(peer), "held", c.gate.Held(id))
 	}
 	c.noteBarriers() // a resync's push may pass one
+	if a.Finished {
+		c.endSuperstep()
+		c.log.Info("job finished", "pushes", c.ms.Pushes())
+		info.ended = true
+	}
 	info.Clock = c.gate.Clock(id)
 	info.Held = a.Returning && c.gate.Held(id)
 	info.Barriers, info.BarrierPushes = c.bar, c.barPushes

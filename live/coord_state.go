@@ -272,9 +272,6 @@ func (c *Coordinator) resync(now time.Time, p int, ws workerState, a membership.
 			c.start = at
 		}
 	}
-	if a.Finished {
-		c.log.Info("job finished", "pushes", c.ms.Pushes())
-	}
 	if !a.ResyncGate {
 		return out
 	}

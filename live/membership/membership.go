@@ -177,7 +177,8 @@ type Admit struct {
 	// connection and anything it still sends are refused.
 	Displaced bool
 	// Counted: pushes this Hello counted (answered before a restart, or
-	// reached the shards before a removal); Finished: they ended the job.
+	// reached the shards before a removal); Finished: they ended the job
+	// (the coordinator tells every worker, this one too).
 	Counted  int64
 	Finished bool
 }
@@ -256,6 +257,13 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 		t.pushes += n
 		a.Counted += n
 		m.Seq = pr.Seq
+		if t.pushes >= t.cfg.Target {
+			// That push was the job's last: the job ends here, as at a
+			// report (left running, it ended only at the next counted
+			// report, one round late, and a worker left alone past the
+			// target would push on).
+			t.done, t.end, a.Finished = true, now, true
+		}
 	}
 	switch {
 	case m.State == Removed:
