@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/pacer-ps/pacer/internal/filecap"
 )
 
 // Version is the version of the job description (Description) this build
@@ -90,13 +91,21 @@ func ParseDescription(b []byte) (Description, error) {
 	return d, nil
 }
 
+// MaxDescriptionBytes bounds a description file: one pacer writes is a
+// flat object of about 40 fields, under 2 KB (the longest field a list of
+// a few target accuracies), and it must fit a shard's argv (which Linux
+// caps at 2 MB for all arguments together); 1 MiB leaves room for any
+// indentation while a file of another kind is refused unread.
+const MaxDescriptionBytes = 1 << 20
+
 // ReadDescription reads a description given as its JSON text (starting
-// with "{") or as the name of a file holding it.
+// with "{") or as the name of a file holding it (at most
+// MaxDescriptionBytes, checked before it is read).
 func ReadDescription(s string) (Description, error) {
 	b := []byte(s)
 	if !strings.HasPrefix(strings.TrimSpace(s), "{") {
 		var err error
-		if b, err = os.ReadFile(s); err != nil {
+		if b, err = filecap.Read(s, "job description", MaxDescriptionBytes); err != nil {
 			return Description{}, fmt.Errorf("job description: %w", err)
 		}
 	}

@@ -20,14 +20,33 @@ const maxStaleness = 1<<16 - 1
 // idCap is the number of worker ids the job admits: its K workers and up
 // to K+64 joins (--id −1) beyond them. Every per-worker table (the
 // coordinator's members, a shard's membership, the aggregators' rounds) is
-// bounded by it, whatever a frame names.
+// bounded by it, whatever a frame names. It counts ids, not processes:
+// ids are keyed by incarnation (membership.Table.Hello), a removed join's
+// id goes to a later join, and its earlier process, back, is given a
+// fresh id within the same cap (or refused as unavailable until one is
+// free), so no churn of processes makes more.
 func idCap(p *job.Description) int { return min(2*p.Job.Workers+64, maxWorkers) }
 
 // inFlight is B, the job's bound on updates a shard can have made that its
-// checkpoint does not prove: every update takes at least one push, the job
-// ends after p.Pushes() pushes, and each worker id may have one push in flight
-// at the end and one pushed again after a restart. A version or clock a
-// worker names beyond what the shard can prove plus B is refused.
+// checkpoint does not prove. Every update takes at least one push, and a
+// push a shard applied is either counted by the coordinator (the job ends
+// after T = p.Pushes() of them) or not: in flight when the job ended, or
+// offered again after a restart of the shard. A worker has one push in
+// flight at a time, and only the process that has an id pushes under it
+// (a shard takes a data connection per id, the newest; a process given a
+// fresh id redials its links under that one before it pushes again): so
+// those are at most one each per id, 2·idCap, however often ids are
+// recycled. B = T + 2·idCap. A version or clock a worker names beyond
+// what the shard can prove plus B is refused.
+//
+// Not counted anywhere: the push of a process that died, or was given a
+// fresh id, between its push and its report (under the fresh id that
+// report is a retry: the old id's count went with the id). Each needs
+// its id removed first, a heartbeat timeout of silence. What a restarted
+// shard cannot prove is the updates since its checkpoint, counted (at
+// most T) and not; only more than 2·idCap such deaths after the
+// checkpoint, in a job whose every counted push also came after it, put
+// a version a worker holds beyond B, and that worker is refused.
 func inFlight(p *job.Description) uint64 { return uint64(p.Pushes()) + 2*uint64(idCap(p)) }
 
 // maxControlBytes bounds a Control frame's JSON: a membership view lists

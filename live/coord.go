@@ -182,6 +182,10 @@ func (c *Coordinator) grow() {
 // by a newer one is refused, and what it still sends on its connection is
 // refused (clock) or ignored (heartbeat).
 //
+// A removed join's process whose id went to another join is given a
+// fresh id (membership.Table.Hello: ids are keyed by incarnation), and
+// told to start from a full pull as a rejoining worker is.
+//
 // ws says which process dials and how far it has got. A process other
 // than the one the coordinator knew under the id (a worker killed and
 // started again) is a returning worker: its clock reports count from 1
@@ -238,7 +242,18 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws worke
 	case a.Returning:
 		c.plog.Info("worker returned", "worker", id, "peer", peerAddr(peer), "held", c.gate.Held(id))
 	}
+	if a.Fresh && a.Was != id {
+		// Said apart from the join: an operator following worker Was's
+		// process in the logs finds it again here.
+		c.plog.Info("worker given a fresh id: its own went to another join while it was removed", "worker", id, "was", a.Was, "peer", peerAddr(peer))
+		info.Rejoined = true
+	}
 	c.noteBarriers() // a resync's push may pass one
+	if a.Finished {
+		c.endSuperstep()
+		c.log.Info("job finished", "pushes", c.ms.Pushes())
+		info.ended = true
+	}
 	info.Clock = c.gate.Clock(id)
 	info.Held = a.Returning && c.gate.Held(id)
 	info.Barriers, info.BarrierPushes = c.bar, c.barPushes

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live/membership"
 )
 
@@ -163,10 +164,22 @@ func removeStaleCoordState(dir string) {
 	}
 }
 
+// The coordinator's state file is bounded by the ids it lists: a fixed
+// part (about 20 counters) under maxCoordFixed, and a record per worker id
+// under maxMemberBytes (seven numbers and up to membership's 8 displaced
+// processes, each at most 20 digits: TestCoordStateBound writes the
+// largest), at most maxWorkers ids. A larger file is not one the
+// coordinator wrote, and is refused before it is read (32 MiB and 4 KiB).
+const (
+	maxCoordFixed   = 4 << 10
+	maxMemberBytes  = 512
+	maxCoordStateSz = maxCoordFixed + maxMemberBytes*maxWorkers
+)
+
 // readCoordState reads dir's coordinator state; (nil, nil) when there is
 // none.
 func readCoordState(dir string) (*coordState, error) {
-	b, err := os.ReadFile(coordFile(dir))
+	b, err := filecap.Read(coordFile(dir), "coordinator state file", maxCoordStateSz)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -258,9 +271,6 @@ func (c *Coordinator) resync(now time.Time, p int, ws workerState, a membership.
 		if at := now.Add(-age); at.Before(c.start) {
 			c.start = at
 		}
-	}
-	if a.Finished {
-		c.log.Info("job finished", "pushes", c.ms.Pushes())
 	}
 	if !a.ResyncGate {
 		return out

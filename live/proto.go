@@ -50,6 +50,10 @@ type JobInfo struct {
 	BarrierPushes int64           `json:"barrier_pushes,omitempty"`
 	ShardAddrs    []string        `json:"shard_addrs"`
 	Job           job.Description `json:"job"`
+	// ended: the Hello counted the job's last push (a report answered
+	// before a removal or a restart): the server tells every worker the
+	// job is over instead of releasing anyone. Not sent.
+	ended bool
 }
 
 // ShardInfo is the JSON payload of a shard's HelloOK.

@@ -625,6 +625,12 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 		}
 		resp.Worker = int32(info.ID)
 		sv.admit(peer, role, resp.Worker)
+		if info.ended {
+			// As after the clock report that ends the job: everyone is
+			// told, this worker too, and no one released.
+			go shutdown(sv.coord.allPeersLocked())
+			return nil
+		}
 		sv.coord.sendRelease(notify)
 		return nil
 	default:

@@ -61,6 +61,7 @@ type wlink struct {
 	ops    chan linkOp
 	notify chan struct{}
 	conn   *wire.Conn
+	id     int32  // the worker id conn was opened under
 	inc    uint64 // incarnation of the shard we are connected to
 	pushed uint64 // incarnation that acknowledged our last push
 	held   uint64 // version of the last block delivered to the main loop
@@ -101,10 +102,17 @@ func (l *wlink) connect(ctx context.Context) error {
 			l.conn.Close()
 			l.conn = nil
 		default:
-			return nil
+			if l.id == l.w.curID() {
+				return nil
+			}
+			// The worker was given a fresh id: the shard knows this
+			// connection under the old one, which another process has.
+			l.conn.Close()
+			l.conn = nil
 		}
 	}
-	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: RoleWorker, Worker: int32(l.w.id), Meta: l.meta}, OnNotify: l.onNotify}
+	id := l.w.curID()
+	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: RoleWorker, Worker: id, Meta: l.meta}, OnNotify: l.onNotify}
 	cc.CallTimeout = -1 // calls never block on the server; ctx bounds them
 	c, err := dialRetry(ctx, l.w.tr, l.addr, cc, 0)
 	if err != nil {
@@ -116,7 +124,7 @@ func (l *wlink) connect(ctx context.Context) error {
 		return err
 	}
 	restarted := l.inc != 0 && si.Incarnation != l.inc
-	l.conn, l.inc = c, si.Incarnation
+	l.conn, l.inc, l.id = c, si.Incarnation, id
 	if restarted {
 		l.w.log.Warn("shard restarted", "shard", l.shard, "version", si.Version, "held", l.held)
 		l.announce(ctx)
@@ -130,7 +138,7 @@ func (l *wlink) announce(ctx context.Context) {
 	if l.held == 0 {
 		return
 	}
-	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: int32(l.w.id), Tag: l.held}
+	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: l.id, Tag: l.held}
 	l.conn.Send(ctx, &hb)
 }
 
@@ -194,6 +202,7 @@ func (l *wlink) call(ctx context.Context, floats int) error {
 		if err := l.connect(ctx); err != nil {
 			return err
 		}
+		l.req.Worker = l.id // a push or pull offered again after a fresh id goes under it
 		err := l.conn.CallBlock(ctx, &l.req, &l.resp, floats)
 		var re *wire.RemoteError
 		switch {
@@ -224,7 +233,7 @@ func badFrame(err error) bool {
 
 func (l *wlink) push(ctx context.Context, op linkOp) {
 	l.req.Reset()
-	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPush, uint32(l.shard), int32(l.w.id)
+	l.req.Type, l.req.Shard = wire.MsgPush, uint32(l.shard)
 	l.req.Tag, l.req.Extra, l.req.Floats = op.clock, op.read, op.data
 	err := l.call(ctx, 0) // the ack carries no floats
 	// A shard that cannot take pushes for now (its log's disk full, this
@@ -263,7 +272,7 @@ func (l *wlink) push(ctx context.Context, op linkOp) {
 // delivered, or failed for good).
 func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 	l.req.Reset()
-	l.req.Type, l.req.Shard, l.req.Worker = wire.MsgPull, uint32(l.shard), int32(l.w.id)
+	l.req.Type, l.req.Shard = wire.MsgPull, uint32(l.shard)
 	l.req.Tag, l.req.Extra = op.read, op.min
 	if l.into != nil {
 		l.resp.Floats = l.into[:0] // the reply's payload lands in place (Frame.FloatBuf)
@@ -300,7 +309,7 @@ func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 	}
 	// The reply is in: let the shard recycle the snapshot it pointed into.
 	l.held = ev.version
-	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: int32(l.w.id), Tag: l.held}
+	hb := wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(l.shard), Worker: l.id, Tag: l.held}
 	l.conn.Send(ctx, &hb)
 	return true
 }

@@ -139,6 +139,10 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	return w.loop(ctx)
 }
 
+// curID is the worker's id, for the goroutines beside the main loop (the
+// links, the heartbeats): a redial may change it (dialControl).
+func (w *Worker) curID() int32 { return int32(w.mID.Load()) }
+
 func (w *Worker) onNotify(f *wire.Frame) {
 	switch f.Type {
 	case wire.MsgRelease:
@@ -208,7 +212,8 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		c.Close()
 		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
 	}
-	if w.ctl != nil {
+	redial := w.ctl != nil
+	if redial {
 		// A coordinator restarted with other job flags: this worker's
 		// model, data shard and schedule are of the job it joined.
 		if err := info.Job.Mismatch("shard 0", &w.info.Job, fmt.Sprintf("worker %d", w.id)); err != nil {
@@ -217,12 +222,16 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		}
 		w.ctl.Close()
 	}
-	w.ctl, w.info = c, info
-	if w.id != info.ID {
-		// Only the first dial (−1: join) is given an id; a redial asks
-		// for its own and the links, which read it, are running by then.
-		w.id = info.ID
+	if redial && w.id != info.ID {
+		// A redial asks for its own id and is given another only when
+		// it was a join's, removed, and went to another join meanwhile
+		// (ids are keyed by incarnation): the worker goes on as a join
+		// under the new one, from a full pull. Its links read the id
+		// (curID) and redial under the new one at their next request.
+		w.log.Warn("given a fresh worker id: this process's went to another joining worker while it was removed", "worker", info.ID, "was", w.id)
+		info.Rejoined = true
 	}
+	w.ctl, w.info, w.id = c, info, info.ID
 	w.mID.Store(int64(info.ID))
 	w.noteBarrier(info.Barriers, uint64(max(info.BarrierPushes, 0)))
 	return nil

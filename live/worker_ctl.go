@@ -123,7 +123,7 @@ func (w *Worker) heartbeats(ctx context.Context, timeout time.Duration) {
 		w.ctlMu.Lock()
 		ctl := w.ctl
 		w.ctlMu.Unlock()
-		f := wire.Frame{Type: wire.MsgHeartbeat, Worker: int32(w.id)}
+		f := wire.Frame{Type: wire.MsgHeartbeat, Worker: w.curID()}
 		ctl.Send(ctx, &f)
 	})
 }

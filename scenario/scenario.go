@@ -13,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/optim"
@@ -228,10 +229,18 @@ func (s *Scenario) Validate() error {
 	return nil
 }
 
-// Load reads a scenario file (YAML or JSON); unknown keys are errors so a
-// typo does not silently fall back to a default.
+// MaxFileBytes bounds a scenario file. Its longest parts are lists with
+// an entry per worker or shard (speeds, worker_links, shard_links): at
+// job.MaxWorkers workers, a speed and a link spec of about 60 bytes each,
+// 6 MB; 16 MiB holds that with room for YAML's indentation and comments,
+// and refuses anything larger (a data file given by mistake) unread.
+const MaxFileBytes = 16 << 20
+
+// Load reads a scenario file (YAML or JSON; at most MaxFileBytes, checked
+// before it is read); unknown keys are errors so a typo does not silently
+// fall back to a default.
 func Load(path string) (*Scenario, error) {
-	b, err := os.ReadFile(path)
+	b, err := filecap.Read(path, "scenario file", MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -14,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/filecap"
+	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // peakRSS runs pacer with args and env and returns its peak resident set
@@ -173,5 +178,63 @@ func TestFileRefusalsPeakMemory(t *testing.T) {
 	}
 	if rss > 2*idle {
 		t.Errorf("eval --checkpoint-dir: the refusal peaked at %d KiB, more than twice the idle %d KiB", rss, idle)
+	}
+}
+
+// Issue 37: the whole files the command line reads (a run's summary for
+// pacer profile, a --tls-ca bundle) are checked against their stat size
+// before they are read: a sparse one a byte above its limit is refused by
+// its size (filecap.TooLarge, not read first), naming it.
+func TestWholeFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := func(name string, size int64) string {
+		p := filepath.Join(dir, name)
+		sparse(t, p, size)
+		return p
+	}
+	check := func(what string, err error, path string, size int64) {
+		t.Helper()
+		var tl *filecap.TooLarge
+		if !errors.As(err, &tl) || tl.Unsized || tl.Path != path || tl.Size != size {
+			t.Errorf("%s of a sparse file a byte above its limit: %v; want it refused by its stat size", what, err)
+		}
+	}
+	sum := big("summary.json", maxSummaryBytes+1)
+	_, _, _, err := (&profileSource{summary: sum}).fit()
+	check("profile --summary", err, sum, maxSummaryBytes+1)
+
+	ca := big("ca.pem", maxCABytes+1)
+	_, err = (&tlsFlags{ca: ca}).transport(live.Env{Getenv: func(string) string { return "" }}, false)
+	check("--tls-ca", err, ca, maxCABytes+1)
+}
+
+// Issue 37: the peak memory of pacer profile refusing a sparse summary
+// above its limit is at most twice the same command's on a valid minimal
+// summary (its idle RSS), never the file's size. (A child's peak counts
+// the test process's own until its exec: run alone, or after tests that
+// do not grow it.)
+func TestSummaryRefusalPeakMemory(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.json")
+	r := runstats.Run{Paradigm: "asp", Mode: "inproc", Workers: 2, Shards: 1,
+		WorkerIterations: []runstats.IterStats{{N: 100, Mean: 0.01, LogMean: math.Log(0.01), LogSD: 0.1}, {N: 100, Mean: 0.02, LogMean: math.Log(0.02), LogSD: 0.1}}}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(small, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.json")
+	sparse(t, big, maxSummaryBytes+1)
+	out := filepath.Join(dir, "cluster.yaml")
+	idle, errs := peakRSS(t, nil, "", "profile", "--summary", small, "--out", out)
+	rss, errs2 := peakRSS(t, nil, "", "profile", "--summary", big, "--out", out)
+	t.Logf("profile --summary: idle %d KiB, refusal %d KiB: %s", idle, rss, strings.TrimSpace(errs2))
+	if !strings.Contains(errs2, big) || !strings.Contains(errs2, strconv.Itoa(maxSummaryBytes+1)+" bytes") {
+		t.Errorf("profile --summary of a sparse file above the limit: %q, want a refusal naming it and its size (idle run: %s)", errs2, errs)
+	}
+	if rss > 2*idle {
+		t.Errorf("profile --summary: the refusal peaked at %d KiB, more than twice the idle %d KiB", rss, idle)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
@@ -37,6 +38,14 @@ func (p *profileSource) bind(fs *pflag.FlagSet) {
 	p.tls.bind(fs)
 }
 
+// maxSummaryBytes bounds --summary. A live run's summary.json grows with
+// its workers: each one's iteration histogram holds at most
+// runstats.IterBuckets (512) buckets, about 9 KB at worst, so 10,000
+// workers (the most any documented run has) take 90 MB; the per-shard
+// figures and the curve are small beside it, and real runs write tens of
+// KB. 256 MiB holds that worst case and refuses unread what cannot be one.
+const maxSummaryBytes = 256 << 20
+
 // fit reads the iteration times and fits them; shards and model are the
 // job's (0 and "" when the source does not say).
 func (p *profileSource) fit() (profile.Fit, int, string, error) {
@@ -47,7 +56,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 		if t := p.tls; t.on || t.cert != "" || t.key != "" || t.ca != "" || t.serverNameOver != "" {
 			return profile.Fit{}, 0, "", usage(errors.New("the --tls flags apply to --coordinator, which --summary does not dial"))
 		}
-		b, err := os.ReadFile(p.summary)
+		b, err := filecap.Read(p.summary, "run's summary.json", maxSummaryBytes)
 		if err != nil {
 			return profile.Fit{}, 0, "", fmt.Errorf("--summary: %w", err)
 		}

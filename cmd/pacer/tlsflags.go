@@ -5,8 +5,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/wire"
 	"github.com/spf13/pflag"
@@ -28,6 +28,11 @@ func (t *tlsFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&t.ca, "tls-ca", "", "PEM CA bundle that verifies the servers dialled (default $PACER_TLS_CA; none: the system's roots)")
 	fs.StringVar(&t.serverNameOver, "tls-server-name", "", "name to verify in the servers' certificates instead of the dialled host (default $PACER_TLS_SERVER_NAME)")
 }
+
+// maxCABytes bounds --tls-ca: a whole system's roots (Debian's bundle,
+// 140-odd certificates) are 220 KB; 4 MiB holds a bundle many times that
+// and refuses unread a file that cannot be one.
+const maxCABytes = 4 << 20
 
 // transport builds the process's transport; server reports whether the
 // process accepts connections (and so needs a certificate).
@@ -58,7 +63,7 @@ func (t *tlsFlags) transport(env live.Env, server bool) (wire.TCP, error) {
 		return wire.TCP{}, errors.New("TLS is on but a server needs its certificate: give --tls-cert and --tls-key (or $PACER_TLS_CERT and $PACER_TLS_KEY)")
 	}
 	if t.ca != "" {
-		pem, err := os.ReadFile(t.ca)
+		pem, err := filecap.Read(t.ca, "CA bundle", maxCABytes)
 		if err != nil {
 			return wire.TCP{}, fmt.Errorf("--tls-ca: %w", err)
 		}

@@ -15,7 +15,9 @@
 // live when its worker is heard again, under the same process or a new
 // one. Each process under an id is told apart by its incarnation (Inc),
 // and counts its pushes (Seq) from 1, so a report repeated because its
-// answer was lost is counted once.
+// answer was lost is counted once. Ids are keyed by incarnation: a removed
+// join's id goes to a later join when no other is free, and its earlier
+// process, if it comes back, is given a fresh id.
 package membership
 
 import (
@@ -176,8 +178,14 @@ type Admit struct {
 	// worker started again, or a duplicate): the older process's
 	// connection and anything it still sends are refused.
 	Displaced bool
+	// Fresh: the process of a removed join whose id (Was) went to
+	// another join, given a new one (ID): it goes on as a join under it,
+	// from a full pull at the gate's clock for the id.
+	Fresh bool
+	Was   int
 	// Counted: pushes this Hello counted (answered before a restart, or
-	// reached the shards before a removal); Finished: they ended the job.
+	// reached the shards before a removal); Finished: they ended the job
+	// (the coordinator tells every worker, this one too).
 	Counted  int64
 	Finished bool
 }
@@ -204,17 +212,34 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 		t.ms = append(t.ms, Member{State: Removed}) // a new id joins below
 	}
 	m := &t.ms[id]
-	if pr.Inc != 0 && slices.Contains(m.Displaced, pr.Inc) {
-		if id >= t.cfg.Workers && want >= 0 {
+	stale := pr.Inc != 0 && slices.Contains(m.Displaced, pr.Inc)
+	if !stale && want >= t.cfg.Workers && pr.Inc != 0 && pr.Seq > 0 && m.Inc != 0 && m.Inc != pr.Inc && !m.Restored {
+		// A process with pushes behind it, under a join's id another
+		// process has: displaced from it longer ago than Displaced
+		// remembers (a process started again under the id has pushed
+		// nothing yet). Taken for a returning one, it would displace the
+		// id's live process and find its reports numbered from 0.
+		stale = true
+	}
+	if stale {
+		switch {
+		case want < 0:
+			// A join given back a removed join's id it had itself been
+			// displaced from: it is the id's process again.
+			m.Displaced = slices.DeleteFunc(m.Displaced, func(i uint64) bool { return i == pr.Inc })
+		case id >= t.cfg.Workers:
 			// A removed join's process, back after its id went to
-			// another join: ids are keyed by the process that has them.
-			return Admit{}, refuse(BadRequest, "worker id %d was given to another joining worker after this one was removed: start it again with --id −1", id)
+			// another join: ids are keyed by incarnation, so it joins
+			// again under a fresh id rather than take back the one
+			// another process now has.
+			return t.fresh(now, id, pr)
+		default:
+			// Two processes under one id (a second worker started with
+			// the same --id): the newer one has it; the older is told
+			// why, and stops rather than redial, which would take the id
+			// back and reset the count of the reports it numbers.
+			return Admit{}, refuse(BadRequest, "worker id %d was taken over by a newer process (is another worker running with --id %d?): this one stops", id, id)
 		}
-		// Two processes under one id (a second worker started with the
-		// same --id): the newer one has it; the older is told why, and
-		// stops rather than redial, which would take the id back and
-		// reset the count of the reports it numbers.
-		return Admit{}, refuse(BadRequest, "worker id %d was taken over by a newer process (is another worker running with --id %d?): this one stops", id, id)
 	}
 	// A join given a removed join's id is a new worker, not that one
 	// returning, though it displaces that one's process.
@@ -256,6 +281,13 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 		t.pushes += n
 		a.Counted += n
 		m.Seq = pr.Seq
+		if t.pushes >= t.cfg.Target {
+			// That push was the job's last: the job ends here, as at a
+			// report (left running, it ended only at the next counted
+			// report, one round late, and a worker left alone past the
+			// target would push on).
+			t.done, t.end, a.Finished = true, now, true
+		}
 	}
 	switch {
 	case m.State == Removed:
@@ -271,6 +303,26 @@ func (t *Table) Hello(now time.Time, want int, pr Process) (Admit, error) {
 		t.first = now
 	}
 	m.Connected, m.LastSeen = true, now
+	return a, nil
+}
+
+// fresh admits the process of a removed join whose id (old) went to
+// another join: as a join (id −1), under the id free() gives, within the
+// cap like any join's, so however many processes come and go the job
+// never has more than IDCap ids. Its reports go on from its own count: a
+// report outstanding under its old id is answered as a retry, not
+// counted, since the old id's record of what it counted went with the id
+// (counted there before, it would count twice).
+func (t *Table) fresh(now time.Time, old int, pr Process) (Admit, error) {
+	a, err := t.Hello(now, -1, Process{Inc: pr.Inc})
+	if err != nil {
+		if r, ok := err.(*Refusal); ok && r.Code == Unavailable {
+			return Admit{}, refuse(Unavailable, "worker id %d was given to another joining worker after this one was removed, and no other is free: %s", old, r.Msg)
+		}
+		return Admit{}, err
+	}
+	t.ms[a.ID].Seq = pr.Seq
+	a.Fresh, a.Was = true, old
 	return a, nil
 }
 

@@ -52,6 +52,8 @@ import (
 //
 //	admit w=P ...               a Hello admitted: joined (the gate takes the
 //	                            id again), returning (another process),
+//	                            fresh was=Q (a removed join's process whose
+//	                            id Q went to another join, given this one),
 //	                            resync (a restored id's own process; gate: its
 //	                            clock is adopted), reconnect (the live
 //	                            process's new connection), displaced (it
@@ -177,6 +179,9 @@ func (h *tracer) Do(t *testing.T, d *datadriven.TestData) {
 			if f.on {
 				fmt.Fprintf(&h.log, " %s", f.name)
 			}
+		}
+		if a.Fresh {
+			fmt.Fprintf(&h.log, " fresh was=%d", a.Was)
 		}
 		if a.Counted > 0 {
 			fmt.Fprintf(&h.log, " counted=%d pushes=%d/%d", a.Counted, h.tab.Pushes(), h.tab.Target())
