@@ -49,6 +49,34 @@ func Check() error {
 	return nil
 }
 
+var netem struct {
+	once sync.Once
+	err  error
+}
+
+// Netem says whether a link latency can be emulated here: the kernel's
+// netem queueing discipline, tried once on the loopback of a namespace of
+// its own (a kernel does not gain or lose it while pacer runs). nil: it
+// can; else an error wrapping ErrUnsupported that names what is missing.
+func Netem() error {
+	if err := Check(); err != nil {
+		return err
+	}
+	netem.once.Do(func() {
+		ns := fmt.Sprintf("%s%d-%d-netem", namePrefix, os.Getpid(), seq.Add(1))
+		if err := run("ip", "netns", "add", ns); err != nil {
+			netem.err = fmt.Errorf("%w (%w)", ErrUnsupported, err)
+			return
+		}
+		defer run("ip", "netns", "del", ns)
+		err := run("tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms")
+		if err != nil {
+			netem.err = fmt.Errorf("%w: a link latency needs the netem queueing discipline (kernel module sch_netem), which this kernel lacks: %w", ErrUnsupported, err)
+		}
+	})
+	return netem.err
+}
+
 // New makes the hub and one namespace per host, each with its link shaped
 // as its Link says. On an error it removes what it made.
 func New(hosts []Host) (_ *Net, err error) {

@@ -3,8 +3,10 @@ package nsnet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -223,5 +225,31 @@ func TestFailedNewLeavesNothing(t *testing.T) {
 	after, _ := exec.Command("ip", "netns", "list").Output()
 	if string(after) != string(before) {
 		t.Errorf("namespaces before:\n%s\nafter the failed New:\n%s", before, after)
+	}
+}
+
+// Netem answers as New does: a link latency is refused exactly where
+// Netem says this kernel cannot add one, and the probe leaves nothing.
+func TestNetemAgreesWithNew(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
+	}
+	probe := Netem()
+	// Other processes' tests may make namespaces meanwhile: only this
+	// one's count.
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	if mine := fmt.Sprintf("%s%d-", namePrefix, os.Getpid()); strings.Contains(string(out), mine) {
+		t.Errorf("namespaces of this process left after the probe:\n%s", out)
+	}
+	if probe != nil && (!errors.Is(probe, ErrUnsupported) || !strings.Contains(probe.Error(), "netem")) {
+		t.Errorf("Netem() = %v: want ErrUnsupported naming netem", probe)
+	}
+	n, err := New([]Host{{Name: "a", Link: Link{Rate: 1e8, Latency: time.Millisecond}}})
+	if err == nil {
+		n.Close()
+	}
+	t.Logf("Netem: %v; New with a latency: %v", probe, err)
+	if (probe == nil) != (err == nil) {
+		t.Errorf("Netem() = %v but New with a latency gave %v: want both to allow it or both to refuse", probe, err)
 	}
 }
