@@ -236,6 +236,13 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 	}
 	pc, lc := c, c
 	pc.Mode, lc.Mode = compare.Virtual, live
+	if t := &lc.Job.Timing; len(t.Speeds) == 0 && t.Jitter == 0 && t.Straggler.IsZero() {
+		// A live job without speeds, jitter or stragglers has no timing
+		// model (live/pace.go) and runs at its real step, where the
+		// prediction charges the base: every worker at speed 1 is the
+		// same model, and holds them to it.
+		t.Speeds = []float64{1}
+	}
 	// Each run for the job's epochs, as the live runs: the same
 	// iterations, and so the same draws, on both sides.
 	pc.Horizon, pc.EpochsEach = 0, true
