@@ -68,19 +68,19 @@ func TestLinksNeedTCP(t *testing.T) {
 	}
 }
 
-// A worker's time in its clock reports is all of its time: with one
-// worker behind a slow shard link, each iteration moves the model in (its
-// pull) and out (its push) alone on the link, and the held time the job's
-// summary keeps covers every one of those transfers, the last push's too
-// (it was counted only from the next compute on, so the last report left
-// it out and the check's steady rate came out too fast).
+// A worker's time in its clock reports is all of its time: one worker
+// behind a slow shard link pulls the model and pushes its gradient, and
+// the held time the job's summary keeps covers both transfers, the push
+// too (it was counted only from the next compute on, so the last report
+// left out every worker's last push and the check's steady rate came out
+// too fast: here, half the time).
 func TestTCPLinksWaitCountsLastPush(t *testing.T) {
 	skipUnderRace(t)
 	if err := nsnet.Check(); err != nil {
 		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
 	}
 	const rate = 5e6 // bytes/s: the shard's link
-	cfg := fmnistJob(t, "bsp", 1, 1, 64, 1)
+	cfg := fmnistJob(t, "bsp", 1, 1, 32, 1) // one iteration
 	cfg.HeartbeatTimeout = time.Minute
 	cfg.Network = &network.Spec{Default: network.DefaultLink, Shards: map[int]network.Link{0: {Rate: rate, Latency: network.DefaultLink.Latency}}}
 	res, err := TrainResult(context.Background(), cfg, tcpOpts(t), nil)
@@ -97,12 +97,12 @@ func TestTCPLinksWaitCountsLastPush(t *testing.T) {
 	it := r.WorkerIterations[0]
 	busy := float64(it.N) * it.Mean
 	total := busy / (1 - r.WorkerWait[0])
-	// An idle link's token bucket lets its depth (nsnet: two 64 KiB
-	// packets at this rate) through at once: each transfer pays for the rest.
-	const burst = 2 * 65536
+	// An idle link lets a packet (up to 64 KiB) through at once: each
+	// transfer pays for the rest.
+	const burst = 65536
 	transfers := float64(it.N) * 2 * float64(network.FrameBytes(235146)-burst) / rate
 	t.Logf("%d iterations: %.3f s held and computing (%.3f s computing); the link alone needs %.3f s", it.N, total, busy, transfers)
-	if total < 0.9*transfers {
+	if total < 0.8*transfers {
 		t.Errorf("%d iterations reported as %.3f s held and computing: less than their %d pulls and pushes through a %.0f MB/s link take (%.3f s)",
 			it.N, total, it.N, rate/1e6, transfers)
 	}
