@@ -79,7 +79,7 @@ func TestTCPLinksWaitCountsLastPush(t *testing.T) {
 	if err := nsnet.Check(); err != nil {
 		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
 	}
-	const rate = 5e6 // bytes/s: the shard's link
+	const rate = 5e6                        // bytes/s: the shard's link
 	cfg := fmnistJob(t, "bsp", 1, 1, 32, 1) // one iteration
 	cfg.HeartbeatTimeout = time.Minute
 	cfg.Network = &network.Spec{Default: network.DefaultLink, Shards: map[int]network.Link{0: {Rate: rate, Latency: network.DefaultLink.Latency}}}
