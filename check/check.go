@@ -402,7 +402,7 @@ func why(r *Result) []string {
 	case off > 0 && r.Links != "":
 		out = append(out, fmt.Sprintf("The prediction charges the timing model's compute (in units of %s) and the links (%s), each "+
 			"direction of each link shared max-min fairly among its transfers; the live runs move the same bytes by TCP through the kernel's "+
-			"token buckets (flows that ramp up and share one queue), and also pay their applies, acknowledgements and coordination, and any real step longer than the base.", r.Base, r.Links))
+			"shapers (with its headers, 4–5%% more bytes, and its acknowledgements), and also pay their applies, acknowledgements and coordination, and any real step longer than the base.", r.Base, r.Links))
 	case off > 0:
 		out = append(out, fmt.Sprintf("The prediction charges only the timing model's compute (in units of %s); the live runs also pay their real "+
 			"pushes, pulls, applies and coordination, and any real step longer than the base.", r.Base))
@@ -461,7 +461,7 @@ func (r *Result) Markdown() string {
 		add("Measured throughput is the workers' steady rate (per worker one push per cycle of computing and waiting, summed); the wall rate, which also counts every worker process's start-up, was %s pushes/s.\n\n", strings.Join(walls, ", "))
 	}
 	if r.Links != "" {
-		add("Both sides on the links %s: charged by the prediction, emulated live (each process on a host of its own, its link rate-limited by the kernel's tc tbf).\n\n", r.Links)
+		add("Both sides on the links %s: charged by the prediction, emulated live (each process on a host of its own, its link rate-limited and shared fairly by the kernel's tc htb).\n\n", r.Links)
 		for _, n := range r.LinkNotes {
 			add("- %s\n", n)
 		}

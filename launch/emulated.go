@@ -13,7 +13,7 @@ import (
 // Emulated is spec as tcp mode can emulate it here (netem: whether this
 // kernel has the netem queueing discipline, nsnet.Netem), and one sentence
 // for each way the emulation differs from what spec says. Rates are shaped
-// as given (tc tbf). A latency up to VethLatency is left to the veth's
+// as given (tc htb). A latency up to VethLatency is left to the veth's
 // own, which is of that order. A larger one needs netem; without it the
 // link keeps the veth's latency, and the returned spec has VethLatency in
 // its place, so that a prediction of it is of the cluster that runs.
