@@ -111,8 +111,11 @@ func TestCheckScenarioNetworkShaped(t *testing.T) {
 		t.Fatalf("predicted %.2f pushes/s: the links should cost most of the %.0f pushes/s the compute allows", pred, workers/base)
 	}
 	// A busy machine only slows the live side: faster than the links'
-	// prediction by half means the bytes did not go through the links.
-	if !(meas > 0 && meas < 1.5*pred) {
+	// prediction means the bytes did not go through the links, or not at
+	// their rate, or the live rate was misread (the check read 1.23× here
+	// while its live workers ran unheld, its summary left out each
+	// worker's last push and the links were one queue each).
+	if !(meas > 0 && meas < 1.15*pred) {
 		t.Errorf("measured %.2f pushes/s against %.2f predicted for the scenario's links: want the live run held to them", meas, pred)
 	}
 	want := "cannot be shaped live: this kernel has no netem"
