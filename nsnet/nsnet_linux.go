@@ -193,6 +193,8 @@ func shape(ns, dev string, l Link, peers []string, match string) error {
 		return nil
 	}
 	if l.Latency > 0 {
+		// netem's own rate: one queue, not shared fairly (not run here:
+		// this machine's kernel has no netem).
 		args := []string{"-n", ns, "qdisc", "add", "dev", dev, "root", "netem", "delay", strconv.FormatInt(l.Latency.Microseconds(), 10) + "us",
 			"limit", "100000"}
 		if l.Rate > 0 {
