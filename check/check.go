@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/nsnet"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -63,7 +65,10 @@ type Result struct {
 	Base string `json:"base"`
 	// Links are the emulated links both sides ran on ("" : loopback, and
 	// no network in the prediction).
-	Links            string     `json:"links,omitempty"`
+	Links string `json:"links,omitempty"`
+	// LinkNotes say where the live links differ from what the prediction
+	// charges: a latency left to the veth, or one this kernel cannot add.
+	LinkNotes        []string   `json:"link_notes,omitempty"`
 	Seeds            []uint64   `json:"seeds"`
 	Paradigms        []Paradigm `json:"paradigms"`
 	PredictedRanking []string   `json:"predicted_ranking"` // by throughput, highest first
@@ -203,6 +208,12 @@ func Validate(c compare.Config, live string) error {
 	if c.Job.Network != nil && live != compare.TCP {
 		return fmt.Errorf("%w: links in %s mode (tcp mode emulates them, each process on a host of its own); leave them out or measure with tcp", ErrNotEmulated, live)
 	}
+	if c.Job.Network != nil {
+		// Here, not after minutes of prediction.
+		if err := nsnet.Check(); err != nil {
+			return fmt.Errorf("check: the links are emulated live on hosts of their own: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -217,8 +228,21 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 	if j.Timing.Base == 0 {
 		j.Timing.Base = DefaultBase
 	}
+	var notes []string
+	if j.Network != nil {
+		// Both sides on the cluster the live side can make: a latency this
+		// kernel cannot add is predicted as the veth's, and said.
+		j.Network, notes = launch.Emulated(j.Network, nsnet.Netem() == nil)
+	}
 	pc, lc := c, c
 	pc.Mode, lc.Mode = compare.Virtual, live
+	if t := &lc.Job.Timing; len(t.Speeds) == 0 && t.Jitter == 0 && t.Straggler.IsZero() {
+		// A live job without speeds, jitter or stragglers has no timing
+		// model (live/pace.go) and runs at its real step, where the
+		// prediction charges the base: every worker at speed 1 is the
+		// same model, and holds them to it.
+		t.Speeds = []float64{1}
+	}
 	// Each run for the job's epochs, as the live runs: the same
 	// iterations, and so the same draws, on both sides.
 	pc.Horizon, pc.EpochsEach = 0, true
@@ -239,7 +263,7 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 	}
 	r := Join(pred, meas, live, j.Timing.Base, j.Workers)
 	if j.Network != nil {
-		r.Links = j.Network.String()
+		r.Links, r.LinkNotes = j.Network.String(), notes
 	}
 	if r.Refit, err = refit(ctx, pc, r, meas, say); err != nil {
 		return nil, err
@@ -376,9 +400,9 @@ func why(r *Result) []string {
 	}
 	switch {
 	case off > 0 && r.Links != "":
-		out = append(out, fmt.Sprintf("The prediction charges the timing model's compute (in units of %s) and the links (%s), each link "+
-			"serving one transfer at a time; the live runs move the same bytes over emulated links by TCP, whose flows share a link "+
-			"and ramp up, and also pay their applies, acknowledgements and coordination, and any real step longer than the base.", r.Base, r.Links))
+		out = append(out, fmt.Sprintf("The prediction charges the timing model's compute (in units of %s) and the links (%s), each "+
+			"direction of each link shared max-min fairly among its transfers; the live runs move the same bytes by TCP through the kernel's "+
+			"shapers (with its headers, 4–5%% more bytes, and its acknowledgements), and also pay their applies, acknowledgements and coordination, and any real step longer than the base.", r.Base, r.Links))
 	case off > 0:
 		out = append(out, fmt.Sprintf("The prediction charges only the timing model's compute (in units of %s); the live runs also pay their real "+
 			"pushes, pulls, applies and coordination, and any real step longer than the base.", r.Base))
@@ -437,7 +461,13 @@ func (r *Result) Markdown() string {
 		add("Measured throughput is the workers' steady rate (per worker one push per cycle of computing and waiting, summed); the wall rate, which also counts every worker process's start-up, was %s pushes/s.\n\n", strings.Join(walls, ", "))
 	}
 	if r.Links != "" {
-		add("Both sides on the links %s: charged by the prediction, emulated live (each process on a host of its own, its link rate-limited by the kernel).\n\n", r.Links)
+		add("Both sides on the links %s: charged by the prediction, emulated live (each process on a host of its own, its link rate-limited and shared fairly by the kernel's tc htb).\n\n", r.Links)
+		for _, n := range r.LinkNotes {
+			add("- %s\n", n)
+		}
+		if len(r.LinkNotes) > 0 {
+			add("\n")
+		}
 	}
 	agree := "they agree, ties (within 5%) either way round"
 	if !r.SameRanking {

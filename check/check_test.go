@@ -135,6 +135,33 @@ func TestRunInproc(t *testing.T) {
 	}
 }
 
+// A check without speeds, jitter or stragglers holds its live workers to
+// the base, as the prediction charges it: the synthetic MLP's real step
+// is a fraction of the 20 ms base, so unheld live workers would run
+// several times faster than predicted.
+func TestRunHoldsLiveToTheBase(t *testing.T) {
+	bsp, err := paradigm.Parse("bsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := compare.Config{Specs: []paradigm.Spec{bsp}, Seeds: 1, Job: job.Config{Workers: 2, Shards: 1, Model: "mlp", Dataset: "synthetic",
+		TrainLimit: 1280, TestLimit: 100, Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1}}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := Run(ctx, c, compare.Inproc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Paradigms[0]
+	t.Logf("predicted %.1f pushes/s, measured %.1f", p.Predicted.Throughput, p.Measured.Throughput)
+	if !(p.ThroughputRatio > 0 && p.ThroughputRatio < 1.15) {
+		t.Errorf("live throughput %.2f× the prediction: want the live workers held to the %s base", p.ThroughputRatio, r.Base)
+	}
+	if c.Job.Timing.Speeds != nil {
+		t.Errorf("Run changed its caller's timing: %+v", c.Job.Timing)
+	}
+}
+
 // A live run's steady throughput: per worker one push per cycle of its
 // mean iteration over its share of time not held, summed; the check takes
 // it over the wall rate, which counts start-up.

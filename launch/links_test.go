@@ -67,3 +67,43 @@ func TestLinksNeedTCP(t *testing.T) {
 		t.Fatalf("links with metrics: %v", err)
 	}
 }
+
+// A worker's time in its clock reports is all of its time: one worker
+// behind a slow shard link pulls the model and pushes its gradient, and
+// the held time the job's summary keeps covers both transfers, the push
+// too (it was counted only from the next compute on, so the last report
+// left out every worker's last push and the check's steady rate came out
+// too fast: here, half the time).
+func TestTCPLinksWaitCountsLastPush(t *testing.T) {
+	skipUnderRace(t)
+	if err := nsnet.Check(); err != nil {
+		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
+	}
+	const rate = 5e6                        // bytes/s: the shard's link
+	cfg := fmnistJob(t, "bsp", 1, 1, 32, 1) // one iteration
+	cfg.HeartbeatTimeout = time.Minute
+	cfg.Network = &network.Spec{Default: network.DefaultLink, Shards: map[int]network.Link{0: {Rate: rate, Latency: network.DefaultLink.Latency}}}
+	res, err := TrainResult(context.Background(), cfg, tcpOpts(t), nil)
+	if errors.Is(err, nsnet.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Run
+	if len(r.WorkerIterations) != 1 || len(r.WorkerWait) != 1 || r.WorkerIterations[0].N < 1 || r.WorkerWait[0] >= 1 {
+		t.Fatalf("per-worker figures %+v, %v", r.WorkerIterations, r.WorkerWait)
+	}
+	it := r.WorkerIterations[0]
+	busy := float64(it.N) * it.Mean
+	total := busy / (1 - r.WorkerWait[0])
+	// An idle link lets a packet (up to 64 KiB) through at once: each
+	// transfer pays for the rest.
+	const burst = 65536
+	transfers := float64(it.N) * 2 * float64(network.FrameBytes(235146)-burst) / rate
+	t.Logf("%d iterations: %.3f s held and computing (%.3f s computing); the link alone needs %.3f s", it.N, total, busy, transfers)
+	if total < 0.8*transfers {
+		t.Errorf("%d iterations reported as %.3f s held and computing: less than their %d pulls and pushes through a %.0f MB/s link take (%.3f s)",
+			it.N, total, it.N, rate/1e6, transfers)
+	}
+}

@@ -28,7 +28,12 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 	for {
 		req.Reset()
 		req.Type, req.Worker, req.Tag = wire.MsgClock, int32(w.id), st.seq
-		req.Extra, req.Offset = uint64(st.res.Wait.Microseconds()), uint64(st.res.Busy.Microseconds())
+		// Held until now: the push just made (and its acknowledgements)
+		// is otherwise added only when the next compute starts, so the
+		// last report of the job, the one its summary keeps, would leave
+		// out every worker's last push and count its wait short by one.
+		held := st.res.Wait + time.Since(st.waitFrom)
+		req.Extra, req.Offset = uint64(held.Microseconds()), uint64(st.res.Busy.Microseconds())
 		req.Count = uint32(min(st.iter.Microseconds(), math.MaxUint32)) // for pacer profile
 		// The loss is a statistic: one the coordinator would refuse (a
 		// diverging model's overflow) is left out rather than failing a

@@ -2,9 +2,10 @@
 // network with links of a given speed: each host is a Linux network
 // namespace joined by a veth pair to a bridge in a hub namespace of its
 // own, and each host's link is rate-limited in both directions by the
-// kernel's token bucket (tc tbf), so that transfers queue at a slow link as
-// they would at a real one (a shard's link shared by every worker's push is
-// the incast of a synchronous round). Nothing touches the machine's own
+// kernel's hierarchical token bucket (tc htb), shared fairly among the
+// hosts it talks to, so that transfers queue at a slow link as they would
+// at a real one (a shard's link shared by every worker's push is the
+// incast of a synchronous round). Nothing touches the machine's own
 // network: every namespace, link and address belongs to a Net and goes
 // with Close.
 //

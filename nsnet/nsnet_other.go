@@ -15,6 +15,9 @@ type Net struct{}
 // Check says whether this machine can make a Net: it cannot, off Linux.
 func Check() error { return fmt.Errorf("%w: network namespaces need Linux", ErrUnsupported) }
 
+// Netem says a link latency cannot be emulated: network namespaces need Linux.
+func Netem() error { return Check() }
+
 // New refuses: network namespaces need Linux.
 func New(hosts []Host) (*Net, error) {
 	if err := checkHosts(hosts); err != nil {

@@ -3,8 +3,10 @@ package nsnet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -223,5 +225,114 @@ func TestFailedNewLeavesNothing(t *testing.T) {
 	after, _ := exec.Command("ip", "netns", "list").Output()
 	if string(after) != string(before) {
 		t.Errorf("namespaces before:\n%s\nafter the failed New:\n%s", before, after)
+	}
+}
+
+// Netem answers as New does: a link latency is refused exactly where
+// Netem says this kernel cannot add one, and the probe leaves nothing.
+func TestNetemAgreesWithNew(t *testing.T) {
+	if err := Check(); err != nil {
+		t.Skipf("%v (run the tests as root with iproute2 to include this)", err)
+	}
+	probe := Netem()
+	// Other processes' tests may make namespaces meanwhile: only this
+	// one's count.
+	out, _ := exec.Command("ip", "netns", "list").Output()
+	if mine := fmt.Sprintf("%s%d-", namePrefix, os.Getpid()); strings.Contains(string(out), mine) {
+		t.Errorf("namespaces of this process left after the probe:\n%s", out)
+	}
+	if probe != nil && (!errors.Is(probe, ErrUnsupported) || !strings.Contains(probe.Error(), "netem")) {
+		t.Errorf("Netem() = %v: want ErrUnsupported naming netem", probe)
+	}
+	n, err := New([]Host{{Name: "a", Link: Link{Rate: 1e8, Latency: time.Millisecond}}})
+	if err == nil {
+		n.Close()
+	}
+	t.Logf("Netem: %v; New with a latency: %v", probe, err)
+	if (probe == nil) != (err == nil) {
+		t.Errorf("Netem() = %v but New with a latency gave %v: want both to allow it or both to refuse", probe, err)
+	}
+}
+
+// Flows into one link share it fairly, as the model's links do: four
+// senders of 2.6 MB each into a 100 Mbit/s link end together, after about
+// 4 × 2.6 MB at the rate. (One first-in first-out queue for the link let
+// the first of them end after half that to 80% of it.)
+func TestLinkSharedFairly(t *testing.T) {
+	const rate, size = 12.5e6, 2_600_000
+	senders := []string{"a", "b", "c", "d"}
+	hosts := []Host{{Name: "s", Link: Link{Rate: rate}}}
+	for _, h := range senders {
+		hosts = append(hosts, Host{Name: h, Link: Link{Rate: rate}})
+	}
+	n := newNet(t, hosts)
+	ln, err := n.Listen("s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// Connected first, then all sending at once: the shares are measured,
+	// not the dials.
+	var conns []net.Conn
+	for _, h := range senders {
+		c, err := n.Dial(context.Background(), h, ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	ends := make(chan int, len(senders)) // bytes read, when a flow ends
+	var readers sync.WaitGroup
+	for range senders {
+		c, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			buf := make([]byte, 64<<10)
+			got := 0
+			for got < size {
+				k, err := c.Read(buf)
+				got += k
+				if err != nil {
+					break
+				}
+			}
+			ends <- got
+		}()
+	}
+	start := time.Now()
+	errc := make(chan error, len(conns))
+	for _, c := range conns {
+		go func() {
+			_, err := c.Write(make([]byte, size))
+			errc <- err
+		}()
+	}
+	var first, last time.Duration
+	for i := range senders {
+		if got := <-ends; got != size {
+			t.Fatalf("a receiver read %d of %d bytes", got, size)
+		}
+		took := time.Since(start)
+		if i == 0 {
+			first = took
+		}
+		last = took
+	}
+	readers.Wait()
+	for range conns {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	fair := time.Duration(float64(len(senders)*size) / rate * float64(time.Second))
+	t.Logf("four flows into one link: the first ended after %v, the last after %v (fair sharing: all at %v)", first, last, fair)
+	if first < fair*85/100 {
+		t.Errorf("the first of four flows ended after %v, the last after %v: want all near %v (a fair share each)", first, last, fair)
 	}
 }

@@ -68,9 +68,10 @@ type Scenario struct {
 	// Horizon is the virtual-time budget of every run, e.g. "45m" (virtual
 	// mode; default: the time the slowest paradigm needs for Epochs).
 	Horizon string `json:"horizon,omitempty"`
-	// Network is the cluster's network (virtual time and sim mode), in the
-	// link flags' syntax; absent: the command line's (by default
-	// network.DefaultLink); none: true for instant transfers.
+	// Network is the cluster's network (virtual time, sim mode, and pacer
+	// check, whose live side emulates it), in the link flags' syntax;
+	// absent: the command line's (by default network.DefaultLink); none:
+	// true for instant transfers.
 	Network *Network `json:"network,omitempty"`
 }
 

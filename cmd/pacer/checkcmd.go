@@ -32,10 +32,11 @@ the throughput ranking on each side, and where the two differ, why. Each side's 
 goes to --out/predicted and --out/measured.
 
 Server delays (--server-delay, real durations) are emulated on both sides. Links (--link,
---worker-link, --shard-link) are charged by the prediction and emulated live in tcp mode:
-each shard and worker runs on a host of its own, a Linux network namespace whose link the
-kernel rate-limits (needs root and iproute2; latencies up to 100us are left to the veth, larger
-ones need the kernel's netem). Without link flags the live side runs on loopback and the
+--worker-link, --shard-link, a scenario's network:) are charged by the prediction and emulated
+live in tcp mode: each shard and worker runs on a host of its own, a Linux network namespace
+whose link the kernel rate-limits (needs root and iproute2; latencies up to 100us are left to
+the veth, larger ones need the kernel's netem: where it is missing, both sides run with the
+veth's and the output says so). Without links the live side runs on loopback and the
 prediction charges no network. After the live runs the check
 predicts again with the overhead it measured charged as a latency on every message (the
 refit: one parameter, fitted on the median paradigm, checked on every one).`,
