@@ -100,7 +100,7 @@ var narrower = map[string][]string{
 	"job":      {"paradigm", "optim", "timing", "network", "data", "nn", "internal/filecap"},
 	"scenario": {"job", "paradigm", "network", "optim", "internal/filecap"},
 	"runstats": {"scenario"},
-	"check":    {"compare", "runstats", "network"},
+	"check":    {"compare", "runstats", "network", "launch", "nsnet"},
 	"profile":  {"runstats", "scenario"},
 	"steptime": {"nn"},
 }
