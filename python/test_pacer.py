@@ -111,15 +111,16 @@ def flat_job(procs, tmp, n, paradigm, flags):
     return addrs, job
 
 
-def torch_job(test, procs, tmp, flags):
+def torch_job(test, procs, tmp, flags, worker_flags=()):
     """Runs a job of two shards started with flags and two torch_worker.py
-    workers to its end (90 s at most), checks every process exited 0, and
-    returns the job's summary.json and each worker's closing JSON line."""
+    workers (given worker_flags) to its end (90 s at most), checks every
+    process exited 0, and returns the job's summary.json and each worker's
+    closing JSON line."""
     addrs = free_addrs(2)
     start_shards(procs, addrs, flags)
     for w in range(2):
         procs.start("worker-%d" % w, [sys.executable, os.path.join(HERE, "torch_worker.py"),
-                                      "--coordinator", addrs[0], "--id", str(w)])
+                                      "--coordinator", addrs[0], "--id", str(w)] + list(worker_flags))
     procs.wait_all(90)
     for p in procs.procs:
         test.assertEqual(p.returncode, 0, "%s exited %s:\n%s" % (p.name, p.returncode, procs.log(p)))
@@ -1334,6 +1335,285 @@ class AverageTest(unittest.TestCase):
                     self.assertEqual(p.returncode, 0, procs.log(p))
             finally:
                 procs.stop()
+
+
+def have_torch():
+    try:
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def precision_model(dtype):
+    """Parameters of every shape pacer's layout permutes (a 4-D convolution
+    weight, a 2-D dense weight, a bias), 16 floats, in dtype."""
+    import torch
+    m = torch.nn.Module()
+    m.pacer_layout = "pacer"
+    m.conv = torch.nn.Parameter(torch.zeros(2, 2, 1, 2, dtype=dtype))
+    m.fc = torch.nn.Linear(3, 2).to(dtype)
+    return m
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(have_torch(), "PyTorch is not installed (scripts/setup installs python3-torch)")
+class PrecisionTest(unittest.TestCase):
+    """Half-precision parameters against real shards, on synthetic
+    gradients (this machine's PyTorch cannot train float16 on the CPU):
+    one worker, two shards, BSP rounds of SGD (lr 0.5, no momentum) whose
+    products are exact. The push is the gradients' float32 values in the
+    vector's order; the pulled weights land in each parameter rounded to its
+    dtype from a float32 master copy that keeps what the rounding drops;
+    a GradScaler's scale is divided out before the push, an overflowed
+    gradient is not pushed and the scale moves as GradScaler.update
+    moves it."""
+
+    def job(self, tmp, procs, w0, pushes):
+        init = os.path.join(tmp, "init.npz")
+        np.savez(init, flat=w0)
+        addrs = free_addrs(2)
+        start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "bsp", "--model",
+                                    "flat:n=%d" % w0.size, "--init", init, "--lr", "0.5", "--momentum", "0",
+                                    "--train-n", str(32 * pushes), "--batch", "32", "--epochs", "1"])
+        return addrs
+
+    def shards(self, addrs):
+        return np.concatenate([weights(a, i)[1] for i, a in enumerate(addrs)])
+
+    def assert_rounded(self, w, model, dtype):
+        """Every parameter is the master copy (w.flat) rounded to dtype."""
+        import torch
+        import pacer.torch
+        want = pacer.torch._views(torch.from_numpy(w.flat.copy()), w.params, "pacer")
+        for p, v in zip(w.params, want):
+            self.assertEqual(p.dtype, dtype)
+            self.assertTrue(torch.equal(p.detach(), v.to(dtype)), "%s is not %s rounded" % (p, v))
+
+    def pushed(self, model, grads):
+        """The float32 vector a float32 model with these gradients pushes:
+        pacer.torch.to_flat of a copy holding them (its views, not the
+        worker's gather)."""
+        import copy
+        import torch
+        import pacer.torch
+        ref = copy.deepcopy(model).float()
+        with torch.no_grad():
+            for p, g in zip(ref.parameters(), grads):
+                p.copy_(g.float())
+        return pacer.torch.to_flat(ref)
+
+    def half_params(self, dtype):
+        import torch
+        import pacer.torch
+        lr, tiny_g, tiny_steps = np.float32(0.5), 2.0 ** -11, 20
+        n = 16
+        # In [1.25, 1.37]: representable in both half precisions but for
+        # 2^-12, a quarter of float16's ulp there (2^-10), far below
+        # bfloat16's (2^-7): each parameter is a rounding of its master.
+        w0 = (1.25 + np.arange(n) * 2.0 ** -7 + 2.0 ** -12).astype(np.float32)
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs = self.job(tmp, procs, w0, tiny_steps + 2)
+                model = precision_model(dtype)
+                w = pacer.torch.Worker(model, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertFalse(w.in_place)
+                    np.testing.assert_array_equal(w.flat, w0)
+                    self.assert_rounded(w, model, dtype)
+                    start = [p.detach().clone() for p in w.params]
+                    self.assertGreater(float(np.abs(pacer.torch.to_flat(model) - w0).max()), 0)
+                    # Updates of lr·g = 2^-12, a quarter of float16's ulp: a
+                    # worker holding only the half-precision weights would
+                    # round each one away and never move.
+                    naive = [s.clone() for s in start]
+                    want = w0
+                    for k in range(tiny_steps):
+                        w.zero_grad()
+                        for p in w.params:
+                            p.grad = torch.full_like(p, tiny_g)
+                        self.assertTrue(w.step())
+                        want = want - lr * np.float32(tiny_g)
+                        np.testing.assert_array_equal(w.flat, want)
+                        self.assert_rounded(w, model, dtype)
+                        naive = [q - float(lr) * tiny_g for q in naive]
+                    np.testing.assert_array_equal(self.shards(addrs), want)
+                    for s, q, p in zip(start, naive, w.params):
+                        self.assertTrue(torch.equal(q, s))  # the half-precision updates vanished
+                        self.assertTrue(bool((p.detach() < s).all()))  # the master's did not
+                    # Gradients of the parameters' dtype and shapes: the push
+                    # is their float32 values in the vector's (pacer's) order.
+                    grads = [(torch.arange(p.numel(), dtype=torch.float32).reshape(p.shape) * 0.25 - 1).to(dtype)
+                             for p in w.params]
+                    for p, g in zip(w.params, grads):
+                        p.grad = g
+                    g = self.pushed(model, grads)
+                    self.assertTrue(w.step())
+                    np.testing.assert_array_equal(w.flat_grad, g)
+                    want = want - lr * g
+                    np.testing.assert_array_equal(w.flat, want)
+                    self.assert_rounded(w, model, dtype)
+                    w.zero_grad()
+                    w.step()  # the job's last push
+                finally:
+                    w.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+            finally:
+                procs.stop()
+
+    def test_float16(self):
+        import torch
+        self.half_params(torch.float16)
+
+    def test_bfloat16(self):
+        import torch
+        self.half_params(torch.bfloat16)
+
+    def test_worker_refuses_what_the_device_cannot_train(self):
+        """torch_worker.py refuses, before joining (nothing listens at its
+        coordinator) and naming the flag, a precision this PyTorch cannot
+        train in on the CPU; bfloat16 passes the same check."""
+        import torch
+        import torch.nn.functional as F
+        try:
+            F.linear(torch.ones(2, 2, dtype=torch.float16), torch.ones(2, 2, dtype=torch.float16))
+            self.skipTest("this PyTorch computes float16 on the CPU")
+        except RuntimeError:
+            pass
+        addr = free_addrs(1)[0]
+        for flags, named in ((["--dtype", "float16"], "--dtype float16"), (["--autocast", "float16"], "--autocast float16"),
+                             (["--device", "cuda:7"], "--device cuda:7")):
+            if named.startswith("--device") and torch.cuda.is_available():
+                continue
+            r = subprocess.run([sys.executable, os.path.join(HERE, "torch_worker.py"), "--coordinator", addr] + flags,
+                               capture_output=True, text=True, timeout=120, env=dict(os.environ, PACER_TOKEN=TOKEN, PYTHONPATH=HERE))
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("torch_worker: %s" % named, r.stderr)
+            self.assertNotIn("cannot reach", r.stderr)  # refused before any dial
+        sys.path.insert(0, HERE)
+        import torch_worker
+        self.assertEqual(torch_worker.precision("cpu", "bfloat16", "bfloat16")[1:], (torch.bfloat16, torch.bfloat16))
+
+    def test_grad_scaler(self):
+        import torch
+        import pacer.torch
+        from unittest import mock
+        from torch.cuda.amp import grad_scaler
+        if not hasattr(grad_scaler, "amp_definitely_not_available"):
+            self.skipTest("this PyTorch's GradScaler is not the one this test knows how to build without CUDA")
+        # GradScaler disables itself without CUDA; built as on a GPU, its
+        # get_scale and update(new_scale) are tensor arithmetic on its
+        # scale, here a CPU tensor (what its first scale() call makes).
+        with mock.patch.object(grad_scaler, "amp_definitely_not_available", return_value=False):
+            sc = torch.cuda.amp.GradScaler(init_scale=1024.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2)
+        sc._lazy_init_scale_growth_tracker(torch.device("cpu"))
+        self.assertTrue(sc.is_enabled())
+        lr, n = np.float32(0.5), 16
+        w0 = np.linspace(-1, 1, n, dtype=np.float32)
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs = self.job(tmp, procs, w0, 3)
+                model = precision_model(torch.float16)
+                w = pacer.torch.Worker(model, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10,
+                                       scaler=sc)
+                try:
+                    grads = [(torch.arange(p.numel(), dtype=torch.float32).reshape(p.shape) * 0.125 - 0.5)
+                             for p in w.params]
+                    g = self.pushed(model, grads)
+                    want = w0
+
+                    def scaled_step(bad=False):
+                        s = sc.get_scale()
+                        for p, q in zip(w.params, grads):
+                            p.grad = (q * s).to(torch.float16)
+                        if bad:
+                            w.params[1].grad[0] = float("inf")  # what an overflow in float16 leaves
+                        return w.step()
+
+                    self.assertTrue(scaled_step())
+                    np.testing.assert_array_equal(w.flat_grad, g)  # 1024 divided out, exactly
+                    want = want - lr * g
+                    np.testing.assert_array_equal(self.shards(addrs), want)
+                    self.assertEqual((sc.get_scale(), w.skipped), (1024.0, 0))
+                    v0 = weights(addrs[0])[0]
+                    self.assertTrue(scaled_step(bad=True))  # skipped: not pushed, the scale halved
+                    self.assertEqual((sc.get_scale(), w.skipped), (512.0, 1))
+                    self.assertEqual(weights(addrs[0])[0], v0)
+                    np.testing.assert_array_equal(self.shards(addrs), want)
+                    np.testing.assert_array_equal(w.flat, want)
+                    self.assertTrue(scaled_step())
+                    want = want - lr * g
+                    np.testing.assert_array_equal(w.flat, want)
+                    self.assertEqual(sc.get_scale(), 512.0)  # one finite step since the backoff
+                    scaled_step()  # the job's third and last push: the growth interval of 2 reached
+                    self.assertEqual(sc.get_scale(), 1024.0)
+                    want = want - lr * g
+                finally:
+                    w.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                out = subprocess.run([PACER, "export", "--checkpoint-dir", os.path.join(tmp, "ckpt"), "--model-file",
+                                      os.path.join(tmp, "m.npz")], capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                np.testing.assert_array_equal(pacer.torch.load_flat(os.path.join(tmp, "m.npz")), want)
+            finally:
+                procs.stop()
+
+
+PRECISION_JOB = ["--workers", "2", "--paradigm", "bsp", "--model", "mlp", "--train-limit", "6000", "--epochs", "1",
+                 "--batch", "32", "--lr", "0.1", "--momentum", "0.5", "--eval-every", "1"]
+PRECISION_SEEDS = (1, 2, 3)
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+@unittest.skipUnless(have_torch(), "PyTorch is not installed (scripts/setup installs python3-torch)")
+class PrecisionJobTest(unittest.TestCase):
+    """Two PyTorch workers (torch_worker.py) train pacer's MLP on pacer's
+    shards (2 shards, bsp, the first 6000 Fashion-MNIST training samples,
+    one epoch, batch 32, lr 0.1, momentum 0.5) with float32 parameters,
+    with bfloat16 parameters, and with float32 parameters under bfloat16
+    autocast, for seeds 1, 2 and 3: the half-precision jobs' mean final
+    accuracy (shard 0's, on the whole test set) is within 1 point of the
+    float32 job's."""
+
+    def test_bfloat16(self):
+        variants = (("float32", []), ("bfloat16 parameters", ["--dtype", "bfloat16"]),
+                    ("bfloat16 autocast", ["--autocast", "bfloat16"]))
+        acc = {k: [] for k, _ in variants}
+        for seed in PRECISION_SEEDS:
+            for name, flags in variants:
+                with tempfile.TemporaryDirectory() as tmp:
+                    procs = Procs(tmp)
+                    try:
+                        r, ws = torch_job(self, procs, tmp, PRECISION_JOB + ["--seed", str(seed)], flags)
+                    finally:
+                        procs.stop()
+                self.assertEqual(sum(w["pushes"] for w in ws), r["pushes"])
+                for w in ws:
+                    self.assertEqual((w["dtype"], w["autocast"]), (flags[1] if flags[:1] == ["--dtype"] else "float32",
+                                                                   flags[1] if flags[:1] == ["--autocast"] else "none"))
+                    self.assertEqual(w["in_place"], flags[:1] != ["--dtype"])  # bfloat16 parameters are copied
+                acc[name].append(r["final_accuracy"])
+                print("\nprecision: seed %d, %s: final accuracy %.4f, %d pushes, %.1f s"
+                      % (seed, name, r["final_accuracy"], r["pushes"], r["seconds"]), file=sys.stderr)
+        mean = {k: sum(v) / len(v) for k, v in acc.items()}
+        print("\nprecision: mean final accuracy %s (seeds %s: %s)"
+              % ({k: round(v, 4) for k, v in mean.items()}, PRECISION_SEEDS, acc), file=sys.stderr)
+        for name in ("bfloat16 parameters", "bfloat16 autocast"):
+            d = [b - a for a, b in zip(acc["float32"], acc[name])]
+            m = sum(d) / len(d)
+            sd = (sum((x - m) ** 2 for x in d) / (len(d) - 1)) ** 0.5
+            t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571}.get(len(d), 2.0)
+            print("precision: %s − float32, paired by seed: %+.4f ± %.4f (95%% t interval)"
+                  % (name, m, t * sd / len(d) ** 0.5), file=sys.stderr)
+        for name in ("bfloat16 parameters", "bfloat16 autocast"):
+            self.assertGreaterEqual(mean[name], mean["float32"] - 0.01, acc)
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
