@@ -56,13 +56,19 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
+# pip install ./python's package, else the repository's copy beside this
+# example (PYTHONPATH=python, or found here).
+try:
+    import pacer
+except ImportError:
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import pacer
+FROM_SOURCE = os.path.abspath(pacer.__file__).startswith(os.path.join(ROOT, "python") + os.sep)
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import pacer  # noqa: E402
 import pacer.data  # noqa: E402
 import pacer.torch  # noqa: E402
 
@@ -262,7 +268,9 @@ def cmd_run(a):
     n = pacer.torch.save_flat(build(a.seed), init)
     addrs = free_addrs(a.shards)
     tok, ctl = secrets.token_hex(16), secrets.token_hex(16)
-    env = dict(os.environ, PACER_TOKEN=tok, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = dict(os.environ, PACER_TOKEN=tok)
+    if FROM_SOURCE:
+        env["PYTHONPATH"] = os.path.join(ROOT, "python")  # the workers import the copy this process does
     env.pop("PACER_CONTROL_TOKEN", None)
     job = ["--workers", str(a.workers), "--shards", str(a.shards), "--paradigm", a.paradigm, "--model", "flat:n=%d" % n,
            "--init", init, "--seed", str(a.seed), "--epochs", str(a.epochs), "--batch", str(a.batch), "--lr", str(a.lr),

@@ -25,10 +25,30 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-
-import pacer  # noqa: E402
+try:
+    import pacer  # pip's (scripts/test installs it), or PYTHONPATH's
+except ImportError:
+    sys.path.insert(0, HERE)
+    import pacer
 from pacer import wire  # noqa: E402
+
+# Whether the package under test is an installed one rather than the
+# source tree's: the processes the tests start then import it too (below).
+INSTALLED = not os.path.abspath(pacer.__file__).startswith(os.path.join(HERE, "pacer") + os.sep)
+
+
+def py_env(env=None):
+    """The environment of a Python process a test starts: it imports the
+    package under test. Installed, with no PYTHONPATH and PYTHONSAFEPATH
+    set, so a script in python/ (torch_worker.py) does not import the
+    source tree beside it; else the source tree by PYTHONPATH."""
+    e = dict(os.environ if env is None else env)
+    if INSTALLED:
+        e.pop("PYTHONPATH", None)
+        e["PYTHONSAFEPATH"] = "1"
+    else:
+        e["PYTHONPATH"] = HERE
+    return e
 
 PACER = os.environ.get("PACER_BIN", os.path.join(ROOT, "pacer"))
 TOKEN, CONTROL = "py-test-token", "py-test-control"
@@ -53,7 +73,7 @@ class Procs:
         self.procs = []
 
     def start(self, name, args, env=None):
-        e = dict(os.environ, PACER_TOKEN=TOKEN, PYTHONPATH=HERE)
+        e = py_env(dict(os.environ, PACER_TOKEN=TOKEN))
         e.update(env or {})
         log = open(os.path.join(self.tmp, name + ".log"), "wb")
         p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=e)
@@ -187,6 +207,37 @@ def expect_closed(test, conn, timeout=5):
         return err
     except socket.timeout:
         test.fail("the server kept the connection open")
+
+
+class InstallTest(unittest.TestCase):
+    """The package's version is pacer's (one source, compare/VERSION), and
+    under scripts/test (PACER_TEST_INSTALLED=1) the package tested is the
+    one pip installed, in this process and in the processes the tests
+    start."""
+
+    @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+    def test_version_is_pacers(self):
+        out = subprocess.run([PACER, "version"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        first = out.stdout.splitlines()[0]  # "pacer v0.1.0 (commit ...)"
+        self.assertEqual(first.split()[1], "v" + pacer.__version__, first)
+        with open(os.path.join(ROOT, "compare", "VERSION")) as f:
+            self.assertEqual(pacer.__version__, f.read().strip())
+
+    def test_installed_package(self):
+        if os.environ.get("PACER_TEST_INSTALLED") != "1":
+            self.skipTest("PACER_TEST_INSTALLED=1 is scripts/test's: the package is pip-installed there")
+        from importlib import metadata
+        self.assertTrue(INSTALLED, "pacer imported from %s, not the installed package" % pacer.__file__)
+        self.assertEqual(metadata.version("pacer-ps"), pacer.__version__)
+        reqs = sorted(r.replace(" ", "").replace("'", '"') for r in metadata.requires("pacer-ps"))
+        self.assertEqual(reqs, ["numpy", 'torch;extra=="torch"'])
+        # What a test's worker process imports, started from python/ where
+        # the source tree is the current directory's.
+        r = subprocess.run([sys.executable, "-c", "import pacer; print(pacer.__file__)"], cwd=HERE,
+                           capture_output=True, text=True, timeout=60, env=py_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(os.path.dirname(r.stdout.strip()), os.path.dirname(os.path.abspath(pacer.__file__)))
 
 
 class FrameTest(unittest.TestCase):
@@ -1489,7 +1540,7 @@ class PrecisionTest(unittest.TestCase):
             if named.startswith("--device") and torch.cuda.is_available():
                 continue
             r = subprocess.run([sys.executable, os.path.join(HERE, "torch_worker.py"), "--coordinator", addr] + flags,
-                               capture_output=True, text=True, timeout=120, env=dict(os.environ, PACER_TOKEN=TOKEN, PYTHONPATH=HERE))
+                               capture_output=True, text=True, timeout=120, env=py_env(dict(os.environ, PACER_TOKEN=TOKEN)))
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("torch_worker: %s" % named, r.stderr)
             self.assertNotIn("cannot reach", r.stderr)  # refused before any dial
@@ -2524,7 +2575,7 @@ class ResNetExampleTest(unittest.TestCase):
                                 "--paradigm", "bsp", "--workers", "2", "--shards", "1", "--train-limit", "6400",
                                 "--batch", "32", "--eval-every", "25", "--test-limit", "1000", "--ema", "0.9",
                                 "--final-test-limit", "2000", "--timeout", "240", "--pacer", PACER, "--out", tmp],
-                               capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=HERE))
+                               capture_output=True, text=True, timeout=300, env=py_env())
             wall = time.monotonic() - t0
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             with open(os.path.join(tmp, "result.json")) as f:
@@ -2569,7 +2620,7 @@ class ResNetExampleTest(unittest.TestCase):
                                 "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
                                 "--final-test-limit", "500", "--sampling", "global", "--normalize", "mean",
                                 "--clip-norm", "0.5", "--timeout", "120", "--pacer", PACER, "--out", tmp],
-                               capture_output=True, text=True, timeout=180, env=dict(os.environ, PYTHONPATH=HERE))
+                               capture_output=True, text=True, timeout=180, env=py_env())
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             with open(os.path.join(tmp, "result.json")) as f:
                 res = json.load(f)
