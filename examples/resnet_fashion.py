@@ -71,6 +71,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import pacer.data  # noqa: E402
 import pacer.torch  # noqa: E402
+import pacer.wire  # noqa: E402
 
 
 class Block(nn.Module):
@@ -147,6 +148,7 @@ def cmd_worker(a):
     tx, ty = torch.from_numpy(tx), torch.from_numpy(ty)
     model = ResNet()  # its weights come from the shards (the job's --init)
     want = "flat:n=%d" % pacer.torch.num_params(model)
+    emit(event="joining", id=a.id, coordinator=a.coordinator)
     try:
         c = pacer.Client(a.coordinator, worker_id=a.id, tls_ca=a.tls_ca)
     except pacer.JobDone:
@@ -258,6 +260,23 @@ def workers_mean(lines, normalize):
     return mean
 
 
+def job_progress(out, procs):
+    """What the job's processes have said so far: which still run, and
+    worker 0's last evaluation (its log's last eval line)."""
+    running = [p.name for p in procs if p.poll() is None]
+    last = None
+    try:
+        with open(os.path.join(out, "worker-0.log"), errors="replace") as f:
+            for s in f:
+                if s.startswith('{"event": "eval"'):
+                    last = json.loads(s)
+    except (OSError, ValueError):
+        pass
+    said = "worker 0 at step %d, test accuracy %.4f" % (last["step"], last["test_accuracy"]) if last else \
+        "no evaluation from worker 0 yet"
+    return "%s; running: %s" % (said, ", ".join(running) or "none")
+
+
 def cmd_run(a):
     """Shards and workers on this machine, every process stopped by the
     end (or by --timeout), then the final model exported and evaluated."""
@@ -316,11 +335,20 @@ def cmd_run(a):
                  "--eval-worker", "0"] + (["--data-dir", a.data_dir] if a.data_dir else [])
         for k in range(a.workers):
             start("worker-%d" % k, [sys.executable, os.path.abspath(__file__), "worker", "--id", str(k)] + wargs, env)
+        print("resnet_fashion: %d shard(s) and %d workers started (logs in %s); waiting for the job's end, at most "
+              "--timeout %g s" % (a.shards, a.workers, out, a.timeout))
+        progress = pacer.wire.WaitNotice(lambda: "resnet_fashion: waiting for the job: %s" % job_progress(out, procs),
+                                         time.monotonic(), say=print)
         for p in procs:
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                sys.exit("resnet_fashion: %s still running after --timeout %g s:\n%s" % (p.name, a.timeout, tail(p)))
+            while True:
+                try:
+                    p.wait(timeout=min(1.0, max(0.1, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        sys.exit("resnet_fashion: %s still running after --timeout %g s:\n%s"
+                                 % (p.name, a.timeout, tail(p)))
+                    progress.tick(time.monotonic())
         for p in procs:
             if p.returncode != 0:
                 sys.exit("resnet_fashion: %s exited %s:\n%s" % (p.name, p.returncode, tail(p)))
@@ -439,6 +467,8 @@ def main():
     p.add_argument("--out", default="out/resnet")
     p.set_defaults(run=cmd_run)
     a = ap.parse_args()
+    # Lines reach a pipe or a file as they are printed, not at exit.
+    sys.stdout.reconfigure(line_buffering=True)
     a.run(a)
 
 

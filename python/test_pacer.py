@@ -9,8 +9,10 @@ them when a test ends, and bound every wait. PACER_BIN names the binary
 (default ./pacer at the repository's root).
 """
 import json
+import logging
 import os
 import resource
+import select
 import signal
 import socket
 import struct
@@ -2538,6 +2540,179 @@ class RedialPaceTest(unittest.TestCase):
         self.assertLessEqual(job.count["control"], 10)
 
 
+class _Said(logging.Handler):
+    """Keeps the pacer logger's messages; sets event when one contains want."""
+
+    def __init__(self, want):
+        super().__init__(logging.INFO)
+        self.want, self.event, self.msgs = want, threading.Event(), []
+
+    def emit(self, record):
+        m = record.getMessage()
+        self.msgs.append(m)
+        if self.want in m:
+            self.event.set()
+
+    def __enter__(self):
+        logging.getLogger("pacer").addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("pacer").removeHandler(self)
+
+
+class SilentWaitTest(unittest.TestCase):
+    """No wait is silent: one that lasts NOTICE_AFTER (10 s) says what it
+    waits for, and again at intervals; a server that cannot be reached is
+    said at the first failed dial. The schedules run on a test's clock;
+    the live cases shorten NOTICE_AFTER and wait for the message itself."""
+
+    def test_notice_schedule(self):
+        said = []
+        n = wire.WaitNotice("the gate", 100.0, say=said.append)
+        ticks = [100, 105, 109.9, 110, 111, 119.9, 120, 139, 140, 179, 180, 239, 240, 299, 300, 360]
+        self.assertEqual([t for t in ticks if n.tick(t)], [110, 120, 140, 180, 240, 300, 360])
+        self.assertEqual(said[:2], ["the gate (10 s so far)", "the gate (20 s so far)"])
+
+    def test_dial_retry_says_at_once_then_at_intervals(self):
+        clock, dials = [0.0], []
+
+        def make():
+            dials.append(clock[0])
+            raise wire.ConnectionLost("connection refused")
+
+        def sleep(d):
+            clock[0] += d
+        with self.assertLogs("pacer", "WARNING") as cm:
+            with self.assertRaises(wire.ConnectionLost) as e:
+                wire.dial_retry(make, 30, "coordinator 127.0.0.1:1", clock=lambda: clock[0], sleep=sleep)
+        self.assertIn("gave up after 30 s", str(e.exception))
+        # At the first failure (before any pause), then about 10 s later;
+        # the next would have been 20 s after that, beyond the 30 s.
+        self.assertEqual([m.split(":", 2)[2] for m in cm.output],
+                         ["cannot reach coordinator 127.0.0.1:1 (connection refused); dialling again (0 s so far)",
+                          "cannot reach coordinator 127.0.0.1:1 (connection refused); dialling again (11 s so far)"])
+        self.assertGreater(len(dials), 20)
+
+    def test_unavailable_said_after_a_while(self):
+        """A shard that answers 'unavailable' (it does not list the worker
+        yet: a moment at a job's start) is said only once that lasts; and
+        the dial that then succeeds says after how long."""
+        for refusals, want in ((3, 0), (15, 2)):
+            clock, n = [0.0], [0]
+
+            def make():
+                n[0] += 1
+                if n[0] <= refusals:
+                    raise wire.RemoteError(wire.CODE_UNAVAILABLE, "not a member yet")
+                return "conn"
+
+            def sleep(d):
+                clock[0] += d
+            with self.assertLogs("pacer", "DEBUG") as cm:
+                wire.log.debug("start")  # assertLogs needs one record
+                self.assertEqual(wire.dial_retry(make, None, "shard 1 at x", clock=lambda: clock[0], sleep=sleep), "conn")
+            msgs = [m for m in cm.output if "start" not in m]
+            self.assertEqual(len(msgs), want, msgs)
+            if want:
+                self.assertIn("shard 1 at x", msgs[0])
+                self.assertIn("reached shard 1 at x after", msgs[1])
+
+    def test_client_says_it_cannot_reach_the_coordinator(self):
+        addr = free_addrs(1)[0]
+        with _Said("cannot reach coordinator %s" % addr) as said:
+            with self.assertRaises(wire.ConnectionLost):
+                pacer.Client(addr, token=TOKEN, connect_timeout=1.5)
+        self.assertTrue(said.event.is_set(), said.msgs)
+        self.assertIn("0 s so far", said.msgs[0])  # said at the first failed dial
+
+    def test_slow_reply_is_named(self):
+        """A server that keeps a reply waiting past NOTICE_AFTER is named
+        while the client waits (the server answers only once it was)."""
+        from unittest import mock
+        with _Said("to answer request 2 (pull)") as said:
+            def handler(hello, sock, f):
+                fake_send(sock, wire.HELLO_OK, {"ok": True}, req_id=f.req_id)
+                req = fake_read(sock)
+                said.event.wait(30)
+                fake_send(sock, wire.PULL_RESP, np.zeros(3, dtype=np.float32), req_id=req.req_id)
+            srv = FakeServer(handler)
+            try:
+                with mock.patch.object(wire, "NOTICE_AFTER", 0.1):
+                    c = wire.Conn(srv.addr, TOKEN, "worker", worker=0, timeout=60)
+                    try:
+                        r = c.call(wire.PULL, shard=0, worker=0)
+                    finally:
+                        c.close()
+            finally:
+                srv.stop()
+        self.assertTrue(said.event.is_set())
+        self.assertEqual(r.count, 3)
+        self.assertIn("still waiting for %s" % srv.addr, [m for m in said.msgs if "request 2" in m][0])
+
+    @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+    def test_gate_wait_is_named(self):
+        """A BSP worker held at the gate for the other worker's push says
+        so while it waits; the other's push then releases it."""
+        from unittest import mock
+        n = 11
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, n, "bsp", ["--train-n", "128", "--batch", "32", "--epochs", "1"])
+                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
+                try:
+                    for c in cs:
+                        c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    with _Said("worker 0 waits for the coordinator") as said, \
+                            mock.patch.object(wire, "NOTICE_AFTER", 0.1):
+                        done = []
+                        th = threading.Thread(target=lambda: done.append(cs[0].step()), daemon=True)
+                        th.start()
+                        self.assertTrue(said.event.wait(60), said.msgs)
+                        self.assertEqual(done, [])  # still held
+                        self.assertTrue(cs[1].step())
+                        th.join(60)
+                    self.assertEqual(done, [True])
+                    m = [m for m in said.msgs if "worker 0 waits" in m][0]
+                    self.assertIn("to release it (clock 1, bsp)", m)
+                finally:
+                    for c in cs:
+                        c.close()
+            finally:
+                procs.stop()
+
+    @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+    def test_example_worker_speaks_at_once(self):
+        """examples/resnet_fashion.py's worker, its output piped, prints its
+        first line while it runs (not at exit) and says at once that it
+        cannot reach the coordinator."""
+        addr = free_addrs(1)[0]
+        env = py_env(dict(os.environ, PACER_TOKEN=TOKEN))
+        env.pop("PYTHONUNBUFFERED", None)  # a user's default: a piped stdout is block-buffered
+        p = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "resnet_fashion.py"), "worker",
+                              "--coordinator", addr, "--id", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env)
+        try:
+            errs = []
+            for _ in range(50):  # lines before it: a library's warnings
+                errs.append(p.stderr.readline().decode())
+                if not errs[-1] or "cannot reach" in errs[-1]:
+                    break
+            self.assertIn("cannot reach coordinator %s" % addr, errs[-1], errs)
+            self.assertIsNone(p.poll(), "the worker exited before saying it cannot reach the coordinator")
+            # The joining line was printed before the dial: in the pipe by
+            # now, unless stdout holds it until the exit (60 s of dials on).
+            self.assertTrue(select.select([p.stdout], [], [], 0)[0], "the worker's first line is still in its buffer")
+            line = json.loads(p.stdout.readline())
+            self.assertEqual((line["event"], line["coordinator"]), ("joining", addr))
+        finally:
+            p.kill()
+            p.wait(10)
+            p.stdout.close()
+            p.stderr.close()
+
+
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
 class ResNetExampleTest(unittest.TestCase):
@@ -2593,6 +2768,7 @@ class ResNetExampleTest(unittest.TestCase):
             self.assertEqual((res["ema"], res["evaluated"]), (0.9, "average"))
             self.assertIn("final_weights_accuracy", res)
             self.assertIn("of θ̄, the weights' moving average (--ema 0.9)", r.stdout)
+            self.assertIn("resnet_fashion: 1 shard(s) and 2 workers started", r.stdout)  # said before it waits
             with open(os.path.join(tmp, "worker-0.log")) as f:
                 evals = [json.loads(s) for s in f if s.startswith('{"event": "eval"')]
             # During the job θ̄; after its end the weights, left out of the curve.

@@ -94,6 +94,7 @@ def main():
     ap.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
                     help="run the forward pass under torch.autocast in this dtype (default none)")
     a = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # the JSON line reaches a pipe when printed
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # a stack dump on demand, for a worker that hangs
     torch.set_num_threads(a.threads)
