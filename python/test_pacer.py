@@ -1546,9 +1546,11 @@ class PrecisionTest(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("torch_worker: %s" % named, r.stderr)
             self.assertNotIn("cannot reach", r.stderr)  # refused before any dial
-        sys.path.insert(0, HERE)
-        import torch_worker
-        self.assertEqual(torch_worker.precision("cpu", "bfloat16", "bfloat16")[1:], (torch.bfloat16, torch.bfloat16))
+        import pacer.torch
+        self.assertEqual(pacer.torch.precision("cpu", "bfloat16", "bfloat16")[1:], (torch.bfloat16, torch.bfloat16))
+        with self.assertRaises(ValueError) as cm:
+            pacer.torch.precision("cpu", "float64x")
+        self.assertIn("--dtype float64x", str(cm.exception))
 
     def test_grad_scaler(self):
         import torch
@@ -2779,6 +2781,42 @@ class ResNetExampleTest(unittest.TestCase):
             avg, theta = (pacer.torch.load_flat(os.path.join(tmp, f)) for f in ("model.npz", "weights.npz"))
             self.assertGreater(float(np.abs(avg - theta).max()), 0)
             self.assertTrue(os.path.exists(os.path.join(tmp, "curve.csv")))
+
+    def test_resnet_bfloat16(self):
+        """The example's workers train the ResNet with bfloat16 parameters
+        (20 BSP rounds of 640 samples): both report them, copied to and
+        from the shards' float32 (in_place false), and the job ends with
+        their pushes. A precision the device cannot train the ResNet in is
+        refused by run before anything starts, naming the flag."""
+        import torch
+        script = os.path.join(ROOT, "examples", "resnet_fashion.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, script, "run", "--paradigm", "bsp", "--workers", "2", "--shards", "1",
+                                "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
+                                "--final-test-limit", "500", "--dtype", "bfloat16", "--timeout", "120", "--pacer", PACER,
+                                "--out", tmp], capture_output=True, text=True, timeout=180, env=py_env())
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(tmp, "result.json")) as f:
+                res = json.load(f)
+            print("\nresnet_fashion bfloat16: final accuracy %.4f, %d pushes" % (res["final_accuracy"], res["pushes"]),
+                  file=sys.stderr)
+            self.assertEqual(res["dtype"], "bfloat16")
+            self.assertEqual(sum(w["pushes"] for w in res["workers_done"]), res["pushes"])
+            self.assertGreaterEqual(res["pushes"], 20)
+            for w in res["workers_done"]:
+                self.assertEqual((w["dtype"], w["in_place"], w["device"]), ("bfloat16", False, "cpu"))
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                torch.nn.functional.group_norm(torch.ones(2, 4, 3, 3, dtype=torch.bfloat16), 2, torch.ones(4))
+            self.skipTest("this PyTorch runs the ResNet under CPU autocast")
+        except RuntimeError:
+            pass
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, script, "run", "--autocast", "bfloat16", "--pacer", PACER, "--out", tmp],
+                               capture_output=True, text=True, timeout=120, env=py_env())
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("resnet_fashion: --autocast bfloat16 on cpu", r.stderr)
+            self.assertEqual(os.listdir(tmp), [])  # nothing started, nothing written
 
     def test_resnet_recipes(self):
         """The job's --sampling global, --normalize mean and --clip-norm

@@ -26,7 +26,6 @@ precision asked for (float16 on a CPU whose PyTorch lacks half-precision
 matrix products) is refused before the worker joins, naming the flag.
 """
 import argparse
-import contextlib
 import faulthandler
 import signal
 import json
@@ -51,37 +50,6 @@ def unsupported(job):
     return ""
 
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-
-def precision(device, dtype, autocast):
-    """The torch device, parameter dtype and autocast dtype (None: off) the
-    flags name; ValueError naming the flag the device cannot compute
-    (tried on a small matrix product and its gradient, what every model here
-    runs)."""
-    try:
-        dev = torch.device(device)
-    except RuntimeError as e:
-        raise ValueError("--device %s: %s" % (device, e)) from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device %s: PyTorch sees no CUDA device here" % device)
-    pdt = DTYPES[dtype]
-    adt = None if autocast == "none" else DTYPES[autocast]
-    for flag, dt, auto in (("--dtype %s" % dtype, pdt, None), ("--autocast %s" % autocast, torch.float32, adt)):
-        if dt == torch.float32 and auto is None:
-            continue
-        try:
-            w = torch.ones(3, 2, device=dev, dtype=dt, requires_grad=True)
-            ctx = torch.autocast(dev.type, dtype=auto) if auto is not None else contextlib.nullcontext()
-            with ctx:
-                out = F.linear(torch.ones(4, 2, device=dev, dtype=dt), w)
-            out.float().sum().backward()
-        except (RuntimeError, ValueError) as e:
-            raise ValueError("%s on %s: this PyTorch (%s) cannot train in it here (%s)"
-                             % (flag, dev, torch.__version__, str(e).splitlines()[0])) from None
-    return dev, pdt, adt
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--coordinator", required=True, help="shard 0's address, host:port")
@@ -90,7 +58,8 @@ def main():
     ap.add_argument("--tls-ca", default=None, help="CA bundle to verify the servers' certificates (turns TLS on)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (default 1: workers share the cores)")
     ap.add_argument("--device", default="cpu", help="the model's device: cpu, cuda, cuda:N (default cpu)")
-    ap.add_argument("--dtype", default="float32", choices=sorted(DTYPES), help="the parameters' dtype (default float32)")
+    ap.add_argument("--dtype", default="float32", choices=sorted(pacer.torch.DTYPES),
+                    help="the parameters' dtype (default float32)")
     ap.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
                     help="run the forward pass under torch.autocast in this dtype (default none)")
     a = ap.parse_args()
@@ -99,7 +68,7 @@ def main():
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # a stack dump on demand, for a worker that hangs
     torch.set_num_threads(a.threads)
     try:
-        dev, pdt, adt = precision(a.device, a.dtype, a.autocast)
+        dev, pdt, adt = pacer.torch.precision(a.device, a.dtype, a.autocast)
     except ValueError as e:
         sys.exit("torch_worker: %s" % e)
 
@@ -107,8 +76,7 @@ def main():
     try:
         c = pacer.Client(a.coordinator, worker_id=a.id, tls_ca=a.tls_ca)
         model = pacer.models.for_job(c.job).to(device=dev, dtype=pdt)
-        # GradScaler scales only on CUDA (elsewhere it disables itself).
-        scaler = torch.cuda.amp.GradScaler(enabled=adt == torch.float16 and dev.type == "cuda")
+        scaler = pacer.torch.grad_scaler(dev, adt)
         w = pacer.torch.Worker(model, client=c, scaler=scaler)
     except pacer.JobDone:
         # The job ended before this worker joined it (the others did its
@@ -133,7 +101,7 @@ def main():
         share.add(idx)
         idx = torch.from_numpy(idx).to(dev)
         w.zero_grad()
-        with torch.autocast(dev.type, dtype=adt) if adt is not None else contextlib.nullcontext():
+        with pacer.torch.autocast_context(dev, adt):
             out = model(xt[idx])
         # The loss in float32 whatever the forward pass computed in.
         loss = F.cross_entropy(out.float(), yt[idx])

@@ -38,6 +38,7 @@ weights into the model for an evaluation (what such a job evaluates) and
 the weights back after it; pacer export --average writes it.
 """
 import contextlib
+import copy
 import logging
 import math
 import os
@@ -140,6 +141,66 @@ def from_flat(model, flat, layout=None):
     with torch.no_grad():
         for p, v in zip(params, _views(t, params, layout)):
             p.copy_(v)
+
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def precision(device="cpu", dtype="float32", autocast="none", model=None, sample=None):
+    """The torch device, parameter dtype and autocast dtype (None: off) that
+    a worker's --device, --dtype and --autocast name, checked before the
+    worker joins: a small matrix product and its gradient (or, given a
+    model and a sample input, a copy of the model's forward and backward
+    pass) is tried in them, and what the device cannot train in is a
+    ValueError naming the flag. Debian's PyTorch 1.13, for one, has no
+    float16 matrix products on the CPU, and its CPU autocast is bfloat16
+    only."""
+    if dtype not in DTYPES:
+        raise ValueError("--dtype %s: want one of %s" % (dtype, ", ".join(sorted(DTYPES))))
+    if autocast not in ("none", "bfloat16", "float16"):
+        raise ValueError("--autocast %s: want none, bfloat16 or float16" % autocast)
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise ValueError("--device %s: %s" % (device, e)) from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device %s: PyTorch sees no CUDA device here" % device)
+    pdt = DTYPES[dtype]
+    adt = None if autocast == "none" else DTYPES[autocast]
+    for flag, dt, auto in (("--dtype %s" % dtype, pdt, None), ("--autocast %s" % autocast, torch.float32, adt)):
+        if dt == torch.float32 and auto is None:
+            continue
+        try:
+            if model is None:
+                m = torch.nn.Linear(2, 3).to(dev, dt)
+                x = torch.ones(4, 2)
+            else:
+                m = copy.deepcopy(model).to(dev, dt)
+                x = sample
+            with autocast_context(dev, auto):
+                out = m(x.to(dev, dt))
+            out.float().sum().backward()
+        except (RuntimeError, ValueError) as e:
+            raise ValueError("%s on %s: this PyTorch (%s) cannot train %s in it here (%s)"
+                             % (flag, dev, torch.__version__, "this model" if model is not None else "a dense layer",
+                                str(e).splitlines()[0])) from None
+    return dev, pdt, adt
+
+
+def autocast_context(device, dtype):
+    """torch.autocast on device in dtype; a context that does nothing for
+    dtype None."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=dtype)
+
+
+def grad_scaler(device, autocast_dtype):
+    """The GradScaler float16 autocast on CUDA wants (disabled otherwise:
+    bfloat16's range needs none, and GradScaler scales only on CUDA), for
+    Worker(..., scaler=)."""
+    on = autocast_dtype == torch.float16 and torch.device(device).type == "cuda"
+    return torch.cuda.amp.GradScaler(enabled=on)
 
 
 FLAT_ARRAY = "flat"  # modelfile.FlatArray: the one array of a flat model's file
