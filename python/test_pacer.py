@@ -39,6 +39,14 @@ from pacer import wire  # noqa: E402
 INSTALLED = not os.path.abspath(pacer.__file__).startswith(os.path.join(HERE, "pacer") + os.sep)
 
 
+def python_scripts():
+    """Makes python/'s scripts (torch_worker.py, eval_npz.py) importable,
+    after the package under test on the path: an installed package stays
+    the one imported."""
+    if HERE not in sys.path:
+        sys.path.append(HERE)
+
+
 def py_env(env=None):
     """The environment of a Python process a test starts: it imports the
     package under test. Installed, with no PYTHONPATH and PYTHONSAFEPATH
@@ -304,7 +312,8 @@ class RecipeTest(unittest.TestCase):
 
     def test_recipes_accepted(self):
         import pacer.data
-        import torch_worker  # noqa: E402 (python/, on the path above)
+        python_scripts()
+        import torch_worker
         job = recipe_job
         for j in (job(), job(Sampling="shard"), job(Sampling="global"), job(ClipNorm=5.0), job(Normalize="mean"),
                   job(Normalize="none"), job(Dataset="mnist")):
@@ -1048,7 +1057,7 @@ class StateDictTest(unittest.TestCase):
         import torch
         import pacer.models
         import pacer.torch
-        sys.path.insert(0, HERE)
+        python_scripts()
         import eval_npz
         torch.manual_seed(3)
         for name in ("mlp", "cnn"):
