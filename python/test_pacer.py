@@ -2661,6 +2661,20 @@ class SilentWaitTest(unittest.TestCase):
         self.assertEqual(r.count, 3)
         self.assertIn("still waiting for %s" % srv.addr, [m for m in said.msgs if "request 2" in m][0])
 
+    def test_hello_waits_the_handshake_timeout(self):
+        """A server that accepts and never answers the Hello is given up on
+        after the handshake's timeout, not the connection's (the reply
+        waits that name themselves use the latter)."""
+        answered = threading.Event()
+        srv = FakeServer(lambda hello, sock, f: answered.wait(30))
+        try:
+            with self.assertRaises(wire.ConnectionLost) as cm:
+                wire.Conn(srv.addr, TOKEN, "worker", worker=0, timeout=60, handshake_timeout=1)
+        finally:
+            answered.set()
+            srv.stop()
+        self.assertIn("timed out after 1 s", str(cm.exception))
+
     @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
     def test_gate_wait_is_named(self):
         """A BSP worker held at the gate for the other worker's push says

@@ -188,7 +188,9 @@ class Conn:
         self.addr = addr
         self.on_notify = on_notify
         self.max_payload = max_payload
-        self.timeout = timeout
+        # The Hello's reply is waited for under the handshake's timeout,
+        # the connection's own after it.
+        self.timeout = handshake_timeout
         self._next_id = 0
         self._wlock = threading.Lock()
         self._hdr = bytearray(HEADER_SIZE)
@@ -228,6 +230,7 @@ class Conn:
         except BaseException:
             self.close()
             raise
+        self.timeout = timeout
         sock.settimeout(timeout)
 
     # -- sending
