@@ -56,15 +56,22 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
+# pip install ./python's package, else the repository's copy beside this
+# example (PYTHONPATH=python, or found here).
+try:
+    import pacer
+except ImportError:
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import pacer
+FROM_SOURCE = os.path.abspath(pacer.__file__).startswith(os.path.join(ROOT, "python") + os.sep)
 
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import pacer  # noqa: E402
 import pacer.data  # noqa: E402
 import pacer.torch  # noqa: E402
+import pacer.wire  # noqa: E402
 
 
 class Block(nn.Module):
@@ -114,12 +121,16 @@ def build(seed):
     return ResNet()
 
 
-def evaluate(model, x, y, batch=500):
+def evaluate(model, x, y, batch=500, autocast=None):
+    """Test accuracy of the model on x, y, on the model's device, in its
+    parameters' dtype (under autocast in that dtype, if given)."""
+    p = next(model.parameters())
     model.eval()
     correct = 0
-    with torch.no_grad():
+    with torch.no_grad(), pacer.torch.autocast_context(p.device, autocast):
         for i in range(0, len(y), batch):
-            correct += int((model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum())
+            out = model(x[i:i + batch].to(p.device, p.dtype))
+            correct += int((out.argmax(1).cpu() == y[i:i + batch]).sum())
     model.train()
     return correct / max(len(y), 1)
 
@@ -134,13 +145,25 @@ def cmd_init(a):
     emit(event="init", params=n, model="flat:n=%d" % n, init=a.out, seed=a.seed)
 
 
+def probe(a):
+    """The device and precisions a's flags name, tried on this ResNet
+    (pacer.torch.precision): what the device cannot train the model in
+    exits naming the flag, before anything starts."""
+    try:
+        return pacer.torch.precision(a.device, a.dtype, a.autocast, model=ResNet(), sample=torch.zeros(2, 784))
+    except ValueError as e:
+        sys.exit("resnet_fashion: %s" % e)
+
+
 def cmd_worker(a):
     torch.set_num_threads(a.threads)
+    dev, pdt, adt = probe(a)
     x, y = pacer.data.load("train", a.data_dir)
     tx, ty = pacer.data.load("test", a.data_dir, limit=a.test_limit)
     tx, ty = torch.from_numpy(tx), torch.from_numpy(ty)
     model = ResNet()  # its weights come from the shards (the job's --init)
     want = "flat:n=%d" % pacer.torch.num_params(model)
+    emit(event="joining", id=a.id, coordinator=a.coordinator)
     try:
         c = pacer.Client(a.coordinator, worker_id=a.id, tls_ca=a.tls_ca)
     except pacer.JobDone:
@@ -150,7 +173,8 @@ def cmd_worker(a):
         c.close()
         sys.exit("resnet_fashion: the job's model is %s; this ResNet is %s (start the shards with --model %s "
                  "and the init subcommand's file)" % (c.job.model, want, want))
-    w = pacer.torch.Worker(model, client=c)
+    model.to(dev, pdt)  # before the Worker: it copies to and from where the parameters are
+    w = pacer.torch.Worker(model, client=c, scaler=pacer.torch.grad_scaler(dev, adt))
     job = w.job
     # The job's recipes as every worker carries them out (python/torch_worker.py
     # too): --train-limit and --normalize mean here (the test samples are
@@ -163,7 +187,7 @@ def cmd_worker(a):
         sys.exit("resnet_fashion: %s" % e)
     if mean is not None:
         tx = torch.from_numpy(pacer.data.subtract_mean(tx.numpy(), mean))
-    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    xt, yt = torch.from_numpy(x).to(dev, pdt), torch.from_numpy(y).to(dev)
     t0 = time.monotonic()
     steps = 0
     evals = a.eval_every > 0 and (a.eval_worker < 0 or a.eval_worker == w.id)
@@ -175,10 +199,10 @@ def cmd_worker(a):
         """The test accuracy of what the job evaluates: θ̄ under --ema, the
         weights otherwise; None if the job ended before θ̄ came."""
         if job.ema <= 0:
-            return evaluate(model, tx, ty), "weights"
+            return evaluate(model, tx, ty, autocast=adt), "weights"
         try:
             with w.averaged():
-                return evaluate(model, tx, ty), "average"
+                return evaluate(model, tx, ty, autocast=adt), "average"
         except pacer.JobDone:
             return None, None
     share = pacer.data.OwnShare(job, w.id)
@@ -186,9 +210,11 @@ def cmd_worker(a):
         if w.done:
             break
         share.add(idx)
-        idx = torch.from_numpy(idx)
+        idx = torch.from_numpy(idx).to(dev)
         w.zero_grad()
-        F.cross_entropy(model(xt[idx]), yt[idx]).backward()
+        with pacer.torch.autocast_context(dev, adt):
+            out = model(xt[idx])
+        w.scaler.scale(F.cross_entropy(out.float(), yt[idx])).backward()
         if not w.step():  # the shards apply the optimizer; False: the job has ended
             break
         steps += 1
@@ -200,13 +226,14 @@ def cmd_worker(a):
     # The weights it last pulled (the job has ended: no θ̄ from the shards
     # now); the job's final ones are in the shards' checkpoints (pacer
     # export, --average for θ̄).
-    emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3), test_accuracy=evaluate(model, tx, ty),
+    emit(event="eval", id=w.id, step=steps, seconds=round(time.monotonic() - t0, 3), test_accuracy=evaluate(model, tx, ty, autocast=adt),
          evaluated="weights", last=True)
     cl = w.client
     emit(event="done", id=w.id, pushes=cl.pushes, dropped=cl.dropped, busy_s=round(cl.busy_s, 3),
          wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3), sampling=job.sampling,
          own_shard=share.share, normalize=job.normalize, channel_mean=mean,
-         clip_norm=job.clip_norm, clipped=w.clipped)
+         clip_norm=job.clip_norm, clipped=w.clipped, device=str(dev), dtype=a.dtype, autocast=a.autocast,
+         in_place=w.in_place, skipped=w.skipped)
     w.close()
 
 
@@ -252,17 +279,37 @@ def workers_mean(lines, normalize):
     return mean
 
 
+def job_progress(out, procs):
+    """What the job's processes have said so far: which still run, and
+    worker 0's last evaluation (its log's last eval line)."""
+    running = [p.name for p in procs if p.poll() is None]
+    last = None
+    try:
+        with open(os.path.join(out, "worker-0.log"), errors="replace") as f:
+            for s in f:
+                if s.startswith('{"event": "eval"'):
+                    last = json.loads(s)
+    except (OSError, ValueError):
+        pass
+    said = "worker 0 at step %d, test accuracy %.4f" % (last["step"], last["test_accuracy"]) if last else \
+        "no evaluation from worker 0 yet"
+    return "%s; running: %s" % (said, ", ".join(running) or "none")
+
+
 def cmd_run(a):
     """Shards and workers on this machine, every process stopped by the
     end (or by --timeout), then the final model exported and evaluated."""
     pbin = pacer_bin(a.pacer)
+    probe(a)
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
     init = os.path.join(out, "init.npz")
     n = pacer.torch.save_flat(build(a.seed), init)
     addrs = free_addrs(a.shards)
     tok, ctl = secrets.token_hex(16), secrets.token_hex(16)
-    env = dict(os.environ, PACER_TOKEN=tok, PYTHONPATH=os.path.join(ROOT, "python"))
+    env = dict(os.environ, PACER_TOKEN=tok)
+    if FROM_SOURCE:
+        env["PYTHONPATH"] = os.path.join(ROOT, "python")  # the workers import the copy this process does
     env.pop("PACER_CONTROL_TOKEN", None)
     job = ["--workers", str(a.workers), "--shards", str(a.shards), "--paradigm", a.paradigm, "--model", "flat:n=%d" % n,
            "--init", init, "--seed", str(a.seed), "--epochs", str(a.epochs), "--batch", str(a.batch), "--lr", str(a.lr),
@@ -305,14 +352,24 @@ def cmd_run(a):
                         sys.exit("resnet_fashion: %s does not listen on %s" % (p.name, addr))
                     time.sleep(0.05)
         wargs = ["--coordinator", addrs[0], "--eval-every", str(a.eval_every), "--test-limit", str(a.test_limit),
-                 "--eval-worker", "0"] + (["--data-dir", a.data_dir] if a.data_dir else [])
+                 "--eval-worker", "0", "--device", a.device, "--dtype", a.dtype, "--autocast", a.autocast] + \
+            (["--data-dir", a.data_dir] if a.data_dir else [])
         for k in range(a.workers):
             start("worker-%d" % k, [sys.executable, os.path.abspath(__file__), "worker", "--id", str(k)] + wargs, env)
+        print("resnet_fashion: %d shard(s) and %d workers started (logs in %s); waiting for the job's end, at most "
+              "--timeout %g s" % (a.shards, a.workers, out, a.timeout))
+        progress = pacer.wire.WaitNotice(lambda: "resnet_fashion: waiting for the job: %s" % job_progress(out, procs),
+                                         time.monotonic(), say=print)
         for p in procs:
-            try:
-                p.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                sys.exit("resnet_fashion: %s still running after --timeout %g s:\n%s" % (p.name, a.timeout, tail(p)))
+            while True:
+                try:
+                    p.wait(timeout=min(1.0, max(0.1, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        sys.exit("resnet_fashion: %s still running after --timeout %g s:\n%s"
+                                 % (p.name, a.timeout, tail(p)))
+                    progress.tick(time.monotonic())
         for p in procs:
             if p.returncode != 0:
                 sys.exit("resnet_fashion: %s exited %s:\n%s" % (p.name, p.returncode, tail(p)))
@@ -369,7 +426,8 @@ def cmd_run(a):
               "final_test_samples": len(ty),
               "curve": [[e["seconds"], e["test_accuracy"]] for e in curve], "workers_done": done,
               "no_accuracy": summary.get("no_accuracy"), "sampling": a.sampling, "normalize": a.normalize,
-              "channel_mean": mean, "clip_norm": a.clip_norm}
+              "channel_mean": mean, "clip_norm": a.clip_norm, "device": a.device, "dtype": a.dtype,
+              "autocast": a.autocast}
     if a.ema > 0:
         result["final_weights_accuracy"] = weights_final  # θ's, beside θ̄'s final_accuracy
     with open(os.path.join(out, "result.json"), "w") as f:
@@ -403,6 +461,11 @@ def main():
     p.add_argument("--data-dir", default=None, help="Fashion-MNIST's IDX files (default $PACER_DATA, Debian's)")
     p.add_argument("--tls-ca", default=None, help="CA bundle of the servers' certificates (turns TLS on)")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--device", default="cpu", help="the workers' device: cpu, cuda, cuda:N (default cpu)")
+    p.add_argument("--dtype", default="float32", choices=sorted(pacer.torch.DTYPES),
+                   help="the workers' parameters' dtype (the shards hold float32)")
+    p.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
+                   help="the workers' forward passes under torch.autocast in this dtype (float16: with a GradScaler)")
     p.set_defaults(run=cmd_worker)
 
     p = sub.add_parser("run", help="shards, workers, export and evaluation, all on this machine")
@@ -429,8 +492,15 @@ def main():
     p.add_argument("--pacer", default=None, help="the pacer binary (default $PACER_BIN, ./pacer, then PATH)")
     p.add_argument("--timeout", type=float, default=3600, help="stop everything after this many seconds")
     p.add_argument("--out", default="out/resnet")
+    p.add_argument("--device", default="cpu", help="the workers' device: cpu, cuda, cuda:N (default cpu)")
+    p.add_argument("--dtype", default="float32", choices=sorted(pacer.torch.DTYPES),
+                   help="the workers' parameters' dtype (the shards hold float32)")
+    p.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
+                   help="the workers' forward passes under torch.autocast in this dtype (float16: with a GradScaler)")
     p.set_defaults(run=cmd_run)
     a = ap.parse_args()
+    # Lines reach a pipe or a file as they are printed, not at exit.
+    sys.stdout.reconfigure(line_buffering=True)
     a.run(a)
 
 

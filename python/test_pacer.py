@@ -9,8 +9,10 @@ them when a test ends, and bound every wait. PACER_BIN names the binary
 (default ./pacer at the repository's root).
 """
 import json
+import logging
 import os
 import resource
+import select
 import signal
 import socket
 import struct
@@ -25,10 +27,38 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, HERE)
-
-import pacer  # noqa: E402
+try:
+    import pacer  # pip's (scripts/test installs it), or PYTHONPATH's
+except ImportError:
+    sys.path.insert(0, HERE)
+    import pacer
 from pacer import wire  # noqa: E402
+
+# Whether the package under test is an installed one rather than the
+# source tree's: the processes the tests start then import it too (below).
+INSTALLED = not os.path.abspath(pacer.__file__).startswith(os.path.join(HERE, "pacer") + os.sep)
+
+
+def python_scripts():
+    """Makes python/'s scripts (torch_worker.py, eval_npz.py) importable,
+    after the package under test on the path: an installed package stays
+    the one imported."""
+    if HERE not in sys.path:
+        sys.path.append(HERE)
+
+
+def py_env(env=None):
+    """The environment of a Python process a test starts: it imports the
+    package under test. Installed, with no PYTHONPATH and PYTHONSAFEPATH
+    set, so a script in python/ (torch_worker.py) does not import the
+    source tree beside it; else the source tree by PYTHONPATH."""
+    e = dict(os.environ if env is None else env)
+    if INSTALLED:
+        e.pop("PYTHONPATH", None)
+        e["PYTHONSAFEPATH"] = "1"
+    else:
+        e["PYTHONPATH"] = HERE
+    return e
 
 PACER = os.environ.get("PACER_BIN", os.path.join(ROOT, "pacer"))
 TOKEN, CONTROL = "py-test-token", "py-test-control"
@@ -53,7 +83,7 @@ class Procs:
         self.procs = []
 
     def start(self, name, args, env=None):
-        e = dict(os.environ, PACER_TOKEN=TOKEN, PYTHONPATH=HERE)
+        e = py_env(dict(os.environ, PACER_TOKEN=TOKEN))
         e.update(env or {})
         log = open(os.path.join(self.tmp, name + ".log"), "wb")
         p = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=e)
@@ -111,15 +141,16 @@ def flat_job(procs, tmp, n, paradigm, flags):
     return addrs, job
 
 
-def torch_job(test, procs, tmp, flags):
+def torch_job(test, procs, tmp, flags, worker_flags=()):
     """Runs a job of two shards started with flags and two torch_worker.py
-    workers to its end (90 s at most), checks every process exited 0, and
-    returns the job's summary.json and each worker's closing JSON line."""
+    workers (given worker_flags) to its end (90 s at most), checks every
+    process exited 0, and returns the job's summary.json and each worker's
+    closing JSON line."""
     addrs = free_addrs(2)
     start_shards(procs, addrs, flags)
     for w in range(2):
         procs.start("worker-%d" % w, [sys.executable, os.path.join(HERE, "torch_worker.py"),
-                                      "--coordinator", addrs[0], "--id", str(w)])
+                                      "--coordinator", addrs[0], "--id", str(w)] + list(worker_flags))
     procs.wait_all(90)
     for p in procs.procs:
         test.assertEqual(p.returncode, 0, "%s exited %s:\n%s" % (p.name, p.returncode, procs.log(p)))
@@ -188,6 +219,37 @@ def expect_closed(test, conn, timeout=5):
         test.fail("the server kept the connection open")
 
 
+class InstallTest(unittest.TestCase):
+    """The package's version is pacer's (one source, compare/VERSION), and
+    under scripts/test (PACER_TEST_INSTALLED=1) the package tested is the
+    one pip installed, in this process and in the processes the tests
+    start."""
+
+    @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+    def test_version_is_pacers(self):
+        out = subprocess.run([PACER, "version"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        first = out.stdout.splitlines()[0]  # "pacer v0.1.0 (commit ...)"
+        self.assertEqual(first.split()[1], "v" + pacer.__version__, first)
+        with open(os.path.join(ROOT, "compare", "VERSION")) as f:
+            self.assertEqual(pacer.__version__, f.read().strip())
+
+    def test_installed_package(self):
+        if os.environ.get("PACER_TEST_INSTALLED") != "1":
+            self.skipTest("PACER_TEST_INSTALLED=1 is scripts/test's: the package is pip-installed there")
+        from importlib import metadata
+        self.assertTrue(INSTALLED, "pacer imported from %s, not the installed package" % pacer.__file__)
+        self.assertEqual(metadata.version("pacer-ps"), pacer.__version__)
+        reqs = sorted(r.replace(" ", "").replace("'", '"') for r in metadata.requires("pacer-ps"))
+        self.assertEqual(reqs, ["numpy", 'torch;extra=="torch"'])
+        # What a test's worker process imports, started from python/ where
+        # the source tree is the current directory's.
+        r = subprocess.run([sys.executable, "-c", "import pacer; print(pacer.__file__)"], cwd=HERE,
+                           capture_output=True, text=True, timeout=60, env=py_env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(os.path.dirname(r.stdout.strip()), os.path.dirname(os.path.abspath(pacer.__file__)))
+
+
 class FrameTest(unittest.TestCase):
     """The encoding, byte for byte, as docs/protocol.md gives it."""
 
@@ -250,7 +312,8 @@ class RecipeTest(unittest.TestCase):
 
     def test_recipes_accepted(self):
         import pacer.data
-        import torch_worker  # noqa: E402 (python/, on the path above)
+        python_scripts()
+        import torch_worker
         job = recipe_job
         for j in (job(), job(Sampling="shard"), job(Sampling="global"), job(ClipNorm=5.0), job(Normalize="mean"),
                   job(Normalize="none"), job(Dataset="mnist")):
@@ -994,7 +1057,7 @@ class StateDictTest(unittest.TestCase):
         import torch
         import pacer.models
         import pacer.torch
-        sys.path.insert(0, HERE)
+        python_scripts()
         import eval_npz
         torch.manual_seed(3)
         for name in ("mlp", "cnn"):
@@ -1334,6 +1397,287 @@ class AverageTest(unittest.TestCase):
                     self.assertEqual(p.returncode, 0, procs.log(p))
             finally:
                 procs.stop()
+
+
+def have_torch():
+    try:
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def precision_model(dtype):
+    """Parameters of every shape pacer's layout permutes (a 4-D convolution
+    weight, a 2-D dense weight, a bias), 16 floats, in dtype."""
+    import torch
+    m = torch.nn.Module()
+    m.pacer_layout = "pacer"
+    m.conv = torch.nn.Parameter(torch.zeros(2, 2, 1, 2, dtype=dtype))
+    m.fc = torch.nn.Linear(3, 2).to(dtype)
+    return m
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(have_torch(), "PyTorch is not installed (scripts/setup installs python3-torch)")
+class PrecisionTest(unittest.TestCase):
+    """Half-precision parameters against real shards, on synthetic
+    gradients (this machine's PyTorch cannot train float16 on the CPU):
+    one worker, two shards, BSP rounds of SGD (lr 0.5, no momentum) whose
+    products are exact. The push is the gradients' float32 values in the
+    vector's order; the pulled weights land in each parameter rounded to its
+    dtype from a float32 master copy that keeps what the rounding drops;
+    a GradScaler's scale is divided out before the push, an overflowed
+    gradient is not pushed and the scale moves as GradScaler.update
+    moves it."""
+
+    def job(self, tmp, procs, w0, pushes):
+        init = os.path.join(tmp, "init.npz")
+        np.savez(init, flat=w0)
+        addrs = free_addrs(2)
+        start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "bsp", "--model",
+                                    "flat:n=%d" % w0.size, "--init", init, "--lr", "0.5", "--momentum", "0",
+                                    "--train-n", str(32 * pushes), "--batch", "32", "--epochs", "1"])
+        return addrs
+
+    def shards(self, addrs):
+        return np.concatenate([weights(a, i)[1] for i, a in enumerate(addrs)])
+
+    def assert_rounded(self, w, model, dtype):
+        """Every parameter is the master copy (w.flat) rounded to dtype."""
+        import torch
+        import pacer.torch
+        want = pacer.torch._views(torch.from_numpy(w.flat.copy()), w.params, "pacer")
+        for p, v in zip(w.params, want):
+            self.assertEqual(p.dtype, dtype)
+            self.assertTrue(torch.equal(p.detach(), v.to(dtype)), "%s is not %s rounded" % (p, v))
+
+    def pushed(self, model, grads):
+        """The float32 vector a float32 model with these gradients pushes:
+        pacer.torch.to_flat of a copy holding them (its views, not the
+        worker's gather)."""
+        import copy
+        import torch
+        import pacer.torch
+        ref = copy.deepcopy(model).float()
+        with torch.no_grad():
+            for p, g in zip(ref.parameters(), grads):
+                p.copy_(g.float())
+        return pacer.torch.to_flat(ref)
+
+    def half_params(self, dtype):
+        import torch
+        import pacer.torch
+        lr, tiny_g, tiny_steps = np.float32(0.5), 2.0 ** -11, 20
+        n = 16
+        # In [1.25, 1.37]: representable in both half precisions but for
+        # 2^-12, a quarter of float16's ulp there (2^-10), far below
+        # bfloat16's (2^-7): each parameter is a rounding of its master.
+        w0 = (1.25 + np.arange(n) * 2.0 ** -7 + 2.0 ** -12).astype(np.float32)
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs = self.job(tmp, procs, w0, tiny_steps + 2)
+                model = precision_model(dtype)
+                w = pacer.torch.Worker(model, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertFalse(w.in_place)
+                    np.testing.assert_array_equal(w.flat, w0)
+                    self.assert_rounded(w, model, dtype)
+                    start = [p.detach().clone() for p in w.params]
+                    self.assertGreater(float(np.abs(pacer.torch.to_flat(model) - w0).max()), 0)
+                    # Updates of lr·g = 2^-12, a quarter of float16's ulp: a
+                    # worker holding only the half-precision weights would
+                    # round each one away and never move.
+                    naive = [s.clone() for s in start]
+                    want = w0
+                    for k in range(tiny_steps):
+                        w.zero_grad()
+                        for p in w.params:
+                            p.grad = torch.full_like(p, tiny_g)
+                        self.assertTrue(w.step())
+                        want = want - lr * np.float32(tiny_g)
+                        np.testing.assert_array_equal(w.flat, want)
+                        self.assert_rounded(w, model, dtype)
+                        naive = [q - float(lr) * tiny_g for q in naive]
+                    np.testing.assert_array_equal(self.shards(addrs), want)
+                    for s, q, p in zip(start, naive, w.params):
+                        self.assertTrue(torch.equal(q, s))  # the half-precision updates vanished
+                        self.assertTrue(bool((p.detach() < s).all()))  # the master's did not
+                    # Gradients of the parameters' dtype and shapes: the push
+                    # is their float32 values in the vector's (pacer's) order.
+                    grads = [(torch.arange(p.numel(), dtype=torch.float32).reshape(p.shape) * 0.25 - 1).to(dtype)
+                             for p in w.params]
+                    for p, g in zip(w.params, grads):
+                        p.grad = g
+                    g = self.pushed(model, grads)
+                    self.assertTrue(w.step())
+                    np.testing.assert_array_equal(w.flat_grad, g)
+                    want = want - lr * g
+                    np.testing.assert_array_equal(w.flat, want)
+                    self.assert_rounded(w, model, dtype)
+                    w.zero_grad()
+                    w.step()  # the job's last push
+                finally:
+                    w.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+            finally:
+                procs.stop()
+
+    def test_float16(self):
+        import torch
+        self.half_params(torch.float16)
+
+    def test_bfloat16(self):
+        import torch
+        self.half_params(torch.bfloat16)
+
+    def test_worker_refuses_what_the_device_cannot_train(self):
+        """torch_worker.py refuses, before joining (nothing listens at its
+        coordinator) and naming the flag, a precision this PyTorch cannot
+        train in on the CPU; bfloat16 passes the same check."""
+        import torch
+        import torch.nn.functional as F
+        try:
+            F.linear(torch.ones(2, 2, dtype=torch.float16), torch.ones(2, 2, dtype=torch.float16))
+            self.skipTest("this PyTorch computes float16 on the CPU")
+        except RuntimeError:
+            pass
+        addr = free_addrs(1)[0]
+        for flags, named in ((["--dtype", "float16"], "--dtype float16"), (["--autocast", "float16"], "--autocast float16"),
+                             (["--device", "cuda:7"], "--device cuda:7")):
+            if named.startswith("--device") and torch.cuda.is_available():
+                continue
+            r = subprocess.run([sys.executable, os.path.join(HERE, "torch_worker.py"), "--coordinator", addr] + flags,
+                               capture_output=True, text=True, timeout=120, env=py_env(dict(os.environ, PACER_TOKEN=TOKEN)))
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("torch_worker: %s" % named, r.stderr)
+            self.assertNotIn("cannot reach", r.stderr)  # refused before any dial
+        import pacer.torch
+        self.assertEqual(pacer.torch.precision("cpu", "bfloat16", "bfloat16")[1:], (torch.bfloat16, torch.bfloat16))
+        with self.assertRaises(ValueError) as cm:
+            pacer.torch.precision("cpu", "float64x")
+        self.assertIn("--dtype float64x", str(cm.exception))
+
+    def test_grad_scaler(self):
+        import torch
+        import pacer.torch
+        from unittest import mock
+        from torch.cuda.amp import grad_scaler
+        if not hasattr(grad_scaler, "amp_definitely_not_available"):
+            self.skipTest("this PyTorch's GradScaler is not the one this test knows how to build without CUDA")
+        # GradScaler disables itself without CUDA; built as on a GPU, its
+        # get_scale and update(new_scale) are tensor arithmetic on its
+        # scale, here a CPU tensor (what its first scale() call makes).
+        with mock.patch.object(grad_scaler, "amp_definitely_not_available", return_value=False):
+            sc = torch.cuda.amp.GradScaler(init_scale=1024.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=2)
+        sc._lazy_init_scale_growth_tracker(torch.device("cpu"))
+        self.assertTrue(sc.is_enabled())
+        lr, n = np.float32(0.5), 16
+        w0 = np.linspace(-1, 1, n, dtype=np.float32)
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs = self.job(tmp, procs, w0, 3)
+                model = precision_model(torch.float16)
+                w = pacer.torch.Worker(model, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10,
+                                       scaler=sc)
+                try:
+                    grads = [(torch.arange(p.numel(), dtype=torch.float32).reshape(p.shape) * 0.125 - 0.5)
+                             for p in w.params]
+                    g = self.pushed(model, grads)
+                    want = w0
+
+                    def scaled_step(bad=False):
+                        s = sc.get_scale()
+                        for p, q in zip(w.params, grads):
+                            p.grad = (q * s).to(torch.float16)
+                        if bad:
+                            w.params[1].grad[0] = float("inf")  # what an overflow in float16 leaves
+                        return w.step()
+
+                    self.assertTrue(scaled_step())
+                    np.testing.assert_array_equal(w.flat_grad, g)  # 1024 divided out, exactly
+                    want = want - lr * g
+                    np.testing.assert_array_equal(self.shards(addrs), want)
+                    self.assertEqual((sc.get_scale(), w.skipped), (1024.0, 0))
+                    v0 = weights(addrs[0])[0]
+                    self.assertTrue(scaled_step(bad=True))  # skipped: not pushed, the scale halved
+                    self.assertEqual((sc.get_scale(), w.skipped), (512.0, 1))
+                    self.assertEqual(weights(addrs[0])[0], v0)
+                    np.testing.assert_array_equal(self.shards(addrs), want)
+                    np.testing.assert_array_equal(w.flat, want)
+                    self.assertTrue(scaled_step())
+                    want = want - lr * g
+                    np.testing.assert_array_equal(w.flat, want)
+                    self.assertEqual(sc.get_scale(), 512.0)  # one finite step since the backoff
+                    scaled_step()  # the job's third and last push: the growth interval of 2 reached
+                    self.assertEqual(sc.get_scale(), 1024.0)
+                    want = want - lr * g
+                finally:
+                    w.close()
+                procs.wait_all(60)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                out = subprocess.run([PACER, "export", "--checkpoint-dir", os.path.join(tmp, "ckpt"), "--model-file",
+                                      os.path.join(tmp, "m.npz")], capture_output=True, text=True, timeout=60)
+                self.assertEqual(out.returncode, 0, out.stderr)
+                np.testing.assert_array_equal(pacer.torch.load_flat(os.path.join(tmp, "m.npz")), want)
+            finally:
+                procs.stop()
+
+
+PRECISION_JOB = ["--workers", "2", "--paradigm", "bsp", "--model", "mlp", "--train-limit", "6000", "--epochs", "1",
+                 "--batch", "32", "--lr", "0.1", "--momentum", "0.5", "--eval-every", "1"]
+PRECISION_SEEDS = (1, 2, 3)
+
+
+@unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+@unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+@unittest.skipUnless(have_torch(), "PyTorch is not installed (scripts/setup installs python3-torch)")
+class PrecisionJobTest(unittest.TestCase):
+    """Two PyTorch workers (torch_worker.py) train pacer's MLP on pacer's
+    shards (2 shards, bsp, the first 6000 Fashion-MNIST training samples,
+    one epoch, batch 32, lr 0.1, momentum 0.5) with float32 parameters,
+    with bfloat16 parameters, and with float32 parameters under bfloat16
+    autocast, for seeds 1, 2 and 3: the half-precision jobs' mean final
+    accuracy (shard 0's, on the whole test set) is within 1 point of the
+    float32 job's."""
+
+    def test_bfloat16(self):
+        variants = (("float32", []), ("bfloat16 parameters", ["--dtype", "bfloat16"]),
+                    ("bfloat16 autocast", ["--autocast", "bfloat16"]))
+        acc = {k: [] for k, _ in variants}
+        for seed in PRECISION_SEEDS:
+            for name, flags in variants:
+                with tempfile.TemporaryDirectory() as tmp:
+                    procs = Procs(tmp)
+                    try:
+                        r, ws = torch_job(self, procs, tmp, PRECISION_JOB + ["--seed", str(seed)], flags)
+                    finally:
+                        procs.stop()
+                self.assertEqual(sum(w["pushes"] for w in ws), r["pushes"])
+                for w in ws:
+                    self.assertEqual((w["dtype"], w["autocast"]), (flags[1] if flags[:1] == ["--dtype"] else "float32",
+                                                                   flags[1] if flags[:1] == ["--autocast"] else "none"))
+                    self.assertEqual(w["in_place"], flags[:1] != ["--dtype"])  # bfloat16 parameters are copied
+                acc[name].append(r["final_accuracy"])
+                print("\nprecision: seed %d, %s: final accuracy %.4f, %d pushes, %.1f s"
+                      % (seed, name, r["final_accuracy"], r["pushes"], r["seconds"]), file=sys.stderr)
+        mean = {k: sum(v) / len(v) for k, v in acc.items()}
+        print("\nprecision: mean final accuracy %s (seeds %s: %s)"
+              % ({k: round(v, 4) for k, v in mean.items()}, PRECISION_SEEDS, acc), file=sys.stderr)
+        for name in ("bfloat16 parameters", "bfloat16 autocast"):
+            d = [b - a for a, b in zip(acc["float32"], acc[name])]
+            m = sum(d) / len(d)
+            sd = (sum((x - m) ** 2 for x in d) / (len(d) - 1)) ** 0.5
+            t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571}.get(len(d), 2.0)
+            print("precision: %s − float32, paired by seed: %+.4f ± %.4f (95%% t interval)"
+                  % (name, m, t * sd / len(d) ** 0.5), file=sys.stderr)
+        for name in ("bfloat16 parameters", "bfloat16 autocast"):
+            self.assertGreaterEqual(mean[name], mean["float32"] - 0.01, acc)
 
 
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
@@ -2207,6 +2551,193 @@ class RedialPaceTest(unittest.TestCase):
         self.assertLessEqual(job.count["control"], 10)
 
 
+class _Said(logging.Handler):
+    """Keeps the pacer logger's messages; sets event when one contains want."""
+
+    def __init__(self, want):
+        super().__init__(logging.INFO)
+        self.want, self.event, self.msgs = want, threading.Event(), []
+
+    def emit(self, record):
+        m = record.getMessage()
+        self.msgs.append(m)
+        if self.want in m:
+            self.event.set()
+
+    def __enter__(self):
+        logging.getLogger("pacer").addHandler(self)
+        return self
+
+    def __exit__(self, *exc):
+        logging.getLogger("pacer").removeHandler(self)
+
+
+class SilentWaitTest(unittest.TestCase):
+    """No wait is silent: one that lasts NOTICE_AFTER (10 s) says what it
+    waits for, and again at intervals; a server that cannot be reached is
+    said at the first failed dial. The schedules run on a test's clock;
+    the live cases shorten NOTICE_AFTER and wait for the message itself."""
+
+    def test_notice_schedule(self):
+        said = []
+        n = wire.WaitNotice("the gate", 100.0, say=said.append)
+        ticks = [100, 105, 109.9, 110, 111, 119.9, 120, 139, 140, 179, 180, 239, 240, 299, 300, 360]
+        self.assertEqual([t for t in ticks if n.tick(t)], [110, 120, 140, 180, 240, 300, 360])
+        self.assertEqual(said[:2], ["the gate (10 s so far)", "the gate (20 s so far)"])
+
+    def test_dial_retry_says_at_once_then_at_intervals(self):
+        clock, dials = [0.0], []
+
+        def make():
+            dials.append(clock[0])
+            raise wire.ConnectionLost("connection refused")
+
+        def sleep(d):
+            clock[0] += d
+        with self.assertLogs("pacer", "WARNING") as cm:
+            with self.assertRaises(wire.ConnectionLost) as e:
+                wire.dial_retry(make, 30, "coordinator 127.0.0.1:1", clock=lambda: clock[0], sleep=sleep)
+        self.assertIn("gave up after 30 s", str(e.exception))
+        # At the first failure (before any pause), then about 10 s later;
+        # the next would have been 20 s after that, beyond the 30 s.
+        self.assertEqual([m.split(":", 2)[2] for m in cm.output],
+                         ["cannot reach coordinator 127.0.0.1:1 (connection refused); dialling again (0 s so far)",
+                          "cannot reach coordinator 127.0.0.1:1 (connection refused); dialling again (11 s so far)"])
+        self.assertGreater(len(dials), 20)
+
+    def test_unavailable_said_after_a_while(self):
+        """A shard that answers 'unavailable' (it does not list the worker
+        yet: a moment at a job's start) is said only once that lasts; and
+        the dial that then succeeds says after how long."""
+        for refusals, want in ((3, 0), (15, 2)):
+            clock, n = [0.0], [0]
+
+            def make():
+                n[0] += 1
+                if n[0] <= refusals:
+                    raise wire.RemoteError(wire.CODE_UNAVAILABLE, "not a member yet")
+                return "conn"
+
+            def sleep(d):
+                clock[0] += d
+            with self.assertLogs("pacer", "DEBUG") as cm:
+                wire.log.debug("start")  # assertLogs needs one record
+                self.assertEqual(wire.dial_retry(make, None, "shard 1 at x", clock=lambda: clock[0], sleep=sleep), "conn")
+            msgs = [m for m in cm.output if "start" not in m]
+            self.assertEqual(len(msgs), want, msgs)
+            if want:
+                self.assertIn("shard 1 at x", msgs[0])
+                self.assertIn("reached shard 1 at x after", msgs[1])
+
+    def test_client_says_it_cannot_reach_the_coordinator(self):
+        addr = free_addrs(1)[0]
+        with _Said("cannot reach coordinator %s" % addr) as said:
+            with self.assertRaises(wire.ConnectionLost):
+                pacer.Client(addr, token=TOKEN, connect_timeout=1.5)
+        self.assertTrue(said.event.is_set(), said.msgs)
+        self.assertIn("0 s so far", said.msgs[0])  # said at the first failed dial
+
+    def test_slow_reply_is_named(self):
+        """A server that keeps a reply waiting past NOTICE_AFTER is named
+        while the client waits (the server answers only once it was)."""
+        from unittest import mock
+        with _Said("to answer request 2 (pull)") as said:
+            def handler(hello, sock, f):
+                fake_send(sock, wire.HELLO_OK, {"ok": True}, req_id=f.req_id)
+                req = fake_read(sock)
+                said.event.wait(30)
+                fake_send(sock, wire.PULL_RESP, np.zeros(3, dtype=np.float32), req_id=req.req_id)
+            srv = FakeServer(handler)
+            try:
+                with mock.patch.object(wire, "NOTICE_AFTER", 0.1):
+                    c = wire.Conn(srv.addr, TOKEN, "worker", worker=0, timeout=60)
+                    try:
+                        r = c.call(wire.PULL, shard=0, worker=0)
+                    finally:
+                        c.close()
+            finally:
+                srv.stop()
+        self.assertTrue(said.event.is_set())
+        self.assertEqual(r.count, 3)
+        self.assertIn("still waiting for %s" % srv.addr, [m for m in said.msgs if "request 2" in m][0])
+
+    def test_hello_waits_the_handshake_timeout(self):
+        """A server that accepts and never answers the Hello is given up on
+        after the handshake's timeout, not the connection's (the reply
+        waits that name themselves use the latter)."""
+        answered = threading.Event()
+        srv = FakeServer(lambda hello, sock, f: answered.wait(30))
+        try:
+            with self.assertRaises(wire.ConnectionLost) as cm:
+                wire.Conn(srv.addr, TOKEN, "worker", worker=0, timeout=60, handshake_timeout=1)
+        finally:
+            answered.set()
+            srv.stop()
+        self.assertIn("timed out after 1 s", str(cm.exception))
+
+    @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
+    def test_gate_wait_is_named(self):
+        """A BSP worker held at the gate for the other worker's push says
+        so while it waits; the other's push then releases it."""
+        from unittest import mock
+        n = 11
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, n, "bsp", ["--train-n", "128", "--batch", "32", "--epochs", "1"])
+                cs = [pacer.Client(addrs[0], token=TOKEN, worker_id=k, connect_timeout=10) for k in range(2)]
+                try:
+                    for c in cs:
+                        c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+                    with _Said("worker 0 waits for the coordinator") as said, \
+                            mock.patch.object(wire, "NOTICE_AFTER", 0.1):
+                        done = []
+                        th = threading.Thread(target=lambda: done.append(cs[0].step()), daemon=True)
+                        th.start()
+                        self.assertTrue(said.event.wait(60), said.msgs)
+                        self.assertEqual(done, [])  # still held
+                        self.assertTrue(cs[1].step())
+                        th.join(60)
+                    self.assertEqual(done, [True])
+                    m = [m for m in said.msgs if "worker 0 waits" in m][0]
+                    self.assertIn("to release it (clock 1, bsp)", m)
+                finally:
+                    for c in cs:
+                        c.close()
+            finally:
+                procs.stop()
+
+    @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
+    def test_example_worker_speaks_at_once(self):
+        """examples/resnet_fashion.py's worker, its output piped, prints its
+        first line while it runs (not at exit) and says at once that it
+        cannot reach the coordinator."""
+        addr = free_addrs(1)[0]
+        env = py_env(dict(os.environ, PACER_TOKEN=TOKEN))
+        env.pop("PYTHONUNBUFFERED", None)  # a user's default: a piped stdout is block-buffered
+        p = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "resnet_fashion.py"), "worker",
+                              "--coordinator", addr, "--id", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env)
+        try:
+            errs = []
+            for _ in range(50):  # lines before it: a library's warnings
+                errs.append(p.stderr.readline().decode())
+                if not errs[-1] or "cannot reach" in errs[-1]:
+                    break
+            self.assertIn("cannot reach coordinator %s" % addr, errs[-1], errs)
+            self.assertIsNone(p.poll(), "the worker exited before saying it cannot reach the coordinator")
+            # The joining line was printed before the dial: in the pipe by
+            # now, unless stdout holds it until the exit (60 s of dials on).
+            self.assertTrue(select.select([p.stdout], [], [], 0)[0], "the worker's first line is still in its buffer")
+            line = json.loads(p.stdout.readline())
+            self.assertEqual((line["event"], line["coordinator"]), ("joining", addr))
+        finally:
+            p.kill()
+            p.wait(10)
+            p.stdout.close()
+            p.stderr.close()
+
+
 @unittest.skipUnless(os.path.exists(PACER), "no pacer binary at %s" % PACER)
 @unittest.skipUnless(FASHION, "no Fashion-MNIST (scripts/setup installs it)")
 class ResNetExampleTest(unittest.TestCase):
@@ -2244,7 +2775,7 @@ class ResNetExampleTest(unittest.TestCase):
                                 "--paradigm", "bsp", "--workers", "2", "--shards", "1", "--train-limit", "6400",
                                 "--batch", "32", "--eval-every", "25", "--test-limit", "1000", "--ema", "0.9",
                                 "--final-test-limit", "2000", "--timeout", "240", "--pacer", PACER, "--out", tmp],
-                               capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=HERE))
+                               capture_output=True, text=True, timeout=300, env=py_env())
             wall = time.monotonic() - t0
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             with open(os.path.join(tmp, "result.json")) as f:
@@ -2262,6 +2793,7 @@ class ResNetExampleTest(unittest.TestCase):
             self.assertEqual((res["ema"], res["evaluated"]), (0.9, "average"))
             self.assertIn("final_weights_accuracy", res)
             self.assertIn("of θ̄, the weights' moving average (--ema 0.9)", r.stdout)
+            self.assertIn("resnet_fashion: 1 shard(s) and 2 workers started", r.stdout)  # said before it waits
             with open(os.path.join(tmp, "worker-0.log")) as f:
                 evals = [json.loads(s) for s in f if s.startswith('{"event": "eval"')]
             # During the job θ̄; after its end the weights, left out of the curve.
@@ -2272,6 +2804,42 @@ class ResNetExampleTest(unittest.TestCase):
             avg, theta = (pacer.torch.load_flat(os.path.join(tmp, f)) for f in ("model.npz", "weights.npz"))
             self.assertGreater(float(np.abs(avg - theta).max()), 0)
             self.assertTrue(os.path.exists(os.path.join(tmp, "curve.csv")))
+
+    def test_resnet_bfloat16(self):
+        """The example's workers train the ResNet with bfloat16 parameters
+        (20 BSP rounds of 640 samples): both report them, copied to and
+        from the shards' float32 (in_place false), and the job ends with
+        their pushes. A precision the device cannot train the ResNet in is
+        refused by run before anything starts, naming the flag."""
+        import torch
+        script = os.path.join(ROOT, "examples", "resnet_fashion.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, script, "run", "--paradigm", "bsp", "--workers", "2", "--shards", "1",
+                                "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
+                                "--final-test-limit", "500", "--dtype", "bfloat16", "--timeout", "120", "--pacer", PACER,
+                                "--out", tmp], capture_output=True, text=True, timeout=180, env=py_env())
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(tmp, "result.json")) as f:
+                res = json.load(f)
+            print("\nresnet_fashion bfloat16: final accuracy %.4f, %d pushes" % (res["final_accuracy"], res["pushes"]),
+                  file=sys.stderr)
+            self.assertEqual(res["dtype"], "bfloat16")
+            self.assertEqual(sum(w["pushes"] for w in res["workers_done"]), res["pushes"])
+            self.assertGreaterEqual(res["pushes"], 20)
+            for w in res["workers_done"]:
+                self.assertEqual((w["dtype"], w["in_place"], w["device"]), ("bfloat16", False, "cpu"))
+        try:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                torch.nn.functional.group_norm(torch.ones(2, 4, 3, 3, dtype=torch.bfloat16), 2, torch.ones(4))
+            self.skipTest("this PyTorch runs the ResNet under CPU autocast")
+        except RuntimeError:
+            pass
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, script, "run", "--autocast", "bfloat16", "--pacer", PACER, "--out", tmp],
+                               capture_output=True, text=True, timeout=120, env=py_env())
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("resnet_fashion: --autocast bfloat16 on cpu", r.stderr)
+            self.assertEqual(os.listdir(tmp), [])  # nothing started, nothing written
 
     def test_resnet_recipes(self):
         """The job's --sampling global, --normalize mean and --clip-norm
@@ -2289,7 +2857,7 @@ class ResNetExampleTest(unittest.TestCase):
                                 "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
                                 "--final-test-limit", "500", "--sampling", "global", "--normalize", "mean",
                                 "--clip-norm", "0.5", "--timeout", "120", "--pacer", PACER, "--out", tmp],
-                               capture_output=True, text=True, timeout=180, env=dict(os.environ, PYTHONPATH=HERE))
+                               capture_output=True, text=True, timeout=180, env=py_env())
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             with open(os.path.join(tmp, "result.json")) as f:
                 res = json.load(f)

@@ -360,10 +360,14 @@ class Client:
         self._await_release()
 
     def _await_release(self):
+        notice = wire.WaitNotice(lambda: "worker %d waits for the coordinator %s to release it (clock %d, %s): "
+                                 "the paradigm holds it for other workers' pushes"
+                                 % (self.id, self.coordinator, self.gate_clock, self.job.kind), time.monotonic())
         try:
             while not self._released:
                 if self.done:
                     raise JobDone()
+                notice.tick(time.monotonic())
                 try:
                     f = self.ctl.read_frame(timeout=1.0)
                 except wire.socket.timeout:
@@ -487,13 +491,14 @@ class Client:
         # Shutdown says which). Redialled until AVERAGE_GIVE_UP, not for
         # ever as a step's pull is: the shards of an ended job never come back.
         deadline = time.monotonic() + AVERAGE_GIVE_UP
+        told = {link.shard: wire.Unreachable(link.what()) for link in lost}
         while lost and refused is None:
             self._take_notices(0.05)
             if self.done:
                 raise JobDone()
             link = lost[0]
             try:
-                link.connect(give_up=1.0)
+                link.connect(give_up=1.0, unreachable=told[link.shard])
                 v = link.finish_average(out) if link.start_average() else None
             except wire.ConnectionLost:
                 v = None
@@ -603,8 +608,11 @@ class Client:
 
     def _await_partial(self, need, state, response):
         """Waits until the partial pull has its fresh blocks (and its grace)."""
+        notice = wire.WaitNotice(lambda: "worker %d waits for %d fresh blocks of %d shards (%d so far)"
+                                 % (self.id, need, self.job.shards, state["n"]), time.monotonic())
         while True:
             now = time.monotonic()
+            notice.tick(now)
             if state["n"] >= need:
                 if state["n"] == self.job.shards or self.puller.grace == 0:
                     break
@@ -698,12 +706,15 @@ class _Link:
         if f.type == wire.PULL_RESP and f.flags & FLAG_READY:
             self.ready = True
 
-    def connect(self, give_up=None):
+    def what(self):
+        return "shard %d at %s" % (self.shard, self.addr)
+
+    def connect(self, give_up=None, unreachable=None):
         c = self.c
         def make():
             return wire.Conn(self.addr, c.token, "worker", worker=c.id, meta=self.meta, tls=c.tls,
                              server_name=c.server_name, timeout=c.call_timeout, on_notify=self._on_notify)
-        self.conn = wire.dial_retry(make, give_up, "shard %d at %s" % (self.shard, self.addr))
+        self.conn = wire.dial_retry(make, give_up, self.what(), unreachable=unreachable)
         si = self.conn.welcome.json()
         self.lo, self.hi = si["lo"], si["hi"]
         restarted = self.inc != 0 and si["incarnation"] != self.inc
@@ -731,12 +742,13 @@ class _Link:
         shard comes back, but the shards of an ended job never do, so between
         attempts the coordinator's notices are read and a Shutdown ends the
         wait (JobDone) instead of a redial for ever."""
+        told = wire.Unreachable(self.what())
         while True:
             self.c._take_notices(0)
             if self.c.done:
                 raise JobDone()
             try:
-                self.connect(give_up=1.0)
+                self.connect(give_up=1.0, unreachable=told)
                 return
             except wire.ConnectionLost as e:
                 log.info("shard %d: %s; redialling", self.shard, e)
@@ -766,6 +778,7 @@ class _Link:
         would have made the weights NaN or infinite) is a dropped push, as
         in the Go worker (live/wlink.go)."""
         pace, told = PUSH_RETRY_MIN, False
+        notice = None
         while True:
             try:
                 r = self._reply()
@@ -780,6 +793,9 @@ class _Link:
                     log.warning("shard %d refuses pushes for now (%s); offering this one again until it is taken",
                                 self.shard, e.message)
                     told = True
+                    notice = wire.WaitNotice("shard %d still refuses worker %d's push (%s)"
+                                             % (self.shard, self.c.id, e.message), time.monotonic())
+                notice.tick(time.monotonic())
                 time.sleep(pace)
                 pace = min(2 * pace, PUSH_RETRY_MAX)
                 if self.c.ctl.closed:
@@ -800,10 +816,13 @@ class _Link:
     def finish_pull(self, min_version, first=False):
         c = self.c
         into = c.params[self.lo:self.hi]
+        notice = wire.WaitNotice(lambda: "worker %d waits for shard %d at %s to reach version %d (the paradigm's "
+                                 "minimum for its pull)" % (c.id, self.shard, self.addr, min_version), time.monotonic())
         while True:
             r = self._reply(into=into)
             if not r.flags & FLAG_PENDING:
                 break
+            notice.tick(time.monotonic())
             if not first and self.pushed and self.pushed != r.extra and self.last_push is not None:
                 # The shard that took our last push has died: its successor
                 # may never have seen it, and a synchronous round would

@@ -16,7 +16,18 @@ layout (pacer_layout = "pacer", as pacer.torch.models' MLP and CNN do): then
 each weight is stored as pacer's Go models store it (nn/layout.go), so a
 PyTorch worker trains the same job a Go worker does. Each parameter's data
 and .grad are views into the flat vectors, so backward() writes the
-gradient in place and a pull lands in the model without a copy.
+gradient in place and a pull lands in the model without a copy, when every
+parameter is float32 on the CPU. Parameters on another device (CUDA) or of
+another precision (float16, bfloat16) are trained the same way through
+copies: each step gathers their gradients into the float32 CPU vector
+(pinned where CUDA is present, copied without blocking) for the push, and
+each pull copies the float32 weights back into every parameter's own
+device and dtype. The float32 vector is then the master copy of the
+weights: a half-precision parameter is its rounding, never read back.
+torch.autocast needs nothing of the worker; a GradScaler is given to it
+(Worker(..., scaler=s)), which unscales the gradient in float32 before the
+push, skips a step whose gradient overflowed and moves the scale as
+GradScaler.update would.
 
 A model pacer does not have (a job of --model flat:n=N): num_params(model)
 is its N, save_flat(model, "init.npz") its initial weights for pacer
@@ -27,6 +38,8 @@ weights into the model for an evaluation (what such a job evaluates) and
 the weights back after it; pacer export --average writes it.
 """
 import contextlib
+import copy
+import logging
 import math
 import os
 import time
@@ -36,6 +49,8 @@ import torch
 
 from . import client as _client
 from . import data as _data
+
+log = logging.getLogger("pacer")
 
 
 def _views(flat, params, layout):
@@ -58,6 +73,28 @@ def _views(flat, params, layout):
         out.append(v)
         off += n
     return out
+
+
+def _flat_order(t, layout):
+    """t as a 1-D tensor in the vector's element order (_views' inverse),
+    on t's device: a copy where the layout permutes."""
+    if layout == "pacer" and t.dim() == 2:
+        t = t.t()
+    elif layout == "pacer" and t.dim() == 4:
+        t = t.permute(0, 2, 3, 1)
+    return t.reshape(-1)
+
+
+def _synchronize(devices):
+    """Waits for the copies queued on each device (a non-blocking copy into
+    or out of pinned memory returns before the bytes move)."""
+    for d in devices:
+        if d.type == "cuda":
+            torch.cuda.synchronize(d)
+        else:
+            mod = getattr(torch, d.type, None)
+            if mod is not None and hasattr(mod, "synchronize"):
+                mod.synchronize()
 
 
 def _layout(model, layout):
@@ -104,6 +141,66 @@ def from_flat(model, flat, layout=None):
     with torch.no_grad():
         for p, v in zip(params, _views(t, params, layout)):
             p.copy_(v)
+
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def precision(device="cpu", dtype="float32", autocast="none", model=None, sample=None):
+    """The torch device, parameter dtype and autocast dtype (None: off) that
+    a worker's --device, --dtype and --autocast name, checked before the
+    worker joins: a small matrix product and its gradient (or, given a
+    model and a sample input, a copy of the model's forward and backward
+    pass) is tried in them, and what the device cannot train in is a
+    ValueError naming the flag. Debian's PyTorch 1.13, for one, has no
+    float16 matrix products on the CPU, and its CPU autocast is bfloat16
+    only."""
+    if dtype not in DTYPES:
+        raise ValueError("--dtype %s: want one of %s" % (dtype, ", ".join(sorted(DTYPES))))
+    if autocast not in ("none", "bfloat16", "float16"):
+        raise ValueError("--autocast %s: want none, bfloat16 or float16" % autocast)
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise ValueError("--device %s: %s" % (device, e)) from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device %s: PyTorch sees no CUDA device here" % device)
+    pdt = DTYPES[dtype]
+    adt = None if autocast == "none" else DTYPES[autocast]
+    for flag, dt, auto in (("--dtype %s" % dtype, pdt, None), ("--autocast %s" % autocast, torch.float32, adt)):
+        if dt == torch.float32 and auto is None:
+            continue
+        try:
+            if model is None:
+                m = torch.nn.Linear(2, 3).to(dev, dt)
+                x = torch.ones(4, 2)
+            else:
+                m = copy.deepcopy(model).to(dev, dt)
+                x = sample
+            with autocast_context(dev, auto):
+                out = m(x.to(dev, dt))
+            out.float().sum().backward()
+        except (RuntimeError, ValueError) as e:
+            raise ValueError("%s on %s: this PyTorch (%s) cannot train %s in it here (%s)"
+                             % (flag, dev, torch.__version__, "this model" if model is not None else "a dense layer",
+                                str(e).splitlines()[0])) from None
+    return dev, pdt, adt
+
+
+def autocast_context(device, dtype):
+    """torch.autocast on device in dtype; a context that does nothing for
+    dtype None."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=dtype)
+
+
+def grad_scaler(device, autocast_dtype):
+    """The GradScaler float16 autocast on CUDA wants (disabled otherwise:
+    bfloat16's range needs none, and GradScaler scales only on CUDA), for
+    Worker(..., scaler=)."""
+    on = autocast_dtype == torch.float16 and torch.device(device).type == "cuda"
+    return torch.cuda.amp.GradScaler(enabled=on)
 
 
 FLAT_ARRAY = "flat"  # modelfile.FlatArray: the one array of a flat model's file
@@ -180,29 +277,53 @@ class Worker:
 
         c = pacer.Client(coordinator)
         w = Worker(pacer.models.for_job(c.job), client=c)
+
+    Parameters may live on any device and be of any floating dtype (the
+    module's docstring says how); scaler: a torch.cuda.amp.GradScaler whose
+    scale() multiplied the loss before backward() (a disabled one, as on a
+    machine without CUDA, changes nothing). step() then unscales the
+    gradient and updates the scale itself: call neither scaler.step nor
+    scaler.update.
     """
 
     def __init__(self, model, coordinator=None, token=None, worker_id=-1, layout=None, tls_ca=None, tls=False,
-                 server_name=None, connect_timeout=60.0, check_finite=True, client=None):
+                 server_name=None, connect_timeout=60.0, check_finite=True, client=None, scaler=None):
         self.model = model
         self.layout = _layout(model, layout)
         self.params = _trained(model)
         for p in self.params:
-            if p.dtype != torch.float32 or p.device.type != "cpu":
-                raise TypeError("parameter of shape %s is %s on %s: pacer workers train float32 on the CPU"
-                                % (tuple(p.shape), p.dtype, p.device))
+            if not p.is_floating_point():
+                raise TypeError("parameter of shape %s is %s: pacer trains floating-point parameters"
+                                % (tuple(p.shape), p.dtype))
         n = sum(p.numel() for p in self.params)
-        self.flat = np.zeros(n, dtype=np.float32)
-        self.flat_grad = np.zeros(n, dtype=np.float32)
-        self._tflat = torch.from_numpy(self.flat)
-        self._tgrad = torch.from_numpy(self.flat_grad)
+        # float32 on the CPU throughout: the parameters can be views of the
+        # vectors the wire reads and writes, no copy either way. Anything
+        # else is copied, each parameter keeping its device and dtype.
+        self.in_place = all(p.dtype == torch.float32 and p.device.type == "cpu" for p in self.params)
+        # Pinned memory lets the copies to and from a GPU run without
+        # blocking (pageable memory makes them synchronous).
+        pin = (not self.in_place and torch.cuda.is_available()
+               and any(p.device.type == "cuda" for p in self.params))
+        self._tflat = torch.zeros(n, dtype=torch.float32, pin_memory=pin)
+        self._tgrad = torch.zeros(n, dtype=torch.float32, pin_memory=pin)
+        self.flat = self._tflat.numpy()
+        self.flat_grad = self._tgrad.numpy()
+        self.pinned = pin
         self._pviews = _views(self._tflat, self.params, self.layout)
         self._gviews = _views(self._tgrad, self.params, self.layout)
-        with torch.no_grad():
-            for p, v, g in zip(self.params, self._pviews, self._gviews):
-                p.data = v
-                p.grad = g
+        self._segs, off = [], 0
+        for p in self.params:
+            self._segs.append((off, off + p.numel()))
+            off += p.numel()
+        if self.in_place:
+            with torch.no_grad():
+                for p, v, g in zip(self.params, self._pviews, self._gviews):
+                    p.data = v
+                    p.grad = g
         self.check_finite = check_finite
+        self.scaler = scaler
+        self._good_steps = 0  # the scaler's finite steps since its scale last moved
+        self.skipped = 0  # steps not pushed: the scaled gradient overflowed (GradScaler's skipped steps)
         self._averaged = False
         self.clipped = 0  # pushes whose gradient the job's --clip-norm scaled down
         if client is None:
@@ -213,6 +334,7 @@ class Worker:
         self.client = client
         try:
             self.client.attach(self.flat, self.flat_grad)
+            self._copy_back()
         except BaseException:
             self.client.close()
             raise
@@ -231,14 +353,35 @@ class Worker:
         return self.client.done
 
     def zero_grad(self):
-        """Zeroes the flat gradient (and gives back .grad views a
-        model.zero_grad(set_to_none=True) took away)."""
+        """Zeroes the gradient: the flat vector, and in place the .grad views
+        of float32 CPU parameters (giving back views a
+        model.zero_grad(set_to_none=True) took away); other parameters'
+        .grad are set to None, as PyTorch's zero_grad does."""
         self.flat_grad.fill(0)
+        if not self.in_place:
+            for p in self.params:
+                p.grad = None
+            return
         for p, g in zip(self.params, self._gviews):
             if p.grad is None or p.grad.data_ptr() != g.data_ptr():
                 p.grad = g
 
+    def _devices(self):
+        return {p.device for p in self.params if p.device.type != "cpu"}
+
     def _gather(self):
+        """Puts the parameters' gradients into flat_grad."""
+        if not self.in_place:
+            for p, (lo, hi) in zip(self.params, self._segs):
+                dst = self._tgrad[lo:hi]
+                if p.grad is None:
+                    dst.zero_()  # unused in this iteration's graph
+                else:
+                    # Converted to float32 on the gradient's device, then one
+                    # contiguous copy into the (pinned) vector.
+                    dst.copy_(_flat_order(p.grad.detach(), self.layout), non_blocking=True)
+            _synchronize(self._devices())  # the push reads the vector next
+            return
         for p, v, g in zip(self.params, self._pviews, self._gviews):
             if p.data_ptr() != v.data_ptr() or p.data.stride() != v.stride():
                 raise RuntimeError("parameter of shape %s no longer lives in the worker's vector "
@@ -250,16 +393,70 @@ class Worker:
                 g.copy_(p.grad)  # the user replaced .grad: copy it in, then give the view back
                 p.grad = g
 
+    def _copy_back(self):
+        """Puts the float32 vector (the weights just pulled, the master
+        copy) into the parameters, each in its own device and dtype. The
+        copies to a GPU are queued without blocking: _settle waits for them
+        before the vector is written again."""
+        if self.in_place:
+            return
+        with torch.no_grad():
+            for p, (lo, hi) in zip(self.params, self._segs):
+                src = self._tflat[lo:hi]
+                if src.device != p.device:
+                    src = src.to(p.device, non_blocking=True)
+                p.copy_(_views(src, [p], self.layout)[0])
+
+    def _settle(self):
+        """Waits for the copies out of the vector (_copy_back) to finish."""
+        if not self.in_place:
+            _synchronize(self._devices())
+
+    def _scaler_on(self):
+        return self.scaler is not None and self.scaler.is_enabled()
+
+    def _unscale(self):
+        """Divides the gathered gradient by the scaler's scale, in float32
+        (by its float32 reciprocal, as GradScaler unscales), and moves the
+        scale as GradScaler.update does: times the backoff factor after a
+        gradient that overflowed, times the growth factor after its growth
+        interval of finite ones. Returns whether the gradient is finite."""
+        sc = self.scaler
+        scale = float(sc.get_scale())
+        finite = bool(np.isfinite(self.flat_grad).all())
+        if finite:
+            np.multiply(self.flat_grad, np.float32(1.0 / scale), out=self.flat_grad)
+            finite = bool(np.isfinite(self.flat_grad).all())
+        if not finite:
+            self._good_steps = 0
+            new = scale * sc.get_backoff_factor()
+        else:
+            self._good_steps += 1
+            new = scale
+            if self._good_steps >= sc.get_growth_interval():
+                self._good_steps = 0
+                new = scale * sc.get_growth_factor()
+        sc.update(new)
+        return finite
+
     def step(self, loss=None):
         """Pushes the gradient, waits as the paradigm says and pulls the new
         weights into the model. False: the job has ended. loss (the batch's
         loss, a number or a one-element tensor) goes with the push into the
-        job's batch_loss."""
+        job's batch_loss. With an enabled scaler, a gradient that overflowed
+        is not pushed (the step is skipped, as GradScaler skips
+        optimizer.step: skipped counts them) and True returned: the next
+        batch is computed at the lowered scale from the same weights."""
         if self._averaged:
             raise RuntimeError("step() inside averaged(): the model holds θ̄, not the weights it trains")
         if self.client.done:
             return False
         self._gather()
+        if self._scaler_on() and not self._unscale():
+            self.skipped += 1
+            log.info("worker %d: the scaled gradient overflowed; step skipped, the scale lowered to %g",
+                     self.id, float(self.scaler.get_scale()))
+            return True
         if self.check_finite and not np.isfinite(self.flat_grad).all():
             raise FloatingPointError("worker %d: the model's gradient is not finite (NaN or Inf): "
                                      "the shards would refuse it" % self.id)
@@ -272,7 +469,11 @@ class Worker:
             norm = clip_norm(self.flat_grad, self.job.clip_norm)
             if self.job.clip_norm / (norm + 1e-6) < 1:  # clip_norm's test: it scaled
                 self.clipped += 1
-        return self.client.step(loss)
+        self._settle()  # the pull below writes the vector the last copy-back read
+        ok = self.client.step(loss)
+        if ok:
+            self._copy_back()
+        return ok
 
     def pull_average(self, out=None):
         """θ̄, the shards' moving average of the weights under the job's
@@ -296,14 +497,18 @@ class Worker:
         changes."""
         if self._averaged:
             raise RuntimeError("averaged() inside averaged()")
+        self._settle()  # under PSP, pull_average lands late replies in the vector first
         avg = self.client.pull_average()
         saved = self.flat.copy()
         self.flat[:] = avg
+        self._copy_back()
         self._averaged = True
         try:
             yield self.model
         finally:
+            self._settle()
             self.flat[:] = saved
+            self._copy_back()
             self._averaged = False
 
     def close(self):

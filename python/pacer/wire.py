@@ -29,6 +29,36 @@ MAX_NOTICE = MAX_HELLO_PAYLOAD
 
 log = logging.getLogger("pacer")
 
+# No wait is silent: one that has lasted NOTICE_AFTER seconds says what it
+# waits for, and says so again at intervals doubling to NOTICE_MAX.
+NOTICE_AFTER, NOTICE_MAX = 10.0, 60.0
+
+
+class WaitNotice:
+    """Tells the log (or say) what a wait is waiting for, once it has lasted
+    first seconds (NOTICE_AFTER; 0: at its first tick) and again at
+    intervals doubling from NOTICE_AFTER to NOTICE_MAX. The caller ticks it
+    with the clock's reading, so a test drives it with its own clock. what
+    is a string or a function returning one (read when it is said)."""
+
+    def __init__(self, what, start, first=None, say=None):
+        self.what, self.start = what, start
+        self.due = start + (NOTICE_AFTER if first is None else first)
+        self.every = NOTICE_AFTER
+        self.said = 0
+        self.say = say or (lambda msg: log.warning("%s", msg))
+
+    def tick(self, now):
+        """Says what the wait waits for if it is due; returns whether it did."""
+        if now < self.due:
+            return False
+        what = self.what() if callable(self.what) else self.what
+        self.say("%s (%.0f s so far)" % (what, now - self.start))
+        self.said += 1
+        self.due = now + self.every
+        self.every = min(2 * self.every, NOTICE_MAX)
+        return True
+
 # Message types (wire/frame.go); values are part of the protocol.
 HELLO, HELLO_OK, PUSH, PUSH_ACK, PULL, PULL_RESP, CLOCK, RELEASE = 1, 2, 3, 4, 5, 6, 7, 8
 HEARTBEAT, JOIN, LEAVE, ERROR, SHUTDOWN, CONTROL = 9, 10, 11, 12, 13, 14
@@ -158,7 +188,9 @@ class Conn:
         self.addr = addr
         self.on_notify = on_notify
         self.max_payload = max_payload
-        self.timeout = timeout
+        # The Hello's reply is waited for under the handshake's timeout,
+        # the connection's own after it.
+        self.timeout = handshake_timeout
         self._next_id = 0
         self._wlock = threading.Lock()
         self._hdr = bytearray(HEADER_SIZE)
@@ -198,6 +230,7 @@ class Conn:
         except BaseException:
             self.close()
             raise
+        self.timeout = timeout
         sock.settimeout(timeout)
 
     # -- sending
@@ -253,6 +286,7 @@ class Conn:
         """Sends a request and returns its id, for reply(): requests to
         several shards go out before any reply is awaited."""
         self._next_id += 1
+        self._asked = type
         self._send(self._encode(type, self._next_id, payload, floats, fields))
         return self._next_id
 
@@ -260,7 +294,7 @@ class Conn:
         """Waits for request rid's reply (the only one in flight), handing
         one-way frames that arrive first to on_notify."""
         while True:
-            f = self.read_frame(into=into, max_payload=max_payload, max_floats=max_floats)
+            f = self._await_frame(rid, into=into, max_payload=max_payload, max_floats=max_floats)
             if f.req_id == 0:
                 if self.on_notify is not None:
                     self.on_notify(f)
@@ -271,6 +305,26 @@ class Conn:
             if f.type == ERROR:
                 raise RemoteError(f.extra, bytes(f.payload).decode("utf-8", "replace"))
             return f
+
+    def _await_frame(self, rid, **kw):
+        """read_frame for the reply to request rid: a server that keeps it
+        waiting past NOTICE_AFTER is named in the log (WaitNotice), and one
+        silent for the connection's whole timeout is given up on, as
+        read_frame gives up."""
+        if self.timeout is None or self.timeout <= NOTICE_AFTER:
+            return self.read_frame(**kw)
+        start = time.monotonic()
+        notice = WaitNotice(lambda: "still waiting for %s to answer request %d (%s); giving up after %.0f s"
+                            % (self.addr, rid, TYPE_NAMES.get(self._asked, self._asked), self.timeout), start)
+        while True:
+            left = self.timeout - (time.monotonic() - start)
+            if left <= 0:
+                self.close()
+                raise ConnectionLost("read from %s: timed out after %.0f s" % (self.addr, self.timeout))
+            try:
+                return self.read_frame(timeout=min(left, NOTICE_AFTER), **kw)
+            except socket.timeout:
+                notice.tick(time.monotonic())
 
     # -- receiving
 
@@ -410,19 +464,53 @@ def _float_view(a):
     return mv.cast("B")
 
 
-def dial_retry(make, give_up, what, backoff=0.05):
+class Unreachable:
+    """Says that a server cannot be reached: at the first failed dial, and
+    then at intervals (WaitNotice) for as long as the dials fail, across
+    any number of dial_retry calls (a redial loop gives each a second); and
+    once it answers again, after how long. A server that answers
+    "unavailable" (a shard that does not list the worker yet, for a moment
+    at a job's start) is said only once that lasts NOTICE_AFTER. clock: the
+    time source (a test's own)."""
+
+    def __init__(self, what, clock=time.monotonic):
+        self.what, self.clock = what, clock
+        self.notice = None
+        self.last = None
+
+    def failed(self, err, at_once=True):
+        self.last = err
+        if self.notice is None:
+            self.notice = WaitNotice(lambda: "cannot reach %s (%s); dialling again" % (self.what, self.last),
+                                     self.clock(), first=0 if at_once else NOTICE_AFTER)
+        self.notice.tick(self.clock())
+
+    def reached(self):
+        if self.notice is not None and self.notice.said:
+            log.warning("reached %s after %.1f s", self.what, self.clock() - self.notice.start)
+        self.notice = None
+
+
+def dial_retry(make, give_up, what, backoff=0.05, unreachable=None, clock=time.monotonic, sleep=time.sleep):
     """Calls make() until it connects: a refused dial or an 'unavailable'
     answer (a shard that does not list the worker yet) is retried with
-    backoff for give_up seconds (None: forever); other refusals are final."""
-    deadline = None if give_up is None else time.monotonic() + give_up
+    backoff for give_up seconds (None: forever); other refusals are final.
+    The first failure is logged at once and the next ones at intervals
+    (unreachable, an Unreachable, carries that across calls; clock and
+    sleep are a test's)."""
+    told = unreachable or Unreachable(what, clock)
+    deadline = None if give_up is None else clock() + give_up
     delay = backoff
     while True:
         try:
-            return make()
+            c = make()
+            told.reached()
+            return c
         except (ConnectionLost, RemoteError) as e:
             if isinstance(e, RemoteError) and e.code != CODE_UNAVAILABLE:
                 raise
-            if deadline is not None and time.monotonic() + delay > deadline:
+            told.failed(e, at_once=isinstance(e, ConnectionLost))
+            if deadline is not None and clock() + delay > deadline:
                 raise ConnectionLost("%s: gave up after %.0f s: %s" % (what, give_up, e)) from None
-            time.sleep(delay)
+            sleep(delay)
             delay = min(delay * 2, 1.0)
