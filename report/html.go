@@ -24,6 +24,9 @@ type pageData struct {
 	Command     string
 	Winner      string
 	HasWinner   bool
+	Label       string // the verdict box's: Winner, No winner; a race's Equivalent or Undecided
+	RaceHead    []string
+	RaceRows    [][]string
 	Facts       []string
 	Methods     []string
 	Head        []string
@@ -73,9 +76,17 @@ func htmlPage(sc Scenario, s *runstats.Summary, figs []figure) ([]byte, error) {
 		Command:     sc.Command,
 		Winner:      sentence,
 		HasWinner:   won,
+		Label:       "No winner",
 		Facts:       facts(s),
 		Methods:     methods(s),
 		Head:        tb.head,
+	}
+	if won {
+		d.Label = "Winner"
+	}
+	if s.Race != nil {
+		d.Label = raceLabel(s.Race.Verdict.Kind)
+		d.RaceHead, d.RaceRows = raceGrid(s)
 	}
 	for i, r := range tb.rows {
 		d.Rows = append(d.Rows, pageRow{Cells: r, Winner: i == tb.winner})
