@@ -410,7 +410,7 @@ func (r *racer) judge(round int, in []int, seeds int) Round {
 		t.Paradigm = r.cands[x.c].Name
 		if t.Outcome == "left" {
 			r.left[x.c] = round
-			r.why[x.c] = fmt.Sprintf("behind %s by %s (p = %s for more than the %s margin, Holm level %s), after %d seeds",
+			r.why[x.c] = fmt.Sprintf("behind %s by %s (p %s for more than the %s margin, Holm level %s), after %d seeds",
 				rd.Leader, r.effect(t.Behind, t.Lo, t.Hi), pText(t.PWorse), r.marginText(), trimG(t.Holm), seeds)
 			rd.Left = append(rd.Left, t.Paradigm)
 		} else if t.PEquivalent < EquivalenceAlpha {
@@ -606,7 +606,7 @@ func pText(p float64) string {
 	if p < 0.001 {
 		return "< 0.001"
 	}
-	return fmt.Sprintf("%.3g", p)
+	return fmt.Sprintf("= %.3g", p)
 }
 
 func trimG(v float64) string { return fmt.Sprintf("%.4g", v) }
