@@ -130,7 +130,11 @@ func facts(s *runstats.Summary) []string {
 			fs = append(fs, label+" "+v)
 		}
 	}
-	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), seedWord(len(s.Seeds))+" each")
+	each := seedWord(len(s.Seeds)) + " each"
+	if s.Race != nil {
+		each = fmt.Sprintf("raced over %s (%d runs)", seedWord(len(s.Seeds)), s.Race.Runs)
+	}
+	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), each)
 	add("mode", func(r *runstats.Run) string { return r.Mode })
 	add("scenario", func(r *runstats.Run) string { return r.Scenario })
 	add("model", func(r *runstats.Run) string { return r.Model })
