@@ -72,6 +72,20 @@ func raceHeadline(s *runstats.Summary, gs []pgroup) (string, bool) {
 			fmt.Fprintf(&b, " %s left the race, shown %s.", andList(left), m.worse)
 		}
 	}
+	if s.Verdict.Metric == runstats.MetricTime {
+		// A run that missed the target counts at the horizon: paradigms
+		// that never reached it tie there, which the reader must be told.
+		var never []string
+		for _, g := range gs {
+			if g.st.Reached != nil && *g.st.Reached == 0 {
+				never = append(never, g.name)
+			}
+		}
+		if len(never) > 0 {
+			fmt.Fprintf(&b, " %s never reached %s: each of their runs counts at the horizon, so among them the race compares nothing.",
+				andList(never), pct(s.Target))
+		}
+	}
 	if m.note != "" {
 		b.WriteString(" " + m.note)
 	}

@@ -34,7 +34,10 @@ func raced(t *testing.T, names []string, rate func(p, s int) float64, target flo
 					}
 					r.SetCurve(c, target)
 					runs = append(runs, r)
-					tt, _ := r.TimeTo(target)
+					tt, ok := r.TimeTo(target)
+					if !ok {
+						tt = 100 // at the horizon, as compare counts it
+					}
 					out[i] = append(out[i], racing.Outcome{Value: math.Min(tt, 100), Stale: r.StalenessMean})
 				}
 			}
@@ -48,6 +51,7 @@ func raced(t *testing.T, names []string, rate func(p, s int) float64, target flo
 	v := &s.Verdict
 	rv := res.Verdict
 	v.Kind, v.Leader, v.Recommended, v.Reason, v.Winner, v.Tied = rv.Kind, rv.Leader, rv.Recommended, rv.Why, nil, rv.Set
+	v.Metric = runstats.MetricTime
 	if rv.Kind == racing.Winner {
 		v.Winner, v.Tied = &rv.Leader, []string{}
 	}
@@ -96,5 +100,15 @@ func TestRaceHeadlines(t *testing.T) {
 	h, won = Headline(s)
 	if won || !strings.Contains(h, "Undecided after 10 runs (the budget)") || !strings.Contains(h, "seeds of each would decide (--budget") {
 		t.Errorf("undecided headline: %s", h)
+	}
+}
+
+// Paradigms that never reached the target tie at the horizon: the headline
+// says so rather than calling them equally fast.
+func TestRaceHeadlineNeverReached(t *testing.T) {
+	slow := func(p, s int) float64 { return 0.001 * (1 + 0.1*float64(p+s%2)) }
+	s := raced(t, []string{"bsp", "asp"}, slow, 0.5, 6)
+	if h, _ := Headline(s); !strings.Contains(h, "bsp and asp never reached 50%") {
+		t.Errorf("headline: %s", h)
 	}
 }
