@@ -63,7 +63,7 @@ func raceHeadline(s *runstats.Summary, gs []pgroup) (string, bool) {
 			res.Runs, v.Leader, m.value(lead), andList(open), m.worse, m.margin)
 		if v.SeedsNeeded > 0 {
 			more := res.Runs + (v.SeedsNeeded-seeds)*len(v.Set)
-			fmt.Fprintf(&b, "; at the spread observed, about %d seeds of each would decide (--budget %d)", v.SeedsNeeded, more)
+			fmt.Fprintf(&b, "; at the spread observed, about %s seeds of each would decide (--budget %s)", group(int64(v.SeedsNeeded)), group(int64(more)))
 		} else {
 			b.WriteString("; the difference sits on the margin, so no number of seeds would decide it")
 		}
