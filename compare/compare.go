@@ -20,6 +20,7 @@ import (
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/race"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/sim"
@@ -58,8 +59,11 @@ type Config struct {
 	Job job.Config
 	// Seeds is how many times each paradigm runs, with seeds Job.Seed …
 	// Job.Seed+Seeds−1 (data order, initial weights and timing draws all
-	// differ between seeds).
+	// differ between seeds). With Race set it is unused.
 	Seeds int
+	// Race, when set, races the paradigms over seeds (--seeds auto)
+	// instead of running Seeds of each: the deterministic modes only.
+	Race *RaceConfig
 	// Horizon is the virtual-time budget every run gets (virtual mode);
 	// 0 takes DefaultHorizon.
 	Horizon time.Duration
@@ -111,16 +115,20 @@ func (c *Config) Validate() error {
 	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == Virtual || c.Mode == Sim) {
 		return errors.New("base: auto: the step time was not measured (steptime.Resolve sets Job.Timing.Base)")
 	}
-	if c.Seeds < 1 || c.Seeds > job.MaxSeeds {
+	if c.Race != nil {
+		if err := c.validateRace(); err != nil {
+			return err
+		}
+	} else if c.Seeds < 1 || c.Seeds > job.MaxSeeds {
 		return fmt.Errorf("seeds=%d: need 1 to %d", c.Seeds, job.MaxSeeds)
 	}
 	if c.Job.Seed == 0 {
 		return errors.New("seed 0: seeds start at 1")
 	}
-	if last := c.Job.Seed + uint64(c.Seeds-1); last < c.Job.Seed {
+	if n := c.seedCount(); c.Job.Seed+uint64(n-1) < c.Job.Seed {
 		// The seeds would wrap to 0 (which a virtual run reads as 1, so
 		// two runs would be one sample twice) and on.
-		return fmt.Errorf("seed=%d with seeds=%d: the last seed would pass 2^64−1", c.Job.Seed, c.Seeds)
+		return fmt.Errorf("seed=%d with seeds=%d: the last seed would pass 2^64−1", c.Job.Seed, n)
 	}
 	switch {
 	case c.Horizon < 0:
@@ -164,9 +172,19 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// SeedList is the seeds the runs use.
+// seedCount is Seeds, or in a race the most seeds a paradigm can run.
+func (c *Config) seedCount() int {
+	if c.Race == nil {
+		return c.Seeds
+	}
+	m := c.metric(0)
+	return c.raceMaxSeeds(c.raceConfig(m).Budget)
+}
+
+// SeedList is the seeds the runs use; in a race, the seeds they may use
+// (the race stops when it is decided).
 func (c *Config) SeedList() []uint64 {
-	s := make([]uint64, c.Seeds)
+	s := make([]uint64, c.seedCount())
 	for i := range s {
 		s[i] = c.Job.Seed + uint64(i)
 	}
@@ -183,12 +201,20 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	}
 	e := &engine{c: c, start: time.Now()}
 	var runs []runstats.Run
+	var res *race.Result
 	var err error
-	switch c.Mode {
-	case Sim:
-		runs, err = e.parallel(ctx, func(k int) (*runstats.Run, error) { return e.simRun(ctx, k) })
-	case Virtual:
-		runs, err = e.virtual(ctx)
+	one := func(k int) (*runstats.Run, error) { return e.simRun(ctx, k) }
+	if c.Mode == Virtual {
+		if err := e.prepareVirtual(ctx); err != nil {
+			return nil, err
+		}
+		one = func(k int) (*runstats.Run, error) { return e.virtualRun(ctx, k) }
+	}
+	switch {
+	case c.Race != nil:
+		runs, res, err = e.race(ctx, one)
+	case c.Mode == Sim || c.Mode == Virtual:
+		runs, err = e.parallel(ctx, one)
 	default:
 		runs, err = e.live(ctx)
 	}
@@ -203,8 +229,16 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	if c.Mode == Virtual {
 		c.Horizon = e.horizon
 	}
-	s := &runstats.Summary{Version: version, Commit: commit, Mode: c.Mode, Scenario: Effective(&c), Flags: c.Flags,
-		Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs}
+	s := &runstats.Summary{Version: version, Schema: runstats.Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
+		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs}
+	if res != nil {
+		// The seeds the race ran: as many as its longest-running paradigms.
+		n := 0
+		for _, st := range res.Standings {
+			n = max(n, st.Seeds)
+		}
+		s.Seeds = s.Seeds[:n]
+	}
 	switch c.Mode {
 	case Virtual:
 		s.HorizonSeconds = e.horizon.Seconds()
@@ -218,6 +252,11 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 			s.TimeToTargetMethod = runstats.TimeToMethod
 		}
 	}
+	if res != nil {
+		s.Race = res
+		s.TestMethod = race.Method
+		raceVerdict(&s.Verdict, res, c.metric(e.horizon.Seconds()).key)
+	}
 	return s, nil
 }
 
@@ -228,6 +267,15 @@ type engine struct {
 	ds      *data.Dataset
 	horizon time.Duration
 	done    int
+	// jobs are the runs of the race's current round; nil in the fixed
+	// design, which runs every paradigm × seed.
+	jobs []runKey
+}
+
+// runKey is one run: a paradigm (an index into Specs) and a seed.
+type runKey struct {
+	spec int
+	seed uint64
 }
 
 func (e *engine) say(format string, a ...any) {
@@ -248,18 +296,36 @@ func (e *engine) runDone(done int) {
 	e.c.RunDone(done, e.total())
 }
 
-// runJob is the k-th run: paradigm k / Seeds, seed k % Seeds.
+// runJob is the k-th run: in the fixed design paradigm k / Seeds, seed
+// k % Seeds; in a race the round's k-th.
 func (e *engine) runJob(k int) (paradigm.Spec, uint64) {
+	if e.c.Race != nil {
+		return e.c.Specs[e.jobs[k].spec], e.jobs[k].seed
+	}
 	return e.c.Specs[k/e.c.Seeds], e.c.Job.Seed + uint64(k%e.c.Seeds)
 }
 
-func (e *engine) total() int { return len(e.c.Specs) * e.c.Seeds }
+// total is the runs the comparison makes: in a race, at most its budget.
+func (e *engine) total() int {
+	if e.c.Race != nil {
+		return e.c.raceConfig(e.c.metric(0)).Budget
+	}
+	return len(e.c.Specs) * e.c.Seeds
+}
 
-// parallel runs every (paradigm, seed) with one, storing each result in
-// its own slot, so the order of the runs (paradigm by paradigm, seeds in
-// order) never depends on which finished first.
+// batch is how many runs parallel makes: the race's round, or all.
+func (e *engine) batch() int {
+	if e.c.Race != nil {
+		return len(e.jobs)
+	}
+	return e.total()
+}
+
+// parallel runs every (paradigm, seed) of the batch with one, storing each
+// result in its own slot, so the order of the runs (paradigm by paradigm,
+// seeds in order) never depends on which finished first.
 func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, error)) ([]runstats.Run, error) {
-	n := e.total()
+	n, total := e.batch(), e.total()
 	out := make([]runstats.Run, n)
 	errs := make([]error, n)
 	workers := e.c.Parallel
@@ -286,7 +352,7 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 				e.done++
 				done := e.done
 				e.mu.Unlock()
-				e.say("compare: %d/%d runs done (%s, seed %d)  wall %s", done, n, r.Paradigm, r.Seed,
+				e.say("compare: %d/%d runs done (%s, seed %d)  wall %s", done, total, r.Paradigm, r.Seed,
 					time.Since(e.start).Round(time.Second))
 				e.runDone(done)
 			}
@@ -361,42 +427,50 @@ func (e *engine) simRun(ctx context.Context, k int) (*runstats.Run, error) {
 	return r, nil
 }
 
-// virtual trains every paradigm and seed in virtual time, all to the same
-// horizon.
-func (e *engine) virtual(ctx context.Context) ([]runstats.Run, error) {
+// prepareVirtual loads the data set and sets the horizon every virtual run
+// trains to.
+func (e *engine) prepareVirtual(ctx context.Context) error {
 	j := e.c.Job
 	if err := j.Fill(); err != nil {
-		return nil, err
+		return err
 	}
 	ds, err := job.Data(j)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e.ds = ds
-	e.say("compare: %s, %d training and %d test samples from %s; %d paradigms × %d seeds", ds.Train.Name, ds.Train.N,
-		ds.Test.N, ds.Source, len(e.c.Specs), e.c.Seeds)
+	if e.c.Race != nil {
+		e.say("compare: %s, %d training and %d test samples from %s; %d paradigms race over seeds, %d runs at most", ds.Train.Name,
+			ds.Train.N, ds.Test.N, ds.Source, len(e.c.Specs), e.total())
+	} else {
+		e.say("compare: %s, %d training and %d test samples from %s; %d paradigms × %d seeds", ds.Train.Name, ds.Train.N,
+			ds.Test.N, ds.Source, len(e.c.Specs), e.c.Seeds)
+	}
 	e.horizon = e.c.Horizon
 	if e.c.EpochsEach {
 		e.say("compare: every run trains for %g epoch(s)", e.c.Job.Epochs)
 	} else {
 		if e.horizon == 0 {
 			if e.horizon, err = DefaultHorizon(ctx, e.c, ds.Train.N); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		e.say("compare: every run trains for %s of virtual time", e.horizon.Round(time.Second))
 	}
-	return e.parallel(ctx, func(k int) (*runstats.Run, error) {
-		sp, seed := e.runJob(k)
-		cfg := e.c.Job
-		cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
-		r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
-		if err != nil {
-			return nil, err
-		}
-		r.Scenario = e.c.Scenario.Name
-		return r, nil
-	})
+	return nil
+}
+
+// virtualRun trains run k in virtual time, to the shared horizon.
+func (e *engine) virtualRun(ctx context.Context, k int) (*runstats.Run, error) {
+	sp, seed := e.runJob(k)
+	cfg := e.c.Job
+	cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
+	r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.Scenario = e.c.Scenario.Name
+	return r, nil
 }
 
 // DefaultHorizon is the virtual time the slowest paradigm (over all seeds)

@@ -51,9 +51,13 @@ func TestApplyScenarioTyped(t *testing.T) {
 	if err := eff.Validate(); err != nil {
 		t.Errorf("the effective scenario does not validate: %v", err)
 	}
-	// A preset's seeds apply in the deterministic modes, not in the live
-	// ones (real time: one run each unless --seeds is given).
-	for mode, want := range map[string]int{Virtual: sc.Seeds, Sim: sc.Seeds, Inproc: 1, TCP: 1} {
+	// A scenario's seeds apply in the deterministic modes, not in the live
+	// ones (real time: one run each unless --seeds is given). The presets
+	// give none: they race (--seeds auto).
+	seeded := *sc
+	seeded.Seeds = 7
+	sc = &seeded
+	for mode, want := range map[string]int{Virtual: 7, Sim: 7, Inproc: 1, TCP: 1} {
 		lc := Config{Mode: mode, Job: job.Config{Seed: 1}, Seeds: 1}
 		if err := ApplyScenario(&lc, sc, func(string) bool { return false }); err != nil {
 			t.Fatal(err)

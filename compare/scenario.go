@@ -170,6 +170,9 @@ func Effective(c *Config) scenario.Scenario {
 		Workers: j.Workers, Shards: j.Shards, Speeds: j.Timing.Speeds, Jitter: j.Timing.Jitter,
 		Straggler: j.Timing.Straggler.String(), ServerDelay: j.ServerDelay.String(), Seed: j.Seed, Seeds: c.Seeds,
 		Network: scenario.NetworkOf(j.Network)}
+	if c.Race != nil {
+		s.Seeds = 0 // a rerun of this scenario races again
+	}
 	if j.Timing.Base > 0 {
 		s.Base = j.Timing.Base.String()
 	}

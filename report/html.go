@@ -24,6 +24,9 @@ type pageData struct {
 	Command     string
 	Winner      string
 	HasWinner   bool
+	Label       string // the verdict box's: Winner, No winner; a race's Equivalent or Undecided
+	RaceHead    []string
+	RaceRows    [][]string
 	Facts       []string
 	Methods     []string
 	Head        []string
@@ -73,9 +76,17 @@ func htmlPage(sc Scenario, s *runstats.Summary, figs []figure) ([]byte, error) {
 		Command:     sc.Command,
 		Winner:      sentence,
 		HasWinner:   won,
+		Label:       "No winner",
 		Facts:       facts(s),
 		Methods:     methods(s),
 		Head:        tb.head,
+	}
+	if won {
+		d.Label = "Winner"
+	}
+	if s.Race != nil {
+		d.Label = raceLabel(s.Race.Verdict.Kind)
+		d.RaceHead, d.RaceRows = raceGrid(s)
 	}
 	for i, r := range tb.rows {
 		d.Rows = append(d.Rows, pageRow{Cells: r, Winner: i == tb.winner})
@@ -119,7 +130,11 @@ func facts(s *runstats.Summary) []string {
 			fs = append(fs, label+" "+v)
 		}
 	}
-	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), seedWord(len(s.Seeds))+" each")
+	each := seedWord(len(s.Seeds)) + " each"
+	if s.Race != nil {
+		each = fmt.Sprintf("raced over %s (%d runs)", seedWord(len(s.Seeds)), s.Race.Runs)
+	}
+	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), each)
 	add("mode", func(r *runstats.Run) string { return r.Mode })
 	add("scenario", func(r *runstats.Run) string { return r.Scenario })
 	add("model", func(r *runstats.Run) string { return r.Model })

@@ -46,7 +46,7 @@ func summaryTable(s *runstats.Summary) table {
 			acc = "final accuracy"
 		}
 		cols = append(cols, column{acc, func(g pgroup) string { return ivCell(g.st.AccuracyAtHorizon, pct, "—") }})
-		if n > 1 {
+		if n > 1 && s.Race == nil {
 			cols = append(cols,
 				column{"wins", func(g pgroup) string { return fmt.Sprintf("%d/%d", g.st.Wins, n) }},
 				column{"p vs leader", func(g pgroup) string {
@@ -66,6 +66,9 @@ func summaryTable(s *runstats.Summary) table {
 					return fmt.Sprintf("%.3g× [%.3g–%.3g]", e.Ratio, *e.Lo, *e.Hi)
 				}})
 		}
+	}
+	if s.Race != nil {
+		cols = append(cols, raceColumns(s)...)
 	}
 	cols = append(cols,
 		column{"pushes/s", func(g pgroup) string { return rate(*g.st.Throughput.Median) }},
@@ -111,8 +114,13 @@ func group64(n int64) string { return group(n) }
 func methods(s *runstats.Summary) []string {
 	m := append(linkNotes(s), unlearnt(s)...)
 	m = append(m, targetLines(s)...)
-	m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
-		seedWord(len(s.Seeds)), seedRange(s.Seeds)))
+	if s.Race != nil {
+		m = append(m, fmt.Sprintf("The race ran %s (%s); a paradigm that left it ran fewer. Data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
+			seedWord(len(s.Seeds)), seedRange(s.Seeds)))
+	} else {
+		m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
+			seedWord(len(s.Seeds)), seedRange(s.Seeds)))
+	}
 	if s.HorizonSeconds > 0 && s.Mode == "virtual" {
 		m = append(m, fmt.Sprintf("Equal horizons: every run trained for the same %s of virtual time.", secs(s.HorizonSeconds)))
 	}
@@ -120,7 +128,9 @@ func methods(s *runstats.Summary) []string {
 	if s.TimeToTargetMethod != "" {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
-	if s.TestMethod != "" {
+	if s.Race != nil {
+		m = append(m, raceMethods(s)...)
+	} else if s.TestMethod != "" {
 		m = append(m, "Verdict: "+s.TestMethod+"; "+runstats.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
 	}
 	return m
@@ -180,6 +190,13 @@ func Markdown(sc Scenario, s *runstats.Summary) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	if s.Race != nil {
+		b.WriteString("The race (paradigms × rounds: ● ran the round, ✕ ran it and left after it):\n\n")
+		for _, l := range raceLines(s) {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+		b.WriteString("\n")
+	}
 	for _, m := range methods(s) {
 		fmt.Fprintf(&b, "%s\n", mdEscape(m))
 	}

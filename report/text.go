@@ -55,6 +55,13 @@ func Text(sc Scenario, s *runstats.Summary) string {
 		b.WriteString("(* the winner)\n")
 	}
 	b.WriteString("\n")
+	if s.Race != nil {
+		b.WriteString("The race (paradigms × rounds: ● ran the round, ✕ ran it and left after it):\n\n")
+		for _, l := range raceLines(s) {
+			fmt.Fprintf(&b, "%s\n", l)
+		}
+		b.WriteString("\n")
+	}
 	for _, m := range methods(s) {
 		fmt.Fprintf(&b, "%s\n", m)
 	}

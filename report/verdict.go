@@ -14,6 +14,9 @@ func Headline(s *runstats.Summary) (sentence string, won bool) {
 	if len(gs) == 0 {
 		return "There are no runs to compare.", false
 	}
+	if s.Race != nil {
+		return raceHeadline(s, gs)
+	}
 	v := s.Verdict
 	n := len(s.Seeds)
 	if v.Metric == runstats.MetricNone {
@@ -195,7 +198,7 @@ func pText(p float64) string {
 // capital starts the sentence with a capital when it starts with our own
 // words; a paradigm's name keeps its case ("asp", not "Asp").
 func capital(s string) string {
-	if strings.HasPrefix(s, "no ") || strings.HasPrefix(s, "only ") {
+	if strings.HasPrefix(s, "no ") || strings.HasPrefix(s, "only ") || strings.HasPrefix(s, "undecided ") {
 		return strings.ToUpper(s[:1]) + s[1:]
 	}
 	return s

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/pacer-ps/pacer/race"
 	"github.com/pacer-ps/pacer/scenario"
 )
 
@@ -16,7 +17,10 @@ import (
 // over seeds per paradigm and the verdict. Apart from Version and Commit
 // the same flags give the same bytes, whatever the parallelism.
 type Summary struct {
-	Version  string            `json:"version"`
+	Version string `json:"version"`
+	// Schema is summary.json's own version (Schema): a reader can tell
+	// which fields to expect.
+	Schema   int               `json:"schema"`
 	Commit   string            `json:"commit"` // "unknown" when the build did not record it
 	Mode     string            `json:"mode"`
 	Scenario scenario.Scenario `json:"scenario"` // with the command line's flags applied
@@ -36,7 +40,16 @@ type Summary struct {
 	Runs      []Run           `json:"runs"` // paradigm by paradigm, seeds in order within each
 	Paradigms []ParadigmStats `json:"paradigms"`
 	Verdict   Verdict         `json:"verdict"`
+	// Race is the race over seeds (--seeds auto) that chose the runs and
+	// decided the verdict: its rounds, each test, the margin and budget;
+	// absent in the fixed design (--seeds N).
+	Race *race.Result `json:"race,omitempty"`
 }
+
+// Schema is summary.json's schema version. 2: the race (`race`), the
+// verdict's `kind` and `recommended`, the sim race's metric. A summary
+// without the field is of schema 1.
+const Schema = 2
 
 // ParadigmStats are one paradigm's figures over its seeds.
 type ParadigmStats struct {
@@ -80,6 +93,15 @@ type Effect struct {
 
 // Verdict says which paradigm won, or which are tied.
 type Verdict struct {
+	// Kind is how the comparison ended: "winner" or "tied" in the fixed
+	// design; in a race "winner", "equivalent" (every paradigm left in is
+	// equivalent to the leader within the margin) or "undecided" (the
+	// budget ran out first). Empty when nothing was compared.
+	Kind string `json:"kind,omitempty"`
+	// Recommended (a race's) is the paradigm to use: the winner, or the
+	// equivalence set's member with the fewest stale gradients, then the
+	// simplest; Reason says why.
+	Recommended string `json:"recommended,omitempty"`
 	// Winner is named only when the leader is separated from every other
 	// paradigm (WinRule); otherwise null and Tied lists the paradigms not
 	// separated from the leader (the leader first).
@@ -103,6 +125,9 @@ const (
 	MetricTime     = "time_to_target"
 	MetricAccuracy = "accuracy_at_horizon"
 	MetricNone     = "none"
+	// MetricIteration is a sim race's: the time per push, which says
+	// which paradigm iterates fastest, not which trains fastest.
+	MetricIteration = "iteration_time"
 )
 
 // MinEffect is the smallest advantage that names a winner: 2% less time
@@ -254,9 +279,13 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 			v.Tied = append(v.Tied, names[p])
 		}
 	}
+	if len(names) > 1 {
+		v.Kind = "tied"
+	}
 	if len(v.Tied) == 1 && len(names) > 1 {
 		v.Winner = &v.Leader
 		v.Tied = []string{}
+		v.Kind = "winner"
 	}
 	if len(names) > 1 {
 		v.Reason = why.text(v, stats, names, order)

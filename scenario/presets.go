@@ -16,14 +16,14 @@ var presets = map[string]Scenario{
 		// Two epochs (the horizon: what the slowest paradigm needs for
 		// them) and a target below the MLP's plateau keep 8 paradigms × 5
 		// seeds within three minutes on two cores (docs/benchmarks.md).
-		Epochs: 2, Target: 0.84, Seeds: 5,
+		Epochs: 2, Target: 0.84,
 	},
 	"jitter": {
 		Name:        "jitter",
 		Description: "Eight identical workers whose iteration time varies by 20% (coefficient of variation).",
 		Paradigms:   []string{"bsp", "asp", "ssp:s=3", "dssp:sl=3,su=15", "elastic:r=15", "backup:b=1", "softsync:n=8"},
 		Workers:     8, Jitter: 0.2,
-		Epochs: 3, Target: 0.85, Seeds: 5,
+		Epochs: 3, Target: 0.85,
 	},
 	"heavytail": {
 		Name: "heavytail",
@@ -34,7 +34,7 @@ var presets = map[string]Scenario{
 			"shard each, a worker whose gradients are always dropped would take its shard's data with it.",
 		Paradigms: []string{"bsp", "asp", "backup:b=1", "backup:b=2", "backup:b=4", "backup:b=6", "backup:b=8"},
 		Workers:   16, Straggler: "heavytail", Sampling: "global",
-		Epochs: 3, Target: 0.8, Seeds: 5,
+		Epochs: 3, Target: 0.8,
 	},
 	"slow-servers": {
 		Name: "slow-servers",
@@ -45,7 +45,7 @@ var presets = map[string]Scenario{
 			"delays here are the servers' and random, so no worker is persistently the one left out.",
 		Paradigms: []string{"bsp", "psp:c=28,b=1", "psp:c=28,b=0.9", "psp:c=20,b=0.75"},
 		Workers:   32, Shards: 32, ServerDelay: "spike:p=0.0016,delay=4s", Jitter: 0.05, Base: "10s",
-		Epochs: 3, LR: 0.2, Target: 0.8, Seeds: 5,
+		Epochs: 3, LR: 0.2, Target: 0.8,
 	},
 	"dssp": {
 		Name: "dssp",
@@ -54,7 +54,7 @@ var presets = map[string]Scenario{
 			"trains on its own half of the data (sampling: shard), as the paper assigns each worker an equal partition.",
 		Paradigms: []string{"bsp", "asp", "ssp:s=3", "ssp:s=6", "ssp:s=15", "dssp:sl=3,su=15", "dssp:sl=3,su=15,mode=bounded"},
 		Workers:   2, Speeds: []float64{1, 2.2}, Jitter: 0.01,
-		Epochs: 3, Target: 0.85, Seeds: 5,
+		Epochs: 3, Target: 0.85,
 	},
 	"elastic": {
 		Name: "elastic",
@@ -63,7 +63,7 @@ var presets = map[string]Scenario{
 			"data (sampling: shard), as the paper shards the training data between its workers.",
 		Paradigms: []string{"bsp", "ssp:s=3", "asp", "elastic:r=15", "elastic:r=30", "elastic:r=60"},
 		Workers:   2, Speeds: []float64{1, 2}, Jitter: 0.05,
-		Epochs: 3, Target: 0.85, Seeds: 5,
+		Epochs: 3, Target: 0.85,
 	},
 	"softsync": {
 		Name: "softsync",
@@ -74,7 +74,7 @@ var presets = map[string]Scenario{
 		Paradigms: []string{"bsp", "softsync:n=1,lr=const", "softsync:n=2,lr=const", "softsync:n=4,lr=const",
 			"softsync:n=8,lr=const", "softsync:n=1", "softsync:n=2", "softsync:n=4", "softsync:n=8"},
 		Workers: 8, Jitter: 0.1, Sampling: "global",
-		Epochs: 2, LR: 0.2, Momentum: plainSGD, Target: 0.75, Seeds: 5,
+		Epochs: 2, LR: 0.2, Momentum: plainSGD, Target: 0.75,
 	},
 	"mixed32": {
 		Name: "mixed32",
@@ -82,6 +82,6 @@ var presets = map[string]Scenario{
 			"and one persistently slow worker.",
 		Paradigms: []string{"bsp", "asp", "ssp:s=3", "dssp:sl=3,su=15", "elastic:r=15", "backup:b=2", "psp:c=28,b=1", "softsync:n=32"},
 		Workers:   32, Speeds: []float64{1, 1.3, 1.7, 2.5}, Jitter: 0.1, Straggler: "slow:worker=5,factor=3",
-		Epochs: 3, Target: 0.85, Seeds: 5,
+		Epochs: 3, Target: 0.85,
 	},
 }

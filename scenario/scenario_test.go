@@ -127,11 +127,13 @@ func TestLoadRejectsOutOfRangeNumbers(t *testing.T) {
 	}
 }
 
-// Issue 9: every preset runs each paradigm with at least 5 seeds.
-func TestPresetsUseSeeds(t *testing.T) {
+// Issue 32: every preset leaves its seeds to the race (--seeds auto, which
+// starts every paradigm on 3 seeds and adds more where the verdict needs
+// them); a count of seeds would fix the design instead.
+func TestPresetsRace(t *testing.T) {
 	for _, n := range Names() {
-		if s, _ := Get(n); s.Seeds < 5 {
-			t.Errorf("preset %s: %d seeds, want at least 5", n, s.Seeds)
+		if s, _ := Get(n); s.Seeds != 0 {
+			t.Errorf("preset %s: %d seeds, want none (the race chooses)", n, s.Seeds)
 		}
 	}
 }

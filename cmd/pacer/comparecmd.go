@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +34,12 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `Run several paradigms on one scenario, several seeds each, and write report.html, plots,
 summary.md, summary.json and curves.csv to --out.
 
+In the virtual and sim modes the paradigms race over seeds (--seeds auto, docs/compare.md):
+every paradigm runs 3 seeds, then the ones not shown worse than the leader run more, round by
+round, until one is left (a winner), the rest are equivalent to the leader within --margin
+(an equivalence set, with a recommendation), or --budget runs are spent (undecided). --seeds N
+runs N seeds of every paradigm instead.
+
 A scenario is a preset or a YAML/JSON file; flags given explicitly override it.
 --mode virtual (the default) trains real models in simulated cluster time; --mode sim
 simulates timing only (no model); --mode inproc and tcp run the live server on this
@@ -40,8 +48,11 @@ machine in real time.
 The summary goes to stdout: an aligned table on a terminal, Markdown when stdout is a
 file or a pipe. Progress over all runs goes to stderr: a bar with an ETA on a terminal,
 plain lines otherwise.`,
-		Example: `  # the README's first command: a fast and a slow worker, five paradigms, 5 seeds
+		Example: `  # the README's first command: a fast and a slow worker, eight paradigms racing over seeds
   pacer compare --scenario pair --out out/pair
+
+  # the same as a fixed design: 5 seeds of every paradigm
+  pacer compare --scenario pair --seeds 5 --out out/pair5
 
   # timing only, on 32 mixed workers, two seeds
   pacer compare --mode sim --scenario mixed32 --iterations 300 --seeds 2
@@ -61,7 +72,8 @@ plain lines otherwise.`,
 type compareFlags struct {
 	tf                    *trainFlags
 	list, scen, mode, out *string
-	iters, seeds, params  *int
+	iters, params, budget *int
+	seeds, margin         *string
 	dur, horizon          *time.Duration
 	live                  *string // pacer check: the live mode it measures in; nil for compare
 }
@@ -77,7 +89,9 @@ func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
 		iters:   fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)"),
 		dur:     fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)"),
 		out:     fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv"),
-		seeds:   fs.Int("seeds", 0, "runs per paradigm, with seeds --seed … --seed+N−1 (default: the scenario's, else 5; 1 in the live modes)"),
+		seeds:   fs.String("seeds", "", "auto: race the paradigms over seeds --seed, --seed+1, … in rounds, a paradigm shown worse than the leader stopping (the default in the virtual and sim modes; docs/compare.md); or N: N runs per paradigm, seeds --seed … --seed+N−1 (the scenario's N if it gives one; 1 in the live modes)"),
+		margin:  fs.String("margin", "", "the race's margin: paradigms within it of the leader are equivalent; 5% (a ratio of times: the default with a target and in sim mode) or 0.5pt (accuracy points: the default without a target)"),
+		budget:  fs.Int("budget", 0, "the race's budget in runs (default: 5 per paradigm, what --seeds 5 costs)"),
 		horizon: fs.Duration("horizon", 0, "virtual mode: the virtual time every run trains for (default: what the slowest paradigm needs for --epochs)"),
 		params:  fs.Int("params", 0, "sim mode with a network: the model's size in values that the transfers move (default: --model's)"),
 	}
@@ -103,8 +117,16 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	if *iters < 0 || *dur < 0 {
 		return usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
 	}
-	if given["seeds"] && (*seeds < 1 || *seeds > job.MaxSeeds) {
-		return usage(fmt.Errorf("--seeds=%d: need 1 to %d (docs/paradigms.md, Limits)", *seeds, job.MaxSeeds))
+	seedsN, raceAuto, err := parseSeeds(*seeds, given["seeds"])
+	if err != nil {
+		return usage(err)
+	}
+	rc, err := parseRace(*f.margin, *f.budget, given)
+	if err != nil {
+		return usage(err)
+	}
+	if f.live != nil && (raceAuto || rc != nil) {
+		return usage(fmt.Errorf("--seeds auto, --margin and --budget: pacer check predicts and measures the same seeds (give --seeds N)"))
 	}
 	if given["horizon"] && *horizon <= 0 {
 		return usage(fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon))
@@ -121,7 +143,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	if err != nil {
 		return usage(err)
 	}
-	cc := compare.Config{Mode: *mode, Job: base, Seeds: *seeds, Horizon: *horizon, Iterations: *iters, Duration: *dur,
+	cc := compare.Config{Mode: *mode, Job: base, Seeds: seedsN, Horizon: *horizon, Iterations: *iters, Duration: *dur,
 		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params}
 	what := "--paradigms"
 	if *list != "" {
@@ -154,10 +176,28 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 			return usage(err)
 		}
 	}
-	if cc.Seeds == 0 {
+	// The race is the default where runs are deterministic and there is
+	// something to race; a count of seeds (the flag's or the scenario's)
+	// keeps the fixed design.
+	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == "virtual" || *mode == "sim") && len(cc.Specs) > 1 {
+		if rc == nil {
+			rc = &compare.RaceConfig{}
+		}
+		cc.Race, cc.Seeds = rc, 0
+	} else if rc != nil {
+		return usage(fmt.Errorf("--margin and --budget apply to the race (--seeds auto); this comparison runs a fixed number of seeds"))
+	}
+	if cc.Seeds == 0 && cc.Race == nil {
 		cc.Seeds = compare.DefaultSeeds(*mode)
 		if f.live != nil {
 			cc.Seeds = compare.DefaultSeeds(*f.live) // every seed also runs live, in real time
+		}
+	}
+	runs := cc.Seeds * len(cc.Specs)
+	if cc.Race != nil {
+		runs = cc.Race.Budget
+		if runs == 0 {
+			runs = compare.DefaultBudget(len(cc.Specs))
 		}
 	}
 	if err := cc.Job.Fill(); err != nil {
@@ -181,7 +221,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	if *mode == "sim" {
 		j := &cc.Job
 		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...)
-		s.Runs = cc.Seeds * len(cc.Specs)
+		s.Runs = runs
 		if err := s.Check("--"); err != nil {
 			return usage(err)
 		}
@@ -191,7 +231,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		// run's --duration, are bounded before the first one starts.
 		j := &cc.Job
 		s := simSize(j.Workers, j.Shards, j.Timing, 0, 0)
-		s.Horizon, s.Runs = cc.Horizon, cc.Seeds*len(cc.Specs)
+		s.Horizon, s.Runs = cc.Horizon, runs
 		if err := s.Check("--"); err != nil {
 			return usage(err)
 		}
@@ -232,7 +272,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return runCheck(cc, *f.live, *out, args, undo, stdout, stderr)
 	}
 	pr := newProgress(stderr)
-	pr.start(int64(len(cc.Specs)*cc.Seeds), true)
+	pr.start(int64(runs), true)
 	cc.Progress = func(line string) { pr.printf("%s", line) }
 	cc.RunDone = func(done, _ int) { pr.set(int64(done)) }
 	// SIGINT/SIGTERM stop every run in progress at once (compare.Run).
@@ -271,6 +311,47 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	sentence, _ := report.Headline(sum)
 	fmt.Fprintf(stdout, "\n%s\n\nwrote %s\nopen %s in a browser\n", sentence, strings.Join(paths, ", "), paths[0])
 	return nil
+}
+
+// parseSeeds reads --seeds: "auto" (the race) or a count of seeds.
+func parseSeeds(v string, given bool) (n int, auto bool, err error) {
+	if !given {
+		return 0, false, nil
+	}
+	if v == "auto" {
+		return 0, true, nil
+	}
+	n, err = strconv.Atoi(v)
+	if err != nil || n < 1 || n > job.MaxSeeds {
+		return 0, false, fmt.Errorf("--seeds=%s: want auto (the race) or a count from 1 to %d (docs/paradigms.md, Limits)", v, job.MaxSeeds)
+	}
+	return n, false, nil
+}
+
+// parseRace reads --margin ("5%" or "0.5pt") and --budget; nil when
+// neither was given.
+func parseRace(margin string, budget int, given map[string]bool) (*compare.RaceConfig, error) {
+	if !given["margin"] && !given["budget"] {
+		return nil, nil
+	}
+	rc := &compare.RaceConfig{Budget: budget}
+	if given["budget"] && budget < 1 {
+		return nil, fmt.Errorf("--budget=%d: want a number of runs, at least 3 per paradigm", budget)
+	}
+	if given["margin"] {
+		num, unit := margin, ""
+		for _, u := range []string{compare.UnitPercent, compare.UnitPoints} {
+			if strings.HasSuffix(margin, u) {
+				num, unit = strings.TrimSpace(strings.TrimSuffix(margin, u)), u
+			}
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if unit == "" || err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("--margin=%q: want a positive percentage such as 5%% (times) or accuracy points such as 0.5pt", margin)
+		}
+		rc.Margin, rc.Unit = v, unit
+	}
+	return rc, nil
 }
 
 // checkCompareModeFlags refuses a valid --mode's inapplicable flags given
