@@ -187,10 +187,22 @@ func Markdown(sc Scenario, s *runstats.Summary) string {
 }
 
 // mdEscape keeps user text (paradigm names, descriptions) from being read as
-// Markdown syntax or breaking a table row.
+// Markdown syntax or breaking a table row. A '<' opens HTML or an autolink
+// only when something other than a space follows it (the text's end is
+// followed by Markdown's own syntax), so "p < 0.001" stays
+// as it reads in a file; any other '<' is backslash-escaped, which a
+// renderer shows as '<' too (an entity would show as "&lt;" in the file).
 func mdEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", "\n", " ")
-	return r.Replace(s)
+	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "\n", " ")
+	s = r.Replace(s)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '<' && (i+1 == len(s) || s[i+1] != ' ' && s[i+1] != '\t') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // title is the report heading, defaulting when the scenario has none.
