@@ -120,6 +120,10 @@ func methods(s *runstats.Summary) []string {
 	if s.TimeToTargetMethod != "" {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
+	if s.Verdict.Metric == runstats.MetricTime {
+		m = append(m, "Band time to target (what the verdict ranks and tests): "+runstats.BandTimeMethod+
+			"; far less noisy over seeds than the first crossing near a plateau.")
+	}
 	if s.TestMethod != "" {
 		m = append(m, "Verdict: "+s.TestMethod+"; "+runstats.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
 	}
