@@ -35,8 +35,10 @@ const BandTimeMethod = "the geometric mean over 13 accuracy levels evenly spaced
 
 // BandTime is the run's time metric for a target accuracy (BandTimeMethod):
 // the geometric mean, over BandLevels levels from target−BandWidth to
-// target, of when the smoothed curve (Smoothed) first reaches each level,
-// a level it never reaches counting at horizon (the comparison's equal
+// target, of when the smoothed curve (Smoothed) first reaches each level
+// (leaving out the levels below the target that the first evaluation,
+// the untrained model, already reaches), a level it never reaches
+// counting at horizon (the comparison's equal
 // horizon; at least the run's own length is used). reached says whether
 // the smoothed curve reached the target itself. ok is false when there is
 // no curve or no target.
@@ -47,18 +49,26 @@ func (r *Run) BandTime(target, horizon float64) (t float64, reached, ok bool) {
 	horizon = max(horizon, r.Curve[len(r.Curve)-1][0])
 	s := Run{Curve: Smoothed(r.Curve, SmoothSpan)}
 	var sum float64
+	n := 0
 	for i := range BandLevels {
 		level := target - BandWidth*float64(BandLevels-1-i)/float64(BandLevels-1)
 		c, hit := s.TimeTo(level)
-		if !hit || c > horizon {
-			c = horizon
-		}
 		if i == BandLevels-1 {
 			reached = hit
 		}
+		if level <= r.Curve[0][1] && i < BandLevels-1 {
+			// The untrained model is already there (a low target): the
+			// level says nothing about training, and its time, the
+			// first evaluation's (0), would swamp a geometric mean.
+			continue
+		}
+		if !hit || c > horizon {
+			c = horizon
+		}
 		sum += math.Log(max(c, 1e-6))
+		n++
 	}
-	return math.Exp(sum / BandLevels), reached, true
+	return math.Exp(sum / float64(n)), reached, true
 }
 
 // Smoothed is curve with each evaluation after the first replaced by the

@@ -76,6 +76,21 @@ func TestBandTime(t *testing.T) {
 		t.Errorf("curve levelling off below the target: BandTime %v (reached %v, %d levels above it), want %v, not reached, later than %v",
 			capped, reached, above, want, got)
 	}
+	// A target just above the untrained model's accuracy: the levels it
+	// already reaches at the first evaluation are left out (their time, 0,
+	// would make the mean 0); a target it reaches counts at that time.
+	low := Run{Curve: [][2]float64{{0, 0.1}, {100, 0.2}, {200, 0.3}, {300, 0.4}}}
+	got, reached, ok = low.BandTime(0.13, 1000)
+	sum = 0
+	for _, l := range []float64{0.105, 0.11, 0.115, 0.12, 0.125, 0.13} {
+		sum += math.Log(1000 * (l - 0.1))
+	}
+	if want := math.Exp(sum / 6); !ok || !reached || math.Abs(got-want) > 1e-9 {
+		t.Errorf("low target: BandTime %v (reached %v), want %v", got, reached, want)
+	}
+	if got, reached, _ := low.BandTime(0.1, 1000); got > 1e-5 || !reached {
+		t.Errorf("a target the untrained model reaches: BandTime %v (reached %v), want about 0 as TimeTo", got, reached)
+	}
 	if _, _, ok := (&Run{}).BandTime(0.84, 1000); ok {
 		t.Error("no curve: a band time")
 	}
