@@ -42,7 +42,8 @@ func compareU(a, b uint64) int {
 
 // typical is one run standing for a pgroup in the timing plots: per worker
 // the median waiting share over seeds, the staleness histogram summed over
-// seeds (shares are what the plot shows), and the median throughput.
+// seeds (shares are what the plot shows), and the median throughput and
+// mean staleness (the table's medians, so a legend and the table agree).
 func typical(g pgroup) runstats.Run {
 	r := runstats.Run{Paradigm: g.name}
 	if len(g.runs) == 0 {
@@ -51,6 +52,7 @@ func typical(g pgroup) runstats.Run {
 	r.Mode = g.runs[0].Mode
 	r.Throughput = med(g.runs, func(x *runstats.Run) float64 { return x.Throughput })
 	r.WaitFraction = med(g.runs, func(x *runstats.Run) float64 { return x.WaitFraction })
+	r.StalenessMean = med(g.runs, func(x *runstats.Run) float64 { return x.StalenessMean })
 	k := 0
 	for i := range g.runs {
 		k = max(k, len(g.runs[i].WorkerWait))

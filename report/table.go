@@ -128,6 +128,10 @@ func methods(s *runstats.Summary) []string {
 	if s.TimeToTargetMethod != "" {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
+	if s.Verdict.Metric == runstats.MetricTime {
+		m = append(m, "Band time to target (what the verdict ranks and tests): "+runstats.BandTimeMethod+
+			"; far less noisy over seeds than the first crossing near a plateau.")
+	}
 	if s.Race != nil {
 		m = append(m, raceMethods(s)...)
 	} else if s.TestMethod != "" {
@@ -204,10 +208,22 @@ func Markdown(sc Scenario, s *runstats.Summary) string {
 }
 
 // mdEscape keeps user text (paradigm names, descriptions) from being read as
-// Markdown syntax or breaking a table row.
+// Markdown syntax or breaking a table row. A '<' opens HTML or an autolink
+// only when something other than a space follows it (the text's end is
+// followed by Markdown's own syntax), so "p < 0.001" stays
+// as it reads in a file; any other '<' is backslash-escaped, which a
+// renderer shows as '<' too (an entity would show as "&lt;" in the file).
 func mdEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", "\n", " ")
-	return r.Replace(s)
+	r := strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "\n", " ")
+	s = r.Replace(s)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '<' && (i+1 == len(s) || s[i+1] != ' ' && s[i+1] != '\t') {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // title is the report heading, defaulting when the scenario has none.

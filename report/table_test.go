@@ -16,16 +16,16 @@ func TestMarkdownVirtual(t *testing.T) {
 	}
 	md := Markdown(virtualScenario, sum)
 	for _, want := range []string{
-		"# Heterogeneous pair &lt;1 : 2>\n",
+		"# Heterogeneous pair \\<1 : 2>\n",
 		"**No clear winner: dssp:sl=3,su=15 and asp are tied on reaching 85% test accuracy first — medians over 5 seeds: " +
 			"dssp:sl=3,su=15 at 303 s (277–311 s, 93.8% interval); asp at 305 s (265–305 s, 93.8% interval); dssp:sl=3,su=15 " +
-			"leads asp by the median but not by the mean (0.977×, 95% interval 0.836–1.14×, p = 0.696): median and mean disagree; " +
+			"leads asp by the median but not by the mean (0.958×, 95% interval 0.84–1.09×, p = 0.421): median and mean disagree; " +
 			"backup:b=1 never reached it.**",
 		"```sh\npacer compare --paradigms 'bsp;asp;ssp:s=3' --target 0.85 --out out\n```",
 		"| paradigm | time to 85% | reached | accuracy at horizon | wins | p vs leader | leader's edge | pushes/s | wait share | staleness mean / max | dropped | controller calls / time |\n",
 		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-		"| bsp | 536 s [528–572] | 5/5 | 85.3% [85.1–85.6] | 0/5 | &lt; 0.001 | 1.83× [1.69–1.98] | 10.2 | 24.5% | 0.00 / 0 | 0 | — |\n",
-		"| backup:b=1 | not reached | 0/5 | 63.7% [63–65] | 0/5 | &lt; 0.001 | 2.03× [1.89–2.18] | 9.00 | 25% | 0.00 / 0 | 600 | 25 / not measured |\n",
+		"| bsp | 536 s [528–572] | 5/5 | 85.3% [85.1–85.6] | 0/5 | < 0.001 | 1.86× [1.71–2.02] | 10.2 | 24.5% | 0.00 / 0 | 0 | — |\n",
+		"| backup:b=1 | not reached | 0/5 | 63.7% [63–65] | 0/5 | < 0.001 | 2.58× [2.44–2.72] | 9.00 | 25% | 0.00 / 0 | 600 | 25 / not measured |\n",
 		"| dssp:sl=3,su=15 | 303 s [277–311] | 5/5 | 86.8% [86.8–86.8] | 3/5 | leader | — | 14.9 | 1% | 0.88 / 7 | 0 | 20 / 2.5 ms |\n",
 		"Intervals: exact order-statistic interval",
 		"Equal horizons: every run trained for the same 600 s of virtual time.",
@@ -68,6 +68,27 @@ func TestMarkdownSimAndEscaping(t *testing.T) {
 	}
 	if strings.Contains(md, "time to") || strings.Contains(md, "**a") {
 		t.Error("sim table has a time-to-target column or a winner")
+	}
+}
+
+// Markdown is read as a file as often as it is rendered: "p < 0.001" is
+// written as such, not as an entity; a '<' that could open a tag or an
+// autolink is backslash-escaped (rendered as '<' too).
+func TestMarkdownLessThan(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"p < 0.001", "p < 0.001"},
+		{"a <b> c", `a \<b> c`},
+		{"<http://x>", `\<http://x>`},
+		{"<1@x.y>", `\<1@x.y>`},
+		{"x <", `x \<`},
+	} {
+		if got := mdEscape(c.in); got != c.want {
+			t.Errorf("mdEscape(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	md := Markdown(virtualScenario, virtualSummary(0.85, 5))
+	if strings.Contains(md, "&lt;") || !strings.Contains(md, "| < 0.001 |") {
+		t.Errorf("summary.md escapes p < 0.001 as an entity:\n%s", md)
 	}
 }
 

@@ -25,8 +25,8 @@ const IntervalMethod = "exact order-statistic interval for the median (distribut
 
 // TestMethod names the paired comparison that decides a verdict.
 const TestMethod = "paired t-test over seeds, runs paired by seed value (same seed: same data order, initial weights " +
-	"and timing draws), two-sided at the 5% level, on the log ratio of times to target (a run that did not reach the " +
-	"target counts at the horizon, the longest run's time, so it never looks faster than one that did) or of " +
+	"and timing draws), two-sided at the 5% level, on the log ratio of band times to target (a level not reached " +
+	"counts at the horizon, the longest run's time, so a run never looks faster than one that did reach it) or of " +
 	"accuracies at the horizon"
 
 // Interval is a median over seeds with its interval. A nil bound is +∞: a

@@ -58,7 +58,10 @@ type ParadigmStats struct {
 	// Reached counts the seeds that reached the target (with a target).
 	Reached *int `json:"reached,omitempty"`
 	// TimeToTarget: a nil median or bound is "not reached within the horizon".
-	TimeToTarget      *Interval `json:"time_to_target,omitempty"`
+	TimeToTarget *Interval `json:"time_to_target,omitempty"`
+	// BandTime is the median BandTime over seeds, the time the verdict
+	// ranks and tests (a level not reached counts at the horizon).
+	BandTime          *Interval `json:"band_time,omitempty"`
 	AccuracyAtHorizon *Interval `json:"accuracy_at_horizon,omitempty"`
 	Throughput        Interval  `json:"throughput"`
 	WaitFraction      Interval  `json:"wait_fraction"`
@@ -160,7 +163,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 	stats := make([]ParadigmStats, len(names))
 	for p, name := range names {
 		grid[p] = make([]cell, len(seeds))
-		var thr, wait, stale, times, accs []float64
+		var thr, wait, stale, times, accs, bands []float64
 		for k, s := range seeds {
 			i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s })
 			if i < 0 {
@@ -174,8 +177,9 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 					c.time = t
 					horizon = max(horizon, t)
 				}
+				c.band, _, _ = r.BandTime(target, horizon)
 			}
-			times, accs = append(times, c.time), append(accs, c.acc)
+			times, accs, bands = append(times, c.time), append(accs, c.acc), append(bands, c.band)
 			grid[p][k] = c
 		}
 		st := ParadigmStats{Paradigm: name, Runs: len(thr), Throughput: MedianInterval(thr),
@@ -190,8 +194,8 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 						n++
 					}
 				}
-				ti := MedianInterval(times)
-				st.Reached, st.TimeToTarget = &n, &ti
+				ti, bi := MedianInterval(times), MedianInterval(bands)
+				st.Reached, st.TimeToTarget, st.BandTime = &n, &ti, &bi
 			}
 		}
 		st.TimesToTargets, st.EpochsToTargets = targetIntervals(runs, name, seeds)
@@ -214,8 +218,11 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 	logv := func(c cell) float64 { return math.Log(math.Max(c.acc, 1e-6)) }
 	v.Metric = MetricAccuracy
 	if timeMetric {
+		// The first crossing decides whether time can rank them at all
+		// (above); the band time, far less noisy, ranks and tests them.
 		v.Metric = MetricTime
-		logv = func(c cell) float64 { return -math.Log(math.Max(math.Min(c.time, horizon), 1e-6)) }
+		score = func(c cell) float64 { return c.band }
+		logv = func(c cell) float64 { return -math.Log(math.Max(math.Min(c.band, horizon), 1e-6)) }
 	} else {
 		score = func(c cell) float64 { return -c.acc }
 	}
@@ -297,6 +304,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 type cell struct {
 	ok        bool    // this paradigm ran this seed
 	time, acc float64 // time: +Inf when the target was not reached
+	band      float64 // the verdict's time (BandTime), at most the horizon
 }
 
 type withP struct {

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/scenario"
 )
 
 // Issue 5 and 9: a small compare end to end, on a Fashion-MNIST subset
@@ -114,6 +117,23 @@ func TestCompareSimModeWithPreset(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "accuracy_vs_time.png")); err == nil {
 		t.Error("a sim-only report has no accuracy curve to plot")
+	}
+}
+
+// compare --help says what the pair preset runs, read from the preset (it
+// said five paradigms when the preset had eight: issue 32).
+func TestCompareHelpCountsThePairPreset(t *testing.T) {
+	sc, err := scenario.Get("pair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := pacer(t, "compare", "--help")
+	m := regexp.MustCompile(`(\w+) paradigms racing over seeds\n\s+pacer compare --scenario pair`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("pacer compare --help: exit %d, no pair example counting paradigms:\n%s", code, out)
+	}
+	if want := fmt.Sprint(len(sc.Paradigms)); m[1] != want {
+		t.Errorf("compare --help: %s paradigms in the pair example, the preset has %s", m[1], want)
 	}
 }
 

@@ -48,8 +48,7 @@ machine in real time.
 The summary goes to stdout: an aligned table on a terminal, Markdown when stdout is a
 file or a pipe. Progress over all runs goes to stderr: a bar with an ETA on a terminal,
 plain lines otherwise.`,
-		Example: `  # the README's first command: a fast and a slow worker, eight paradigms racing over seeds
-  pacer compare --scenario pair --out out/pair
+		Example: pairExample() + `
 
   # the same as a fixed design: 5 seeds of every paradigm
   pacer compare --scenario pair --seeds 5 --out out/pair5
@@ -66,6 +65,17 @@ plain lines otherwise.`,
 		return runCompare(fs, commandArgs(cmd), f, stdout, stderr)
 	}
 	return cmd
+}
+
+// pairExample is compare's first example, the README's first command; what
+// it says of the pair preset is read from the preset, so it cannot drift.
+func pairExample() string {
+	sc, err := scenario.Get("pair")
+	if err != nil {
+		panic(err) // a preset: only a broken build lacks it
+	}
+	return fmt.Sprintf("  # the README's first command: a fast and a slow worker, %d paradigms racing over seeds\n"+
+		"  pacer compare --scenario pair --out out/pair", len(sc.Paradigms))
 }
 
 // compareFlags are compare's flags (and check's, which adds live).
