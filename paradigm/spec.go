@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Kind names one of the eight paradigms of PARADIGMS.md.
+// Kind names one of the eight paradigms of PARADIGMS.md, or delay (the
+// backup-workers paper's fixed-staleness experiment).
 type Kind uint8
 
 const (
@@ -21,11 +22,12 @@ const (
 	Backup
 	PSP
 	Softsync
+	Delay
 )
 
 var kindNames = map[Kind]string{
 	BSP: "bsp", ASP: "asp", SSP: "ssp", DSSP: "dssp", Elastic: "elastic",
-	Backup: "backup", PSP: "psp", Softsync: "softsync",
+	Backup: "backup", PSP: "psp", Softsync: "softsync", Delay: "delay",
 }
 
 func (k Kind) String() string {
@@ -105,12 +107,14 @@ type Spec struct {
 
 	N       int  // softsync: n
 	ConstLR bool // softsync: constant α₀ instead of α₀/τ
+
+	D int // delay: every gradient is applied d updates after its turn (fixed staleness)
 }
 
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
 	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local], backup:b=4[,set=shard|shared], " +
-	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const]"
+	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20"
 
 // ErrSpec is wrapped by every parse error.
 var ErrSpec = errors.New("bad paradigm spec")
@@ -181,6 +185,8 @@ func Parse(spec string) (Spec, error) {
 	case Softsync:
 		sp.N = p.intv("n", -1, 1, maxWorkerCount)
 		sp.ConstLR = p.choice("lr", []string{"staleness", "const"}, 0) == 1
+	case Delay:
+		sp.D = p.intv("d", -1, 0, MaxDelay)
 	}
 	if p.err != nil {
 		return Spec{}, p.err
@@ -191,7 +197,7 @@ func Parse(spec string) (Spec, error) {
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
 	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply",
-	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr",
+	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d",
 }
 
 func orNone(s string) string {
@@ -221,12 +227,16 @@ func (p *optParser) take(k string) (string, bool) {
 // job bounds (job.MaxWorkers); the parser caps them at the same figure so a
 // huge number is refused here, where the option is named.
 //
+// delay's d is bounded by MaxDelay: every shard holds d gradients (each a
+// copy of its block), and the paper's Figure 2 stops at 50.
+//
 // PSP's grace times t1, t2 are bounded by MaxGrace: a deadline is now plus
 // the grace, and near the int64 limit that sum wrapped negative, so a grace
 // meant as "wait for everyone" ended at once.
 const (
 	MaxStaleness   = 10_000
 	MaxElasticR    = 10_000
+	MaxDelay       = 1_000
 	maxWorkerCount = 100_000
 	MaxGrace       = 24 * time.Hour
 )
@@ -313,6 +323,12 @@ func (s Spec) AppliesOnArrival() bool {
 	return false
 }
 
+// OneGradientPerApply reports whether every apply holds a single gradient
+// with weight 1 (the paradigms that apply on arrival, and delay, whose line
+// only defers each one): the paradigms a BSP round's step is split K ways
+// among (job.Config.StepScale).
+func (s Spec) OneGradientPerApply() bool { return s.AppliesOnArrival() || s.Kind == Delay }
+
 // LocalSteps reports whether workers apply their own gradients to their own
 // copies between pulls (ElasticBSP local-only: the worker's copy is only
 // replaced by the shards' averaged model at a barrier).
@@ -366,6 +382,8 @@ func (s Spec) String() string {
 			out += ",lr=const"
 		}
 		return out
+	case Delay:
+		return fmt.Sprintf("delay:d=%d", s.D)
 	}
 	return s.Kind.String()
 }
