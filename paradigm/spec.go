@@ -97,6 +97,7 @@ type Spec struct {
 	R         int    // elastic: predictions per worker
 	Search    Search // elastic
 	LocalOnly bool   // elastic: inside a superstep workers step their own copies; shards apply at the barrier
+	MeanOf    int    // elastic: predict from the mean of the last k intervals (0: the latest alone, interval=last)
 
 	B         int  // backup: backup workers b (N = K − b)
 	SharedSet bool // backup: one set of N workers chosen for all shards
@@ -113,7 +114,7 @@ type Spec struct {
 
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
-	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local], backup:b=4[,set=shard|shared], " +
+	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local][,interval=last|mean:k], backup:b=4[,set=shard|shared], " +
 	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20"
 
 // ErrSpec is wrapped by every parse error.
@@ -174,6 +175,7 @@ func Parse(spec string) (Spec, error) {
 		sp.R = p.intv("r", -1, 1, MaxElasticR)
 		sp.Search = Search(p.choice("search", searchNames, 0))
 		sp.LocalOnly = p.choice("apply", []string{"arrival", "local"}, 0) == 1
+		sp.MeanOf = p.meanOf("interval")
 	case Backup:
 		sp.B = p.intv("b", -1, 0, maxWorkerCount)
 		sp.SharedSet = p.choice("set", []string{"shard", "shared"}, 0) == 1
@@ -196,7 +198,7 @@ func Parse(spec string) (Spec, error) {
 
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
-	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply",
+	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply,interval",
 	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d",
 }
 
@@ -223,7 +225,8 @@ func (p *optParser) take(k string) (string, bool) {
 // The largest option values a spec may state (docs/paradigms.md, "Limits").
 // A staleness bound beyond MaxStaleness is ASP in all but name, and DSSP's
 // controller walks su − sl candidates on every call; ElasticBSP predicts r
-// pushes per worker at every barrier. b, c and n count workers, which the
+// pushes per worker at every barrier, and interval=mean:k keeps k
+// intervals per worker. b, c and n count workers, which the
 // job bounds (job.MaxWorkers); the parser caps them at the same figure so a
 // huge number is refused here, where the option is named.
 //
@@ -236,6 +239,7 @@ func (p *optParser) take(k string) (string, bool) {
 const (
 	MaxStaleness   = 10_000
 	MaxElasticR    = 10_000
+	MaxElasticMean = 100
 	MaxDelay       = 1_000
 	maxWorkerCount = 100_000
 	MaxGrace       = 24 * time.Hour
@@ -295,6 +299,25 @@ func (p *optParser) dur(k string) time.Duration {
 		p.err = specErr(p.spec, "%s=%q must be a non-negative duration (e.g. 50ms, 0.5) of at most %s (docs/paradigms.md, Limits)", k, v, MaxGrace)
 	}
 	return d
+}
+
+// meanOf reads ElasticBSP's interval option: "last" (0) or "mean:k", the
+// mean of the last k intervals, 1 ≤ k ≤ MaxElasticMean (mean:1 is last).
+func (p *optParser) meanOf(key string) int {
+	v, ok := p.take(key)
+	if !ok || strings.EqualFold(v, "last") {
+		return 0
+	}
+	ks, isMean := strings.CutPrefix(strings.ToLower(v), "mean:")
+	k, err := strconv.Atoi(ks)
+	if !isMean || err != nil || k < 1 || k > MaxElasticMean {
+		p.err = specErr(p.spec, "%s=%q must be last or mean:k with an integer k ≥ 1 and ≤ %d (docs/paradigms.md, Limits)", key, v, MaxElasticMean)
+		return 0
+	}
+	if k == 1 {
+		return 0
+	}
+	return k
 }
 
 func (p *optParser) choice(k string, names []string, def int) int {
@@ -365,6 +388,9 @@ func (s Spec) String() string {
 		}
 		if s.LocalOnly {
 			out += ",apply=local"
+		}
+		if s.MeanOf > 0 {
+			out += fmt.Sprintf(",interval=mean:%d", s.MeanOf)
 		}
 		return out
 	case Backup:
