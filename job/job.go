@@ -28,10 +28,11 @@ const (
 	DefaultSeed             = 1
 	DefaultEvalEvery        = 0.25
 	DefaultHeartbeatTimeout = 15 * time.Second // a worker starved 10 s stays, a dead one goes within 30 s (docs/protocol.md)
-	// DefaultSearchCost prices a unit of barrier-search work as pacer's
-	// own ZipLine runs it on a 2-core Xeon (3.6–4.2 ns per n·R·log₂ n,
-	// docs/benchmarks.md "ZipLine"); the ElasticBSP paper's Table II is
-	// about 70–120 times that.
+	// DefaultSearchCost prices a unit of barrier-search work (one step
+	// of the paper's ZipLine, n²·R a search: sim.SearchWork). At 4 workers
+	// and R = 15 a barrier is then charged 0.96 µs, about what pacer's
+	// own ZipLine takes there (0.7 µs, docs/benchmarks.md "ZipLine");
+	// the ElasticBSP paper's Table II is 16–99 ns a unit.
 	DefaultSearchCost = 4 * time.Nanosecond
 )
 
