@@ -33,9 +33,10 @@ every push and pull moves its block's bytes through the worker's and the shard's
 (shared max-min fairly; the model and its known error: docs/paradigms.md, "The network"), every
 clock report, release and pull request costs one latency, and a shard applies an update
 at --apply-rate floats per second. The model's size comes from --model or --params.
-Without one (--network none, the default), transfers are instant. The same
-seed gives the same result. --arrival-cdf instead prints the distribution of the k-th
-gradient's arrival per iteration (the straggler figure of the backup-workers paper).`,
+` + networkHelp() + `
+
+The same seed gives the same result. --arrival-cdf instead prints the distribution of the
+k-th gradient's arrival per iteration (the straggler figure of the backup-workers paper).`,
 		Example: `  # SSP with staleness 3 on a 1:2 pair of workers, 500 iterations each
   pacer sim --paradigm ssp:s=3 --workers 2 --speeds 1,2 --iterations 500
 
