@@ -88,6 +88,11 @@ const (
 	Arrive                   // Worker's gradient block reached Shard (with a network, before its Push)
 )
 
+// Withhold is Worker not sending its block to Shard, which would drop it
+// (PSP; paradigm.Spec.KnownDropped): Clock is the block's tag, Version the
+// shard's version the worker knew. It follows the kinds above.
+const Withhold = Arrive + 1
+
 // Event is one trace record.
 type Event struct {
 	Kind          EventKind

@@ -172,7 +172,11 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 func printRun(w io.Writer, r *runstats.Run, baseGiven bool) {
 	fmt.Fprintf(w, "paradigm        %s (%d workers, %d shards, seed %d)\n", r.Paradigm, r.Workers, r.Shards, r.Seed)
 	fmt.Fprintf(w, "pushes          %d in %.1f virtual s → throughput %.3f pushes/s\n", r.Pushes, r.VirtualSeconds, r.Throughput)
-	fmt.Fprintf(w, "updates         %d (dropped %d)\n", r.Updates, r.Dropped)
+	if r.Withheld > 0 {
+		fmt.Fprintf(w, "updates         %d (dropped %d; %d blocks not sent, the shard known to drop them)\n", r.Updates, r.Dropped, r.Withheld)
+	} else {
+		fmt.Fprintf(w, "updates         %d (dropped %d)\n", r.Updates, r.Dropped)
+	}
 	fmt.Fprintf(w, "wait_fraction   %.3f (share of worker time spent not computing)\n", r.WaitFraction)
 	fmt.Fprintf(w, "max_gap         %d clocks between fastest and slowest at a release\n", r.MaxGap)
 	fmt.Fprintf(w, "staleness       mean %.2f, max %d\n", r.StalenessMean, r.StalenessMax)
