@@ -82,7 +82,7 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 		f.Normalize = v
 		return nil
 	})
-	fs.BoolVar(&f.FullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic with the whole α₀ (default α₀/K; see docs/paradigms.md)")
+	fs.BoolVar(&f.FullAsyncLR, "full-async-lr", false, "apply each gradient of asp/ssp/dssp/elastic/delay with the whole α₀ (default α₀/K; see docs/paradigms.md)")
 }
 
 // ApplyTo copies the flags into c.

@@ -28,10 +28,11 @@ const (
 	DefaultSeed             = 1
 	DefaultEvalEvery        = 0.25
 	DefaultHeartbeatTimeout = 15 * time.Second // a worker starved 10 s stays, a dead one goes within 30 s (docs/protocol.md)
-	// DefaultSearchCost prices a unit of barrier-search work as pacer's
-	// own ZipLine runs it on a 2-core Xeon (3.6–4.2 ns per n·R·log₂ n,
-	// docs/benchmarks.md "ZipLine"); the ElasticBSP paper's Table II is
-	// about 70–120 times that.
+	// DefaultSearchCost prices a unit of barrier-search work (one step
+	// of the paper's ZipLine, n²·R a search: sim.SearchWork). At 4 workers
+	// and R = 15 a barrier is then charged 0.96 µs, about what pacer's
+	// own ZipLine takes there (0.7 µs, docs/benchmarks.md "ZipLine");
+	// the ElasticBSP paper's Table II is 16–99 ns a unit.
 	DefaultSearchCost = 4 * time.Nanosecond
 )
 
@@ -68,7 +69,7 @@ type Config struct {
 	Schedule  optim.Schedule // learning-rate schedule (default constant)
 	Seed      uint64         // default 1
 	// FullAsyncLR applies every gradient of the apply-on-arrival paradigms
-	// (asp, ssp, dssp, elastic) with the whole α₀, as the papers' formulas
+	// (asp, ssp, dssp, elastic, and delay) with the whole α₀, as the papers' formulas
 	// read literally. By default each such gradient steps α₀/K: one gradient
 	// is a K-th of a BSP round, so every paradigm moves the weights by the same
 	// amount per sample and a comparison at one --lr is fair (with the literal
@@ -304,10 +305,10 @@ func (c *Config) StepSize(a paradigm.Apply, epoch float64) float64 {
 
 // StepScale is the factor on α₀ for one apply: the aggregator's own scale
 // (PSP's d/K, 1 elsewhere) and, unless FullAsyncLR, 1/K for the paradigms
-// that apply each gradient on arrival.
+// that apply each gradient alone (on arrival, or delay's one at a time).
 func (c *Config) StepScale(a paradigm.Apply) float64 {
 	s := a.LRScale
-	if !c.FullAsyncLR && c.Spec.AppliesOnArrival() {
+	if !c.FullAsyncLR && c.Spec.OneGradientPerApply() {
 		s /= float64(c.Workers)
 	}
 	return s

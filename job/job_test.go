@@ -75,6 +75,12 @@ func TestStepScale(t *testing.T) {
 	if s := c.StepScale(a); s != 1 {
 		t.Errorf("asp, full async lr: %g", s)
 	}
+	// delay's line applies one gradient at a time, as ASP does: delay:d=0
+	// is ASP in the weights only if it steps alike.
+	c = Config{Spec: paradigm.Spec{Kind: paradigm.Delay, D: 3}, Workers: 4}
+	if s := c.StepScale(a); s != 0.25 {
+		t.Errorf("delay with 4 workers: %g, want 1/4", s)
+	}
 	c = Config{Spec: paradigm.Spec{Kind: paradigm.PSP}, Workers: 4}
 	if s := c.StepScale(paradigm.Apply{LRScale: 0.75}); s != 0.75 {
 		t.Errorf("psp keeps its own d/K: %g", s)

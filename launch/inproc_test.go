@@ -33,7 +33,7 @@ func quickJob(t testing.TB, spec string, k, s int) job.Config {
 
 func TestInprocEveryParadigm(t *testing.T) {
 	ds := synth(t)
-	for _, spec := range []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2"} {
+	for _, spec := range []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2", "delay:d=2"} {
 		t.Run(spec, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

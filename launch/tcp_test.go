@@ -47,7 +47,7 @@ func skipUnderRace(t *testing.T) {
 }
 
 func TestTCPEveryParadigm(t *testing.T) {
-	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2"}
+	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4", "elastic:r=4,apply=local", "backup:b=1", "psp:c=3,b=0.5,t1=5ms,t2=5ms", "softsync:n=2", "delay:d=2"}
 	if raceEnabled {
 		specs = specs[:1] // see skipUnderRace
 	}

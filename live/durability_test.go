@@ -180,6 +180,7 @@ func TestLogRestoresAcknowledged(t *testing.T) {
 		{"backup:b=1", -1, []logStep{logPush(1), logPush(0)}, "sgd"},
 		{"psp:c=2", -1, []logStep{logPush(1)}, "sgd"},
 		{"softsync:n=1", -1, []logStep{logPush(1), logPush(0), logPush(1)}, "sgd"},
+		{"delay:d=2", 0.9, []logStep{logPush(1), logPush(0), logPush(1)}, "sgd"},
 		{"bsp", 0.9, []logStep{logPush(1), logPush(0)}, "rmsprop"},
 		{"asp", -1, []logStep{logPush(1)}, "adam"},
 		{"ssp:s=2", -1, []logStep{logPush(0)}, "adam:b1=0.5,b2=0.9,eps=1e-6"},

@@ -6,7 +6,7 @@ import (
 )
 
 // Config is the update rule of one parameter range. The learning rate the server passes to Step
-// is normally Config.Rate(step, epoch), possibly scaled further (StalenessScale).
+// is normally Config.Rate(step, epoch) times the apply's scale (job.Config.StepSize).
 type Config struct {
 	LR          float64  // base learning rate, > 0
 	Momentum    float64  // μ in [0, 1); 0 is plain SGD and keeps no velocity
@@ -145,24 +145,4 @@ func (c Config) Rate(step int64, epoch float64) float64 {
 		lr *= start + (1-start)*float64(step)/float64(s.Warmup)
 	}
 	return lr
-}
-
-// LinearScale is the linear scaling rule: when the (global) batch grows from baseBatch to
-// batch, multiply the learning rate by batch/baseBatch (Goyal et al., 2017). Non-positive
-// sizes leave baseLR unchanged, since no ratio is defined.
-func LinearScale(baseLR float64, batch, baseBatch int) float64 {
-	if batch <= 0 || baseBatch <= 0 {
-		return baseLR
-	}
-	return baseLR * float64(batch) / float64(baseBatch)
-}
-
-// StalenessScale is the staleness-dependent learning rate of n-softsync (PARADIGMS.md §8):
-// α0/τ for a gradient τ > 0 versions stale, α0 for a fresh one. A negative τ cannot happen
-// (a worker never reads a version newer than the current one) and is treated as fresh.
-func StalenessScale(alpha0 float64, tau int64) float64 {
-	if tau <= 0 {
-		return alpha0
-	}
-	return alpha0 / float64(tau)
 }

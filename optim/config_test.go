@@ -79,36 +79,6 @@ func TestScheduleBoundaries(t *testing.T) {
 	}
 }
 
-func TestLinearScale(t *testing.T) {
-	for _, c := range []struct {
-		base       float64
-		batch, ref int
-		want       float64
-	}{
-		{0.1, 256, 256, 0.1},
-		{0.1, 8192, 256, 3.2}, // Goyal et al.: 0.1 per 256 images, 8k minibatch
-		{0.05, 32, 64, 0.025},
-		{0.1, 0, 256, 0.1},
-		{0.1, 64, -1, 0.1},
-	} {
-		if got := LinearScale(c.base, c.batch, c.ref); math.Abs(got-c.want) > 1e-15 {
-			t.Errorf("LinearScale(%v, %d, %d) = %v, want %v", c.base, c.batch, c.ref, got, c.want)
-		}
-	}
-}
-
-// TestStalenessScale follows PARADIGMS.md §8: α(τ) = α0/τ for τ > 0, α0 for τ = 0.
-func TestStalenessScale(t *testing.T) {
-	for _, c := range []struct {
-		tau  int64
-		want float64
-	}{{0, 0.6}, {1, 0.6}, {2, 0.3}, {3, 0.2}, {6, 0.1}, {-1, 0.6}} {
-		if got := StalenessScale(0.6, c.tau); math.Abs(got-c.want) > 1e-15 {
-			t.Errorf("StalenessScale(0.6, %d) = %v, want %v", c.tau, got, c.want)
-		}
-	}
-}
-
 func TestVelocityRoundTripAndSub(t *testing.T) {
 	cfg := Config{LR: 1, Momentum: 0.5}
 	o, _ := New(cfg, 4)

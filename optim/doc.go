@@ -2,8 +2,9 @@
 // the flat float32 parameter vector: SGD with optional momentum (heavy-ball or Nesterov),
 // PyTorch's RMSprop (centered or not), Adam and AdamW (Config.Rule; adaptive.go follows PyTorch's
 // order of operations and TestTorchReference holds them to PyTorch's output), L2 weight decay
-// (AdamW's decoupled), learning-rate schedules, the linear scaling rule and the staleness-aware
-// rate of n-softsync (PARADIGMS.md §8).
+// (AdamW's decoupled) and learning-rate schedules. The paradigms' own rates are the weights and
+// scale the policy core gives each apply (paradigm.Apply): n-softsync's α₀/τ
+// (paradigm.StalenessWeight), PSP's linear scaling d/K.
 //
 // # Use
 //
@@ -13,8 +14,8 @@
 //	lr := float32(cfg.Rate(step, epoch))
 //	opt.ApplyWeighted(w[lo:hi], grads, weights, lr) // weights[k] = 1/K for the mean
 //
-// For n-softsync the weights carry the staleness: weights[l] = StalenessScale(1, τ_l)/c, so the
-// scaled sum feeds the velocity as §8 prescribes. State and SetState serve checkpoints.
+// For n-softsync the weights carry the staleness: weights[l] = paradigm.StalenessWeight(τ_l)/c,
+// so the scaled sum feeds the velocity as PARADIGMS.md §8 prescribes. State and SetState serve checkpoints.
 // Sub cuts a range into sub-ranges sharing the state, one per goroutine, for applying in
 // parallel across cores; with Adam and AdamW the owner calls Tick once before the sub-ranges'
 // applies, so the step count advances once per apply of the whole range.

@@ -1,7 +1,8 @@
 // Package paradigm is pacer's policy core: the decisions of every
 // synchronization paradigm of PARADIGMS.md (BSP, ASP, SSP, DSSP, ElasticBSP,
-// sync SGD with backup workers, PSP and n-softsync), as a pure,
-// deterministic state machine in the manner of etcd's raft package.
+// sync SGD with backup workers, PSP and n-softsync) and delay, the
+// backup-workers paper's fixed staleness, as a pure, deterministic state
+// machine in the manner of etcd's raft package.
 //
 // There are no goroutines, no clock, no I/O and no randomness here. Every
 // input carries the time (since the job's start) as an argument and every

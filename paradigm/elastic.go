@@ -10,8 +10,9 @@ import (
 // elasticGate is ElasticBSP (PARADIGMS.md §5). Between barriers every worker
 // runs free; worker p is held at its barrier push (count based, so a wrong
 // prediction still makes progress). When every live worker is held, the gate
-// predicts each worker's next R pushes from its latest interval and lets the
-// search pick the next barrier per worker.
+// predicts each worker's next R pushes from its latest interval (or, under
+// interval=mean:k, the mean of its last k) and lets the search pick the next
+// barrier per worker.
 type elasticGate struct {
 	gateBase
 	r       int
@@ -20,8 +21,13 @@ type elasticGate struct {
 	barrier []int64         // the clock at which p is held
 	steps   *uint64         // barriers passed (shared with local-only pullers and the Policy)
 	relAt   []time.Duration // p's latest release
-	ival    []float64       // p's latest iteration interval, seconds
+	ival    []float64       // p's predicted iteration interval, seconds
 	nHeld   int
+
+	// interval=mean:k: each worker's last k intervals (a ring, filled
+	// lazily) whose mean ival holds; nil under interval=last.
+	k    int
+	hist []ivalRing
 
 	ids   []int // live workers in id order, for one search
 	ivals []float64
@@ -32,6 +38,9 @@ type elasticGate struct {
 func newElasticGate(k int, s Spec, steps *uint64) *elasticGate {
 	g := &elasticGate{gateBase: newGateBase(k), r: s.R, search: s.Search, steps: steps,
 		barrier: make([]int64, k), relAt: make([]time.Duration, k), ival: make([]float64, k)}
+	if s.MeanOf > 1 {
+		g.k, g.hist = s.MeanOf, make([]ivalRing, k)
+	}
 	for p := range g.barrier {
 		g.barrier[p] = 1 // the first superstep is one BSP step: it yields the first intervals
 	}
@@ -42,7 +51,7 @@ func (g *elasticGate) Pushed(now time.Duration, p int, out []int) []int {
 	g.c.push(p)
 	// The interval runs from p's release, so time held at a barrier does not
 	// inflate the prediction of its next pushes.
-	g.ival[p] = (now - g.relAt[p]).Seconds()
+	g.ival[p] = g.interval(p, (now - g.relAt[p]).Seconds())
 	if g.c.t[p] < g.barrier[p] {
 		g.relAt[p] = now
 		return g.release(p, out)
@@ -50,6 +59,33 @@ func (g *elasticGate) Pushed(now time.Duration, p int, out []int) []int {
 	g.held[p] = true
 	g.nHeld++
 	return g.maybeBarrier(now, out)
+}
+
+// ivalRing holds a worker's last k intervals.
+type ivalRing struct {
+	buf    []float64
+	n, pos int
+}
+
+// interval records p's latest interval iv and returns what the predictor
+// uses: iv itself, or the mean of p's last k intervals, which a single
+// jittered iteration moves only by 1/k of its deviation.
+func (g *elasticGate) interval(p int, iv float64) float64 {
+	if g.k == 0 {
+		return iv
+	}
+	h := &g.hist[p]
+	if h.buf == nil {
+		h.buf = make([]float64, g.k)
+	}
+	h.buf[h.pos] = iv
+	h.pos = (h.pos + 1) % g.k
+	h.n = min(h.n+1, g.k)
+	sum := 0.0
+	for _, x := range h.buf[:h.n] {
+		sum += x
+	}
+	return sum / float64(h.n)
 }
 
 func (g *elasticGate) maybeBarrier(now time.Duration, out []int) []int {
@@ -101,6 +137,12 @@ func (g *elasticGate) Leave(now time.Duration, p int, out []int) []int {
 func (g *elasticGate) Join(now time.Duration, p int, out []int) []int {
 	for len(g.barrier) <= p {
 		g.barrier, g.relAt, g.ival = append(g.barrier, 0), append(g.relAt, 0), append(g.ival, 0)
+		if g.k > 0 {
+			g.hist = append(g.hist, ivalRing{})
+		}
+	}
+	if g.k > 0 { // a worker that comes back is measured afresh
+		g.hist[p] = ivalRing{buf: g.hist[p].buf} // n = 0: its old intervals no longer count
 	}
 	out = g.join(p, out)
 	g.barrier[p] = g.c.t[p] + 1

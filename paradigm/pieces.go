@@ -114,7 +114,7 @@ func newGate(spec Spec, k int, steps *uint64) Gate {
 		return newDSSPGate(k, spec)
 	case Elastic:
 		return newElasticGate(k, spec, steps)
-	default: // ASP, backup, PSP, softsync: no clock gate; pulls do the waiting
+	default: // ASP, backup, PSP, softsync, delay: no clock gate; pulls do the waiting
 		return newFreeGate(k)
 	}
 }
@@ -135,6 +135,8 @@ func newAggregator(spec Spec, k int, set *sharedSet) Aggregator {
 		return newPSPAgg(k, c, spec.T1)
 	case Softsync:
 		return newSoftsyncAgg(k, max(1, k/spec.N), spec.ConstLR)
+	case Delay:
+		return newDelayAgg(spec.D)
 	default: // ASP, SSP, DSSP, ElasticBSP inside a superstep
 		return newAsyncAgg()
 	}

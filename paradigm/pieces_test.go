@@ -15,7 +15,7 @@ import (
 func TestPiecesDecideAsTheWholePolicy(t *testing.T) {
 	cfg := Config{Workers: 4, Shards: 2}
 	for _, s := range []string{"bsp", "bsp:agg=sum", "asp", "ssp:s=2", "dssp:sl=1,su=5", "dssp:sl=1,su=5,wait=sl,mode=bounded",
-		"elastic:r=4", "backup:b=1", "psp:c=2,b=0.5,t1=5ms,t2=5ms", "softsync:n=2"} {
+		"elastic:r=4", "backup:b=1", "psp:c=2,b=0.5,t1=5ms,t2=5ms", "softsync:n=2", "delay:d=3", "elastic:r=4,interval=mean:3"} {
 		sp, err := Parse(s)
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,13 @@ func newPSPAgg(k, c int, t1 time.Duration) *pspAgg {
 	return &pspAgg{round: newRound(k), c: c, t1: t1}
 }
 
+// KnownDropped reports whether a worker whose gradient carries tag knows,
+// having seen the shard answer at version seen, that the shard will drop
+// it: under PSP a shard at version t drops gradients tagged below t, and
+// versions only grow. The worker then need not send that block (the PSP
+// paper's communication saving); every other paradigm sends every block.
+func (s Spec) KnownDropped(tag, seen uint64) bool { return s.Kind == PSP && tag < seen }
+
 func (a *pspAgg) needC() int { return max(1, min(a.c, a.nLive)) }
 
 func (a *pspAgg) Push(now time.Duration, g Grad) (bool, bool, Apply) {

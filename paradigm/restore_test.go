@@ -6,7 +6,7 @@ import "testing"
 // with an empty buffer, reports what it discarded, and keeps its membership.
 func TestResetShard(t *testing.T) {
 	for _, s := range []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=4", "elastic:r=4",
-		"backup:b=1", "psp:c=2,b=1,t1=1s", "softsync:n=1", "softsync:n=3"} {
+		"backup:b=1", "psp:c=2,b=1,t1=1s", "softsync:n=1", "softsync:n=3", "delay:d=1"} {
 		sp, err := Parse(s)
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Kind names one of the eight paradigms of PARADIGMS.md.
+// Kind names one of the eight paradigms of PARADIGMS.md, or delay (the
+// backup-workers paper's fixed-staleness experiment).
 type Kind uint8
 
 const (
@@ -21,11 +22,12 @@ const (
 	Backup
 	PSP
 	Softsync
+	Delay
 )
 
 var kindNames = map[Kind]string{
 	BSP: "bsp", ASP: "asp", SSP: "ssp", DSSP: "dssp", Elastic: "elastic",
-	Backup: "backup", PSP: "psp", Softsync: "softsync",
+	Backup: "backup", PSP: "psp", Softsync: "softsync", Delay: "delay",
 }
 
 func (k Kind) String() string {
@@ -95,6 +97,7 @@ type Spec struct {
 	R         int    // elastic: predictions per worker
 	Search    Search // elastic
 	LocalOnly bool   // elastic: inside a superstep workers step their own copies; shards apply at the barrier
+	MeanOf    int    // elastic: predict from the mean of the last k intervals (0: the latest alone, interval=last)
 
 	B         int  // backup: backup workers b (N = K − b)
 	SharedSet bool // backup: one set of N workers chosen for all shards
@@ -105,12 +108,14 @@ type Spec struct {
 
 	N       int  // softsync: n
 	ConstLR bool // softsync: constant α₀ instead of α₀/τ
+
+	D int // delay: every gradient is applied d updates after its turn (fixed staleness)
 }
 
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
-	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local], backup:b=4[,set=shard|shared], " +
-	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const]"
+	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local][,interval=last|mean:k], backup:b=4[,set=shard|shared], " +
+	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20"
 
 // ErrSpec is wrapped by every parse error.
 var ErrSpec = errors.New("bad paradigm spec")
@@ -170,6 +175,7 @@ func Parse(spec string) (Spec, error) {
 		sp.R = p.intv("r", -1, 1, MaxElasticR)
 		sp.Search = Search(p.choice("search", searchNames, 0))
 		sp.LocalOnly = p.choice("apply", []string{"arrival", "local"}, 0) == 1
+		sp.MeanOf = p.meanOf("interval")
 	case Backup:
 		sp.B = p.intv("b", -1, 0, maxWorkerCount)
 		sp.SharedSet = p.choice("set", []string{"shard", "shared"}, 0) == 1
@@ -181,6 +187,8 @@ func Parse(spec string) (Spec, error) {
 	case Softsync:
 		sp.N = p.intv("n", -1, 1, maxWorkerCount)
 		sp.ConstLR = p.choice("lr", []string{"staleness", "const"}, 0) == 1
+	case Delay:
+		sp.D = p.intv("d", -1, 0, MaxDelay)
 	}
 	if p.err != nil {
 		return Spec{}, p.err
@@ -190,8 +198,8 @@ func Parse(spec string) (Spec, error) {
 
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
-	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply",
-	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr",
+	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply,interval",
+	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d",
 }
 
 func orNone(s string) string {
@@ -217,9 +225,13 @@ func (p *optParser) take(k string) (string, bool) {
 // The largest option values a spec may state (docs/paradigms.md, "Limits").
 // A staleness bound beyond MaxStaleness is ASP in all but name, and DSSP's
 // controller walks su − sl candidates on every call; ElasticBSP predicts r
-// pushes per worker at every barrier. b, c and n count workers, which the
+// pushes per worker at every barrier, and interval=mean:k keeps k
+// intervals per worker. b, c and n count workers, which the
 // job bounds (job.MaxWorkers); the parser caps them at the same figure so a
 // huge number is refused here, where the option is named.
+//
+// delay's d is bounded by MaxDelay: every shard holds d gradients (each a
+// copy of its block), and the paper's Figure 2 stops at 50.
 //
 // PSP's grace times t1, t2 are bounded by MaxGrace: a deadline is now plus
 // the grace, and near the int64 limit that sum wrapped negative, so a grace
@@ -227,6 +239,8 @@ func (p *optParser) take(k string) (string, bool) {
 const (
 	MaxStaleness   = 10_000
 	MaxElasticR    = 10_000
+	MaxElasticMean = 100
+	MaxDelay       = 1_000
 	maxWorkerCount = 100_000
 	MaxGrace       = 24 * time.Hour
 )
@@ -287,6 +301,25 @@ func (p *optParser) dur(k string) time.Duration {
 	return d
 }
 
+// meanOf reads ElasticBSP's interval option: "last" (0) or "mean:k", the
+// mean of the last k intervals, 1 ≤ k ≤ MaxElasticMean (mean:1 is last).
+func (p *optParser) meanOf(key string) int {
+	v, ok := p.take(key)
+	if !ok || strings.EqualFold(v, "last") {
+		return 0
+	}
+	ks, isMean := strings.CutPrefix(strings.ToLower(v), "mean:")
+	k, err := strconv.Atoi(ks)
+	if !isMean || err != nil || k < 1 || k > MaxElasticMean {
+		p.err = specErr(p.spec, "%s=%q must be last or mean:k with an integer k ≥ 1 and ≤ %d (docs/paradigms.md, Limits)", key, v, MaxElasticMean)
+		return 0
+	}
+	if k == 1 {
+		return 0
+	}
+	return k
+}
+
 func (p *optParser) choice(k string, names []string, def int) int {
 	v, ok := p.take(k)
 	if !ok {
@@ -312,6 +345,12 @@ func (s Spec) AppliesOnArrival() bool {
 	}
 	return false
 }
+
+// OneGradientPerApply reports whether every apply holds a single gradient
+// with weight 1 (the paradigms that apply on arrival, and delay, whose line
+// only defers each one): the paradigms a BSP round's step is split K ways
+// among (job.Config.StepScale).
+func (s Spec) OneGradientPerApply() bool { return s.AppliesOnArrival() || s.Kind == Delay }
 
 // LocalSteps reports whether workers apply their own gradients to their own
 // copies between pulls (ElasticBSP local-only: the worker's copy is only
@@ -350,6 +389,9 @@ func (s Spec) String() string {
 		if s.LocalOnly {
 			out += ",apply=local"
 		}
+		if s.MeanOf > 0 {
+			out += fmt.Sprintf(",interval=mean:%d", s.MeanOf)
+		}
 		return out
 	case Backup:
 		out := fmt.Sprintf("backup:b=%d", s.B)
@@ -366,6 +408,8 @@ func (s Spec) String() string {
 			out += ",lr=const"
 		}
 		return out
+	case Delay:
+		return fmt.Sprintf("delay:d=%d", s.D)
 	}
 	return s.Kind.String()
 }

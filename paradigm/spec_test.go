@@ -25,6 +25,9 @@ func TestParseValidSpecs(t *testing.T) {
 		"elastic:r=4,search=gridscan":                {Kind: Elastic, R: 4, Search: SearchGridScan},
 		"elastic:r=6,apply=local":                    {Kind: Elastic, R: 6, LocalOnly: true},
 		"elastic:r=6,apply=arrival":                  {Kind: Elastic, R: 6},
+		"elastic:r=6,interval=last":                  {Kind: Elastic, R: 6},
+		"elastic:r=6,interval=mean:1":                {Kind: Elastic, R: 6},
+		"elastic:r=6,interval=Mean:5,apply=local":    {Kind: Elastic, R: 6, MeanOf: 5, LocalOnly: true},
 		"backup:b=4":                                 {Kind: Backup, B: 4},
 		"backup:b=0,set=shared":                      {Kind: Backup, SharedSet: true},
 		"psp:c=28,b=0.9,t1=0,t2=0":                   {Kind: PSP, C: 28, BFrac: 0.9},
@@ -33,6 +36,8 @@ func TestParseValidSpecs(t *testing.T) {
 		"psp:c=2,t1=24h,t2=86400":                    {Kind: PSP, C: 2, BFrac: 1, T1: 24 * time.Hour, T2: 24 * time.Hour},
 		"softsync:n=15":                              {Kind: Softsync, N: 15},
 		"softsync:n=1,lr=const":                      {Kind: Softsync, N: 1, ConstLR: true},
+		"delay:d=20":                                 {Kind: Delay, D: 20},
+		"DELAY:d=0":                                  {Kind: Delay},
 	}
 	for in, want := range cases {
 		got, err := Parse(in)
@@ -69,12 +74,21 @@ func TestParseBadSpecsListValidForms(t *testing.T) {
 		"ssp:s=3,wait=sl":                   `unknown option "wait"`,
 		"elastic:r=0":                       "≥ 1",
 		"elastic:r=3,apply=x":               "arrival|local",
+		"elastic:r=3,interval=mean":         "last or mean:k",
+		"elastic:r=3,interval=mean:0":       "k ≥ 1",
+		"elastic:r=3,interval=mean:101":     "≤ 100",
+		"elastic:r=3,interval=avg:3":        `interval="avg:3"`,
+		"ssp:s=1,interval=last":             `unknown option "interval"`,
 		"backup:b=1,set=all":                "shard|shared",
 		"psp:c=2,b=1.5":                     "fraction",
 		"psp:c=2,t1=-1s":                    "non-negative duration",
 		"softsync:n=0":                      "≥ 1",
 		"softsync:n=2,lr=fast":              "staleness|const",
 		"ssp:s":                             "not key=value",
+		"delay":                             "missing d=",
+		"delay:d=-1":                        "d=\"-1\" must be an integer ≥ 0",
+		"delay:d=1001":                      "≤ 1000",
+		"delay:d=2,n=1":                     `unknown option "n" for delay (it takes: d)`,
 		// Issue 20: huge options are refused where they are named, not by
 		// running out of memory (elastic) or time (dssp's controller).
 		"elastic:r=1000000000":          "r=\"1000000000\" must be an integer ≥ 1 and ≤ 10000",
@@ -146,7 +160,7 @@ func TestParseList(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"bsp", "ssp:s=3", "dssp:sl=3,su=15,mode=bounded", "psp:c=28,b=0.9,t1=0,t2=0", "softsync:n=15,lr=const", "elastic:r=15"} {
+	for _, s := range []string{"bsp", "ssp:s=3", "dssp:sl=3,su=15,mode=bounded", "psp:c=28,b=0.9,t1=0,t2=0", "softsync:n=15,lr=const", "elastic:r=15", "delay:d=20"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -25,6 +25,12 @@ type Run struct {
 	Dropped  int64 `json:"dropped"`  // gradients refused by a shard (stale or surplus)
 	Releases int64 `json:"releases"` // gate releases
 
+	// Withheld counts the gradient blocks a worker did not send because it
+	// knew the shard would drop them (PSP: tagged below a version the shard
+	// had answered with; paradigm.Spec.KnownDropped). Sim and virtual
+	// modes; the live worker sends every block.
+	Withheld int64 `json:"withheld,omitempty"`
+
 	Seconds        float64   `json:"seconds"`                   // virtual or wall, per mode
 	VirtualSeconds float64   `json:"virtual_seconds,omitempty"` // set by sim and virtual modes
 	Throughput     float64   `json:"throughput"`                // pushes per second

@@ -58,6 +58,7 @@ func TestReductionsGiveTheSameTrace(t *testing.T) {
 			{"bsp", fmt.Sprintf("psp:c=%d,b=1", k)},
 			{"bsp", "ssp:s=0"}, // equal in clocks: SSP applies on arrival, so compare no updates
 			{"asp", fmt.Sprintf("softsync:n=%d,lr=const", k)},
+			{"asp", "delay:d=0"},
 		} {
 			kinds := schedule
 			if pair[1] == "ssp:s=0" {

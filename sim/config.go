@@ -88,6 +88,11 @@ const (
 	Arrive                   // Worker's gradient block reached Shard (with a network, before its Push)
 )
 
+// Withhold is Worker not sending its block to Shard, which would drop it
+// (PSP; paradigm.Spec.KnownDropped): Clock is the block's tag, Version the
+// shard's version the worker knew. It follows the kinds above.
+const Withhold = Arrive + 1
+
 // Event is one trace record.
 type Event struct {
 	Kind          EventKind
@@ -136,11 +141,14 @@ func (c *Config) fill() error {
 }
 
 // SearchWork is the work of one ElasticBSP barrier search over n workers'
-// R predictions each, in the units SearchCost prices: ZipLine merges the
-// n·R predictions through a tournament of depth ⌈log₂(n+1)⌉; GridScan
-// scans R² candidates for each of n workers; FullGridScan n²·R²; brute
-// force R^n combinations (capped at 10¹⁸). Counting work, not timing the
-// search, keeps a run the same bytes for a seed.
+// R predictions each, in the units SearchCost prices, as the ElasticBSP
+// paper counts its algorithms: ZipLine scans the n·R predictions once and
+// at each one walks the window of n to evict the worker's older element,
+// n²·R (its O(R·n²); pacer's own ZipLine is O(n·R·log n), so the charge
+// prices the paper's search, not pacer's); GridScan scans R² candidates for
+// each of n workers; FullGridScan n²·R²; brute force R^n combinations
+// (capped at 10¹⁸). Counting work, not timing the search, keeps a run the
+// same bytes for a seed.
 func SearchWork(sp paradigm.Spec, n int) float64 {
 	r := float64(sp.R)
 	k := float64(n)
@@ -152,5 +160,5 @@ func SearchWork(sp paradigm.Spec, n int) float64 {
 	case paradigm.SearchBrute:
 		return math.Min(math.Pow(r, k), 1e18)
 	}
-	return k * r * math.Ceil(math.Log2(k+1))
+	return k * k * r
 }

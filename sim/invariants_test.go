@@ -240,7 +240,7 @@ func TestElasticLocalOnlyInvariant(t *testing.T) {
 // Common rules: no paradigm waits forever for a dead worker.
 func TestNoParadigmStallsOnAFailure(t *testing.T) {
 	specs := []string{"bsp", "asp", "ssp:s=2", "dssp:sl=1,su=6", "dssp:sl=1,su=6,mode=bounded", "dssp:sl=1,su=6,wait=sl",
-		"elastic:r=8", "elastic:r=8,apply=local", "backup:b=1", "backup:b=1,set=shared", "psp:c=3,b=0.5,t1=100ms", "softsync:n=2"}
+		"elastic:r=8", "elastic:r=8,apply=local", "backup:b=1", "backup:b=1,set=shared", "psp:c=3,b=0.5,t1=100ms", "softsync:n=2", "delay:d=3"}
 	for _, s := range specs {
 		for seed := uint64(1); seed <= 20; seed++ {
 			cfg := scenario(seed, s)
@@ -262,7 +262,7 @@ func TestNoParadigmStallsOnAFailure(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	for _, s := range []string{"dssp:sl=3,su=15", "dssp:sl=3,su=15,wait=sl,interval=push", "elastic:r=15", "elastic:r=15,apply=local", "psp:c=3,b=0.5,t2=1s", "softsync:n=3"} {
+	for _, s := range []string{"dssp:sl=3,su=15", "dssp:sl=3,su=15,wait=sl,interval=push", "elastic:r=15", "elastic:r=15,apply=local", "psp:c=3,b=0.5,t2=1s", "softsync:n=3", "delay:d=3"} {
 		cfg := scenario(7, s)
 		a, err1 := Run(cfg)
 		b, err2 := Run(cfg)

@@ -47,3 +47,28 @@ func TestSearchCostCharged(t *testing.T) {
 		t.Errorf("a barrier's search: %g s at r=150, %g s at r=15: a larger R should cost about 10 times more", large/float64(c150), small/float64(c15))
 	}
 }
+
+// Issue 34: ZipLine's work is the paper's O(R·n²) (its window walk of n
+// at each of the n·R predictions), not pacer's own n·R·log n: at n = 1,000
+// and R = 150 the log count was about 100 times too small.
+func TestSearchWorkIsThePapersOrder(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		n    int
+		want float64
+	}{
+		{"elastic:r=150", 1000, 1000 * 1000 * 150},
+		{"elastic:r=15", 10, 10 * 10 * 15},
+		{"elastic:r=15,search=gridscan", 10, 10 * 15 * 15},
+		{"elastic:r=15,search=fullgridscan", 10, 10 * 10 * 15 * 15},
+		{"elastic:r=3,search=brute", 4, 81},
+	} {
+		sp, err := paradigm.Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SearchWork(sp, c.n); got != c.want {
+			t.Errorf("%s, n=%d: work %g, want %g", c.spec, c.n, got, c.want)
+		}
+	}
+}

@@ -89,6 +89,7 @@ type engine struct {
 	target  int64
 	updates int64
 	dropped int64
+	unsent  int64 // blocks not sent, the shard known to drop them (PSP)
 	nextID  uint64
 	removed int
 	stopped bool
@@ -452,14 +453,27 @@ func (e *engine) computeDone(p int) {
 		// The blocks leave together, sharing the worker's uplink; the
 		// coordinator hears of the push once every shard has
 		// acknowledged its block.
-		w.acks, w.ackAt = len(e.ss), 0
+		w.acks, w.ackAt = 0, 0
 		for i := range e.ss {
-			e.transfer(e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), event{key: e.pushKey(evPushArrive, p, i)})
+			if !e.withhold(p, i) {
+				w.acks++
+			}
+		}
+		if w.acks == 0 { // nothing to send: the report goes at once
+			e.q.push(event{at: e.now + e.net.Latency(p, 0), key: e.pushKey(evPushed, p, 0)})
+			return
+		}
+		for i := range e.ss {
+			if !e.knownDropped(p, i) {
+				e.transfer(e.net.Push(e.now, p, i, network.FrameBytes(e.floats[i])), event{key: e.pushKey(evPushArrive, p, i)})
+			}
 		}
 		return
 	}
 	for i := range e.ss {
-		e.offer(p, i)
+		if !e.withhold(p, i) {
+			e.offer(p, i)
+		}
 	}
 	e.pushed(p)
 }
@@ -484,6 +498,32 @@ func (e *engine) pushKey(kind evKind, p, i int) uint64 {
 		w.rot, w.rotFor = (uint64(p)+z%uint64(len(e.ws)))%uint64(len(e.ws)), r+1
 	}
 	return rotKey(kind, w.rot, p, i)
+}
+
+// knownDropped reports whether worker p's block for shard i is one the shard
+// is known to drop (paradigm.Spec.KnownDropped: the copy the worker holds
+// of the block, refreshed by answers that came in while it computed, is
+// newer than its tag).
+func (e *engine) knownDropped(p, i int) bool {
+	w := &e.ws[p]
+	return e.cfg.Spec.KnownDropped(w.clock, w.read[i])
+}
+
+// withhold counts and releases worker p's block for shard i when it is
+// not to be sent, and reports so.
+func (e *engine) withhold(p, i int) bool {
+	if !e.knownDropped(p, i) {
+		return false
+	}
+	w := &e.ws[p]
+	e.unsent++
+	if e.cfg.Learner != nil {
+		e.cfg.Learner.Drop(e.now, i, w.grad)
+	}
+	if e.cfg.Trace != nil {
+		e.trace(Event{Kind: Withhold, Worker: p, Shard: i, Clock: int64(w.clock), Version: w.read[i]})
+	}
+	return true
 }
 
 // offer hands worker p's gradient block to shard i's aggregator.

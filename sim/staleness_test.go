@@ -64,7 +64,7 @@ func (l *versionLearner) Drop(now time.Duration, i int, id uint64) {}
 // the same definition.
 func TestStalenessIsOfTheVersionComputedFrom(t *testing.T) {
 	for _, s := range []string{"psp:c=3,b=0.5", "psp:c=4,b=0.5,t1=100ms,t2=50ms", "asp", "ssp:s=2",
-		"dssp:sl=1,su=8", "softsync:n=2", "backup:b=1", "elastic:r=6", "elastic:r=6,apply=local"} {
+		"dssp:sl=1,su=8", "softsync:n=2", "backup:b=1", "elastic:r=6", "elastic:r=6,apply=local", "delay:d=2"} {
 		for seed := uint64(1); seed <= 20; seed++ {
 			cfg := scenario(seed, s)
 			cfg.Shards = 4

@@ -9,7 +9,7 @@ func (e *engine) summary() *runstats.Run {
 	end := e.now
 	r := &runstats.Run{
 		Paradigm: e.cfg.Spec.String(), Mode: "sim", Workers: k, Shards: len(e.ss), Seed: e.cfg.Seed,
-		Pushes: e.pushes, Updates: e.updates, Dropped: e.dropped,
+		Pushes: e.pushes, Updates: e.updates, Dropped: e.dropped, Withheld: e.unsent,
 		Seconds: end.Seconds(), VirtualSeconds: end.Seconds(),
 		WorkerWait: make([]float64, k), WorkerPushes: make([]int64, k),
 	}

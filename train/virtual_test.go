@@ -69,6 +69,7 @@ func TestReductionsInTheWeights(t *testing.T) {
 		{"bsp", "backup:b=0"},
 		{"bsp", fmt.Sprintf("psp:c=%d,b=1", k)},
 		{"asp", fmt.Sprintf("softsync:n=%d,lr=const", k)},
+		{"asp", "delay:d=0"},
 	} {
 		var curves [2][][2]float64
 		for i, s := range pair {

@@ -129,7 +129,7 @@ func (c *clusterFlags) bind(fs *pflag.FlagSet, defWorkers int) {
 	fs.Float64Var(&c.deviceRate, "device-rate", 0, "with --base auto: the FLOP/s of the device the workers run on, instead of timing the step here")
 	fs.Uint64Var(&c.seed, "seed", job.DefaultSeed, "random seed ≥ 1; the same seed gives the same result")
 	fs.StringVar(&c.failures, "fail", "", "workers that die, as WORKER@TIME,... (e.g. 2@30s)")
-	fs.DurationVar(&c.searchCost, "search-cost", job.DefaultSearchCost, "simulated server time per unit of ElasticBSP barrier-search work (n·R·log₂(n+1) for zipline; 0: free)")
+	fs.DurationVar(&c.searchCost, "search-cost", job.DefaultSearchCost, "simulated server time per unit of ElasticBSP barrier-search work (n²·R for zipline, the paper's order; 0: free)")
 }
 
 func (c *clusterFlags) timing() timing.WorkerSpec {

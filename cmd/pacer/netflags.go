@@ -31,9 +31,23 @@ type netFlags struct {
 	live string
 }
 
+// defaultNetwork is --network's default, which the help text is built
+// from (it once said "none" was the default after the default became on).
+const defaultNetwork = "on"
+
+// networkHelp says which --network mode is the default, for a command's
+// long help.
+func networkHelp() string {
+	if defaultNetwork == "none" {
+		return "The default is --network none: transfers are instant."
+	}
+	return "The default is --network " + defaultNetwork + ", every link " + network.DefaultLink.String() +
+		";\n--network none makes transfers instant."
+}
+
 func (n *netFlags) bindLinks(fs *pflag.FlagSet) {
 	n.fs = fs
-	fs.StringVar(&n.mode, "network", "on", "on (the links below; default "+network.DefaultLink.String()+") | none (instant transfers)")
+	fs.StringVar(&n.mode, "network", defaultNetwork, "on (the links below; default "+network.DefaultLink.String()+") | none (instant transfers)")
 	fs.StringVar(&n.link, "link", "", "every link not overridden, as rate=RATE,latency=DURATION (e.g. rate=10Gbit,latency=50us); turns the network on")
 	fs.StringArrayVar(&n.workers, "worker-link", nil, "one worker's link, INDEX:rate=RATE,latency=DURATION (repeatable; fields left out keep --link's)")
 	fs.StringArrayVar(&n.shards, "shard-link", nil, "one shard's link, INDEX:rate=RATE,latency=DURATION (repeatable)")

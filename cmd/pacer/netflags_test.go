@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -102,5 +103,24 @@ func TestCheckRefuses(t *testing.T) {
 		{"--fail", []string{"--fail", "1@1s"}},
 	} {
 		refused(t, c.want, append(append([]string{}, base...), c.args...)...)
+	}
+}
+
+// Issue 34: pacer sim --help once called --network none the default after
+// the default had become on. The help now names the flag's own default,
+// and a run without --network is a run with it.
+func TestSimHelpNamesTheRealNetworkDefault(t *testing.T) {
+	cmd := newSimCmd(io.Discard, io.Discard)
+	def := cmd.Flags().Lookup("network").DefValue
+	if !strings.Contains(cmd.Long, "The default is --network "+def) {
+		t.Fatalf("pacer sim's help does not name --network's default %q:\n%s", def, cmd.Long)
+	}
+	if def != "none" && strings.Contains(cmd.Long, "none, the default") {
+		t.Fatalf("pacer sim's help calls none the default, while the flag's is %q", def)
+	}
+	args := []string{"--paradigm", "bsp", "--workers", "2", "--base", "10ms", "--iterations", "5"}
+	a, b := simJSON(t, args...), simJSON(t, append(args, "--network", def)...)
+	if a.Network != b.Network || a.VirtualSeconds != b.VirtualSeconds {
+		t.Errorf("without --network: network %q, %g s; with --network %s: %q, %g s", a.Network, a.VirtualSeconds, def, b.Network, b.VirtualSeconds)
 	}
 }

@@ -33,9 +33,10 @@ every push and pull moves its block's bytes through the worker's and the shard's
 (shared max-min fairly; the model and its known error: docs/paradigms.md, "The network"), every
 clock report, release and pull request costs one latency, and a shard applies an update
 at --apply-rate floats per second. The model's size comes from --model or --params.
-Without one (--network none, the default), transfers are instant. The same
-seed gives the same result. --arrival-cdf instead prints the distribution of the k-th
-gradient's arrival per iteration (the straggler figure of the backup-workers paper).`,
+` + networkHelp() + `
+
+The same seed gives the same result. --arrival-cdf instead prints the distribution of the
+k-th gradient's arrival per iteration (the straggler figure of the backup-workers paper).`,
 		Example: `  # SSP with staleness 3 on a 1:2 pair of workers, 500 iterations each
   pacer sim --paradigm ssp:s=3 --workers 2 --speeds 1,2 --iterations 500
 
@@ -171,7 +172,11 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 func printRun(w io.Writer, r *runstats.Run, baseGiven bool) {
 	fmt.Fprintf(w, "paradigm        %s (%d workers, %d shards, seed %d)\n", r.Paradigm, r.Workers, r.Shards, r.Seed)
 	fmt.Fprintf(w, "pushes          %d in %.1f virtual s → throughput %.3f pushes/s\n", r.Pushes, r.VirtualSeconds, r.Throughput)
-	fmt.Fprintf(w, "updates         %d (dropped %d)\n", r.Updates, r.Dropped)
+	if r.Withheld > 0 {
+		fmt.Fprintf(w, "updates         %d (dropped %d; %d blocks not sent, the shard known to drop them)\n", r.Updates, r.Dropped, r.Withheld)
+	} else {
+		fmt.Fprintf(w, "updates         %d (dropped %d)\n", r.Updates, r.Dropped)
+	}
 	fmt.Fprintf(w, "wait_fraction   %.3f (share of worker time spent not computing)\n", r.WaitFraction)
 	fmt.Fprintf(w, "max_gap         %d clocks between fastest and slowest at a release\n", r.MaxGap)
 	fmt.Fprintf(w, "staleness       mean %.2f, max %d\n", r.StalenessMean, r.StalenessMax)

@@ -45,7 +45,7 @@ def check_loss(loss):
     return v
 
 # paradigm.Kind values as the description carries them.
-KINDS = {1: "bsp", 2: "asp", 3: "ssp", 4: "dssp", 5: "elastic", 6: "backup", 7: "psp", 8: "softsync"}
+KINDS = {1: "bsp", 2: "asp", 3: "ssp", 4: "dssp", 5: "elastic", 6: "backup", 7: "psp", 8: "softsync", 9: "delay"}
 
 # How long pull_average redials a shard whose connection broke, watching
 # for the job's end meanwhile, before it gives up.
