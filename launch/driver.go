@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 )
 

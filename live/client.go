@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"

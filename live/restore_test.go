@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 )

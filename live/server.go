@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/wire"
 )
 

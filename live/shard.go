@@ -10,14 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/wal"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/optim"
+	"github.com/pacer-ps/pacer/wal"
 )
 
 // This file: the shard's timers, membership, counters and checkpoints.

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"

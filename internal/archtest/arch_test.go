@@ -13,7 +13,7 @@ const module = "github.com/pacer-ps/pacer/"
 
 // imports reads every package of the module (its non-test files for this
 // platform) and returns each one's direct imports, the module's own by
-// their path inside it ("live/ckpt") and the standard library's as they are.
+// their path inside it ("nn/npz") and the standard library's as they are.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
@@ -79,7 +79,7 @@ func closure(all map[string][]string, p string) map[string]bool {
 // complete.
 var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1, "internal/hugemem": 1, "internal/filecap": 1,
-	"live/ckpt": 1, "live/wal": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
+	"ckpt": 1, "wal": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
 	"paradigm": 2, "sim": 2, "live/membership": 2,
 	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3, "profile": 3, "steptime": 3,
 	"train": 4, "live": 4,
@@ -92,7 +92,7 @@ var layer = map[string]int{
 // pacer packages these may import (same layer included).
 var narrower = map[string][]string{
 	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "internal/ratelog": {}, "internal/filecap": {},
-	"live/ckpt": {}, "live/wal": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {},
+	"ckpt": {}, "wal": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {},
 	"nn":       {"internal/kernel"},
 	"nn/npz":   {"nn"},
 	"paradigm": {"paradigm/zipline"},
