@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,7 @@ type driver struct {
 	// gone) returns at once, rather than wait for a shard that will not
 	// come back.
 	fail context.CancelCauseFunc
-	last live.CoordStats // the coordinator's latest counters (for errors)
+	last proto.CoordStats // the coordinator's latest counters (for errors)
 	// removed is the coordinator's count of removals as last polled: a
 	// restart with AfterRemoval waits for it to pass its count at the kill.
 	removed atomic.Int64
@@ -160,13 +161,13 @@ func (d *driver) observer(i int) *live.Observer {
 	return d.obs[i]
 }
 
-func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
+func (d *driver) stats(ctx context.Context, i int) (proto.Stats, error) {
 	return d.observer(i).Stats(ctx)
 }
 
 // evaluate pulls every shard's block (of the moving average under --ema)
 // and measures test accuracy as of the coordinator's counters cs.
-func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, error) {
+func (d *driver) evaluate(ctx context.Context, cs proto.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
 		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
@@ -193,7 +194,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 	// happens (the workers' exit, the job's failure or end).
 	tick := time.NewTicker(d.opt.Poll) // the event loop: the coordinator's counters
 	defer tick.Stop()
-	var cs live.CoordStats
+	var cs proto.CoordStats
 	for {
 		st, err := d.stats(ctx, 0)
 		if err != nil {
@@ -238,7 +239,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 
 // observed records the coordinator's counters cs as the watch loop read
 // them, and wakes whoever waits for a reading.
-func (d *driver) observed(cs live.CoordStats) {
+func (d *driver) observed(cs proto.CoordStats) {
 	d.last = cs
 	d.removed.Store(cs.Removed)
 	d.done.Store(cs.Done)
@@ -260,7 +261,7 @@ func (d *driver) abort(ctx context.Context, err error) error {
 	return err
 }
 
-func (d *driver) report(cs live.CoordStats, acc float64) {
+func (d *driver) report(cs proto.CoordStats, acc float64) {
 	if d.progress == nil {
 		return
 	}
@@ -370,7 +371,7 @@ func (d *driver) awaitRemoval(ctx context.Context, before int64) {
 // armed reports whether fault f may fire: a worker fault once its victim
 // has pushed (it is mid-run, not still loading its data), a shard fault
 // that waits for a checkpoint once the shard has written one.
-func (d *driver) armed(f Fault, cs live.CoordStats) bool {
+func (d *driver) armed(f Fault, cs proto.CoordStats) bool {
 	if f.Role == "worker" {
 		return f.Index < len(cs.WorkerPushes) && cs.WorkerPushes[f.Index] > 0
 	}
@@ -416,7 +417,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 }
 
 // finish evaluates the final weights and builds the summary.
-func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error) {
+func (d *driver) finish(ctx context.Context, cs proto.CoordStats) (*Result, error) {
 	for i := 0; cs.Barriers > 0 && i < d.params.Job.Shards; i++ {
 		// ElasticBSP apply=local: the final model is the one after the
 		// barrier that ends the last superstep.
@@ -434,7 +435,7 @@ func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error
 
 // summarize collects every shard's counters and builds the summary from
 // them, the coordinator's cs and the curve so far.
-func (d *driver) summarize(ctx context.Context, cs live.CoordStats) (*Result, error) {
+func (d *driver) summarize(ctx context.Context, cs proto.CoordStats) (*Result, error) {
 	res := &Result{Coord: cs}
 	for i := 0; i < d.params.Job.Shards; i++ {
 		st, err := d.stats(ctx, i)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"time"
@@ -134,8 +135,8 @@ type Progress struct {
 type Result struct {
 	Run    *runstats.Run
 	Faults []FaultRecord
-	Shards []live.ShardStats
-	Coord  live.CoordStats
+	Shards []proto.ShardStats
+	Coord  proto.CoordStats
 }
 
 // Train runs cfg as a live job on this machine and returns its summary.

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -50,7 +51,7 @@ func newDurBench(b *testing.B, n, workers int, durability string) *durBench {
 		<-done
 	}
 	for w := 0; w < workers; w++ {
-		cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: int32(w)}}
+		cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: int32(w)}}
 		cc.Token = "t"
 		c, err := wire.Dial(context.Background(), wire.TCP{}, addr, cc)
 		if err != nil {

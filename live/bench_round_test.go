@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -95,9 +96,9 @@ func newRoundBench(b *testing.B, k, shards int, durability string) *roundBench {
 	for w := range k {
 		for s := range shards {
 			pr := &roundPair{w: int32(w), g: g, ready: make(chan struct{}, 1), start: make(chan uint64), done: make(chan error, 1)}
-			cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: int32(w)},
+			cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: int32(w)},
 				OnNotify: func(f *wire.Frame) {
-					if f.Type == wire.MsgPullResp && f.Flags&flagReady != 0 {
+					if f.Type == wire.MsgPullResp && f.Flags&proto.FlagReady != 0 {
 						select {
 						case pr.ready <- struct{}{}:
 						default:
@@ -133,7 +134,7 @@ func (pr *roundPair) serve() {
 		var err error
 		for {
 			q := wire.Frame{Type: wire.MsgPull, Shard: pr.req.Shard, Worker: pr.w, Tag: r - 1, Extra: r}
-			if err = pr.c.Call(ctx, &q, &pr.pull); err != nil || pr.pull.Flags&flagPending == 0 {
+			if err = pr.c.Call(ctx, &q, &pr.pull); err != nil || pr.pull.Flags&proto.FlagPending == 0 {
 				break
 			}
 			<-pr.ready

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"time"
 
 	"github.com/pacer-ps/pacer/ckpt"
@@ -31,7 +32,7 @@ type Observer struct {
 
 // NewObserver returns an observer of shard index at addr.
 func NewObserver(tr wire.Transport, addr string, shard int, token, controlToken string) *Observer {
-	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, controlToken, nil)}
+	cc := wire.ClientConfig{Hello: proto.ControlHello(proto.RoleObserver, controlToken, nil)}
 	cc.Token = token
 	return &Observer{tr: tr, addr: addr, shard: shard, cc: cc}
 }
@@ -61,7 +62,7 @@ func (o *Observer) call(ctx context.Context, req, resp *wire.Frame) error {
 func (o *Observer) callBlock(ctx context.Context, req, resp *wire.Frame, floats int) error {
 	for {
 		if o.conn == nil {
-			c, err := dialRetry(ctx, o.tr, o.addr, o.cc, o.GiveUp)
+			c, err := proto.DialRetry(ctx, o.tr, o.addr, o.cc, o.GiveUp)
 			if err != nil {
 				return err
 			}
@@ -82,17 +83,17 @@ func (o *Observer) callBlock(ctx context.Context, req, resp *wire.Frame, floats 
 			return fmt.Errorf("live: shard %d: %w", o.shard, err)
 		}
 		o.Close()
-		if !sleep(ctx, 20*time.Millisecond) {
+		if !proto.Sleep(ctx, 20*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
 }
 
 // Stats returns the shard's counters, with the coordinator's on shard 0.
-func (o *Observer) Stats(ctx context.Context) (Stats, error) {
+func (o *Observer) Stats(ctx context.Context) (proto.Stats, error) {
 	var req, resp wire.Frame
-	var st Stats
-	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
+	var st proto.Stats
+	if err := req.SetJSON(wire.MsgControl, proto.Control{Op: proto.OpStats}); err != nil {
 		return st, err
 	}
 	if err := o.call(ctx, &req, &resp); err != nil {
@@ -124,7 +125,7 @@ func (o *Observer) Weights(ctx context.Context, w []float32) error {
 // job's --ema) into w; the shard refuses when the job keeps none.
 func (o *Observer) Average(ctx context.Context, w []float32) error {
 	var req, resp wire.Frame
-	if err := req.SetJSON(wire.MsgControl, control{Op: "average"}); err != nil {
+	if err := req.SetJSON(wire.MsgControl, proto.Control{Op: proto.OpAverage}); err != nil {
 		return err
 	}
 	if err := o.callBlock(ctx, &req, &resp, len(w)); err != nil {
@@ -161,7 +162,7 @@ func (o *Observer) AwaitVersion(ctx context.Context, v uint64, within time.Durat
 		if st.Shard.Version >= v {
 			return nil
 		}
-		if !sleep(ctx, 10*time.Millisecond) {
+		if !proto.Sleep(ctx, 10*time.Millisecond) {
 			return fmt.Errorf("live: shard %d is at version %d after %s; the job's last barrier is %d", o.shard, st.Shard.Version, within, v)
 		}
 	}
@@ -171,7 +172,7 @@ func (o *Observer) AwaitVersion(ctx context.Context, v uint64, within time.Durat
 // to shut down).
 func (o *Observer) Stop(ctx context.Context) error {
 	var req, resp wire.Frame
-	if err := req.SetJSON(wire.MsgControl, control{Op: "stop"}); err != nil {
+	if err := req.SetJSON(wire.MsgControl, proto.Control{Op: proto.OpStop}); err != nil {
 		return err
 	}
 	return o.call(ctx, &req, &resp)

@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -77,7 +78,7 @@ type Coordinator struct {
 	blind    bool  // restarted without a state file (restoreBlind)
 	refused  int64 // control frames refused
 	idCap    int
-	info     JobInfo
+	info     proto.JobInfo
 	rel      []int
 	log      *slog.Logger
 	plog     *ratelog.Logger // lines a worker's frames trigger (rate-limited; nil: none)
@@ -99,7 +100,7 @@ type Coordinator struct {
 	stallPushes int64
 
 	// lossSum and lossN total the mini-batch losses reported with counted
-	// pushes (CoordStats.BatchLossSum), carried across a restart by the
+	// pushes (proto.CoordStats.BatchLossSum), carried across a restart by the
 	// state file. inc names this coordinator; a restored one keeps the
 	// writer's name (from) and the totals the file held (restoredSum,
 	// restoredN), so an observer can tell whether its window goes on.
@@ -139,7 +140,7 @@ func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
 		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, graceD: grace, every: every, start: now, target: cfg.Params.Pushes(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}), inc: rand.Uint64() | 1,
-		info: JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
+		info: proto.JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
 	c.ms = membership.New(membership.Config{Workers: j.Workers, IDCap: c.idCap, Timeout: c.timeout, Grace: grace, Every: every, Target: c.target}, now)
 	return c, nil
 }
@@ -170,6 +171,15 @@ func (c *Coordinator) grow() {
 	}
 }
 
+// welcome is the coordinator's answer to a worker's Hello: the JobInfo it
+// sends, and ended: the Hello counted the job's last push (a report
+// answered before a removal or a restart), so the server tells every
+// worker the job is over instead of releasing anyone.
+type welcome struct {
+	proto.JobInfo
+	ended bool
+}
+
 // hello admits a worker's control connection at now: id < 0 takes the
 // first id never seen (then a new id, then a removed join's: a worker
 // joining a running job); a known id reconnects, or rejoins if it had been
@@ -195,12 +205,12 @@ func (c *Coordinator) grow() {
 // id is live (its first pull is of the round that clock names; if the gate
 // holds the id, it first waits for that release), and joins at the gate's
 // minimum once removed.
-func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws workerState) (JobInfo, []*wire.Peer, error) {
+func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws proto.WorkerState) (welcome, []*wire.Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a, err := c.ms.Hello(now, int(want), membership.Process{Inc: ws.Inc, Seq: ws.Seq, Acked: ws.Acked})
 	if err != nil {
-		return JobInfo{}, nil, c.refusal(err)
+		return welcome{}, nil, c.refusal(err)
 	}
 	id := a.ID
 	c.grow()
@@ -212,7 +222,7 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws worke
 		}
 	}
 	m.peer = peer
-	info := c.info
+	info := welcome{JobInfo: c.info}
 	info.ID = id
 	c.adoptBarriers(ws.Barriers)
 	var notify []*wire.Peer
@@ -319,7 +329,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %d µs held and %d µs computing exceed the job's %d µs",
 			p, waitUS, busyUS, lim)
 	}
-	loss, hasLoss, err := reportedLoss(rep.loss)
+	loss, hasLoss, err := proto.ReportedLoss(rep.loss)
 	if err != nil {
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %v", p, err)
 	}
@@ -347,7 +357,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 	case membership.Rejoined:
 		c.rel = c.gate.Join(c.since(now), p, c.rel[:0])
 		c.publish()
-		resp.Flags = flagRejoined
+		resp.Flags = proto.FlagRejoined
 		resp.Tag = uint64(c.gate.Clock(p))
 		c.plog.Info("worker rejoined", "worker", p, "peer", peerAddr(m.peer))
 		return c.peersOf(c.rel), false, nil
@@ -559,14 +569,14 @@ func (c *Coordinator) allPeers() []*wire.Peer {
 // Stats returns the coordinator's counters; a running job's Seconds run to
 // the time of the call (the one clock read here: a report, decided
 // nothing by).
-func (c *Coordinator) Stats() CoordStats { return c.statsAt(time.Now()) }
+func (c *Coordinator) Stats() proto.CoordStats { return c.statsAt(time.Now()) }
 
-func (c *Coordinator) statsAt(now time.Time) CoordStats {
+func (c *Coordinator) statsAt(now time.Time) proto.CoordStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	nRem, nNever, nJoin := c.ms.Counts()
-	st := CoordStats{Pushes: c.ms.Pushes(), Target: c.target, Done: c.ms.Done(), Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
+	st := proto.CoordStats{Pushes: c.ms.Pushes(), Target: c.target, Done: c.ms.Done(), Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
 		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: nRem, NeverConnected: nNever, Joined: nJoin, Refused: c.refused,
 		BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc, RestoredFrom: c.from, RestoredLossSum: c.restoredSum, RestoredLosses: c.restoredN,
 		Seconds: c.ms.Seconds(now), Live: c.ms.Live()}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pacer-ps/pacer/live/proto"
 	"net"
 	"os"
 	"sync/atomic"
@@ -42,7 +43,7 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 	}
 	var resp wire.Frame
 	for p := range k {
-		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"github.com/pacer-ps/pacer/live/proto"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -137,7 +138,7 @@ func TestWorkerAsksAverage(t *testing.T) {
 	sv, tr := ctrlShard(t, "asp", 1, 1, 0, false, func(sc *ServerConfig) { sc.Params.Job.EMA = 0.5 })
 	sh := sv.Shard()
 	w := dialWorker(t, tr, 0)
-	obs := dialRole(t, tr, RoleObserver)
+	obs := dialRole(t, tr, proto.RoleObserver)
 	ask := func(c *wire.Conn, body string) (wire.Frame, error) {
 		var resp wire.Frame
 		err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgControl, Bytes: []byte(body)}, &resp)

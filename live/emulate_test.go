@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/timing"
 	"log/slog"
 	"testing"
@@ -41,7 +42,7 @@ func TestServerDelayHoldsPullReplies(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { sv.Run(ctx); close(done) }()
-		cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: 1}}
+		cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: 1}}
 		cc.Token = "t"
 		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 		w, err := wire.Dial(dctx, wire.TCP{}, addr, cc)

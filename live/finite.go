@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 
 	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/optim"
@@ -42,7 +43,7 @@ func screen(v []float32, off int) (large bool, err error) {
 // role) is left to the handler, so every refusal keeps its reason.
 func (sv *Server) screenPush(peer *wire.Peer, f *wire.Frame, piece []float32, off int) error {
 	s := sv.shard
-	if f.Type != wire.MsgPush || f.Flags != 0 || peer.Hello().Role != RoleWorker || s.pushShape(peer, f) != nil {
+	if f.Type != wire.MsgPush || f.Flags != 0 || peer.Hello().Role != proto.RoleWorker || s.pushShape(peer, f) != nil {
 		return nil
 	}
 	large, err := screen(piece, off)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math"
 	"slices"
@@ -68,7 +69,7 @@ func TestPushScreenedAsItArrives(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	c, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestLargePushScreenedOverTheWire(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	c, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"github.com/pacer-ps/pacer/live/proto"
 	"net"
 	"sync"
 	"testing"
@@ -137,11 +138,11 @@ func TestRecycledJoinGetsFreshID(t *testing.T) {
 	}()
 	dialIdle := func(want int32, inc uint64) *idle {
 		t.Helper()
-		meta, err := json.Marshal(helloMeta{workerState: workerState{Inc: inc}})
+		meta, err := json.Marshal(proto.HelloMeta{WorkerState: proto.WorkerState{Inc: inc}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := wire.Dial(ctx, tr, "s0", wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: RoleControl, Worker: want, Meta: meta}})
+		c, err := wire.Dial(ctx, tr, "s0", wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: proto.RoleControl, Worker: want, Meta: meta}})
 		if err != nil {
 			t.Fatalf("idle process %d: %v", inc, err)
 		}

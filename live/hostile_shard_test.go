@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"net"
@@ -73,7 +74,7 @@ func (f *fakeShard) serve(k int, nc net.Conn) {
 		var out []byte
 		switch req.Type {
 		case wire.MsgHello:
-			si, _ := json.Marshal(ShardInfo{Shard: 0, Shards: 1, Lo: 0, Hi: f.n, Incarnation: 7})
+			si, _ := json.Marshal(proto.ShardInfo{Shard: 0, Shards: 1, Lo: 0, Hi: f.n, Incarnation: 7})
 			out, _ = wire.AppendFrame(nil, &wire.Frame{Type: wire.MsgHelloOK, ReqID: req.ReqID, Worker: req.Worker, Bytes: si}, 0)
 		case wire.MsgPull:
 			out = f.reply(k, &req)

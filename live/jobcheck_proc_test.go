@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"os/exec"
 	"strings"
@@ -111,7 +112,7 @@ func TestWorkerRefusesCoordinatorOfAnotherJob(t *testing.T) {
 	if !waitUntil(func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
 		defer cancel()
-		var st Stats
+		var st proto.Stats
 		st, err = obs.Stats(ctx)
 		return err == nil && st.Coord != nil && st.Coord.Pushes > 5
 	}) {

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"net"
 	"net/http"
@@ -128,7 +129,7 @@ func TestAuthFailuresLogged(t *testing.T) {
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, err := wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "wrong"}, Hello: wire.Hello{Role: RoleWorker, Worker: 0}})
+		c, err := wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "wrong"}, Hello: wire.Hello{Role: proto.RoleWorker, Worker: 0}})
 		cancel()
 		if err == nil {
 			c.Close()
@@ -197,7 +198,7 @@ func TestPendingConnectionsCapped(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
 		defer cancel()
 		var c *wire.Conn
-		if c, err = wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: RoleWorker, Worker: 0}}); err == nil {
+		if c, err = wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: proto.RoleWorker, Worker: 0}}); err == nil {
 			c.Close()
 		}
 		return err == nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"path/filepath"
 	"time"
@@ -87,7 +88,7 @@ func (r *reporter) observer(i int) *Observer {
 
 // evaluate fetches every shard's block and measures test accuracy as of
 // the coordinator's counters cs.
-func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error) {
+func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, error) {
 	if r.test == nil {
 		return 0, errors.New("no test set")
 	}
@@ -156,7 +157,7 @@ func (r *reporter) finish(ctx context.Context) error {
 	// leaves.
 	wait := time.Now().Add(max(2*d.Job.HeartbeatTimeout, 5*time.Second))
 	for sv.workerConns() > 0 && time.Now().Before(wait) {
-		if !sleep(ctx, 20*time.Millisecond) {
+		if !proto.Sleep(ctx, 20*time.Millisecond) {
 			return nil
 		}
 	}
@@ -174,7 +175,7 @@ func (r *reporter) finish(ctx context.Context) error {
 	if err != nil && r.test != nil {
 		return err
 	}
-	var shards []ShardStats
+	var shards []proto.ShardStats
 	for i := range sv.cfg.ShardAddrs {
 		st, err := r.observer(i).Stats(ctx)
 		if err != nil {
@@ -225,7 +226,7 @@ func (sv *Server) workerConns() int {
 	defer sv.connMu.Unlock()
 	n := 0
 	for k := range sv.conns {
-		if k.role == RoleWorker || k.role == RoleControl {
+		if k.role == proto.RoleWorker || k.role == proto.RoleControl {
 			n++
 		}
 	}

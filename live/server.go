@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"net"
 	"os"
@@ -371,7 +372,7 @@ func (sv *Server) Run(ctx context.Context) error {
 }
 
 func (sv *Server) checkpointLoop(ctx context.Context) {
-	every(ctx, sv.cfg.CheckpointInterval, func() {
+	proto.Every(ctx, sv.cfg.CheckpointInterval, func() {
 		// The coordinator's file first: whoever finds shard 0's
 		// checkpoint finds it too.
 		sv.saveCoordinator()
@@ -412,7 +413,7 @@ func (sv *Server) saveCoordinator() {
 
 // sweepLoop removes silent workers a few times per heartbeat timeout.
 func (sv *Server) sweepLoop(ctx context.Context) {
-	every(ctx, sv.coord.every, func() {
+	proto.Every(ctx, sv.coord.every, func() {
 		notify, cut := sv.coord.sweep(time.Now())
 		sv.coord.sendRelease(notify)
 		for _, p := range cut {
@@ -508,38 +509,38 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 		return sv.shard.refuse(wire.CodeProtocol, "%s with flags %#x: requests carry no flags", req.Type, req.Flags)
 	}
 	switch role {
-	case RoleWorker, RoleObserver:
+	case proto.RoleWorker, proto.RoleObserver:
 		switch req.Type {
 		case wire.MsgPush:
-			if role == RoleObserver {
+			if role == proto.RoleObserver {
 				return sv.shard.refuse(wire.CodeBadRequest, "observers may not push")
 			}
 			return sv.shard.push(peer, req, resp)
 		case wire.MsgPull:
-			if role == RoleObserver {
+			if role == proto.RoleObserver {
 				req.Tag = 0 // an observer's reads never move a restored shard forward
 			}
 			return sv.shard.pull(peer, req, resp)
 		case wire.MsgHeartbeat:
-			if role == RoleObserver {
+			if role == proto.RoleObserver {
 				req.Tag = 0 // as for pulls: an observer never moves a shard forward
 			}
 			return sv.shard.done(peer, req)
 		case wire.MsgControl:
-			if role == RoleObserver {
+			if role == proto.RoleObserver {
 				return sv.observe(peer, req, resp)
 			}
 			return sv.workerControl(peer, req, resp)
 		}
-	case RoleControl:
+	case proto.RoleControl:
 		return sv.control(peer, req, resp)
-	case RoleCoordinator:
+	case proto.RoleCoordinator:
 		if req.Type == wire.MsgControl {
 			c, err := sv.decodeControl(req)
 			if err != nil {
 				return err
 			}
-			if c.Op == "end" {
+			if c.Op == proto.OpEnd {
 				// The job has ended (shard 0's ExitWhenDone): checkpoint
 				// and stop, once this reply is on its way.
 				sv.log.Info("the job has ended; stopping", "by", who(peer))
@@ -547,14 +548,14 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 				sv.endAfter.Store(peer) // the Replied hook stops the server once the reply is out
 				return nil
 			}
-			if c.Op == "barrier" {
+			if c.Op == proto.OpBarrier {
 				if err := sv.shard.barrier(c.Barrier); err != nil {
 					return err
 				}
 				resp.Type = wire.MsgControl
 				return nil
 			}
-			if c.Op == "members" {
+			if c.Op == proto.OpMembers {
 				if err := checkView(c.Live, c.Removed, idCap(sv.cfg.Params)); err != nil {
 					return sv.shard.refuseErr(err)
 				}
@@ -570,8 +571,8 @@ func (sv *Server) dispatch(peer *wire.Peer, req, resp *wire.Frame) error {
 
 // decodeControl decodes a Control frame's JSON, refusing one larger than
 // any view of this job before decoding it.
-func (sv *Server) decodeControl(req *wire.Frame) (control, error) {
-	var c control
+func (sv *Server) decodeControl(req *wire.Frame) (proto.Control, error) {
+	var c proto.Control
 	if n, lim := len(req.Bytes), maxControlBytes(sv.cfg.Params); n > lim {
 		return c, sv.shard.refuse(wire.CodeBadRequest, "control payload of %d bytes exceeds this job's %d", n, lim)
 	}
@@ -591,14 +592,14 @@ func who(p *wire.Peer) string {
 
 func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) error {
 	switch role {
-	case RoleWorker:
+	case proto.RoleWorker:
 		if err := sv.checkJob(peer.Hello()); err != nil {
 			return sv.shard.refuseErr(err) // logged by handle, with the peer
 		}
 		if err := sv.shard.admit(req.Worker); err != nil {
 			return err
 		}
-	case RoleObserver, RoleCoordinator:
+	case proto.RoleObserver, proto.RoleCoordinator:
 		if err := sv.checkControl(peer.Hello()); err != nil {
 			return sv.shard.refuseErr(err)
 		}
@@ -606,21 +607,21 @@ func (sv *Server) hello(peer *wire.Peer, role string, req, resp *wire.Frame) err
 			return sv.shard.refuseErr(err) // logged by handle, with the peer
 		}
 		req.Worker = -1 // a control role is no worker
-	case RoleControl:
+	case proto.RoleControl:
 		if sv.coord == nil {
 			return sv.shard.refuse(wire.CodeBadRequest, "shard %d does not host the coordinator (shard 0 does)", sv.cfg.Index)
 		}
-		var hm helloMeta
+		var hm proto.HelloMeta
 		if h := peer.Hello(); len(h.Meta) > 0 {
 			if err := decodeJSON(h.Meta, &hm); err != nil {
 				return sv.coord.refuse(wire.CodeBadRequest, "worker %d's hello: %v", req.Worker, err)
 			}
 		}
-		info, notify, err := sv.coord.hello(time.Now(), peer, req.Worker, hm.workerState)
+		info, notify, err := sv.coord.hello(time.Now(), peer, req.Worker, hm.WorkerState)
 		if err != nil {
 			return err
 		}
-		if err := setJSON(resp, wire.MsgHelloOK, info); err != nil {
+		if err := setJSON(resp, wire.MsgHelloOK, info.JobInfo); err != nil {
 			return err
 		}
 		resp.Worker = int32(info.ID)
@@ -656,7 +657,7 @@ func (sv *Server) admit(peer *wire.Peer, role string, id int32) error {
 	limit := controlPayload(sv.cfg.Params)
 	key := connKey{role: role, id: id}
 	switch role {
-	case RoleObserver:
+	case proto.RoleObserver:
 		sv.connMu.Lock()
 		defer sv.connMu.Unlock()
 		if len(sv.observers) >= maxObservers {
@@ -665,9 +666,9 @@ func (sv *Server) admit(peer *wire.Peer, role string, id int32) error {
 		sv.observers[peer] = true
 		peer.LimitPayload(limit)
 		return nil
-	case RoleWorker:
+	case proto.RoleWorker:
 		limit = max(limit, sv.shard.maxPush())
-	case RoleCoordinator:
+	case proto.RoleCoordinator:
 		key.id = -1
 	}
 	peer.LimitPayload(limit)
@@ -685,9 +686,9 @@ func (sv *Server) admit(peer *wire.Peer, role string, id int32) error {
 func (sv *Server) closed(peer *wire.Peer) {
 	sv.connMu.Lock()
 	delete(sv.observers, peer)
-	for _, role := range [...]string{RoleWorker, RoleControl, RoleCoordinator} {
+	for _, role := range [...]string{proto.RoleWorker, proto.RoleControl, proto.RoleCoordinator} {
 		key := connKey{role: role, id: peer.ID()}
-		if role == RoleCoordinator {
+		if role == proto.RoleCoordinator {
 			key.id = -1
 		}
 		if sv.conns[key] == peer {
@@ -738,17 +739,17 @@ func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 		return sv.shard.refuse(wire.CodeBadRequest, "an observer's %q request carries a membership view", c.Op)
 	}
 	switch c.Op {
-	case "stats":
-		st := Stats{Shard: sv.shard.Stats()}
+	case proto.OpStats:
+		st := proto.Stats{Shard: sv.shard.Stats()}
 		st.Shard.Wire = sv.ws.Stats().Snapshot()
 		if sv.coord != nil {
 			cs := sv.coord.Stats()
 			st.Coord = &cs
 		}
 		return setJSON(resp, wire.MsgControl, st)
-	case "average":
+	case proto.OpAverage:
 		return sv.average(resp, -1)
-	case "stop":
+	case proto.OpStop:
 		if sv.coord == nil {
 			return sv.shard.refuse(wire.CodeBadRequest, "stop goes to shard 0")
 		}
@@ -770,7 +771,7 @@ func (sv *Server) workerControl(peer *wire.Peer, req, resp *wire.Frame) error {
 	if err != nil {
 		return err
 	}
-	if c.Op != "average" || len(c.Live) > 0 || len(c.Removed) > 0 {
+	if c.Op != proto.OpAverage || len(c.Live) > 0 || len(c.Removed) > 0 {
 		return sv.shard.refuse(wire.CodeBadRequest, "control op %q not expected on a worker connection (a worker may ask for \"average\" only)", c.Op)
 	}
 	return sv.average(resp, peer.ID())

@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"hash/crc32"
 	"log/slog"
 	"math"
@@ -80,7 +81,7 @@ type Shard struct {
 	tickAt      time.Duration
 	tickOn      bool
 	dirty       bool
-	stats       ShardStats
+	stats       proto.ShardStats
 	repliesMu   sync.Mutex // pulls are timed outside mu, on their connections
 	replies     runstats.IterAcc
 	gs          [][]float32
@@ -222,10 +223,10 @@ func WeightsCRC(w []float32) uint32 {
 func (s *Shard) now() time.Duration { return time.Since(s.start) }
 
 // info is the HelloOK payload.
-func (s *Shard) info() ShardInfo {
+func (s *Shard) info() proto.ShardInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ShardInfo{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, Version: s.agg.Version(), Incarnation: s.inc}
+	return proto.ShardInfo{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, Version: s.agg.Version(), Incarnation: s.inc}
 }
 
 // maxPush is the largest payload a push to this shard can carry: its whole

@@ -3,6 +3,7 @@ package live
 import (
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"slices"
 	"time"
 
@@ -105,7 +106,7 @@ func (s *Shard) join(now time.Duration, p int) bool {
 }
 
 // Stats returns a copy of the shard's counters.
-func (s *Shard) Stats() ShardStats {
+func (s *Shard) Stats() proto.ShardStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats

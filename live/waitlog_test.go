@@ -1,6 +1,7 @@
 package live
 
 import (
+	"github.com/pacer-ps/pacer/live/proto"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestCoordinatorReportsStall(t *testing.T) {
 	c.plog = ratelog.New(c.log, ratelog.Limits{})
 	var resp wire.Frame
 	for p := range 3 {
-		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}

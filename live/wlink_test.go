@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"slices"
 	"testing"
@@ -45,7 +46,7 @@ func TestPullReadsIntoParams(t *testing.T) {
 
 	for _, direct := range []bool{true, false} {
 		w := &Worker{tr: tr, wireCfg: wire.Config{Token: "secret"}, log: slog.New(slog.DiscardHandler), events: make(chan linkEvent, 2),
-			info: JobInfo{Job: *sc.Params}} // the Hello names the job the shard runs
+			info: proto.JobInfo{Job: *sc.Params}} // the Hello names the job the shard runs
 		l := newLink(w, 0, "s0", n)
 		params := make([]float32, n+2)
 		params[n], params[n+1] = -1, -1 // past the block: must stay

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -66,7 +67,7 @@ type Worker struct {
 	wireCfg wire.Config
 	log     *slog.Logger
 	id      int
-	info    JobInfo
+	info    proto.JobInfo
 	events  chan linkEvent
 	release chan struct{}
 	stop    chan struct{}
@@ -85,7 +86,7 @@ type Worker struct {
 	barriers, barPushes atomic.Uint64
 	// ws is where this process stands, sent with every control Hello
 	// (written by the main loop, which is also the one that redials).
-	ws      workerState
+	ws      proto.WorkerState
 	started time.Time
 	// redials paces the main loop's redials of the coordinator while it
 	// waits (redialWaiting).
@@ -188,12 +189,12 @@ func (w *Worker) noteBarrier(b, pushes uint64) {
 // dialControl connects (or reconnects) to the coordinator and reads the job.
 func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 	w.ws.AgeUS = time.Since(w.started).Microseconds()
-	meta, err := json.Marshal(helloMeta{workerState: w.ws})
+	meta, err := json.Marshal(proto.HelloMeta{WorkerState: w.ws})
 	if err != nil {
 		return err
 	}
-	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: RoleControl, Worker: int32(w.id), Meta: meta}, OnNotify: w.onNotify}
-	c, err := dialRetry(ctx, w.tr, w.cfg.Coordinator, cc, giveUp)
+	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: proto.RoleControl, Worker: int32(w.id), Meta: meta}, OnNotify: w.onNotify}
+	c, err := proto.DialRetry(ctx, w.tr, w.cfg.Coordinator, cc, giveUp)
 	if err != nil {
 		var re *wire.RemoteError
 		if errors.As(err, &re) && re.Code == wire.CodeShuttingDown {
@@ -201,7 +202,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		}
 		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
 	}
-	var info JobInfo
+	var info proto.JobInfo
 	if err := c.HelloOK().JSON(&info); err != nil {
 		c.Close()
 		return err

@@ -81,7 +81,7 @@ var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1, "internal/hugemem": 1, "internal/filecap": 1,
 	"ckpt": 1, "wal": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
 	"paradigm": 2, "sim": 2, "live/membership": 2,
-	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3, "profile": 3, "steptime": 3,
+	"job": 3, "scenario": 3, "runstats": 3, "modelfile": 3, "profile": 3, "steptime": 3, "live/proto": 3,
 	"train": 4, "live": 4,
 	"launch":  5,
 	"compare": 6, "report": 6, "chaos": 6, "check": 6,
@@ -103,6 +103,7 @@ var narrower = map[string][]string{
 	"check":    {"compare", "runstats", "network", "launch", "nsnet"},
 	"profile":  {"runstats", "scenario"},
 	"steptime": {"nn"},
+	"live/proto": {"job", "runstats", "wire"},
 }
 
 // forbidden are imports the layers alone would allow that the table rules
