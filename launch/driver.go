@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 )
 
@@ -27,7 +27,7 @@ type driver struct {
 	cl       cluster
 	progress func(Progress)
 
-	obs   []*live.Observer
+	obs   []*proto.Observer
 	model nn.Model
 	w     []float32
 	ev    live.Evaluations
@@ -154,9 +154,9 @@ func (d *driver) interrupted() *Result {
 
 // observer is shard i's observer connection (made on first use; it
 // redials while the shard is away, which it may be while restarting).
-func (d *driver) observer(i int) *live.Observer {
+func (d *driver) observer(i int) *proto.Observer {
 	if d.obs[i] == nil {
-		d.obs[i] = live.NewObserver(d.cl.transport(), d.cl.addrs()[i], i, d.opt.Token, d.opt.ControlToken)
+		d.obs[i] = proto.NewObserver(d.cl.transport(), d.cl.addrs()[i], i, d.opt.Token, d.opt.ControlToken)
 	}
 	return d.obs[i]
 }
@@ -185,7 +185,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	d.w = make([]float32, d.model.NumParams())
-	d.obs = make([]*live.Observer, j.Shards)
+	d.obs = make([]*proto.Observer, j.Shards)
 	evalStep := max(1, int64(j.EvalEvery*float64(d.params.TrainN)/float64(j.Batch)))
 	nextEval := evalStep
 	fired := make([]bool, len(d.opt.Faults))
@@ -405,7 +405,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	}
 	r.Restarted = true
 	// A separate connection: the watch loop owns the observer ones.
-	o := live.NewObserver(d.cl.transport(), d.cl.addrs()[f.Index], f.Index, d.opt.Token, d.opt.ControlToken)
+	o := proto.NewObserver(d.cl.transport(), d.cl.addrs()[f.Index], f.Index, d.opt.Token, d.opt.ControlToken)
 	o.GiveUp = time.Minute
 	defer o.Close()
 	s, err := o.Stats(ctx)

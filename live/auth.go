@@ -5,8 +5,8 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

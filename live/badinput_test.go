@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"math"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

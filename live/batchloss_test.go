@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"github.com/pacer-ps/pacer/live/proto"
 	"math"
 	"os"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

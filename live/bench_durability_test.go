@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -364,7 +364,7 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 		return 0
 	}
 	// Idle: once the shard has served a control call, its start-up is over.
-	obs := NewObserver(wire.TCP{}, addr, 0, "secret", "secret-control")
+	obs := proto.NewObserver(wire.TCP{}, addr, 0, "secret", "secret-control")
 	sctx, scancel := context.WithTimeout(context.Background(), waitGuard)
 	_, err = obs.Stats(sctx)
 	scancel()

@@ -2,7 +2,6 @@ package live
 
 import (
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
@@ -95,8 +95,8 @@ type Coordinator struct {
 	stopped      chan struct{}
 	stopOnce     sync.Once
 	// stall watches the count: a job that counts no push for
-	// waitReportAfter is reported with the workers it waits for.
-	stall       waitWatch
+	// proto.WaitReportAfter is reported with the workers it waits for.
+	stall       proto.WaitWatch
 	stallPushes int64
 
 	// lossSum and lossN total the mini-batch losses reported with counted
@@ -436,17 +436,17 @@ func (c *Coordinator) sweep(now time.Time) (notify, cut []*wire.Peer) {
 	return notify, cut
 }
 
-// watchStall reports a job that has counted no push for waitReportAfter
-// (and every waitReportAfter again), naming what it waits for (lock
+// watchStall reports a job that has counted no push for proto.WaitReportAfter
+// (and every proto.WaitReportAfter again), naming what it waits for (lock
 // held): the workers the gate holds, and those it does not, which are
 // computing, or held up pushing to or pulling from a shard (their own logs
 // name the shard).
 func (c *Coordinator) watchStall(now time.Time) {
-	if p := c.ms.Pushes(); p != c.stallPushes || c.stall.start.IsZero() {
-		c.stallPushes, c.stall = p, newWaitWatch(now)
+	if p := c.ms.Pushes(); p != c.stallPushes || c.stall.Next().IsZero() {
+		c.stallPushes, c.stall = p, proto.NewWaitWatch(now)
 		return
 	}
-	d, ok := c.stall.due(now)
+	d, ok := c.stall.Due(now)
 	if !ok || c.ms.Done() {
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 )
 
 // This file: the coordinator's state on disk, beside shard 0's checkpoint,

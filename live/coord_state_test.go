@@ -1,7 +1,6 @@
 package live
 
 import (
-	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -1,7 +1,6 @@
 package live
 
 import (
-	"github.com/pacer-ps/pacer/live/proto"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

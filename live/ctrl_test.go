@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

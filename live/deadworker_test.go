@@ -3,11 +3,12 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"github.com/pacer-ps/pacer/live/proto"
 	"testing"
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -198,13 +199,13 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	type result struct {
-		res WorkerResult
+		res worker.Result
 		err error
 	}
 	results := make(chan result, 2)
 	for p := 0; p < 2; p++ {
 		go func() {
-			res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
+			res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
 			results <- result{res, err}
 		}()
 	}

@@ -1,17 +1,19 @@
-// Package live is pacer's live parameter server: shard servers, the
-// coordinator and workers as real processes over TCP (or goroutines over the
-// in-process transport), on the wall clock, with the policy core of package
-// paradigm deciding everything a paradigm decides.
+// Package live is the server of pacer's live runtime: shard servers and the
+// coordinator as real processes over TCP (or goroutines over the in-process
+// transport), on the wall clock, with the policy core of package paradigm
+// deciding everything a paradigm decides. Its workers are package
+// live/worker; the protocol both speak is package live/proto, and neither
+// side imports the other.
 //
 // # Use
 //
 // Several machines: run NewServer(...).Run on every shard (shard 0 also
-// hosts the coordinator) and RunWorker on every worker; roles come from
+// hosts the coordinator) and worker.Run on every worker; roles come from
 // flags, PACER_* variables or Kubeflow's TF_CONFIG (Env, ParseTFConfig).
 // docs/deploy.md has the recipes. With ServerConfig.ExitWhenDone such a
 // job ends by itself (report.go): shard 0 evaluates the model during the
-// job and at its end, writes the summary and tells every shard to stop. An Observer (client.go) reads a running job's counters, fetches its weights and stops
-// it. One machine: package launch starts the shards and workers (goroutines
+// job and at its end, writes the summary and tells every shard to stop. A proto.Observer reads a running job's counters, fetches its weights
+// and stops it. One machine: package launch starts the shards and workers (goroutines
 // or processes), watches them through Observers and writes the summary;
 // this package never imports it.
 //

@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"errors"
-	"github.com/pacer-ps/pacer/live/proto"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -2,10 +2,10 @@ package live
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/live/proto"
 	"sync"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/timing"
 	"github.com/pacer-ps/pacer/wire"
 )

@@ -2,13 +2,13 @@ package live
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/live/proto"
-	"github.com/pacer-ps/pacer/timing"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/timing"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -56,7 +56,7 @@ func TestServerDelayHoldsPullReplies(t *testing.T) {
 			t.Fatalf("%q: pull: %v, %d floats", c.spec, err, len(resp.Floats))
 		}
 		took := time.Since(t0)
-		o := NewObserver(wire.TCP{}, addr, 0, "t", "c")
+		o := proto.NewObserver(wire.TCP{}, addr, 0, "t", "c")
 		blk := make([]float32, 1000)
 		t1 := time.Now()
 		if err := o.Weights(dctx, blk); err != nil {

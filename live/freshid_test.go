@@ -3,7 +3,6 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"github.com/pacer-ps/pacer/live/proto"
 	"net"
 	"sync"
 	"testing"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -171,12 +172,12 @@ func TestRecycledJoinGetsFreshID(t *testing.T) {
 
 	fz := newFreezer(tr)
 	type result struct {
-		res WorkerResult
+		res worker.Result
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: fz, Token: "secret", ID: -1, Data: ds, ConnectTimeout: 5 * time.Second})
+		res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: fz, Token: "secret", ID: -1, Data: ds, ConnectTimeout: 5 * time.Second})
 		done <- result{res, err}
 	}()
 	state := func(p int) membership.State {

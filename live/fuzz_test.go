@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -1,10 +1,10 @@
 package live
 
 import (
-	"github.com/pacer-ps/pacer/live/proto"
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -3,13 +3,13 @@ package live
 import (
 	"context"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -107,7 +107,7 @@ func TestWorkerRefusesCoordinatorOfAnotherJob(t *testing.T) {
 	j.start(append([]string{"server", "--index", "1", "--peers", peers, "--listen", addrs[1]}, handJob("asp", "0.1")...)...)
 	w := j.start("worker", "--coordinator", addrs[0], "--id", "0", "--connect-timeout", "60s", "--log-level", "debug")
 	// Mid-job: the worker has pushed.
-	obs := NewObserver(wire.TCP{}, addrs[0], 0, "secret", "control-secret")
+	obs := proto.NewObserver(wire.TCP{}, addrs[0], 0, "secret", "control-secret")
 	var err error
 	if !waitUntil(func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)

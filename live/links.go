@@ -2,9 +2,9 @@ package live
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/live/proto"
 	"sync"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -4,11 +4,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

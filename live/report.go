@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -31,7 +31,7 @@ type reporter struct {
 	ev    Evaluations
 	model nn.Model
 	w     []float32
-	obs   []*Observer
+	obs   []*proto.Observer
 	// none says why there is no evaluation (model nil or test nil): the
 	// summary's no_accuracy.
 	none string
@@ -79,9 +79,9 @@ func newReporter(sv *Server) (*reporter, error) {
 	return r, nil
 }
 
-func (r *reporter) observer(i int) *Observer {
+func (r *reporter) observer(i int) *proto.Observer {
 	if r.obs[i] == nil {
-		r.obs[i] = NewObserver(r.sv.cfg.Transport, r.sv.cfg.ShardAddrs[i], i, r.sv.cfg.Token, r.sv.cfg.ControlToken)
+		r.obs[i] = proto.NewObserver(r.sv.cfg.Transport, r.sv.cfg.ShardAddrs[i], i, r.sv.cfg.Token, r.sv.cfg.ControlToken)
 	}
 	return r.obs[i]
 }
@@ -105,7 +105,7 @@ func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, 
 func (r *reporter) run(ctx context.Context) error {
 	sv, d := r.sv, r.sv.cfg.Params
 	j := &d.Job
-	r.obs = make([]*Observer, len(sv.cfg.ShardAddrs))
+	r.obs = make([]*proto.Observer, len(sv.cfg.ShardAddrs))
 	defer func() {
 		for _, o := range r.obs {
 			if o != nil {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"net"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

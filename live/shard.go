@@ -3,7 +3,6 @@ package live
 import (
 	"cmp"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"hash/crc32"
 	"log/slog"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"

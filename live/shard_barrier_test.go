@@ -1,12 +1,12 @@
 package live
 
 import (
-	"github.com/pacer-ps/pacer/live/proto"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

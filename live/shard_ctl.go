@@ -3,11 +3,12 @@ package live
 import (
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/ckpt"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/wal"
 )
@@ -231,4 +232,11 @@ func (s *Shard) Weights() ([]float32, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]float32(nil), s.cur.buf...), s.agg.Version()
+}
+
+// CheckpointWant is what shard index of job p must find in its checkpoint:
+// the range the job's model and shard count give it.
+func CheckpointWant(p *job.Description, index, nparams int) ckpt.Want {
+	r := job.Ranges(nparams, p.Job.Shards)[index]
+	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
 }

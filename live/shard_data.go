@@ -2,8 +2,8 @@ package live
 
 import (
 	"cmp"
-	"github.com/pacer-ps/pacer/live/proto"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

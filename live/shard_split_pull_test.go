@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math"
 	"runtime"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

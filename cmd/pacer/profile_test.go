@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -153,7 +154,7 @@ func TestProfileRunningJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := live.NewObserver(tr, addr, 0, "job-secret", "control-secret")
+	o := proto.NewObserver(tr, addr, 0, "job-secret", "control-secret")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	if err := o.Stop(ctx); err != nil {
 		t.Errorf("stopping the job: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -78,7 +79,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 	if err != nil {
 		return profile.Fit{}, 0, "", usage(err)
 	}
-	o := live.NewObserver(tr, p.coordinator, 0, env.Token(), env.ControlToken())
+	o := proto.NewObserver(tr, p.coordinator, 0, env.Token(), env.ControlToken())
 	o.GiveUp = 10 * time.Second
 	defer o.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

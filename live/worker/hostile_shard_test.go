@@ -1,11 +1,10 @@
-package live
+package worker
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"github.com/pacer-ps/pacer/live/proto"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -1,11 +1,10 @@
-package live
+package worker
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -16,14 +15,16 @@ import (
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/ops"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
 
-// WorkerConfig is one worker process (`pacer worker`).
-type WorkerConfig struct {
+// Config is one worker process (`pacer worker`).
+type Config struct {
 	// Coordinator is shard 0's address; everything else about the job
 	// comes from it.
 	Coordinator string
@@ -48,21 +49,21 @@ type WorkerConfig struct {
 	MetricsReady func(addr string)
 }
 
-// WorkerResult is what a worker did.
-type WorkerResult struct {
+// Result is what a worker did.
+type Result struct {
 	ID     int
 	Pushes int64
 	Wait   time.Duration // held: pushing, at the gate, pulling
 	Busy   time.Duration // computing gradients
 }
 
-// ErrJobDone is returned by RunWorker when the coordinator has finished the
+// ErrJobDone is returned by Run when the coordinator has finished the
 // job before the worker could join it.
 var ErrJobDone = errors.New("live: the job has finished")
 
 // Worker is a running worker.
 type Worker struct {
-	cfg     WorkerConfig
+	cfg     Config
 	tr      wire.Transport
 	wireCfg wire.Config
 	log     *slog.Logger
@@ -93,14 +94,14 @@ type Worker struct {
 	redials redialPace
 }
 
-// RunWorker runs a worker until the job ends, ctx ends, or it fails.
-func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
+// Run runs a worker until the job ends, ctx ends, or it fails.
+func Run(ctx context.Context, cfg Config) (Result, error) {
 	w := &Worker{cfg: cfg, tr: cfg.Transport, release: make(chan struct{}, 1), stop: make(chan struct{})}
 	if w.tr == nil {
 		w.tr = wire.TCP{}
 	}
 	if cfg.Token == "" {
-		return WorkerResult{}, errors.New("live: a token is required (--token or $PACER_TOKEN)")
+		return Result{}, errors.New("live: a token is required (--token or $PACER_TOKEN)")
 	}
 	w.wireCfg = cfg.Wire
 	w.wireCfg.Token = cfg.Token
@@ -119,9 +120,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 		cfg.ConnectTimeout = time.Minute
 	}
 	if cfg.MetricsAddr != "" {
-		stop, at, err := serveOps(cfg.MetricsAddr, workerCollector{w}, w.joined.Load, w.log)
+		stop, at, err := ops.Serve(cfg.MetricsAddr, workerCollector{w}, w.joined.Load, w.log)
 		if err != nil {
-			return WorkerResult{ID: w.id}, err
+			return Result{ID: w.id}, err
 		}
 		defer stop()
 		if cfg.MetricsReady != nil {
@@ -130,7 +131,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	}
 	defer w.joined.Store(false)
 	if err := w.dialControl(ctx, cfg.ConnectTimeout); err != nil {
-		return WorkerResult{ID: w.id}, err
+		return Result{ID: w.id}, err
 	}
 	defer func() { w.ctl.Close() }()
 	// Beat from the start: loading the data set can outlast the timeout.
@@ -259,7 +260,7 @@ type state struct {
 	iter      time.Duration // the last iteration's compute time, reported with its push
 	loss      float64       // the last mini-batch's loss, reported with its push
 	waitFrom  time.Time
-	res       WorkerResult
+	res       Result
 	start     time.Time
 	pushRead  []uint64 // per shard, the read tag of the last push (for re-pushes)
 }
@@ -311,10 +312,10 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	return st, b, nil
 }
 
-func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
+func (w *Worker) loop(ctx context.Context) (Result, error) {
 	st, b, err := w.setup()
 	if err != nil {
-		return WorkerResult{ID: w.id}, err
+		return Result{ID: w.id}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -378,7 +379,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.waitFrom = time.Now()
 		st.iter = st.waitFrom.Sub(t0)
 		st.res.Busy += st.iter
-		if err := checkFinite(st.grad); err != nil {
+		if err := proto.CheckFinite(st.grad); err != nil {
 			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
 		}
 		if c := w.info.Job.Job.ClipNorm; c > 0 {
@@ -433,7 +434,7 @@ func (w *Worker) localStep(st *state, d *job.Description) {
 	kernel.AxpyUnitary(float32(-lr), st.grad, st.params)
 }
 
-func (w *Worker) result(st *state) WorkerResult {
+func (w *Worker) result(st *state) Result {
 	st.res.ID = w.id
 	return st.res
 }

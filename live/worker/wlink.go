@@ -1,15 +1,15 @@
-package live
+package worker
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"os"
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 

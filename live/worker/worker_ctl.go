@@ -1,14 +1,14 @@
-package live
+package worker
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pacer-ps/pacer/live/proto"
 	"math"
 	"time"
 
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
