@@ -9,7 +9,7 @@
 //
 // Several machines: run NewServer(...).Run on every shard (shard 0 also
 // hosts the coordinator) and worker.Run on every worker; roles come from
-// flags, PACER_* variables or Kubeflow's TF_CONFIG (Env, ParseTFConfig).
+// flags, PACER_* variables or Kubeflow's TF_CONFIG (package live/roles).
 // docs/deploy.md has the recipes. With ServerConfig.ExitWhenDone such a
 // job ends by itself (report.go): shard 0 evaluates the model during the
 // job and at its end, writes the summary and tells every shard to stop. A proto.Observer reads a running job's counters, fetches its weights

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -150,7 +150,7 @@ func TestProfileRunningJob(t *testing.T) {
 	t.Logf("profile answered after %s", time.Since(t0))
 	// The job would run for minutes: stop it, as an operator would.
 	tf := tlsFlags{ca: cert}
-	tr, err := tf.transport(live.Env{}, false)
+	tr, err := tf.transport(roles.Env{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

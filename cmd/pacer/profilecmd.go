@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/filecap"
-	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -71,7 +71,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 		f, err := profile.FromRun(&r)
 		return f, r.Shards, r.Model, err
 	}
-	env := live.Env{}
+	env := roles.Env{}
 	if env.Token() == "" || env.ControlToken() == "" {
 		return profile.Fit{}, 0, "", usage(errors.New("--coordinator: set $PACER_TOKEN and $PACER_CONTROL_TOKEN to the job's secrets"))
 	}

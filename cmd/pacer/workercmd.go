@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -53,7 +53,7 @@ func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir
 	if *connect <= 0 {
 		return usage(fmt.Errorf("--connect-timeout=%s must be positive", *connect))
 	}
-	env := live.Env{}
+	env := roles.Env{}
 	role, err := env.Role("worker")
 	if err != nil {
 		return usage(err)
