@@ -88,7 +88,7 @@ func newRoundBench(b *testing.B, k, shards int, durability string) *roundBench {
 		wg.Add(1)
 		go func() { defer wg.Done(); sv.Run(ctx) }()
 	}
-	g := hugemem.Floats(per) // a worker's gradient buffer is (live/worker.go)
+	g := hugemem.Floats(per) // a worker's gradient buffer is (live/worker/worker.go)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range g {
 		g[i] = float32(rng.NormFloat64()) * 1e-3
