@@ -182,8 +182,15 @@ func TestServerApartFromClients(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"live", "live/worker"} {
-		if !closure(all, p)["live/proto"] {
+		deps := closure(all, p)
+		if !deps["live/proto"] {
 			t.Errorf("%s does not speak the protocol through live/proto", p)
+		}
+		// The worker runs on every machine of a cluster, as the server does.
+		for _, bad := range []string{"launch", "train", "compare", "report", "sim"} {
+			if deps[bad] {
+				t.Errorf("%s imports %s (directly or not)", p, bad)
+			}
 		}
 	}
 }
