@@ -135,7 +135,7 @@ type Run struct {
 	Target int64 `json:"target"`
 	// Lost is the acknowledged updates (versions) the restarted shards did
 	// not hold again: the versions each skipped forward to what the workers
-	// had already been sent (live.ShardStats.Skipped), summed.
+	// had already been sent (proto.ShardStats.Skipped), summed.
 	Lost uint64 `json:"lost"`
 	// Leaked counts child processes still alive after the run (want 0).
 	Leaked int `json:"leaked"`

@@ -103,7 +103,7 @@ type Config struct {
 	Targets []float64 `json:",omitempty"`
 
 	// The cluster's speeds and delays (virtual time simulates them, the
-	// live modes emulate them: live/pace.go, live/emulate.go), and its
+	// live modes emulate them: live/worker/pace.go, live/emulate.go), and its
 	// network (nil: instant transfers; package network). The straggler
 	// and server-delay models are parsed values, written as their text.
 	Timing      timing.WorkerSpec

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 )
 

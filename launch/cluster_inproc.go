@@ -10,6 +10,7 @@ import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -117,7 +118,7 @@ func (c *inproc) startWorker(p int) {
 	c.wkWG.Add(1)
 	go func() {
 		defer c.wkWG.Done()
-		_, err := live.RunWorker(ctx, live.WorkerConfig{Coordinator: c.names[0], Transport: c.tr, Token: c.opt.Token, ID: p,
+		_, err := worker.Run(ctx, worker.Config{Coordinator: c.names[0], Transport: c.tr, Token: c.opt.Token, ID: p,
 			Data: c.ds, Logger: c.log.With("proc", fmt.Sprintf("worker-%d", p))})
 		if err != nil && ctx.Err() == nil {
 			c.mu.Lock()

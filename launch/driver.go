@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 )
 
@@ -26,7 +27,7 @@ type driver struct {
 	cl       cluster
 	progress func(Progress)
 
-	obs   []*live.Observer
+	obs   []*proto.Observer
 	model nn.Model
 	w     []float32
 	ev    live.Evaluations
@@ -41,7 +42,7 @@ type driver struct {
 	// gone) returns at once, rather than wait for a shard that will not
 	// come back.
 	fail context.CancelCauseFunc
-	last live.CoordStats // the coordinator's latest counters (for errors)
+	last proto.CoordStats // the coordinator's latest counters (for errors)
 	// removed is the coordinator's count of removals as last polled: a
 	// restart with AfterRemoval waits for it to pass its count at the kill.
 	removed atomic.Int64
@@ -153,20 +154,20 @@ func (d *driver) interrupted() *Result {
 
 // observer is shard i's observer connection (made on first use; it
 // redials while the shard is away, which it may be while restarting).
-func (d *driver) observer(i int) *live.Observer {
+func (d *driver) observer(i int) *proto.Observer {
 	if d.obs[i] == nil {
-		d.obs[i] = live.NewObserver(d.cl.transport(), d.cl.addrs()[i], i, d.opt.Token, d.opt.ControlToken)
+		d.obs[i] = proto.NewObserver(d.cl.transport(), d.cl.addrs()[i], i, d.opt.Token, d.opt.ControlToken)
 	}
 	return d.obs[i]
 }
 
-func (d *driver) stats(ctx context.Context, i int) (live.Stats, error) {
+func (d *driver) stats(ctx context.Context, i int) (proto.Stats, error) {
 	return d.observer(i).Stats(ctx)
 }
 
 // evaluate pulls every shard's block (of the moving average under --ema)
 // and measures test accuracy as of the coordinator's counters cs.
-func (d *driver) evaluate(ctx context.Context, cs live.CoordStats) (float64, error) {
+func (d *driver) evaluate(ctx context.Context, cs proto.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
 		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
@@ -184,7 +185,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	d.w = make([]float32, d.model.NumParams())
-	d.obs = make([]*live.Observer, j.Shards)
+	d.obs = make([]*proto.Observer, j.Shards)
 	evalStep := max(1, int64(j.EvalEvery*float64(d.params.TrainN)/float64(j.Batch)))
 	nextEval := evalStep
 	fired := make([]bool, len(d.opt.Faults))
@@ -193,7 +194,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 	// happens (the workers' exit, the job's failure or end).
 	tick := time.NewTicker(d.opt.Poll) // the event loop: the coordinator's counters
 	defer tick.Stop()
-	var cs live.CoordStats
+	var cs proto.CoordStats
 	for {
 		st, err := d.stats(ctx, 0)
 		if err != nil {
@@ -238,7 +239,7 @@ func (d *driver) watch(ctx context.Context) (*Result, error) {
 
 // observed records the coordinator's counters cs as the watch loop read
 // them, and wakes whoever waits for a reading.
-func (d *driver) observed(cs live.CoordStats) {
+func (d *driver) observed(cs proto.CoordStats) {
 	d.last = cs
 	d.removed.Store(cs.Removed)
 	d.done.Store(cs.Done)
@@ -260,7 +261,7 @@ func (d *driver) abort(ctx context.Context, err error) error {
 	return err
 }
 
-func (d *driver) report(cs live.CoordStats, acc float64) {
+func (d *driver) report(cs proto.CoordStats, acc float64) {
 	if d.progress == nil {
 		return
 	}
@@ -370,7 +371,7 @@ func (d *driver) awaitRemoval(ctx context.Context, before int64) {
 // armed reports whether fault f may fire: a worker fault once its victim
 // has pushed (it is mid-run, not still loading its data), a shard fault
 // that waits for a checkpoint once the shard has written one.
-func (d *driver) armed(f Fault, cs live.CoordStats) bool {
+func (d *driver) armed(f Fault, cs proto.CoordStats) bool {
 	if f.Role == "worker" {
 		return f.Index < len(cs.WorkerPushes) && cs.WorkerPushes[f.Index] > 0
 	}
@@ -404,7 +405,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 	}
 	r.Restarted = true
 	// A separate connection: the watch loop owns the observer ones.
-	o := live.NewObserver(d.cl.transport(), d.cl.addrs()[f.Index], f.Index, d.opt.Token, d.opt.ControlToken)
+	o := proto.NewObserver(d.cl.transport(), d.cl.addrs()[f.Index], f.Index, d.opt.Token, d.opt.ControlToken)
 	o.GiveUp = time.Minute
 	defer o.Close()
 	s, err := o.Stats(ctx)
@@ -416,7 +417,7 @@ func (d *driver) restart(ctx context.Context, f Fault) (FaultRecord, error) {
 }
 
 // finish evaluates the final weights and builds the summary.
-func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error) {
+func (d *driver) finish(ctx context.Context, cs proto.CoordStats) (*Result, error) {
 	for i := 0; cs.Barriers > 0 && i < d.params.Job.Shards; i++ {
 		// ElasticBSP apply=local: the final model is the one after the
 		// barrier that ends the last superstep.
@@ -434,7 +435,7 @@ func (d *driver) finish(ctx context.Context, cs live.CoordStats) (*Result, error
 
 // summarize collects every shard's counters and builds the summary from
 // them, the coordinator's cs and the curve so far.
-func (d *driver) summarize(ctx context.Context, cs live.CoordStats) (*Result, error) {
+func (d *driver) summarize(ctx context.Context, cs proto.CoordStats) (*Result, error) {
 	res := &Result{Coord: cs}
 	for i := 0; i < d.params.Job.Shards; i++ {
 		st, err := d.stats(ctx, i)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

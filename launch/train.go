@@ -13,6 +13,7 @@ import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
@@ -134,8 +135,8 @@ type Progress struct {
 type Result struct {
 	Run    *runstats.Run
 	Faults []FaultRecord
-	Shards []live.ShardStats
-	Coord  live.CoordStats
+	Shards []proto.ShardStats
+	Coord  proto.CoordStats
 }
 
 // Train runs cfg as a live job on this machine and returns its summary.

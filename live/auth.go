@@ -6,62 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
 // This file: how a connection proves a control role. The job token (the
 // wire layer checks it on every connection) makes a worker; the control
-// roles (RoleCoordinator: membership, which removes workers from the
-// shards; RoleObserver: stats, weight pulls, stopping the job) must also
+// roles (proto.RoleCoordinator: membership, which removes workers from the
+// shards; proto.RoleObserver: stats, weight pulls, stopping the job) must also
 // present the control token, which only servers and the launcher hold.
-
-// helloMeta is the Hello's application payload.
-type helloMeta struct {
-	// Control is the control token (control roles only).
-	Control string `json:"control,omitempty"`
-	// Job is the job as the dialling side runs it (a worker's data
-	// connection: the description the coordinator sent it; the
-	// coordinator's membership link: shard 0's own): a shard whose own
-	// job differs refuses the connection, naming the field.
-	Job *job.Description `json:"job,omitempty"`
-	// A worker's control connection says which process it is and how far
-	// it has got (workerState), so the coordinator tells a returning
-	// worker from a reconnecting one.
-	workerState
-}
-
-// workerState is where a worker process stands, as it tells the
-// coordinator on every control Hello.
-type workerState struct {
-	// Inc names the worker process (random, never 0 from a worker that
-	// sends it): a new one under an old id is a returning worker, whose
-	// clock reports count from 1 again.
-	Inc uint64 `json:"inc,omitempty"`
-	// Seq is the pushes this process has completed; Acked the clock
-	// reports the coordinator answered (Seq − Acked = 1: a report is
-	// outstanding and will be sent again).
-	Seq   uint64 `json:"seq,omitempty"`
-	Acked uint64 `json:"acked,omitempty"`
-	// Clock is the gate clock the coordinator last named to it, and Held
-	// says it waits for the release that follows that report (what a
-	// restarted coordinator learns again from its workers).
-	Clock int64 `json:"clock,omitempty"`
-	Held  bool  `json:"held,omitempty"`
-	// AgeUS is how long the process has run (µs): a coordinator restarted
-	// without its state file bounds the seconds workers report by it.
-	AgeUS int64 `json:"age_us,omitempty"`
-	// Barriers is the latest barrier count a release carried to it
-	// (ElasticBSP apply=local): a restarted coordinator counts on from it.
-	Barriers uint64 `json:"barriers,omitempty"`
-}
-
-// controlHello is the Hello of a control-role connection; j, when set, is
-// the job the dialling side runs.
-func controlHello(role, controlToken string, j *job.Description) wire.Hello {
-	meta, _ := json.Marshal(helloMeta{Control: controlToken, Job: j})
-	return wire.Hello{Role: role, Worker: -1, Meta: meta}
-}
 
 // checkJob refuses a connection whose Hello presents a job other than this
 // shard's. The presented job is shard 0's (the coordinator's own, or the
@@ -73,7 +26,7 @@ func (sv *Server) checkJob(h wire.Hello) error {
 	if len(h.Meta) == 0 {
 		return nil
 	}
-	var m helloMeta
+	var m proto.HelloMeta
 	if err := json.Unmarshal(h.Meta, &m); err != nil {
 		return remoteErr(wire.CodeBadRequest, "role %s: bad hello meta: %v", h.Role, err)
 	}
@@ -96,7 +49,7 @@ func (sv *Server) checkJob(h wire.Hello) error {
 // checkControl checks a control role's token in constant time (both sides
 // hashed, so not even the length leaks).
 func (sv *Server) checkControl(h wire.Hello) error {
-	var m helloMeta
+	var m proto.HelloMeta
 	if len(h.Meta) > 0 {
 		if err := json.Unmarshal(h.Meta, &m); err != nil {
 			return remoteErr(wire.CodeUnauthenticated, "role %s: bad hello meta: %v", h.Role, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -70,7 +71,7 @@ func dialAs(t *testing.T, tr wire.Transport, token, role string, worker int32) (
 
 // dialControl dials s0 in a control role with the job and control tokens.
 func dialControlRole(t *testing.T, tr wire.Transport, role string) (*wire.Conn, error) {
-	return dialHello(tr, "s0", "secret", controlHello(role, "control-secret", nil))
+	return dialHello(tr, "s0", "secret", proto.ControlHello(role, "control-secret", nil))
 }
 
 func dialHello(tr wire.Transport, addr, token string, h wire.Hello) (*wire.Conn, error) {
@@ -89,13 +90,13 @@ func TestBadInputRefused(t *testing.T) {
 	sh := sv.Shard()
 	w0, v0 := sh.Weights()
 
-	if _, err := dialAs(t, tr, "wrong", RoleWorker, 0); err == nil {
+	if _, err := dialAs(t, tr, "wrong", proto.RoleWorker, 0); err == nil {
 		t.Error("a connection with the wrong token was accepted")
 	}
 	if got := sv.ws.Stats().AuthFailures.Load(); got != 1 {
 		t.Errorf("auth failures %d, want 1", got)
 	}
-	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	c, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,13 +154,13 @@ func TestRolesRefused(t *testing.T) {
 	if _, err := dialAs(t, tr, "secret", "intruder", 0); err == nil {
 		t.Error("unknown role accepted")
 	}
-	if _, err := dialAs(t, tr, "secret", RoleWorker, -1); err == nil {
+	if _, err := dialAs(t, tr, "secret", proto.RoleWorker, -1); err == nil {
 		t.Error("worker data connection without an id accepted")
 	}
-	if _, err := dialAs(t, tr, "secret", RoleObserver, -1); wire.CodeOf(err) != wire.CodeUnauthenticated {
+	if _, err := dialAs(t, tr, "secret", proto.RoleObserver, -1); wire.CodeOf(err) != wire.CodeUnauthenticated {
 		t.Errorf("an observer with the job token only: %v, want unauthenticated", err)
 	}
-	c, err := dialControlRole(t, tr, RoleObserver)
+	c, err := dialControlRole(t, tr, proto.RoleObserver)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestRolesRefused(t *testing.T) {
 func TestRefusalLogBounded(t *testing.T) {
 	var buf syncBuffer
 	sv, tr := testServerWith(t, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
-	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	c, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

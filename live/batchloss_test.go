@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -39,7 +40,7 @@ func TestReportedLoss(t *testing.T) {
 		{name: "a float32", b: []byte{0, 0, 0x80, 0x3f}, err: "8 bytes (or none), not 4"},
 		{name: "too long", b: append(lossPayload(1), 0), err: "not 9"},
 	} {
-		loss, ok, err := reportedLoss(c.b)
+		loss, ok, err := proto.ReportedLoss(c.b)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: error %v, want one saying %q", c.name, err, c.err)
@@ -51,8 +52,8 @@ func TestReportedLoss(t *testing.T) {
 		}
 	}
 	var f wire.Frame
-	setLoss(&f, 1.5)
-	if loss, ok, err := reportedLoss(f.Bytes); err != nil || !ok || loss != 1.5 {
+	proto.SetLoss(&f, 1.5)
+	if loss, ok, err := proto.ReportedLoss(f.Bytes); err != nil || !ok || loss != 1.5 {
 		t.Fatalf("setLoss then reportedLoss: %v %v %v, want 1.5", loss, ok, err)
 	}
 }
@@ -65,7 +66,7 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 	c := stateCoord(t, "asp", 2)
 	c.setTarget(1000)
 	for p := range 2 {
-		if _, _, err := c.hello(c.start, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(c.start, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +158,7 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 		r := newCoord()
 		must(r.restore(r.start, st))
 		for p, a := range acked {
-			_, _, err := r.hello(r.start, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1), Seq: a, Acked: a, Clock: int64(a)})
+			_, _, err := r.hello(r.start, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1), Seq: a, Acked: a, Clock: int64(a)})
 			must(err)
 		}
 		return r
@@ -171,7 +172,7 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 
 	c := newCoord()
 	for p := range 2 {
-		_, _, err := c.hello(c.start, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)})
+		_, _, err := c.hello(c.start, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)})
 		must(err)
 	}
 	var ev Evaluations
@@ -234,7 +235,7 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 	// totals go on from the previous evaluation's cannot be told, so each
 	// window starts at what it restored (none here: all its reports).
 	var older Evaluations
-	cs := CoordStats{BatchLossSum: 3, BatchLosses: 2}
+	cs := proto.CoordStats{BatchLossSum: 3, BatchLosses: 2}
 	within("an older coordinator's first evaluation", older.batchLoss(cs), 1.5)
 	cs.BatchLossSum, cs.BatchLosses = 4, 3 // or a restarted one's 4 over 3
 	within("an older coordinator's next evaluation", older.batchLoss(cs), 4.0/3)

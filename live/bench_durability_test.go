@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -50,7 +51,7 @@ func newDurBench(b *testing.B, n, workers int, durability string) *durBench {
 		<-done
 	}
 	for w := 0; w < workers; w++ {
-		cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: int32(w)}}
+		cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: int32(w)}}
 		cc.Token = "t"
 		c, err := wire.Dial(context.Background(), wire.TCP{}, addr, cc)
 		if err != nil {

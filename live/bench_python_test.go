@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -88,7 +89,7 @@ func BenchmarkPythonPushPull(b *testing.B) {
 		}
 		return time.Duration(sec * float64(time.Second))
 	}
-	cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: 0}}
+	cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: 0}}
 	cc.Token = "t"
 	c, err := wire.Dial(context.Background(), wire.TCP{}, addr, cc)
 	if err != nil {
@@ -105,7 +106,7 @@ func BenchmarkPythonPushPull(b *testing.B) {
 	goPush := func(r uint64) time.Duration {
 		t0 := time.Now()
 		req = wire.Frame{Type: wire.MsgPush, Worker: 0, Tag: r, Extra: r - 1, Floats: g}
-		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&flagDropped != 0 {
+		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&proto.FlagDropped != 0 {
 			b.Fatal(err, resp.Flags)
 		}
 		return time.Since(t0)

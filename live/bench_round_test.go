@@ -15,6 +15,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -87,7 +88,7 @@ func newRoundBench(b *testing.B, k, shards int, durability string) *roundBench {
 		wg.Add(1)
 		go func() { defer wg.Done(); sv.Run(ctx) }()
 	}
-	g := hugemem.Floats(per) // a worker's gradient buffer is (live/worker.go)
+	g := hugemem.Floats(per) // a worker's gradient buffer is (live/worker/worker.go)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for i := range g {
 		g[i] = float32(rng.NormFloat64()) * 1e-3
@@ -95,9 +96,9 @@ func newRoundBench(b *testing.B, k, shards int, durability string) *roundBench {
 	for w := range k {
 		for s := range shards {
 			pr := &roundPair{w: int32(w), g: g, ready: make(chan struct{}, 1), start: make(chan uint64), done: make(chan error, 1)}
-			cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: int32(w)},
+			cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: int32(w)},
 				OnNotify: func(f *wire.Frame) {
-					if f.Type == wire.MsgPullResp && f.Flags&flagReady != 0 {
+					if f.Type == wire.MsgPullResp && f.Flags&proto.FlagReady != 0 {
 						select {
 						case pr.ready <- struct{}{}:
 						default:
@@ -133,7 +134,7 @@ func (pr *roundPair) serve() {
 		var err error
 		for {
 			q := wire.Frame{Type: wire.MsgPull, Shard: pr.req.Shard, Worker: pr.w, Tag: r - 1, Extra: r}
-			if err = pr.c.Call(ctx, &q, &pr.pull); err != nil || pr.pull.Flags&flagPending == 0 {
+			if err = pr.c.Call(ctx, &q, &pr.pull); err != nil || pr.pull.Flags&proto.FlagPending == 0 {
 				break
 			}
 			<-pr.ready

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -132,7 +133,7 @@ func benchPushPull(b *testing.B, durability string) {
 	defer rstop()
 	var conns [2]*wire.Conn
 	for w := range conns {
-		cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: int32(w)}}
+		cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: int32(w)}}
 		cc.Token = "t"
 		c, err := wire.Dial(context.Background(), wire.TCP{}, addr, cc)
 		if err != nil {
@@ -165,7 +166,7 @@ func benchPushPull(b *testing.B, durability string) {
 		// closes the round, so the pull reads a version just made.
 		r := uint64(i + 1)
 		req = wire.Frame{Type: wire.MsgPush, Worker: 0, Tag: r, Extra: r - 1, Floats: g}
-		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&flagDropped != 0 {
+		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&proto.FlagDropped != 0 {
 			b.Fatal(err, resp.Flags)
 		}
 		t2 := time.Now()

@@ -17,6 +17,10 @@ import (
 // gradient staler than this (never seen in a real job) is counted there.
 const maxStaleness = 1<<16 - 1
 
+// maxWorkers bounds worker ids so a bad frame cannot make a shard or the
+// coordinator grow its per-worker tables without limit.
+const maxWorkers = 1 << 16
+
 // idCap is the number of worker ids the job admits: its K workers and up
 // to K+64 joins (--id −1) beyond them. Every per-worker table (the
 // coordinator's members, a shard's membership, the aggregators' rounds) is

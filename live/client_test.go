@@ -7,17 +7,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
-// The Observer is the launcher's whole view of a job: the coordinator's
+// The proto.Observer is the launcher's whole view of a job: the coordinator's
 // counters, a shard's weights, and stopping the job; without the control
 // token it gets nothing.
 func TestObserver(t *testing.T) {
 	sv, tr := testServer(t, "")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	o := NewObserver(tr, "s0", 0, "secret", "control-secret")
+	o := proto.NewObserver(tr, "s0", 0, "secret", "control-secret")
 	defer o.Close()
 	if o.Connected() {
 		t.Fatal("connected before the first call")
@@ -44,7 +45,7 @@ func TestObserver(t *testing.T) {
 		t.Errorf("after stop: %+v, %v; want the job done", st.Coord, err)
 	}
 
-	bad := NewObserver(tr, "s0", 0, "secret", "not-the-control-token")
+	bad := proto.NewObserver(tr, "s0", 0, "secret", "not-the-control-token")
 	defer bad.Close()
 	if _, err := bad.Stats(ctx); wire.CodeOf(err) != wire.CodeUnauthenticated {
 		t.Errorf("a wrong control token: %v, want unauthenticated", err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -42,7 +43,7 @@ func connServer(t *testing.T, spec string, k int, wc wire.Config) (*Server, *wir
 func smallClient(t *testing.T, tr wire.Transport, worker int32) *wire.Conn {
 	t.Helper()
 	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: waitGuard},
-		Hello: wire.Hello{Role: RoleWorker, Worker: worker}}
+		Hello: wire.Hello{Role: proto.RoleWorker, Worker: worker}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := wire.Dial(ctx, tr, "s0", cc)
@@ -120,7 +121,7 @@ func TestPullsPinNoSnapshots(t *testing.T) {
 	open := func() int {
 		n := 0
 		for _, p := range sv.ws.Peers() {
-			if p.Hello().Role == RoleWorker && p.ID() == 1 {
+			if p.Hello().Role == proto.RoleWorker && p.ID() == 1 {
 				n++
 			}
 		}
@@ -155,7 +156,7 @@ func TestFrameLimitsPerRole(t *testing.T) {
 	}
 
 	limit := controlPayload(sv.cfg.Params)
-	ob, err := dialHello(tr, "s0", "secret", controlHello(RoleObserver, "control-secret", nil))
+	ob, err := dialHello(tr, "s0", "secret", proto.ControlHello(proto.RoleObserver, "control-secret", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,10 +229,10 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 	_, v := sv.Shard().Weights()
 	// Worker 1 by hand: an in-process pipe buffers nothing, so the notice
 	// blocks as soon as it is written to a peer that does not read.
-	send, r := rawHello(t, tr, RoleWorker, 1)
+	send, r := rawHello(t, tr, proto.RoleWorker, 1)
 	var f wire.Frame
 	send(&wire.Frame{Type: wire.MsgPull, ReqID: 2, Worker: 1, Extra: v + 1})
-	if err := r.ReadFrame(&f); err != nil || f.Flags&flagPending == 0 {
+	if err := r.ReadFrame(&f); err != nil || f.Flags&proto.FlagPending == 0 {
 		t.Fatalf("worker 1's pull: flags %d, %v (want pending)", f.Flags, err)
 	}
 	// Worker 1 reads nothing more.
@@ -258,12 +259,12 @@ func TestStuckPeerDelaysNoAck(t *testing.T) {
 func TestStuckPeerDelaysNoRelease(t *testing.T) {
 	const writeTimeout = time.Hour
 	_, tr := connServer(t, "bsp", 2, wire.Config{WriteTimeout: writeTimeout})
-	send, _ := rawHello(t, tr, RoleControl, 1)
+	send, _ := rawHello(t, tr, proto.RoleControl, 1)
 	send(&wire.Frame{Type: wire.MsgClock, ReqID: 2, Worker: 1, Tag: 1})
 	// Worker 1 reads nothing more: its clock reply is stuck in the pipe.
 	released := make(chan struct{}, 4)
 	cc := wire.ClientConfig{Config: wire.Config{Token: "secret", BufferSize: 4096, CallTimeout: waitGuard},
-		Hello: wire.Hello{Role: RoleControl, Worker: 0}, OnNotify: func(f *wire.Frame) {
+		Hello: wire.Hello{Role: proto.RoleControl, Worker: 0}, OnNotify: func(f *wire.Frame) {
 			if f.Type == wire.MsgRelease {
 				released <- struct{}{}
 			}
@@ -363,7 +364,7 @@ func TestOversizedPushesKeepShardSmall(t *testing.T) {
 		return 0
 	}
 	// Idle: once the shard has served a control call, its start-up is over.
-	obs := NewObserver(wire.TCP{}, addr, 0, "secret", "secret-control")
+	obs := proto.NewObserver(wire.TCP{}, addr, 0, "secret", "secret-control")
 	sctx, scancel := context.WithTimeout(context.Background(), waitGuard)
 	_, err = obs.Stats(sctx)
 	scancel()
@@ -400,7 +401,7 @@ func oversizedPush(t *testing.T, addr string, w int32, size int64) (int64, strin
 	defer nc.Close()
 	nc.SetDeadline(time.Now().Add(60 * time.Second))
 	var f wire.Frame
-	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: RoleWorker, Worker: w}); err != nil {
+	if err := f.SetJSON(wire.MsgHello, wire.Hello{Token: "secret", Role: proto.RoleWorker, Worker: w}); err != nil {
 		t.Fatal(err)
 	}
 	f.ReqID, f.Worker = 1, w

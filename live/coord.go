@@ -12,6 +12,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
@@ -77,7 +78,7 @@ type Coordinator struct {
 	blind    bool  // restarted without a state file (restoreBlind)
 	refused  int64 // control frames refused
 	idCap    int
-	info     JobInfo
+	info     proto.JobInfo
 	rel      []int
 	log      *slog.Logger
 	plog     *ratelog.Logger // lines a worker's frames trigger (rate-limited; nil: none)
@@ -94,12 +95,12 @@ type Coordinator struct {
 	stopped      chan struct{}
 	stopOnce     sync.Once
 	// stall watches the count: a job that counts no push for
-	// waitReportAfter is reported with the workers it waits for.
-	stall       waitWatch
+	// proto.WaitReportAfter is reported with the workers it waits for.
+	stall       proto.WaitWatch
 	stallPushes int64
 
 	// lossSum and lossN total the mini-batch losses reported with counted
-	// pushes (CoordStats.BatchLossSum), carried across a restart by the
+	// pushes (proto.CoordStats.BatchLossSum), carried across a restart by the
 	// state file. inc names this coordinator; a restored one keeps the
 	// writer's name (from) and the totals the file held (restoredSum,
 	// restoredN), so an observer can tell whether its window goes on.
@@ -139,7 +140,7 @@ func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
 		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, graceD: grace, every: every, start: now, target: cfg.Params.Pushes(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}), inc: rand.Uint64() | 1,
-		info: JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
+		info: proto.JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
 	c.ms = membership.New(membership.Config{Workers: j.Workers, IDCap: c.idCap, Timeout: c.timeout, Grace: grace, Every: every, Target: c.target}, now)
 	return c, nil
 }
@@ -170,6 +171,15 @@ func (c *Coordinator) grow() {
 	}
 }
 
+// welcome is the coordinator's answer to a worker's Hello: the JobInfo it
+// sends, and ended: the Hello counted the job's last push (a report
+// answered before a removal or a restart), so the server tells every
+// worker the job is over instead of releasing anyone.
+type welcome struct {
+	proto.JobInfo
+	ended bool
+}
+
 // hello admits a worker's control connection at now: id < 0 takes the
 // first id never seen (then a new id, then a removed join's: a worker
 // joining a running job); a known id reconnects, or rejoins if it had been
@@ -195,12 +205,12 @@ func (c *Coordinator) grow() {
 // id is live (its first pull is of the round that clock names; if the gate
 // holds the id, it first waits for that release), and joins at the gate's
 // minimum once removed.
-func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws workerState) (JobInfo, []*wire.Peer, error) {
+func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws proto.WorkerState) (welcome, []*wire.Peer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a, err := c.ms.Hello(now, int(want), membership.Process{Inc: ws.Inc, Seq: ws.Seq, Acked: ws.Acked})
 	if err != nil {
-		return JobInfo{}, nil, c.refusal(err)
+		return welcome{}, nil, c.refusal(err)
 	}
 	id := a.ID
 	c.grow()
@@ -212,7 +222,7 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws worke
 		}
 	}
 	m.peer = peer
-	info := c.info
+	info := welcome{JobInfo: c.info}
 	info.ID = id
 	c.adoptBarriers(ws.Barriers)
 	var notify []*wire.Peer
@@ -319,7 +329,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %d µs held and %d µs computing exceed the job's %d µs",
 			p, waitUS, busyUS, lim)
 	}
-	loss, hasLoss, err := reportedLoss(rep.loss)
+	loss, hasLoss, err := proto.ReportedLoss(rep.loss)
 	if err != nil {
 		return nil, false, c.refuseLocked(wire.CodeBadRequest, "clock report of worker %d: %v", p, err)
 	}
@@ -347,7 +357,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 	case membership.Rejoined:
 		c.rel = c.gate.Join(c.since(now), p, c.rel[:0])
 		c.publish()
-		resp.Flags = flagRejoined
+		resp.Flags = proto.FlagRejoined
 		resp.Tag = uint64(c.gate.Clock(p))
 		c.plog.Info("worker rejoined", "worker", p, "peer", peerAddr(m.peer))
 		return c.peersOf(c.rel), false, nil
@@ -426,17 +436,17 @@ func (c *Coordinator) sweep(now time.Time) (notify, cut []*wire.Peer) {
 	return notify, cut
 }
 
-// watchStall reports a job that has counted no push for waitReportAfter
-// (and every waitReportAfter again), naming what it waits for (lock
+// watchStall reports a job that has counted no push for proto.WaitReportAfter
+// (and every proto.WaitReportAfter again), naming what it waits for (lock
 // held): the workers the gate holds, and those it does not, which are
 // computing, or held up pushing to or pulling from a shard (their own logs
 // name the shard).
 func (c *Coordinator) watchStall(now time.Time) {
-	if p := c.ms.Pushes(); p != c.stallPushes || c.stall.start.IsZero() {
-		c.stallPushes, c.stall = p, newWaitWatch(now)
+	if p := c.ms.Pushes(); p != c.stallPushes || c.stall.Next().IsZero() {
+		c.stallPushes, c.stall = p, proto.NewWaitWatch(now)
 		return
 	}
-	d, ok := c.stall.due(now)
+	d, ok := c.stall.Due(now)
 	if !ok || c.ms.Done() {
 		return
 	}
@@ -456,149 +466,4 @@ func (c *Coordinator) watchStall(now time.Time) {
 	c.log.Warn("no push counted: the job waits", "for", d.Round(time.Second), "pushes", c.stallPushes,
 		"held at the gate (worker@clock)", strings.Join(held, " "),
 		"not held: computing, or waiting on a shard (worker@clock)", strings.Join(other, " "))
-}
-
-// noteBarriers takes the barriers the gate has passed since the last call
-// (lock held): ElasticBSP apply=local's shards apply each one, so every new
-// count goes to the shard links.
-func (c *Coordinator) noteBarriers() {
-	if !c.info.Job.Job.Spec.LocalSteps() {
-		return // apply=arrival's shards have no barrier to apply
-	}
-	b := c.barBase + paradigm.Barriers(c.gate)
-	if b <= c.bar {
-		return
-	}
-	c.bar, c.barPushes = b, c.ms.Pushes()
-	if c.onBarrier != nil {
-		c.onBarrier(b)
-	}
-}
-
-// tellBarriers hands the barrier count so far to the shard links (lock
-// held). A restarted coordinator's count comes from its state file and no
-// barrier has passed since to send it: a shard 0 restored from a
-// checkpoint written before the last barrier's apply would wait for the
-// next barrier, and the workers released at this one wait for its
-// version, so there would be no next one.
-func (c *Coordinator) tellBarriers() {
-	if c.bar > 0 && c.onBarrier != nil {
-		c.onBarrier(c.bar)
-	}
-}
-
-// endSuperstep ends the job's last superstep (lock held): under ElasticBSP
-// apply=local its gradients, which the workers have stepped their copies
-// with, are applied by one more barrier rather than left in the shards'
-// buffers (virtual time's Policy.Finish). Pushes that race the end land
-// after it and stay buffered.
-func (c *Coordinator) endSuperstep() {
-	if !c.info.Job.Job.Spec.LocalSteps() {
-		return
-	}
-	c.barBase++
-	c.noteBarriers()
-}
-
-// adoptBarriers takes a worker's word for the barriers it has been released
-// at (lock held): a coordinator restarted from an older state file lost the
-// ones since, and the shards' versions and the workers' copies count them.
-// A count no job of this length reaches is ignored.
-func (c *Coordinator) adoptBarriers(b uint64) {
-	if !c.info.Job.Job.Spec.LocalSteps() || b <= c.bar || b > inFlight(&c.info.Job) {
-		return
-	}
-	c.barBase += b - c.bar
-	c.bar = b
-	if c.onBarrier != nil {
-		c.onBarrier(b)
-	}
-}
-
-// sendRelease sends Release notices (outside the lock), carrying the
-// barrier count and the pushes at it.
-func (c *Coordinator) sendRelease(peers []*wire.Peer) {
-	if len(peers) == 0 {
-		return
-	}
-	c.mu.Lock()
-	b, bp := c.bar, c.barPushes
-	c.mu.Unlock()
-	release(peers, b, bp)
-}
-
-// publish hands the current membership to the shard links (lock held).
-func (c *Coordinator) publish() {
-	if c.onMembers == nil {
-		return
-	}
-	c.onMembers(c.ms.View())
-}
-
-// finish marks the job done at now (a stop request) and returns every
-// worker's connection so they can be told.
-func (c *Coordinator) finish(now time.Time) []*wire.Peer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ms.Finish(now) {
-		c.endSuperstep()
-	}
-	return c.allPeers()
-}
-
-func (c *Coordinator) allPeers() []*wire.Peer {
-	var out []*wire.Peer
-	for _, m := range c.members {
-		if m.peer != nil {
-			out = append(out, m.peer)
-		}
-	}
-	return out
-}
-
-// Stats returns the coordinator's counters; a running job's Seconds run to
-// the time of the call (the one clock read here: a report, decided
-// nothing by).
-func (c *Coordinator) Stats() CoordStats { return c.statsAt(time.Now()) }
-
-func (c *Coordinator) statsAt(now time.Time) CoordStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	gs := c.gate.Stats()
-	nRem, nNever, nJoin := c.ms.Counts()
-	st := CoordStats{Pushes: c.ms.Pushes(), Target: c.target, Done: c.ms.Done(), Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
-		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: nRem, NeverConnected: nNever, Joined: nJoin, Refused: c.refused,
-		BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc, RestoredFrom: c.from, RestoredLossSum: c.restoredSum, RestoredLosses: c.restoredN,
-		Seconds: c.ms.Seconds(now), Live: c.ms.Live()}
-	for p, m := range c.members {
-		st.WorkerPushes = append(st.WorkerPushes, c.ms.Member(p).Pushes)
-		st.WorkerWait = append(st.WorkerWait, float64(m.waitUS)/1e6)
-		st.WorkerBusy = append(st.WorkerBusy, float64(m.busyUS)/1e6)
-		st.WorkerIter = append(st.WorkerIter, m.iters.Stats())
-	}
-	return st
-}
-
-// release sends Release notices (outside the lock): Tag = the barriers
-// ElasticBSP's gate has passed, Extra = the pushes counted at the latest
-// (0 and 0 for every other paradigm).
-func release(peers []*wire.Peer, barriers uint64, pushes int64) {
-	for _, p := range peers {
-		f := wire.Frame{Type: wire.MsgRelease, Worker: p.ID(), Tag: barriers, Extra: uint64(max(pushes, 0))}
-		p.Send(&f)
-	}
-}
-
-// shutdown tells workers the job is over.
-func shutdown(peers []*wire.Peer) {
-	for _, p := range peers {
-		f := wire.Frame{Type: wire.MsgShutdown, Worker: p.ID()}
-		p.Send(&f)
-	}
-}
-
-func (c *Coordinator) allPeersLocked() []*wire.Peer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.allPeers()
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -42,7 +44,7 @@ func TestRestoredBarrierCountApplied(t *testing.T) {
 	}
 	var resp wire.Frame
 	for p := range k {
-		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -177,13 +179,13 @@ func redialWhilePulling(t *testing.T, late bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	type result struct {
-		res WorkerResult
+		res worker.Result
 		err error
 	}
 	results := make(chan result, k)
 	for p := range k {
 		go func() {
-			res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: wt, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
+			res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: wt, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
 			results <- result{res, err}
 		}()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 )
 
 // This file: the coordinator's state on disk, beside shard 0's checkpoint,
@@ -22,7 +23,7 @@ import (
 // The file is written with shard 0's checkpoints (every interval and at
 // shutdown), so it lags the coordinator it describes. What happened since
 // is learned again from the workers, which redial and say where they
-// stand (workerState): the clock reports the coordinator answered since
+// stand (proto.WorkerState): the clock reports the coordinator answered since
 // (counted again, so no push is lost from the job's count nor counted
 // twice), the gate clock it last named to them, and whether they wait
 // for a release. The gate is rebuilt on those clocks: its rule is the
@@ -65,8 +66,8 @@ type coordState struct {
 	Barriers      uint64 `json:"barriers,omitempty"`
 	BarrierPushes int64  `json:"barrier_pushes,omitempty"`
 	// BatchLossSum and BatchLosses are the workers' reported mini-batch
-	// losses, totalled (CoordStats.BatchLossSum); Incarnation is the
-	// writer's name (CoordStats.RestoredFrom). Absent from a file written
+	// losses, totalled (proto.CoordStats.BatchLossSum); Incarnation is the
+	// writer's name (proto.CoordStats.RestoredFrom). Absent from a file written
 	// before them: the totals start again from zero.
 	BatchLossSum float64 `json:"batch_loss_sum,omitempty"`
 	BatchLosses  int64   `json:"batch_losses,omitempty"`
@@ -262,7 +263,7 @@ func (c *Coordinator) restore(now time.Time, st *coordState) error {
 // the gate takes the clock the worker was last told; a worker waiting for
 // its release is decided on again by the paradigm's rule, as at that push.
 // The releases are appended to out.
-func (c *Coordinator) resync(now time.Time, p int, ws workerState, a membership.Admit, out []int) []int {
+func (c *Coordinator) resync(now time.Time, p int, ws proto.WorkerState, a membership.Admit, out []int) []int {
 	if c.blind && ws.AgeUS > 0 {
 		// Without the file the job's start is unknown: it is at least
 		// as old as this worker (which bounds what it reports), capped

@@ -9,6 +9,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -46,7 +47,7 @@ func TestCoordinatorStateRestored(t *testing.T) {
 	inc := []uint64{11, 13}
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: inc[p]}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: inc[p]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,11 +85,11 @@ func TestCoordinatorStateRestored(t *testing.T) {
 		t.Fatalf("restored pushes %d clock %d restarts %d, want 6, 3, 1", r.ms.Pushes(), r.gate.Clock(0), r.restarts)
 	}
 	// Worker 0 waits for its release after the report answered at 5.
-	if _, notify, err := r.hello(stateT0, &wire.Peer{}, 0, workerState{Inc: 11, Seq: 5, Acked: 5, Clock: 5, Held: true}); err != nil || len(notify) != 0 {
+	if _, notify, err := r.hello(stateT0, &wire.Peer{}, 0, proto.WorkerState{Inc: 11, Seq: 5, Acked: 5, Clock: 5, Held: true}); err != nil || len(notify) != 0 {
 		t.Fatalf("worker 0's hello: notify %d, err %v: want it held", len(notify), err)
 	}
 	// Worker 1 computes after its answer at 4, then reports push 5.
-	if _, _, err := r.hello(stateT0, &wire.Peer{}, 1, workerState{Inc: 13, Seq: 5, Acked: 4, Clock: 4}); err != nil {
+	if _, _, err := r.hello(stateT0, &wire.Peer{}, 1, proto.WorkerState{Inc: 13, Seq: 5, Acked: 4, Clock: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if r.ms.Pushes() != 9 || r.gate.Clock(0) != 5 || r.gate.Clock(1) != 4 || !r.gate.Held(0) {
@@ -134,7 +135,7 @@ func TestRestoredWorkerThatNeverReturnsRemoved(t *testing.T) {
 	dir := t.TempDir()
 	c := stateCoord(t, "bsp", 2)
 	for p := range 2 {
-		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(11 + p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,7 +151,7 @@ func TestRestoredWorkerThatNeverReturnsRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Worker 0 comes back and beats; worker 1 never does.
-	if _, _, err := r.hello(stateT0, &wire.Peer{}, 0, workerState{Inc: 11}); err != nil {
+	if _, _, err := r.hello(stateT0, &wire.Peer{}, 0, proto.WorkerState{Inc: 11}); err != nil {
 		t.Fatal(err)
 	}
 	t0 := stateT0
@@ -176,7 +177,7 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	c := stateCoord(t, "asp", 2)
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(11 + p)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(11 + p)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -195,7 +196,7 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	}
 	// Worker 1's process dies; a new one (inc 99) returns and pushes 4
 	// times before the coordinator dies too.
-	if _, _, err := c.hello(stateT0, nil, 1, workerState{Inc: 99}); err != nil { // nil: logged without an address
+	if _, _, err := c.hello(stateT0, nil, 1, proto.WorkerState{Inc: 99}); err != nil { // nil: logged without an address
 		t.Fatal(err)
 	}
 	for seq := uint64(1); seq <= 4; seq++ {
@@ -209,7 +210,7 @@ func TestRestoredCoordinatorTakesAReturnedProcess(t *testing.T) {
 	if err := r.restore(stateT0, st); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.hello(stateT0, nil, 1, workerState{Inc: 99, Seq: 4, Acked: 4, Clock: int64(c.gate.Clock(1))}); err != nil {
+	if _, _, err := r.hello(stateT0, nil, 1, proto.WorkerState{Inc: 99, Seq: 4, Acked: 4, Clock: int64(c.gate.Clock(1))}); err != nil {
 		t.Fatal(err)
 	}
 	push(r, 1, 5) // refused before: "the last one counted is 0"
@@ -245,7 +246,7 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	c.onBarrier = func(b uint64) { told = append(told, b) }
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(stateT0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -280,13 +281,13 @@ func TestCoordinatorBarrierCount(t *testing.T) {
 	if got := r.Stats().Barriers; got != b {
 		t.Fatalf("restored: %d barriers, want the file's %d", got, b)
 	}
-	if _, _, err := r.hello(stateT0, &wire.Peer{}, 0, workerState{Inc: 1, Seq: 3, Acked: 3, Clock: 3, Barriers: 1 << 40}); err != nil {
+	if _, _, err := r.hello(stateT0, &wire.Peer{}, 0, proto.WorkerState{Inc: 1, Seq: 3, Acked: 3, Clock: 3, Barriers: 1 << 40}); err != nil {
 		t.Fatal(err)
 	}
 	if got := r.Stats().Barriers; got != b {
 		t.Fatalf("a worker claiming barrier 2⁴⁰ moved the count to %d", got)
 	}
-	info, _, err := r.hello(stateT0, &wire.Peer{}, 1, workerState{Inc: 2, Seq: 3, Acked: 3, Clock: 3, Barriers: b + 2})
+	info, _, err := r.hello(stateT0, &wire.Peer{}, 1, proto.WorkerState{Inc: 2, Seq: 3, Acked: 3, Clock: 3, Barriers: b + 2})
 	if err != nil {
 		t.Fatal(err)
 	}

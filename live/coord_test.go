@@ -8,6 +8,7 @@ import (
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -19,7 +20,7 @@ func sweepCoord(t *testing.T, k int, pushes int64, t0 time.Time) *Coordinator {
 	c := sweepCoordOf(t, k, t0)
 	var resp wire.Frame
 	for p := range k {
-		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 		for seq := range uint64(pushes) {
@@ -169,7 +170,7 @@ func TestSweepNeverConnected(t *testing.T) {
 	c := sweepCoordOf(t, 2, t0)
 	var buf syncBuffer
 	c.log = newTestLogger(&buf)
-	if _, _, err := c.hello(t0, &wire.Peer{}, 0, workerState{Inc: 1}); err != nil { // worker 1 never connects
+	if _, _, err := c.hello(t0, &wire.Peer{}, 0, proto.WorkerState{Inc: 1}); err != nil { // worker 1 never connects
 		t.Fatal(err)
 	}
 	for now := t0; !now.After(t0.Add(c.graceD + 2*c.every)); now = now.Add(c.every) {
@@ -205,7 +206,7 @@ func TestSweepCutsRemovedConnection(t *testing.T) {
 	// Its redial (the same process, worker 1's inc 2, a report
 	// outstanding) admits it again: released by the Hello itself, the
 	// report counted once.
-	info, _, err := c.hello(t0.Add(2*c.timeout), nil, 1, workerState{Inc: 2, Seq: 6, Acked: 5})
+	info, _, err := c.hello(t0.Add(2*c.timeout), nil, 1, proto.WorkerState{Inc: 2, Seq: 6, Acked: 5})
 	if m := c.ms.Member(1); err != nil || !info.Rejoined || c.state(1) != live || m.Seq != 6 || m.Pushes != 6 {
 		t.Fatalf("rejoin: %+v err %v; state %d seq %d pushes %d", info, err, c.state(1), m.Seq, m.Pushes)
 	}
@@ -230,10 +231,10 @@ func TestDuplicateIDNewerWins(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := c.hello(t0, a, 0, workerState{Inc: 1}); err != nil {
+	if _, _, err := c.hello(t0, a, 0, proto.WorkerState{Inc: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.hello(t0, x, 1, workerState{Inc: 2}); err != nil {
+	if _, _, err := c.hello(t0, x, 1, proto.WorkerState{Inc: 2}); err != nil {
 		t.Fatal(err)
 	}
 	must(c.clock(t0, a, 0, clockReport{seq: 1}, &resp))
@@ -241,7 +242,7 @@ func TestDuplicateIDNewerWins(t *testing.T) {
 	must(c.clock(t0, a, 0, clockReport{seq: 2}, &resp))
 
 	t1 := t0.Add(time.Second)
-	if _, _, err := c.hello(t1, b, 0, workerState{Inc: 9}); err != nil {
+	if _, _, err := c.hello(t1, b, 0, proto.WorkerState{Inc: 9}); err != nil {
 		t.Fatal(err)
 	}
 	// The displaced process's report of push 3, sent before its
@@ -254,7 +255,7 @@ func TestDuplicateIDNewerWins(t *testing.T) {
 	if seen := c.ms.Member(0).LastSeen; !seen.Equal(t1) {
 		t.Errorf("a beat on the displaced connection moved the id's last beat to %v", seen)
 	}
-	if _, _, err := c.hello(t1, nil, 0, workerState{Inc: 1, Seq: 3, Acked: 2}); err == nil || !strings.Contains(err.Error(), "worker id 0 was taken over") {
+	if _, _, err := c.hello(t1, nil, 0, proto.WorkerState{Inc: 1, Seq: 3, Acked: 2}); err == nil || !strings.Contains(err.Error(), "worker id 0 was taken over") {
 		t.Fatalf("the displaced process's redial: %v, want it refused naming the id", err)
 	}
 	// The newer process's reports count from 1; nothing of the older one

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -48,7 +49,7 @@ func ctrlShard(t *testing.T, spec string, k, s, idx int, restore bool, edit func
 
 func dialWorker(t *testing.T, tr wire.Transport, id int32) *wire.Conn {
 	t.Helper()
-	c, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleWorker, Worker: id})
+	c, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleWorker, Worker: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func dialWorker(t *testing.T, tr wire.Transport, id int32) *wire.Conn {
 
 func dialRole(t *testing.T, tr wire.Transport, role string) *wire.Conn {
 	t.Helper()
-	c, err := dialHello(tr, "sh", "secret", controlHello(role, "control-secret", nil))
+	c, err := dialHello(tr, "sh", "secret", proto.ControlHello(role, "control-secret", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestIssue14Attack(t *testing.T) {
 	w0, v0 := sh.Weights()
 	h0 := heap()
 
-	_, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleWorker, Worker: 7})
+	_, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleWorker, Worker: 7})
 	if err == nil {
 		t.Fatal("hello as worker 7 (the job has 0–2) was accepted")
 	}
@@ -217,8 +218,8 @@ func TestExtremeFieldsRefused(t *testing.T) {
 	g := make([]float32, n)
 	w0, v0 := sh.Weights()
 	h0 := heap()
-	conns := map[string]*wire.Conn{"worker": dialWorker(t, tr, 0), "observer": dialRole(t, tr, RoleObserver),
-		"coordinator": dialRole(t, tr, RoleCoordinator)}
+	conns := map[string]*wire.Conn{"worker": dialWorker(t, tr, 0), "observer": dialRole(t, tr, proto.RoleObserver),
+		"coordinator": dialRole(t, tr, proto.RoleCoordinator)}
 	const (
 		bad   = wire.CodeBadRequest
 		proto = wire.CodeProtocol
@@ -358,12 +359,12 @@ func TestCoordinatorChecksClaims(t *testing.T) {
 	sv, tr := ctrlShard(t, "bsp", 3, 1, 0, false, nil)
 	co := sv.Coordinator()
 	for _, id := range []int32{3, 7, 1000, math.MaxInt32, -2, math.MinInt32} {
-		_, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleControl, Worker: id})
+		_, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleControl, Worker: id})
 		if wire.CodeOf(err) != wire.CodeBadRequest {
 			t.Errorf("control hello as worker %d: %v, want bad_request", id, err)
 		}
 	}
-	c, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleControl, Worker: 1})
+	c, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleControl, Worker: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,13 +420,13 @@ func TestJoinsBounded(t *testing.T) {
 		}
 	}()
 	for i := 0; i < idCap; i++ {
-		c, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleControl, Worker: -1})
+		c, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleControl, Worker: -1})
 		if err != nil {
 			t.Fatalf("join %d of %d: %v", i+1, idCap, err)
 		}
 		conns = append(conns, c)
 	}
-	if _, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleControl, Worker: -1}); wire.CodeOf(err) != wire.CodeUnavailable {
+	if _, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleControl, Worker: -1}); wire.CodeOf(err) != wire.CodeUnavailable {
 		t.Errorf("join past the bound of %d ids: %v, want unavailable", idCap, err)
 	}
 	// The last joined id reaches the shard with the view (shard 0's link
@@ -434,7 +435,7 @@ func TestJoinsBounded(t *testing.T) {
 	var err error
 	waitUntil(func() bool {
 		var c *wire.Conn
-		if c, err = dialHello(tr, "sh", "secret", wire.Hello{Role: RoleWorker, Worker: last}); err == nil {
+		if c, err = dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleWorker, Worker: last}); err == nil {
 			c.Close()
 		}
 		return err == nil
@@ -442,7 +443,7 @@ func TestJoinsBounded(t *testing.T) {
 	if err != nil {
 		t.Errorf("data connection of joined worker %d: %v", last, err)
 	}
-	if _, err := dialHello(tr, "sh", "secret", wire.Hello{Role: RoleWorker, Worker: int32(idCap)}); wire.CodeOf(err) != wire.CodeBadRequest {
+	if _, err := dialHello(tr, "sh", "secret", wire.Hello{Role: proto.RoleWorker, Worker: int32(idCap)}); wire.CodeOf(err) != wire.CodeBadRequest {
 		t.Errorf("data connection as worker %d (past the bound): %v, want bad_request", idCap, err)
 	}
 }
@@ -452,7 +453,7 @@ func TestJoinsBounded(t *testing.T) {
 // replaces the first likewise.
 func TestNewerConnectionReplaces(t *testing.T) {
 	_, tr := ctrlShard(t, "asp", 2, 1, 0, false, nil)
-	for _, role := range []string{RoleWorker, RoleControl} {
+	for _, role := range []string{proto.RoleWorker, proto.RoleControl} {
 		a, err := dialHello(tr, "sh", "secret", wire.Hello{Role: role, Worker: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -482,8 +483,8 @@ func TestNewerConnectionReplaces(t *testing.T) {
 func TestControlRolesNeedControlToken(t *testing.T) {
 	var buf syncBuffer
 	sv, tr := ctrlShard(t, "asp", 3, 1, 0, false, func(c *ServerConfig) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
-	for _, role := range []string{RoleCoordinator, RoleObserver} {
-		for _, h := range []wire.Hello{{Role: role, Worker: -1}, controlHello(role, "secret", nil), controlHello(role, "control-secreT", nil),
+	for _, role := range []string{proto.RoleCoordinator, proto.RoleObserver} {
+		for _, h := range []wire.Hello{{Role: role, Worker: -1}, proto.ControlHello(role, "secret", nil), proto.ControlHello(role, "control-secreT", nil),
 			{Role: role, Worker: -1, Meta: []byte(`"not an object"`)}} {
 			if _, err := dialHello(tr, "sh", "secret", h); wire.CodeOf(err) != wire.CodeUnauthenticated {
 				t.Errorf("%s with meta %s: %v, want unauthenticated", role, h.Meta, err)
@@ -493,14 +494,14 @@ func TestControlRolesNeedControlToken(t *testing.T) {
 	if got := sv.ws.Stats().AuthFailures.Load(); got != 8 {
 		t.Errorf("auth failures %d, want 8", got)
 	}
-	co := dialRole(t, tr, RoleCoordinator)
+	co := dialRole(t, tr, proto.RoleCoordinator)
 	var req, resp wire.Frame
-	req.SetJSON(wire.MsgControl, control{Op: "members", Live: []int{0, 1}, Removed: []int{2}})
+	req.SetJSON(wire.MsgControl, proto.Control{Op: proto.OpMembers, Live: []int{0, 1}, Removed: []int{2}})
 	if err := co.Call(context.Background(), &req, &resp); err != nil {
 		t.Fatal(err)
 	}
-	ob := dialRole(t, tr, RoleObserver)
-	req.SetJSON(wire.MsgControl, control{Op: "stop"})
+	ob := dialRole(t, tr, proto.RoleObserver)
+	req.SetJSON(wire.MsgControl, proto.Control{Op: proto.OpStop})
 	if err := ob.Call(context.Background(), &req, &resp); err != nil {
 		t.Fatal(err)
 	}

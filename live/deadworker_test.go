@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -145,8 +147,8 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 	})
 	hello := func() *wire.Conn {
 		t.Helper()
-		meta, _ := json.Marshal(helloMeta{workerState: workerState{Inc: 0x2a1}})
-		c, err := dialHello(tr, "s0", "secret", wire.Hello{Role: RoleControl, Worker: victim, Meta: meta})
+		meta, _ := json.Marshal(proto.HelloMeta{WorkerState: proto.WorkerState{Inc: 0x2a1}})
+		c, err := dialHello(tr, "s0", "secret", wire.Hello{Role: proto.RoleControl, Worker: victim, Meta: meta})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +160,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 		// Silent from the start (no push: 4 timeouts), removed, back.
 		waitFor("the silent victim's removal", func() bool { return state() == removed })
 		ctl = hello()
-		var info JobInfo
+		var info proto.JobInfo
 		if err := ctl.HelloOK().JSON(&info); err != nil || !info.Rejoined {
 			t.Fatalf("the victim's second Hello: %+v, %v: want a rejoin", info, err)
 		}
@@ -197,13 +199,13 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	type result struct {
-		res WorkerResult
+		res worker.Result
 		err error
 	}
 	results := make(chan result, 2)
 	for p := 0; p < 2; p++ {
 		go func() {
-			res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
+			res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: p, Data: ds, ConnectTimeout: 5 * time.Second})
 			results <- result{res, err}
 		}()
 	}
@@ -213,7 +215,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 	var data [2]*wire.Conn
 	if step >= vPulled {
 		for i, a := range addrs {
-			c, err := dialHello(tr, a, "secret", wire.Hello{Role: RoleWorker, Worker: victim})
+			c, err := dialHello(tr, a, "secret", wire.Hello{Role: proto.RoleWorker, Worker: victim})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +230,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 		}
 		var req, resp wire.Frame
 		req.Type, req.Shard, req.Worker = wire.MsgPull, uint32(i), victim
-		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&flagPending != 0 || resp.Tag != 0 {
+		if err := c.Call(ctx, &req, &resp); err != nil || resp.Flags&proto.FlagPending != 0 || resp.Tag != 0 {
 			earlyRemoval()
 			t.Fatalf("the victim's pull of shard %d: version %d flags %#x, %v: want version 0", i, resp.Tag, resp.Flags, err)
 		}
@@ -238,7 +240,7 @@ func deadWorkerJob(t *testing.T, step victimStep, halfOpen bool) {
 		t.Helper()
 		var req, resp wire.Frame
 		req.Type, req.Shard, req.Worker, req.Floats = wire.MsgPush, uint32(i), victim, make([]float32, len(blocks[i]))
-		if err := data[i].Call(ctx, &req, &resp); err != nil || resp.Flags&flagDropped != 0 {
+		if err := data[i].Call(ctx, &req, &resp); err != nil || resp.Flags&proto.FlagDropped != 0 {
 			earlyRemoval()
 			t.Fatalf("the victim's push to shard %d: flags %#x, %v", i, resp.Flags, err)
 		}

@@ -1,28 +1,30 @@
-// Package live is pacer's live parameter server: shard servers, the
-// coordinator and workers as real processes over TCP (or goroutines over the
-// in-process transport), on the wall clock, with the policy core of package
-// paradigm deciding everything a paradigm decides.
+// Package live is the server of pacer's live runtime: shard servers and the
+// coordinator as real processes over TCP (or goroutines over the in-process
+// transport), on the wall clock, with the policy core of package paradigm
+// deciding everything a paradigm decides. Its workers are package
+// live/worker; the protocol both speak is package live/proto, and neither
+// side imports the other.
 //
 // # Use
 //
 // Several machines: run NewServer(...).Run on every shard (shard 0 also
-// hosts the coordinator) and RunWorker on every worker; roles come from
-// flags, PACER_* variables or Kubeflow's TF_CONFIG (Env, ParseTFConfig).
+// hosts the coordinator) and worker.Run on every worker; roles come from
+// flags, PACER_* variables or Kubeflow's TF_CONFIG (package live/roles).
 // docs/deploy.md has the recipes. With ServerConfig.ExitWhenDone such a
 // job ends by itself (report.go): shard 0 evaluates the model during the
-// job and at its end, writes the summary and tells every shard to stop. An Observer (client.go) reads a running job's counters, fetches its weights and stops
-// it. One machine: package launch starts the shards and workers (goroutines
+// job and at its end, writes the summary and tells every shard to stop. A proto.Observer reads a running job's counters, fetches its weights
+// and stops it. One machine: package launch starts the shards and workers (goroutines
 // or processes), watches them through Observers and writes the summary;
 // this package never imports it.
 //
 // # Roles and connections
 //
 // Every connection is a wire connection whose Hello carries the token and a
-// role: a worker holds one data connection per shard (RoleWorker: pushes and
-// pulls), one control connection to the coordinator (RoleControl: clock
+// role: a worker holds one data connection per shard (proto.RoleWorker: pushes and
+// pulls), one control connection to the coordinator (proto.RoleControl: clock
 // reports, heartbeats; releases and shutdown arrive as notifications); the
-// coordinator holds a membership link to every shard (RoleCoordinator); the
-// launcher and tools connect as RoleObserver (stats, weight pulls, stop). The job
+// coordinator holds a membership link to every shard (proto.RoleCoordinator); the
+// launcher and tools connect as proto.RoleObserver (stats, weight pulls, stop). The job
 // token makes a worker; the control roles (coordinator, observer) must also
 // present the control token in the Hello's meta, which only servers and the
 // launcher hold (auth.go). A shard admits the worker ids in the
@@ -53,7 +55,8 @@
 //     pull). Release and Shutdown are notifications; a Release's Tag is
 //     the barriers ElasticBSP's gate has passed, its Extra the pushes
 //     counted at the latest (what an apply=local worker pulls by).
-//   - Control (JSON): "stats", "average" (observer, or a worker's data
+//   - Control (JSON; the ops are package live/proto's one list, proto.Ops):
+//     "stats", "average" (observer, or a worker's data
 //     connection, its one control op: the block of the weights' moving
 //     average under --ema, answered as a PullResp),
 //     "stop" (observer), "barrier" (coordinator → shard: ElasticBSP
@@ -102,7 +105,7 @@
 // against what the server knows of the job (bounds.go: the admitted ids,
 // the versions a shard can have published, the job's in-flight bound); a
 // refusal is an error reply with a wire.ErrorCode, counted in
-// ShardStats.Refused (CoordStats.Refused) and the metrics, and logged with
+// proto.ShardStats.Refused (proto.CoordStats.Refused) and the metrics, and logged with
 // the peer's address through internal/ratelog, so a flood of bad frames
 // cannot flood the log. docs/protocol.md lists the checks per frame type.
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -45,13 +46,13 @@ func TestDuplicateWorkerID(t *testing.T) {
 	defer cancel()
 	type result struct {
 		name string
-		res  WorkerResult
+		res  worker.Result
 		err  error
 	}
 	results := make(chan result, 4)
 	run := func(name string, id int) {
 		go func() {
-			res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: id, Data: ds, ConnectTimeout: 5 * time.Second})
+			res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: id, Data: ds, ConnectTimeout: 5 * time.Second})
 			results <- result{name, res, err}
 		}()
 	}

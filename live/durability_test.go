@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
+	"github.com/pacer-ps/pacer/wal"
 	"github.com/pacer-ps/pacer/wire"
 )
 

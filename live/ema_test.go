@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -137,7 +138,7 @@ func TestWorkerAsksAverage(t *testing.T) {
 	sv, tr := ctrlShard(t, "asp", 1, 1, 0, false, func(sc *ServerConfig) { sc.Params.Job.EMA = 0.5 })
 	sh := sv.Shard()
 	w := dialWorker(t, tr, 0)
-	obs := dialRole(t, tr, RoleObserver)
+	obs := dialRole(t, tr, proto.RoleObserver)
 	ask := func(c *wire.Conn, body string) (wire.Frame, error) {
 		var resp wire.Frame
 		err := c.Call(context.Background(), &wire.Frame{Type: wire.MsgControl, Bytes: []byte(body)}, &resp)

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/timing"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -49,11 +50,11 @@ func (d *serverDelay) hold(ctx context.Context, worker int32) {
 	dur := d.s.PullDelay(d.shard*d.k + int(worker))
 	d.mu.Unlock()
 	if dur > 0 {
-		sleep(ctx, dur)
+		proto.Sleep(ctx, dur)
 	}
 }
 
 // delays reports whether resp is a worker's pull reply with its block.
 func delays(peer *wire.Peer, req, resp *wire.Frame) bool {
-	return req.Type == wire.MsgPull && resp.Type == wire.MsgPullResp && len(resp.Floats) > 0 && peer != nil && peer.Hello().Role == RoleWorker
+	return req.Type == wire.MsgPull && resp.Type == wire.MsgPullResp && len(resp.Floats) > 0 && peer != nil && peer.Hello().Role == proto.RoleWorker
 }

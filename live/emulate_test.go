@@ -2,12 +2,13 @@ package live
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/timing"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/timing"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -41,7 +42,7 @@ func TestServerDelayHoldsPullReplies(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { sv.Run(ctx); close(done) }()
-		cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: 1}}
+		cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: 1}}
 		cc.Token = "t"
 		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 		w, err := wire.Dial(dctx, wire.TCP{}, addr, cc)
@@ -55,7 +56,7 @@ func TestServerDelayHoldsPullReplies(t *testing.T) {
 			t.Fatalf("%q: pull: %v, %d floats", c.spec, err, len(resp.Floats))
 		}
 		took := time.Since(t0)
-		o := NewObserver(wire.TCP{}, addr, 0, "t", "c")
+		o := proto.NewObserver(wire.TCP{}, addr, 0, "t", "c")
 		blk := make([]float32, 1000)
 		t1 := time.Now()
 		if err := o.Weights(dctx, blk); err != nil {

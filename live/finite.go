@@ -4,23 +4,10 @@ import (
 	"fmt"
 
 	"github.com/pacer-ps/pacer/internal/kernel"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/wire"
 )
-
-// checkFinite is wire.CheckFinite at the speed of the vector kernel (AVX2
-// on amd64, a blocked Go loop elsewhere and under -tags noasm).
-func checkFinite(v []float32) error { return finiteAt(v, 0) }
-
-// finiteAt checks v, a piece that starts at index off of its block, and
-// names the culprit by its index in the block.
-func finiteAt(v []float32, off int) error {
-	i := kernel.FirstNonFinite(v)
-	if i < 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %v at index %d", wire.ErrNonFinite, v[i], off+i)
-}
 
 // screen checks a pushed piece (at index off of its block) for NaN and
 // ±Inf, and says whether it holds a value of 2⁴⁰ or more (the apply of a
@@ -31,7 +18,7 @@ func screen(v []float32, off int) (large bool, err error) {
 	if i < 0 {
 		return false, nil
 	}
-	return true, finiteAt(v[i:], off+i)
+	return true, proto.FiniteAt(v[i:], off+i)
 }
 
 // screenPush is the wire server's Floats hook: a worker's pushed gradient
@@ -42,7 +29,7 @@ func screen(v []float32, off int) (large bool, err error) {
 // role) is left to the handler, so every refusal keeps its reason.
 func (sv *Server) screenPush(peer *wire.Peer, f *wire.Frame, piece []float32, off int) error {
 	s := sv.shard
-	if f.Type != wire.MsgPush || f.Flags != 0 || peer.Hello().Role != RoleWorker || s.pushShape(peer, f) != nil {
+	if f.Type != wire.MsgPush || f.Flags != 0 || peer.Hello().Role != proto.RoleWorker || s.pushShape(peer, f) != nil {
 		return nil
 	}
 	large, err := screen(piece, off)
@@ -63,7 +50,7 @@ func finiteState(w []float32, o optim.State, ema []float32) error {
 		what string
 		v    []float32
 	}{{"weight", w}, {"velocity", o.Velocity}, {"squared gradient", o.Square}, {"mean gradient", o.Mean}, {"moving average", ema}} {
-		if err := finiteAt(b.v, 0); err != nil {
+		if err := proto.FiniteAt(b.v, 0); err != nil {
 			return fmt.Errorf("live: the shard's %s is not finite, no checkpoint written: %w", b.what, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -23,17 +24,17 @@ func TestCheckFinite(t *testing.T) {
 		for i := range v {
 			v[i] = math.MaxFloat32 * float32(1-2*(i%2)) // the largest finite values, both signs
 		}
-		if err := checkFinite(v); err != nil {
+		if err := proto.CheckFinite(v); err != nil {
 			t.Fatalf("n=%d: finite block refused: %v", n, err)
 		}
 		for i := 0; i < n; i++ {
 			for _, b := range bads {
 				old := v[i]
 				v[i] = b
-				if checkFinite(v) == nil {
+				if proto.CheckFinite(v) == nil {
 					t.Fatalf("n=%d: %v at %d not found", n, b, i)
 				}
-				if checkFinite(v[1:]) == nil && i > 0 {
+				if proto.CheckFinite(v[1:]) == nil && i > 0 {
 					t.Fatalf("n=%d: %v at %d not found in an unaligned view", n, b, i)
 				}
 				v[i] = old
@@ -68,7 +69,7 @@ func TestPushScreenedAsItArrives(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	c, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func bigPush(s *Shard, w int, clocks map[int]uint64) error {
 	return s.push(nil, &req, &resp)
 }
 
-func allFinite(v []float32) bool { return checkFinite(v) == nil }
+func allFinite(v []float32) bool { return proto.CheckFinite(v) == nil }
 
 // TestFinitePushesNeverMakeNaN is issue 37's point 3: finite pushes whose
 // update overflows (3e38 with momentum) never make a weight NaN or ±Inf.
@@ -248,7 +249,7 @@ func TestLargePushScreenedOverTheWire(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	c, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	c, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

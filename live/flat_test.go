@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
@@ -149,7 +150,7 @@ func TestFlatJobShards(t *testing.T) {
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
 	for i, r := range job.Ranges(len(w), 2) {
-		o := NewObserver(tr, []string{"s0", "s1"}[i], i, "secret", "control-secret")
+		o := proto.NewObserver(tr, []string{"s0", "s1"}[i], i, "secret", "control-secret")
 		got := make([]float32, r[1]-r[0])
 		err := o.Weights(wctx, got)
 		o.Close()
@@ -197,7 +198,7 @@ func TestFlatJobShards(t *testing.T) {
 	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	for i, r := range job.Ranges(len(w), 2) {
-		o := NewObserver(tr2, []string{"s0", "s1"}[i], i, "secret", "control-secret")
+		o := proto.NewObserver(tr2, []string{"s0", "s1"}[i], i, "secret", "control-secret")
 		got := make([]float32, r[1]-r[0])
 		err := o.Weights(rctx, got)
 		o.Close()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -137,11 +139,11 @@ func TestRecycledJoinGetsFreshID(t *testing.T) {
 	}()
 	dialIdle := func(want int32, inc uint64) *idle {
 		t.Helper()
-		meta, err := json.Marshal(helloMeta{workerState: workerState{Inc: inc}})
+		meta, err := json.Marshal(proto.HelloMeta{WorkerState: proto.WorkerState{Inc: inc}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := wire.Dial(ctx, tr, "s0", wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: RoleControl, Worker: want, Meta: meta}})
+		c, err := wire.Dial(ctx, tr, "s0", wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: proto.RoleControl, Worker: want, Meta: meta}})
 		if err != nil {
 			t.Fatalf("idle process %d: %v", inc, err)
 		}
@@ -170,12 +172,12 @@ func TestRecycledJoinGetsFreshID(t *testing.T) {
 
 	fz := newFreezer(tr)
 	type result struct {
-		res WorkerResult
+		res worker.Result
 		err error
 	}
 	done := make(chan result, 1)
 	go func() {
-		res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: fz, Token: "secret", ID: -1, Data: ds, ConnectTimeout: 5 * time.Second})
+		res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: fz, Token: "secret", ID: -1, Data: ds, ConnectTimeout: 5 * time.Second})
 		done <- result{res, err}
 	}()
 	state := func(p int) membership.State {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -154,12 +155,12 @@ func runFuzzShard(t *testing.T, data []byte) {
 	}
 	sh := sv.Shard()
 	bn := sh.hi - sh.lo
-	worker := must(dial(wire.Hello{Role: RoleWorker, Worker: 0}))
-	obs := must(dial(controlHello(RoleObserver, "control-secret", nil)))
-	coord := must(dial(controlHello(RoleCoordinator, "control-secret", nil)))
+	worker := must(dial(wire.Hello{Role: proto.RoleWorker, Worker: 0}))
+	obs := must(dial(proto.ControlHello(proto.RoleObserver, "control-secret", nil)))
+	coord := must(dial(proto.ControlHello(proto.RoleCoordinator, "control-secret", nil)))
 	var ctl *wire.Conn
 	if withCoord {
-		ctl = must(dial(wire.Hello{Role: RoleControl, Worker: 1}))
+		ctl = must(dial(wire.Hello{Role: proto.RoleControl, Worker: 1}))
 	}
 	h0 := heap() // the shard serving its connections, before any frame
 	B := inFlight(params)
@@ -212,7 +213,7 @@ func runFuzzShard(t *testing.T, data []byte) {
 			fr.Type, fr.Bytes = wire.MsgControl, []byte(b)
 			send(obs, &fr)
 		case 4: // coordinator view with fuzzed ids
-			var view control
+			var view proto.Control
 			view.Op = "members"
 			for j := int(in.byte() % 6); j > 0; j-- {
 				if in.byte()&1 == 0 {
@@ -254,7 +255,7 @@ func runFuzzShard(t *testing.T, data []byte) {
 			send(worker, &fr)
 			send(worker, &wire.Frame{Type: wire.MsgHeartbeat, Shard: uint32(idx), Worker: 0, Tag: v})
 		case 12: // a new data connection: an id of the job replaces the old one
-			if c, err := dial(wire.Hello{Role: RoleWorker, Worker: in.i32()}); err == nil {
+			if c, err := dial(wire.Hello{Role: proto.RoleWorker, Worker: in.i32()}); err == nil {
 				worker = c
 			}
 		}

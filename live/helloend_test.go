@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -18,7 +19,7 @@ func TestHelloCountingLastPushEndsJob(t *testing.T) {
 	target := c.ms.Target()
 	var resp wire.Frame
 	for p := range 2 {
-		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -39,7 +40,7 @@ func TestHelloCountingLastPushEndsJob(t *testing.T) {
 	if c.state(1) != removed {
 		t.Fatalf("worker 1 not removed: state %d", c.state(1))
 	}
-	info, _, err := c.hello(end, nil, 1, workerState{Inc: 2, Seq: 2, Acked: 1}) // nil: a joining worker is logged with its address, which a test peer lacks
+	info, _, err := c.hello(end, nil, 1, proto.WorkerState{Inc: 2, Seq: 2, Acked: 1}) // nil: a joining worker is logged with its address, which a test peer lacks
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -106,12 +107,12 @@ func TestWorkerRefusesCoordinatorOfAnotherJob(t *testing.T) {
 	j.start(append([]string{"server", "--index", "1", "--peers", peers, "--listen", addrs[1]}, handJob("asp", "0.1")...)...)
 	w := j.start("worker", "--coordinator", addrs[0], "--id", "0", "--connect-timeout", "60s", "--log-level", "debug")
 	// Mid-job: the worker has pushed.
-	obs := NewObserver(wire.TCP{}, addrs[0], 0, "secret", "control-secret")
+	obs := proto.NewObserver(wire.TCP{}, addrs[0], 0, "secret", "control-secret")
 	var err error
 	if !waitUntil(func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
 		defer cancel()
-		var st Stats
+		var st proto.Stats
 		st, err = obs.Stats(ctx)
 		return err == nil && st.Coord != nil && st.Coord.Pushes > 5
 	}) {

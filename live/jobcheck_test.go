@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -55,7 +56,7 @@ func TestMismatchedShardRefused(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: 0})
+			_, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: 0})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("worker: %v\nwant an error containing %q", err, tc.want)
 			}
@@ -93,7 +94,7 @@ func TestSameJobAccepted(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: 0})
+	res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: 0})
 	if err != nil || res.Pushes == 0 {
 		t.Fatalf("worker: %+v, %v", res, err)
 	}

@@ -2,91 +2,11 @@ package live
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
-	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
-
-// backoff is the reconnect delay schedule: 10 ms doubling to 1 s.
-type backoff struct{ d time.Duration }
-
-func (b *backoff) next() time.Duration {
-	b.d = min(max(2*b.d, 10*time.Millisecond), time.Second)
-	return b.d
-}
-
-func (b *backoff) reset() { b.d = 0 }
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	// The pause between attempts of the redial backoffs (not a wait for
-	// an event: there is none to wait for while a peer is down).
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// every calls f every d until ctx ends.
-func every(ctx context.Context, d time.Duration, f func()) {
-	// The clock of the periodic event loops (heartbeats, checkpoints, the
-	// coordinator's sweep): their one reading of time.
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
-}
-
-// dialRetry dials until it connects, ctx ends or giveUp passes (zero: never).
-func dialRetry(ctx context.Context, tr wire.Transport, addr string, cc wire.ClientConfig, giveUp time.Duration) (*wire.Conn, error) {
-	var b backoff
-	start := time.Now()
-	for {
-		c, err := wire.Dial(ctx, tr, addr, cc)
-		if err == nil {
-			return c, nil
-		}
-		var re *wire.RemoteError
-		if errors.As(err, &re) && (re.Code == wire.CodeUnauthenticated || re.Code == wire.CodeBadRequest || re.Code == wire.CodeShuttingDown) {
-			return nil, err // retrying cannot help
-		}
-		if fatal := tlsSetupError(err); fatal != nil {
-			return nil, fatal // nor for a setting: say which, at once
-		}
-		if giveUp > 0 && time.Since(start) > giveUp {
-			return nil, err
-		}
-		if !sleep(ctx, b.next()) {
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// tlsSetupError returns err with a hint at the flags when it is a TLS
-// setting that differs between processes (TLS on one side only, a
-// certificate this side does not trust), and nil for any other error.
-func tlsSetupError(err error) error {
-	switch {
-	case errors.Is(err, wire.ErrTLSMismatch):
-		return fmt.Errorf("%w (every process of a job must agree: servers with --tls-cert/--tls-key, everything that dials with --tls or --tls-ca)", err)
-	case wire.IsCertificateError(err):
-		return fmt.Errorf("%w (the server's certificate is not trusted: give the CA that signed it with --tls-ca, and --tls-server-name if it names another host)", err)
-	}
-	return nil
-}
 
 // memberLink delivers the coordinator's latest membership view to one
 // shard, redialling and resending until it lands. Views are complete, so
@@ -158,14 +78,14 @@ func (l *memberLink) run(ctx context.Context) {
 		}
 	}()
 	var sent, barSent uint64
-	var b backoff
+	var b proto.Backoff
 	var req, resp wire.Frame
 	var setupErr string
 	endSent := false
-	call := func(c control) error {
+	call := func(c proto.Control) error {
 		var err error
 		if conn == nil {
-			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: controlHello(RoleCoordinator, l.sv.cfg.ControlToken, l.sv.cfg.Params)}
+			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: proto.ControlHello(proto.RoleCoordinator, l.sv.cfg.ControlToken, l.sv.cfg.Params)}
 			cc.Token = l.sv.cfg.Token
 			if conn, err = wire.Dial(ctx, l.sv.cfg.Transport, l.addr, cc); err != nil {
 				return err
@@ -197,17 +117,17 @@ func (l *memberLink) run(ctx context.Context) {
 				err = l.sv.shard.barrier(bar)
 			case l.shard == 0: // shard 0 ends itself
 			case gen != sent:
-				err = call(control{Op: "members", Live: live, Removed: rem})
+				err = call(proto.Control{Op: proto.OpMembers, Live: live, Removed: rem})
 			case bar != barSent:
-				err = call(control{Op: "barrier", Barrier: bar})
+				err = call(proto.Control{Op: proto.OpBarrier, Barrier: bar})
 			default:
-				err = call(control{Op: "end"})
+				err = call(proto.Control{Op: proto.OpEnd})
 			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
-				fatal := tlsSetupError(err)
+				fatal := proto.TLSSetupError(err)
 				if fatal == nil && wire.CodeOf(err) == wire.CodeBadRequest {
 					fatal = err // a shard of another job (checkJob): a setting as well
 				}
@@ -223,12 +143,12 @@ func (l *memberLink) run(ctx context.Context) {
 					conn.Close()
 					conn = nil
 				}
-				if !sleep(ctx, b.next()) {
+				if !proto.Sleep(ctx, b.Next()) {
 					return
 				}
 				continue
 			}
-			b.reset()
+			b.Reset()
 			if gen != sent {
 				sent = gen
 				continue // the end, if asked for, goes after the latest view

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -23,12 +24,12 @@ func TestTLSSetupErrorFatal(t *testing.T) {
 		{fmt.Errorf("wire: dial a: %w", x509.UnknownAuthorityError{}), "--tls-ca"},
 		{fmt.Errorf("wire: dial a: %w", x509.HostnameError{Host: "a"}), "--tls-server-name"},
 	} {
-		if got := tlsSetupError(c.err); got == nil || !errors.Is(got, c.err) || !strings.Contains(got.Error(), c.want) {
+		if got := proto.TLSSetupError(c.err); got == nil || !errors.Is(got, c.err) || !strings.Contains(got.Error(), c.want) {
 			t.Errorf("%v: %v, want it wrapped with a hint naming %s", c.err, got, c.want)
 		}
 	}
 	for _, err := range []error{io.EOF, fmt.Errorf("%w: read: %w", wire.ErrClosed, io.EOF), errors.New("connection refused")} {
-		if got := tlsSetupError(err); got != nil {
+		if got := proto.TLSSetupError(err); got != nil {
 			t.Errorf("%v: %v, want nil (retried)", err, got)
 		}
 	}

@@ -1,20 +1,12 @@
 package live
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pacer-ps/pacer/live/ops"
 )
 
 // collector exports a server's counters at scrape time: nothing is added
@@ -154,90 +146,11 @@ func stalenessBuckets(hist []int64) (n uint64, sum float64, buckets map[float64]
 	return n, sum, buckets
 }
 
-// metricsLimits bound what a client of the metrics server can hold: a
-// scraper needs one connection and one request every scrape interval, so
-// a connection idle for longer than IdleTimeout is closed (a scraper
-// redials at no cost), a slow request or reply is cut off, and at most
-// MaxConns connections are open at once: an idle connection costs a
-// goroutine and its buffers, so their number is bounded too. Tests shorten
-// them.
-var metricsLimits = struct {
-	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
-	MaxHeaderBytes, MaxConns                                  int
-}{
-	ReadHeaderTimeout: 5 * time.Second,
-	ReadTimeout:       10 * time.Second,
-	WriteTimeout:      30 * time.Second,
-	IdleTimeout:       30 * time.Second,
-	MaxHeaderBytes:    16 << 10,
-	MaxConns:          128,
-}
-
-// connLimit keeps at most max connections of an HTTP server open. A
-// connection beyond the bound makes room by closing the oldest one that is
-// not serving a request (silent since it connected, or idle between
-// requests): connections that hold a slot without asking for anything
-// cannot keep a probe out (300 silent connections made /healthz wait
-// 9–10 s in the listen backlog while they timed out), and a request being
-// served is never cut. Only when every other connection is serving one is
-// the new connection closed.
-type connLimit struct {
-	max   int
-	mu    sync.Mutex
-	conns map[net.Conn]*connEntry
-	seq   uint64
-}
-
-type connEntry struct {
-	busy bool   // serving a request
-	seq  uint64 // when it last became free to close (connected or went idle)
-}
-
-func newConnLimit(max int) *connLimit {
-	return &connLimit{max: max, conns: make(map[net.Conn]*connEntry)}
-}
-
-// state is the http.Server's ConnState hook.
-func (l *connLimit) state(c net.Conn, st http.ConnState) {
-	var evict net.Conn
-	l.mu.Lock()
-	switch st {
-	case http.StateNew:
-		l.seq++
-		l.conns[c] = &connEntry{seq: l.seq}
-		if len(l.conns) > l.max {
-			evict = c
-			oldest := uint64(0)
-			for o, e := range l.conns {
-				if o != c && !e.busy && (oldest == 0 || e.seq < oldest) {
-					evict, oldest = o, e.seq
-				}
-			}
-			delete(l.conns, evict)
-		}
-	case http.StateActive:
-		if e := l.conns[c]; e != nil {
-			e.busy = true
-		}
-	case http.StateIdle:
-		if e := l.conns[c]; e != nil {
-			l.seq++
-			e.busy, e.seq = false, l.seq
-		}
-	case http.StateClosed, http.StateHijacked:
-		delete(l.conns, c)
-	}
-	l.mu.Unlock()
-	if evict != nil {
-		evict.Close()
-	}
-}
-
 // serveMetrics serves /metrics for sv on addr until the returned stop is
 // called, with /healthz and /readyz beside it. Each server has its own
 // registry, so several shards in one process (inproc mode) do not collide.
 func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err error) {
-	stop, at, err := serveOps(addr, collector{sv}, sv.ready.Load, log)
+	stop, at, err := ops.Serve(addr, collector{sv}, sv.ready.Load, log)
 	if err != nil {
 		return nil, err
 	}
@@ -247,101 +160,9 @@ func serveMetrics(addr string, sv *Server, log *slog.Logger) (stop func(), err e
 	return stop, nil
 }
 
-// serveOps serves a process's operational endpoints on addr: /metrics
-// (c, the Go runtime's and the process's collectors), /healthz (200 while
-// the process serves HTTP at all: a liveness probe) and /readyz (200 only
-// while ready() holds: a shard listening for its peers, a worker in its
-// job; 503 otherwise, so a readiness probe or a load balancer waits).
-// It returns the address it listens on and a stop function.
-func serveOps(addr string, c prometheus.Collector, ready func() bool, log *slog.Logger) (stop func(), at string, err error) {
-	reg := prometheus.NewRegistry()
-	// In inproc mode several servers share one process: each registry
-	// gets its own runtime and process collectors (they read the same
-	// process, which is what each scrape should see).
-	for _, col := range []prometheus.Collector{c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
-		if err := reg.Register(col); err != nil {
-			return nil, "", err
-		}
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
-	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if !ready() {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, "not ready\n")
-			return
-		}
-		io.WriteString(w, "ready\n")
-	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", fmt.Errorf("live: metrics: listen %s: %w", addr, err)
-	}
-	lim := metricsLimits
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: lim.ReadHeaderTimeout, ReadTimeout: lim.ReadTimeout,
-		WriteTimeout: lim.WriteTimeout, IdleTimeout: lim.IdleTimeout, MaxHeaderBytes: lim.MaxHeaderBytes,
-		ConnState: newConnLimit(lim.MaxConns).state, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	go func() {
-		err := hs.Serve(ln)
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics server failed", "err", err)
-		}
-	}()
-	log.Info("metrics at /metrics, probes at /healthz and /readyz", "addr", ln.Addr().String())
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if hs.Shutdown(ctx) != nil {
-			hs.Close() // a scrape still running after a second is cut off
-		}
-	}, ln.Addr().String(), nil
-}
-
 // metricsAddr is where the metrics are served ("" before they are).
 func (sv *Server) metricsAddr() string {
 	sv.metricsMu.Lock()
 	defer sv.metricsMu.Unlock()
 	return sv.metricsAt
-}
-
-// workerCollector exports a worker's own counters (`pacer worker
-// --metrics-addr`): what the coordinator counts for it, seen from the
-// worker, plus its data plane's traffic over every shard link.
-type workerCollector struct{ w *Worker }
-
-var (
-	mWkPushes = prometheus.NewDesc("pacer_worker_pushes_total", "Pushes per worker.", []string{"worker"}, nil)
-	mWkWait   = prometheus.NewDesc("pacer_worker_wait_seconds_total", "Seconds a worker spent held (push, gate, pull).", []string{"worker"}, nil)
-	mWkBusy   = prometheus.NewDesc("pacer_worker_compute_seconds_total", "Seconds a worker spent computing.", []string{"worker"}, nil)
-	mWkClock  = prometheus.NewDesc("pacer_worker_clock", "The worker's iteration clock.", []string{"worker"}, nil)
-	mWkBytes  = prometheus.NewDesc("pacer_worker_wire_bytes_total", "Bytes on the worker's shard and coordinator links, headers included.", []string{"worker", "direction"}, nil)
-	mWkErrs   = prometheus.NewDesc("pacer_worker_wire_errors_total", "Error replies the worker received (refused frames) and connections it lost.", []string{"worker", "kind"}, nil)
-)
-
-func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mWkPushes, mWkWait, mWkBusy, mWkClock, mWkBytes, mWkErrs} {
-		ch <- d
-	}
-}
-
-func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
-	w := c.w
-	id := strconv.FormatInt(w.mID.Load(), 10)
-	m := func(d *prometheus.Desc, t prometheus.ValueType, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, t, v, append([]string{id}, l...)...)
-	}
-	m(mWkPushes, prometheus.CounterValue, float64(w.mPushes.Load()))
-	m(mWkWait, prometheus.CounterValue, time.Duration(w.mWaitNS.Load()).Seconds())
-	m(mWkBusy, prometheus.CounterValue, time.Duration(w.mBusyNS.Load()).Seconds())
-	m(mWkClock, prometheus.GaugeValue, float64(w.mClock.Load()))
-	ws := w.wireCfg.Stats.Snapshot()
-	m(mWkBytes, prometheus.CounterValue, float64(ws.BytesIn), "in")
-	m(mWkBytes, prometheus.CounterValue, float64(ws.BytesOut), "out")
-	m(mWkErrs, prometheus.CounterValue, float64(ws.RemoteErrors), "remote")
-	m(mWkErrs, prometheus.CounterValue, float64(ws.IOErrors), "io")
 }

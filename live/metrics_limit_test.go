@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/pacer-ps/pacer/live/ops"
 )
 
 // TestMetricsConnectionsBounded: beyond MaxConns a new connection closes
@@ -16,14 +18,14 @@ import (
 // a probe waiting (issue 37: 300 silent connections made /healthz take
 // 9–10 s).
 func TestMetricsConnectionsBounded(t *testing.T) {
-	saved := metricsLimits
+	saved := ops.Limits
 	// Deadlines below are guards: every wait ends on an event long before.
 	// The server's own timeouts outlast them, so only the bound can close
 	// a connection here.
 	const guard = time.Minute
-	metricsLimits.MaxConns = 4
-	metricsLimits.ReadHeaderTimeout, metricsLimits.IdleTimeout = 3*guard, 3*guard
-	t.Cleanup(func() { metricsLimits = saved })
+	ops.Limits.MaxConns = 4
+	ops.Limits.ReadHeaderTimeout, ops.Limits.IdleTimeout = 3*guard, 3*guard
+	t.Cleanup(func() { ops.Limits = saved })
 	sv, _ := testServer(t, "127.0.0.1:0")
 	addr := waitMetrics(t, sv)
 	get := func(c net.Conn, path string) error {
@@ -62,19 +64,19 @@ func TestMetricsConnectionsBounded(t *testing.T) {
 	// A probe is served at once, whatever the flood holds.
 	probe := dial()
 	if err := get(probe, "/healthz"); err != nil {
-		t.Fatalf("/healthz behind %d silent connections (MaxConns %d): %v", flood, metricsLimits.MaxConns, err)
+		t.Fatalf("/healthz behind %d silent connections (MaxConns %d): %v", flood, ops.Limits.MaxConns, err)
 	}
 	// Every connection but the newest MaxConns was closed by the server:
 	// the scraper (idle, oldest) first.
 	closed := 0
-	for _, c := range conns[:len(conns)-metricsLimits.MaxConns] {
+	for _, c := range conns[:len(conns)-ops.Limits.MaxConns] {
 		c.SetReadDeadline(time.Now().Add(guard))
 		if _, err := c.Read(make([]byte, 1)); errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err) {
 			closed++
 		}
 	}
-	if want := len(conns) - metricsLimits.MaxConns; closed != want {
-		t.Errorf("%d connections closed by the server, want %d (%d open, MaxConns %d)", closed, want, len(conns), metricsLimits.MaxConns)
+	if want := len(conns) - ops.Limits.MaxConns; closed != want {
+		t.Errorf("%d connections closed by the server, want %d (%d open, MaxConns %d)", closed, want, len(conns), ops.Limits.MaxConns)
 	}
 }
 

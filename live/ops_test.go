@@ -7,13 +7,14 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -59,26 +60,6 @@ func TestProbesAndRuntimeMetrics(t *testing.T) {
 		if !strings.Contains(page, `pacer_shard_staleness_bucket{shard="0",le="`+le+`"}`) {
 			t.Errorf("/metrics lacks the staleness bucket le=%s", le)
 		}
-	}
-}
-
-// TestReadyzFollowsReadiness: /readyz answers 503 until ready, 200 while.
-func TestReadyzFollowsReadiness(t *testing.T) {
-	var ready atomic.Bool
-	stop, at, err := serveOps("127.0.0.1:0", workerCollector{&Worker{wireCfg: wire.Config{Stats: new(wire.Stats)}}}, ready.Load, newTestLogger(io.Discard))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	if code, _ := httpGet(t, "http://"+at+"/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before ready: %d, want 503", code)
-	}
-	ready.Store(true)
-	if code, _ := httpGet(t, "http://"+at+"/readyz"); code != 200 {
-		t.Errorf("/readyz when ready: %d, want 200", code)
-	}
-	if code, _ := httpGet(t, "http://"+at+"/healthz"); code != 200 {
-		t.Errorf("/healthz: %d", code)
 	}
 }
 
@@ -128,7 +109,7 @@ func TestAuthFailuresLogged(t *testing.T) {
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		c, err := wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "wrong"}, Hello: wire.Hello{Role: RoleWorker, Worker: 0}})
+		c, err := wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "wrong"}, Hello: wire.Hello{Role: proto.RoleWorker, Worker: 0}})
 		cancel()
 		if err == nil {
 			c.Close()
@@ -197,7 +178,7 @@ func TestPendingConnectionsCapped(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
 		defer cancel()
 		var c *wire.Conn
-		if c, err = wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: RoleWorker, Worker: 0}}); err == nil {
+		if c, err = wire.Dial(ctx, wire.TCP{}, addr, wire.ClientConfig{Config: wire.Config{Token: "secret"}, Hello: wire.Hello{Role: proto.RoleWorker, Worker: 0}}); err == nil {
 			c.Close()
 		}
 		return err == nil
@@ -231,7 +212,7 @@ func TestWorkerMetrics(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: 0, Data: ds,
+		_, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: 0, Data: ds,
 			ConnectTimeout: 5 * time.Second, MetricsAddr: "127.0.0.1:0", MetricsReady: func(a string) { at <- a }})
 		done <- err
 	}()

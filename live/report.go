@@ -11,6 +11,7 @@ import (
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -30,7 +31,7 @@ type reporter struct {
 	ev    Evaluations
 	model nn.Model
 	w     []float32
-	obs   []*Observer
+	obs   []*proto.Observer
 	// none says why there is no evaluation (model nil or test nil): the
 	// summary's no_accuracy.
 	none string
@@ -78,16 +79,16 @@ func newReporter(sv *Server) (*reporter, error) {
 	return r, nil
 }
 
-func (r *reporter) observer(i int) *Observer {
+func (r *reporter) observer(i int) *proto.Observer {
 	if r.obs[i] == nil {
-		r.obs[i] = NewObserver(r.sv.cfg.Transport, r.sv.cfg.ShardAddrs[i], i, r.sv.cfg.Token, r.sv.cfg.ControlToken)
+		r.obs[i] = proto.NewObserver(r.sv.cfg.Transport, r.sv.cfg.ShardAddrs[i], i, r.sv.cfg.Token, r.sv.cfg.ControlToken)
 	}
 	return r.obs[i]
 }
 
 // evaluate fetches every shard's block and measures test accuracy as of
 // the coordinator's counters cs.
-func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error) {
+func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, error) {
 	if r.test == nil {
 		return 0, errors.New("no test set")
 	}
@@ -104,7 +105,7 @@ func (r *reporter) evaluate(ctx context.Context, cs CoordStats) (float64, error)
 func (r *reporter) run(ctx context.Context) error {
 	sv, d := r.sv, r.sv.cfg.Params
 	j := &d.Job
-	r.obs = make([]*Observer, len(sv.cfg.ShardAddrs))
+	r.obs = make([]*proto.Observer, len(sv.cfg.ShardAddrs))
 	defer func() {
 		for _, o := range r.obs {
 			if o != nil {
@@ -156,7 +157,7 @@ func (r *reporter) finish(ctx context.Context) error {
 	// leaves.
 	wait := time.Now().Add(max(2*d.Job.HeartbeatTimeout, 5*time.Second))
 	for sv.workerConns() > 0 && time.Now().Before(wait) {
-		if !sleep(ctx, 20*time.Millisecond) {
+		if !proto.Sleep(ctx, 20*time.Millisecond) {
 			return nil
 		}
 	}
@@ -174,7 +175,7 @@ func (r *reporter) finish(ctx context.Context) error {
 	if err != nil && r.test != nil {
 		return err
 	}
-	var shards []ShardStats
+	var shards []proto.ShardStats
 	for i := range sv.cfg.ShardAddrs {
 		st, err := r.observer(i).Stats(ctx)
 		if err != nil {
@@ -225,7 +226,7 @@ func (sv *Server) workerConns() int {
 	defer sv.connMu.Unlock()
 	n := 0
 	for k := range sv.conns {
-		if k.role == RoleWorker || k.role == RoleControl {
+		if k.role == proto.RoleWorker || k.role == proto.RoleControl {
 			n++
 		}
 	}

@@ -20,8 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/ops"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 )
@@ -379,9 +380,9 @@ func TestCheckpointFailureCounted(t *testing.T) {
 // quiet were never closed (200 of 200 open after 60 s). With the idle
 // timeout shortened, every one is closed by the server.
 func TestMetricsIdleConnectionsClosed(t *testing.T) {
-	saved := metricsLimits
-	metricsLimits.IdleTimeout = 200 * time.Millisecond
-	t.Cleanup(func() { metricsLimits = saved })
+	saved := ops.Limits
+	ops.Limits.IdleTimeout = 200 * time.Millisecond
+	t.Cleanup(func() { ops.Limits = saved })
 	sv, _ := testServer(t, "127.0.0.1:0")
 	addr := waitMetrics(t, sv)
 	const n = 20
@@ -414,7 +415,7 @@ func TestMetricsIdleConnectionsClosed(t *testing.T) {
 		}
 	}
 	if open > 0 {
-		t.Errorf("%d of %d idle keep-alive connections still open after %s (idle timeout %v)", open, n, waitGuard, metricsLimits.IdleTimeout)
+		t.Errorf("%d of %d idle keep-alive connections still open after %s (idle timeout %v)", open, n, waitGuard, ops.Limits.IdleTimeout)
 	}
 }
 

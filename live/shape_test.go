@@ -13,6 +13,7 @@ import (
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/pacer-ps/pacer/nn"
 )
 
@@ -29,7 +30,7 @@ func TestWorkerRefusesDataOfAnotherShape(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		res, err := RunWorker(ctx, WorkerConfig{Coordinator: "s0", Transport: tr, Token: "secret", ID: -1, Data: ds, ConnectTimeout: 5 * time.Second})
+		res, err := worker.Run(ctx, worker.Config{Coordinator: "s0", Transport: tr, Token: "secret", ID: -1, Data: ds, ConnectTimeout: 5 * time.Second})
 		cancel()
 		if err == nil {
 			t.Errorf("%d features, %d classes: the worker ran (%d pushes)", c.dim, c.classes, res.Pushes)

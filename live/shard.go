@@ -10,14 +10,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/wal"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -80,7 +81,7 @@ type Shard struct {
 	tickAt      time.Duration
 	tickOn      bool
 	dirty       bool
-	stats       ShardStats
+	stats       proto.ShardStats
 	repliesMu   sync.Mutex // pulls are timed outside mu, on their connections
 	replies     runstats.IterAcc
 	gs          [][]float32
@@ -222,10 +223,10 @@ func WeightsCRC(w []float32) uint32 {
 func (s *Shard) now() time.Duration { return time.Since(s.start) }
 
 // info is the HelloOK payload.
-func (s *Shard) info() ShardInfo {
+func (s *Shard) info() proto.ShardInfo {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ShardInfo{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, Version: s.agg.Version(), Incarnation: s.inc}
+	return proto.ShardInfo{Shard: s.idx, Shards: s.shards, Lo: s.lo, Hi: s.hi, Version: s.agg.Version(), Incarnation: s.inc}
 }
 
 // maxPush is the largest payload a push to this shard can carry: its whole

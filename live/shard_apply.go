@@ -2,9 +2,9 @@ package live
 
 import (
 	"github.com/pacer-ps/pacer/internal/hugemem"
-	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wal"
 	"github.com/pacer-ps/pacer/wire"
 )
 

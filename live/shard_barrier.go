@@ -3,8 +3,8 @@ package live
 import (
 	"time"
 
-	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wal"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -34,7 +35,7 @@ func TestShardBarrierAppliesSuperstep(t *testing.T) {
 		if err := s.push(nil, &wire.Frame{Type: wire.MsgPush, Worker: w, Tag: clock, Extra: s.Stats().Version, Floats: g}, &resp); err != nil {
 			t.Fatal(err)
 		}
-		if resp.Flags&flagDropped != 0 {
+		if resp.Flags&proto.FlagDropped != 0 {
 			t.Fatalf("worker %d's push dropped", w)
 		}
 	}
@@ -46,7 +47,7 @@ func TestShardBarrierAppliesSuperstep(t *testing.T) {
 		t.Fatalf("before the barrier: version %d, weights %v: want 0 and w⁰", v, w)
 	}
 	var resp wire.Frame
-	if err := s.pull(nil, &wire.Frame{Type: wire.MsgPull, Extra: 1}, &resp); err != nil || resp.Flags&flagPending == 0 {
+	if err := s.pull(nil, &wire.Frame{Type: wire.MsgPull, Extra: 1}, &resp); err != nil || resp.Flags&proto.FlagPending == 0 {
 		t.Fatalf("a pull of version 1 before the barrier: %v, flags %#x: want pending", err, resp.Flags)
 	}
 	if err := s.barrier(1); err != nil {

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/ckpt"
+	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/optim"
+	"github.com/pacer-ps/pacer/wal"
 )
 
 // This file: the shard's timers, membership, counters and checkpoints.
@@ -105,7 +107,7 @@ func (s *Shard) join(now time.Duration, p int) bool {
 }
 
 // Stats returns a copy of the shard's counters.
-func (s *Shard) Stats() ShardStats {
+func (s *Shard) Stats() proto.ShardStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stats
@@ -230,4 +232,11 @@ func (s *Shard) Weights() ([]float32, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]float32(nil), s.cur.buf...), s.agg.Version()
+}
+
+// CheckpointWant is what shard index of job p must find in its checkpoint:
+// the range the job's model and shard count give it.
+func CheckpointWant(p *job.Description, index, nparams int) ckpt.Want {
+	r := job.Ranges(nparams, p.Job.Shards)[index]
+	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
 }

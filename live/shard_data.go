@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -48,7 +49,7 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		m := pushMeta{worker: w, clock: req.Tag, read: req.Extra, now: s.now(), large: large}
 		dropped, kept, bad := s.offer(m.now, m, req.Floats, false)
 		if dropped {
-			resp.Flags = flagDropped
+			resp.Flags = proto.FlagDropped
 		}
 		if kept {
 			req.Floats = s.takeBuf(n)
@@ -148,7 +149,7 @@ func (s *Shard) pullLocked(peer *wire.Peer, req, resp *wire.Frame, off, cnt uint
 	resp.Type, resp.Shard, resp.Worker, resp.Offset = wire.MsgPullResp, uint32(s.idx), req.Worker, off
 	resp.Tag, resp.Extra = v, s.inc
 	if v < req.Extra {
-		resp.Flags = flagPending
+		resp.Flags = proto.FlagPending
 		if peer != nil {
 			s.waiters[peer] = req.Extra
 		}
@@ -209,7 +210,7 @@ func (s *Shard) sendReady(ws []waiter) {
 	}
 	var f wire.Frame
 	for _, w := range ws {
-		f = wire.Frame{Type: wire.MsgPullResp, Flags: flagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}
+		f = wire.Frame{Type: wire.MsgPullResp, Flags: proto.FlagReady, Shard: uint32(s.idx), Worker: w.peer.ID(), Tag: w.min, Extra: s.inc}
 		w.peer.Send(&f)
 	}
 	// The slice takes turns with notifyCh, so rounds allocate none.

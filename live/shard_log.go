@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wal"
 	"github.com/pacer-ps/pacer/wire"
 )
 

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/kernel"
-	"github.com/pacer-ps/pacer/live/ckpt"
-	"github.com/pacer-ps/pacer/live/wal"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/wal"
 )
 
 // This file: a restoring shard replays its durability log through the

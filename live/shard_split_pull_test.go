@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -41,12 +42,12 @@ func TestPullsDuringSplitApplies(t *testing.T) {
 	done := make(chan struct{})
 	go func() { sv.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	pusher, err := dialAs(t, tr, "secret", RoleWorker, 0)
+	pusher, err := dialAs(t, tr, "secret", proto.RoleWorker, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pusher.Close()
-	puller, err := dialAs(t, tr, "secret", RoleWorker, 1)
+	puller, err := dialAs(t, tr, "secret", proto.RoleWorker, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

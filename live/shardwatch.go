@@ -5,11 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"github.com/pacer-ps/pacer/live/proto"
 )
 
 // probeEvery is the pace of the coordinator's probes of the other shards;
-// a probe unanswered for waitReportAfter is a shard that stopped answering.
-const probeEvery = waitReportAfter / 2
+// a probe unanswered for proto.WaitReportAfter is a shard that stopped answering.
+const probeEvery = proto.WaitReportAfter / 2
 
 // probeState is what the coordinator knows of one shard's answers: a pure
 // record of the instants it is given, tested without a clock.
@@ -28,14 +30,14 @@ func (s *probeState) answered(now time.Time) (time.Duration, bool) {
 }
 
 // silent records a probe unanswered at now; it returns whether the
-// silence is to be reported now (first at waitReportAfter, then every
-// waitReportAfter), and how long it has lasted.
+// silence is to be reported now (first at proto.WaitReportAfter, then every
+// proto.WaitReportAfter), and how long it has lasted.
 func (s *probeState) silent(now time.Time) (time.Duration, bool) {
 	d := now.Sub(s.quietSince)
-	if d < waitReportAfter || now.Before(s.next) {
+	if d < proto.WaitReportAfter || now.Before(s.next) {
 		return d, false
 	}
-	s.reported, s.next = true, now.Add(waitReportAfter)
+	s.reported, s.next = true, now.Add(proto.WaitReportAfter)
 	return d, true
 }
 
@@ -44,7 +46,7 @@ func (s *probeState) silent(now time.Time) (time.Duration, bool) {
 // shard (SIGSTOP, a hung host) holds every worker that pushes to it
 // without a fault anyone else sees.
 func (sv *Server) watchShard(ctx context.Context, i int, addr string) {
-	o := NewObserver(sv.cfg.Transport, addr, i, sv.cfg.Token, sv.cfg.ControlToken)
+	o := proto.NewObserver(sv.cfg.Transport, addr, i, sv.cfg.Token, sv.cfg.ControlToken)
 	defer o.Close()
 	st := probeState{quietSince: time.Now()}
 	log := sv.log.With("role", "coordinator", "shard", i)
@@ -58,7 +60,7 @@ func (sv *Server) watchShard(ctx context.Context, i int, addr string) {
 		}
 		// A probe's own bound: a stopped shard accepts the connection (the
 		// kernel does) and answers nothing.
-		pctx, cancel := context.WithTimeout(ctx, waitReportAfter)
+		pctx, cancel := context.WithTimeout(ctx, proto.WaitReportAfter)
 		_, err := o.Stats(pctx)
 		cancel()
 		if ctx.Err() != nil {

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/ckpt"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -60,23 +61,23 @@ func TestServerProcessStopsPromptly(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cc := wire.ClientConfig{Hello: wire.Hello{Role: RoleWorker, Worker: 0}}
+	cc := wire.ClientConfig{Hello: wire.Hello{Role: proto.RoleWorker, Worker: 0}}
 	cc.Token = "secret"
 	w, err := wire.Dial(ctx, wire.TCP{}, addr, cc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	var si ShardInfo
+	var si proto.ShardInfo
 	if err := w.HelloOK().JSON(&si); err != nil {
 		t.Fatal(err)
 	}
 	var resp wire.Frame
-	if err := w.Call(ctx, &wire.Frame{Type: wire.MsgPull, Shard: 1, Worker: 0, Extra: 50}, &resp); err != nil || resp.Flags&flagPending == 0 {
+	if err := w.Call(ctx, &wire.Frame{Type: wire.MsgPull, Shard: 1, Worker: 0, Extra: 50}, &resp); err != nil || resp.Flags&proto.FlagPending == 0 {
 		t.Fatalf("a pull for a later version: %v, flags %#x; want pending", err, resp.Flags)
 	}
 	w.Send(ctx, &wire.Frame{Type: wire.MsgHeartbeat, Shard: 1, Worker: 0, Tag: 1 << 63})
-	obs := wire.ClientConfig{Hello: controlHello(RoleObserver, "control-secret", nil)}
+	obs := wire.ClientConfig{Hello: proto.ControlHello(proto.RoleObserver, "control-secret", nil)}
 	obs.Token = "secret"
 	o, err := wire.Dial(ctx, wire.TCP{}, addr, obs)
 	if err != nil {
@@ -89,7 +90,7 @@ func TestServerProcessStopsPromptly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	hello, _ := json.Marshal(wire.Hello{Token: "secret", Role: RoleWorker, Worker: 1})
+	hello, _ := json.Marshal(wire.Hello{Token: "secret", Role: proto.RoleWorker, Worker: 1})
 	b, err := wire.AppendFrame(nil, &wire.Frame{Type: wire.MsgHello, ReqID: 1, Bytes: hello}, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package live
 import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -11,7 +12,7 @@ import (
 // pacer train) from the coordinator's counters cs, every shard's counters
 // and the job's evaluations: the one place both the launcher and a
 // hand-run job's shard 0 build it.
-func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats, ev *Evaluations) *runstats.Run {
+func Summary(d *job.Description, mode string, cs proto.CoordStats, shards []proto.ShardStats, ev *Evaluations) *runstats.Run {
 	j := &d.Job
 	r := &runstats.Run{Paradigm: j.Spec.String(), Mode: mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,
@@ -63,7 +64,7 @@ func Summary(d *job.Description, mode string, cs CoordStats, shards []ShardStats
 }
 
 // WaitFractions is the workers' mean share of time held, and each one's.
-func WaitFractions(cs CoordStats) (mean float64, per []float64) {
+func WaitFractions(cs proto.CoordStats) (mean float64, per []float64) {
 	n := 0
 	for p := range cs.WorkerWait {
 		tot := cs.WorkerWait[p] + cs.WorkerBusy[p]
@@ -102,7 +103,7 @@ type Evaluations struct {
 	Mean []float64
 
 	// The coordinator's loss totals at the previous evaluation (if seen),
-	// and which coordinator it was (CoordStats.Incarnation).
+	// and which coordinator it was (proto.CoordStats.Incarnation).
 	lossSum float64
 	losses  int64
 	inc     uint64
@@ -111,7 +112,7 @@ type Evaluations struct {
 
 // Add evaluates weights w of model m on test as of the coordinator's
 // counters cs, of job d, and returns the accuracy.
-func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *data.Set, cs CoordStats) float64 {
+func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *data.Set, cs proto.CoordStats) float64 {
 	acc := nn.Accuracy(m, w, test.X, test.Y, 500)
 	e.Curve = append(e.Curve, [2]float64{cs.Seconds, acc})
 	if d.TrainN > 0 {
@@ -123,7 +124,7 @@ func (e *Evaluations) Add(d *job.Description, m nn.Model, w []float32, test *dat
 
 // batchLoss is the mean loss the workers reported since the previous
 // evaluation (nil: none), from the coordinator's running totals.
-func (e *Evaluations) batchLoss(cs CoordStats) *float64 {
+func (e *Evaluations) batchLoss(cs proto.CoordStats) *float64 {
 	// The window starts at the previous evaluation's totals when the
 	// coordinator's go on from them: the same coordinator, or one
 	// restored from a state file that coordinator wrote after the

@@ -7,34 +7,32 @@ import (
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
-// TestWaitWatch: a wait is reported once it has lasted waitReportAfter,
-// then every waitReportAfter again, never before.
+// TestWaitWatch: a wait is reported once it has lasted proto.WaitReportAfter,
+// then every proto.WaitReportAfter again, never before.
 func TestWaitWatch(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	w := newWaitWatch(t0)
+	w := proto.NewWaitWatch(t0)
 	for _, c := range []struct {
 		at   time.Duration
 		want bool
 	}{
 		{0, false},
-		{waitReportAfter - time.Millisecond, false},
-		{waitReportAfter, true},
-		{waitReportAfter + time.Second, false},
-		{2*waitReportAfter - time.Millisecond, false},
-		{2 * waitReportAfter, true},
-		{5 * waitReportAfter, true}, // a late report (a busy machine) is made once
-		{5*waitReportAfter + time.Second, false},
+		{proto.WaitReportAfter - time.Millisecond, false},
+		{proto.WaitReportAfter, true},
+		{proto.WaitReportAfter + time.Second, false},
+		{2*proto.WaitReportAfter - time.Millisecond, false},
+		{2 * proto.WaitReportAfter, true},
+		{5 * proto.WaitReportAfter, true}, // a late report (a busy machine) is made once
+		{5*proto.WaitReportAfter + time.Second, false},
 	} {
-		d, ok := w.due(t0.Add(c.at))
+		d, ok := w.Due(t0.Add(c.at))
 		if ok != c.want || (ok && d != c.at) {
 			t.Errorf("at %s: report %v after %s, want %v", c.at, ok, d, c.want)
 		}
-	}
-	if got := shardList(4, func(i int) bool { return i%2 == 1 }); got != "1, 3" {
-		t.Errorf("shardList: %q", got)
 	}
 }
 
@@ -56,7 +54,7 @@ func TestCoordinatorReportsStall(t *testing.T) {
 	c.plog = ratelog.New(c.log, ratelog.Limits{})
 	var resp wire.Frame
 	for p := range 3 {
-		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), workerState{Inc: uint64(p + 1)}); err != nil {
+		if _, _, err := c.hello(t0, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,8 +71,8 @@ func TestCoordinatorReportsStall(t *testing.T) {
 			c.heartbeat(now, nil, p)
 		}
 		c.sweep(now)
-		if now.Sub(t0) < waitReportAfter && stalls() > 0 {
-			t.Fatalf("a stall reported after %s, before %s", now.Sub(t0), waitReportAfter)
+		if now.Sub(t0) < proto.WaitReportAfter && stalls() > 0 {
+			t.Fatalf("a stall reported after %s, before %s", now.Sub(t0), proto.WaitReportAfter)
 		}
 	}
 	if n := stalls(); n != 2 {
@@ -99,8 +97,8 @@ func TestCoordinatorReportsStall(t *testing.T) {
 	}
 }
 
-// TestProbeState: a shard silent for waitReportAfter is reported, then
-// every waitReportAfter while it stays silent, and its answer afterwards
+// TestProbeState: a shard silent for proto.WaitReportAfter is reported, then
+// every proto.WaitReportAfter while it stays silent, and its answer afterwards
 // is reported once; answers in time report nothing.
 func TestProbeState(t *testing.T) {
 	t0 := time.Unix(1000, 0)
@@ -113,19 +111,19 @@ func TestProbeState(t *testing.T) {
 		d    time.Duration
 		want bool
 	}{
-		{probeEvery + waitReportAfter/2, false},
-		{probeEvery + waitReportAfter, true},
-		{probeEvery + waitReportAfter + probeEvery, false},
-		{probeEvery + 2*waitReportAfter, true},
+		{probeEvery + proto.WaitReportAfter/2, false},
+		{probeEvery + proto.WaitReportAfter, true},
+		{probeEvery + proto.WaitReportAfter + probeEvery, false},
+		{probeEvery + 2*proto.WaitReportAfter, true},
 	} {
 		if d, ok := s.silent(at(c.d)); ok != c.want || (ok && d != c.d-probeEvery) {
 			t.Errorf("silent at %s: report %v after %s, want %v", c.d, ok, d, c.want)
 		}
 	}
-	if d, back := s.answered(at(probeEvery + 2*waitReportAfter + time.Second)); !back || d != 2*waitReportAfter+time.Second {
+	if d, back := s.answered(at(probeEvery + 2*proto.WaitReportAfter + time.Second)); !back || d != 2*proto.WaitReportAfter+time.Second {
 		t.Errorf("the return: %v after %s", back, d)
 	}
-	if _, back := s.answered(at(probeEvery + 3*waitReportAfter)); back {
+	if _, back := s.answered(at(probeEvery + 3*proto.WaitReportAfter)); back {
 		t.Error("a second answer reported a return again")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/data"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/nn/npz"
 )

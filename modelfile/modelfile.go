@@ -13,8 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/data"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/nn/npz"
 )

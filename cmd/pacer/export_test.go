@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 )

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/internal/filecap"
-	"github.com/pacer-ps/pacer/live"
-	"github.com/pacer-ps/pacer/live/ckpt"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
@@ -204,7 +204,7 @@ func TestWholeFilesBounded(t *testing.T) {
 	check("profile --summary", err, sum, maxSummaryBytes+1)
 
 	ca := big("ca.pem", maxCABytes+1)
-	_, err = (&tlsFlags{ca: ca}).transport(live.Env{Getenv: func(string) string { return "" }}, false)
+	_, err = (&tlsFlags{ca: ca}).transport(roles.Env{Getenv: func(string) string { return "" }}, false)
 	check("--tls-ca", err, ca, maxCABytes+1)
 }
 

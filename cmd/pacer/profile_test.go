@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -149,11 +150,11 @@ func TestProfileRunningJob(t *testing.T) {
 	t.Logf("profile answered after %s", time.Since(t0))
 	// The job would run for minutes: stop it, as an operator would.
 	tf := tlsFlags{ca: cert}
-	tr, err := tf.transport(live.Env{}, false)
+	tr, err := tf.transport(roles.Env{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := live.NewObserver(tr, addr, 0, "job-secret", "control-secret")
+	o := proto.NewObserver(tr, addr, 0, "job-secret", "control-secret")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	if err := o.Stop(ctx); err != nil {
 		t.Errorf("stopping the job: %v", err)

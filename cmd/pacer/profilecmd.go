@@ -12,7 +12,8 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/filecap"
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
@@ -70,7 +71,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 		f, err := profile.FromRun(&r)
 		return f, r.Shards, r.Model, err
 	}
-	env := live.Env{}
+	env := roles.Env{}
 	if env.Token() == "" || env.ControlToken() == "" {
 		return profile.Fit{}, 0, "", usage(errors.New("--coordinator: set $PACER_TOKEN and $PACER_CONTROL_TOKEN to the job's secrets"))
 	}
@@ -78,7 +79,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 	if err != nil {
 		return profile.Fit{}, 0, "", usage(err)
 	}
-	o := live.NewObserver(tr, p.coordinator, 0, env.Token(), env.ControlToken())
+	o := proto.NewObserver(tr, p.coordinator, 0, env.Token(), env.ControlToken())
 	o.GiveUp = 10 * time.Second
 	defer o.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

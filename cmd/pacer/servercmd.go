@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/wire"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -39,7 +40,7 @@ func (r *roleFlags) bind(fs *pflag.FlagSet) {
 // connection resolves what every live process needs before it talks to
 // anyone: the token, the logger and the transport (TLS or not; a server
 // must have a certificate).
-func (r *roleFlags) connection(env live.Env, stderr io.Writer, server bool) (string, *slog.Logger, wire.TCP, error) {
+func (r *roleFlags) connection(env roles.Env, stderr io.Writer, server bool) (string, *slog.Logger, wire.TCP, error) {
 	token, err := r.resolveToken(env)
 	if err != nil {
 		return "", nil, wire.TCP{}, err
@@ -64,7 +65,7 @@ func (r *roleFlags) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, o)), nil
 }
 
-func (r *roleFlags) resolveToken(env live.Env) (string, error) {
+func (r *roleFlags) resolveToken(env roles.Env) (string, error) {
 	if r.token != "" {
 		return r.token, nil
 	}
@@ -161,7 +162,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if *f.maxPending < 1 {
 		return usage(fmt.Errorf("--max-pending=%d: need at least 1", *f.maxPending))
 	}
-	env := live.Env{}
+	env := roles.Env{}
 	role, err := env.Role("server")
 	if err != nil {
 		return usage(err)
@@ -170,7 +171,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 		role.Index = *index
 	}
 	if set["peers"] {
-		role.Shards = live.SplitList(*peers)
+		role.Shards = roles.SplitList(*peers)
 	}
 	if set["listen"] {
 		role.Listen = *listen

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/roles"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 that is its own CA, and
@@ -77,7 +77,7 @@ func TestWorkerOverTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
 	srvFlags := tlsFlags{cert: cert, key: key, ca: cert}
-	tr, err := srvFlags.transport(live.Env{}, true)
+	tr, err := srvFlags.transport(roles.Env{}, true)
 	if err != nil || tr.TLS == nil || len(tr.TLS.Certificates) != 1 {
 		t.Fatalf("server transport %+v, %v", tr, err)
 	}

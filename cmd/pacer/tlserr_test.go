@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -19,7 +19,7 @@ func TestWorkerTLSSetupFatal(t *testing.T) {
 	clearRoleEnv(t)
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
-	tr, err := (&tlsFlags{cert: cert, key: key, ca: cert}).transport(live.Env{}, true)
+	tr, err := (&tlsFlags{cert: cert, key: key, ca: cert}).transport(roles.Env{}, true)
 	if err != nil {
 		t.Fatal(err)
 	}

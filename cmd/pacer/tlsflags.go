@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/pacer-ps/pacer/internal/filecap"
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/wire"
 	"github.com/spf13/pflag"
 )
@@ -36,7 +36,7 @@ const maxCABytes = 4 << 20
 
 // transport builds the process's transport; server reports whether the
 // process accepts connections (and so needs a certificate).
-func (t *tlsFlags) transport(env live.Env, server bool) (wire.TCP, error) {
+func (t *tlsFlags) transport(env roles.Env, server bool) (wire.TCP, error) {
 	for _, v := range []struct {
 		dst *string
 		key string

@@ -10,7 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/roles"
+	"github.com/pacer-ps/pacer/live/worker"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -52,7 +53,7 @@ func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir
 	if *connect <= 0 {
 		return usage(fmt.Errorf("--connect-timeout=%s must be positive", *connect))
 	}
-	env := live.Env{}
+	env := roles.Env{}
 	role, err := env.Role("worker")
 	if err != nil {
 		return usage(err)
@@ -77,9 +78,9 @@ func runWorker(fs *pflag.FlagSet, rf *roleFlags, coord *string, id *int, dataDir
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := live.RunWorker(ctx, live.WorkerConfig{Coordinator: addr, Transport: tr, Token: token, ID: role.Index, DataDir: *dataDir,
+	res, err := worker.Run(ctx, worker.Config{Coordinator: addr, Transport: tr, Token: token, ID: role.Index, DataDir: *dataDir,
 		ConnectTimeout: *connect, Logger: log, MetricsAddr: metrics})
-	if errors.Is(err, live.ErrJobDone) {
+	if errors.Is(err, worker.ErrJobDone) {
 		fmt.Fprintf(stdout, "pacer: the job had already finished\n")
 		return nil
 	}

@@ -13,7 +13,7 @@ const module = "github.com/pacer-ps/pacer/"
 
 // imports reads every package of the module (its non-test files for this
 // platform) and returns each one's direct imports, the module's own by
-// their path inside it ("live/ckpt") and the standard library's as they are.
+// their path inside it ("nn/npz") and the standard library's as they are.
 func imports(t *testing.T) map[string][]string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
@@ -79,10 +79,10 @@ func closure(all map[string][]string, p string) map[string]bool {
 // complete.
 var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1, "internal/hugemem": 1, "internal/filecap": 1,
-	"live/ckpt": 1, "live/wal": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
+	"ckpt": 1, "wal": 1, "live/ops": 1, "live/roles": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
 	"paradigm": 2, "sim": 2, "live/membership": 2,
-	"job": 3, "scenario": 3, "runstats": 3, "race": 3, "modelfile": 3, "profile": 3, "steptime": 3,
-	"train": 4, "live": 4,
+	"job": 3, "scenario": 3, "runstats": 3, "race": 3, "modelfile": 3, "profile": 3, "steptime": 3, "live/proto": 3,
+	"train": 4, "live": 4, "live/worker": 4,
 	"launch":  5,
 	"compare": 6, "report": 6, "chaos": 6, "check": 6,
 	"cmd/pacer": 7,
@@ -92,7 +92,7 @@ var layer = map[string]int{
 // pacer packages these may import (same layer included).
 var narrower = map[string][]string{
 	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "internal/ratelog": {}, "internal/filecap": {},
-	"live/ckpt": {}, "live/wal": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {},
+	"ckpt": {}, "wal": {}, "live/ops": {}, "live/roles": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {}, "live/proto": {"job", "runstats", "wire", "internal/kernel"},
 	"nn":       {"internal/kernel"},
 	"nn/npz":   {"nn"},
 	"paradigm": {"paradigm/zipline"},
@@ -167,6 +167,30 @@ func TestCoreIsPure(t *testing.T) {
 		for _, imp := range check {
 			if slices.Contains(io, imp) {
 				t.Errorf("%s imports %s", p, imp)
+			}
+		}
+	}
+}
+
+// The runtime is a server, its clients and the protocol between them: the
+// server (live) and the worker (live/worker) share only live/proto (and
+// live/ops), never each other, not even through another package.
+func TestServerApartFromClients(t *testing.T) {
+	all := imports(t)
+	for _, c := range [][2]string{{"live", "live/worker"}, {"live/worker", "live"}} {
+		if closure(all, c[0])[c[1]] {
+			t.Errorf("%s imports %s (directly or not)", c[0], c[1])
+		}
+	}
+	for _, p := range []string{"live", "live/worker"} {
+		deps := closure(all, p)
+		if !deps["live/proto"] {
+			t.Errorf("%s does not speak the protocol through live/proto", p)
+		}
+		// The worker runs on every machine of a cluster, as the server does.
+		for _, bad := range []string{"launch", "train", "compare", "report", "sim"} {
+			if deps[bad] {
+				t.Errorf("%s imports %s (directly or not)", p, bad)
 			}
 		}
 	}

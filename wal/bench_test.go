@@ -9,7 +9,7 @@ import (
 // BenchmarkGroupCommit: writers append a record of n floats and wait for
 // it to be durable, concurrently; records/fsync shows how many share one.
 //
-//	go test ./live/wal -run '^$' -bench GroupCommit
+//	go test ./wal -run '^$' -bench GroupCommit
 func BenchmarkGroupCommit(b *testing.B) {
 	for _, n := range []int{1000, 100_000} {
 		for _, writers := range []int{1, 4, 16} {

@@ -1,4 +1,4 @@
-package live
+package worker
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -18,22 +21,25 @@ import (
 // worker computes).
 func TestPullReadsIntoParams(t *testing.T) {
 	const n = 1000
-	cfg := quickJob(t, "bsp", 1, 1)
-	if err := cfg.Fill(); err != nil {
-		t.Fatal(err)
-	}
 	init := make([]float32, n)
 	for i := range init {
 		init[i] = float32(i) / 4
+	}
+	cfg := quickJob(t, "bsp", 1, 1)
+	// A flat model of n weights: the shard serves init, the block the
+	// test reads back.
+	cfg.Model, cfg.InitSHA256 = nn.FlatName(n), nn.FlatDigest(init)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
 	}
 	tr := &wire.Inproc{}
 	ln, err := tr.Listen("s0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: init}
-	sv, err := newServer(ServerConfig{Index: 0, Params: sc.Params, Listener: ln, Transport: tr, Token: "secret", ControlToken: "c",
-		ShardAddrs: []string{"s0"}}, sc, slog.New(slog.DiscardHandler))
+	params := &job.Description{Version: job.Version, Job: cfg, TrainN: 100}
+	sv, err := live.NewServer(live.ServerConfig{Index: 0, Params: params, Listener: ln, Transport: tr, Token: "secret", ControlToken: "c",
+		ShardAddrs: []string{"s0"}, Init: init})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +51,7 @@ func TestPullReadsIntoParams(t *testing.T) {
 
 	for _, direct := range []bool{true, false} {
 		w := &Worker{tr: tr, wireCfg: wire.Config{Token: "secret"}, log: slog.New(slog.DiscardHandler), events: make(chan linkEvent, 2),
-			info: JobInfo{Job: *sc.Params}} // the Hello names the job the shard runs
+			info: proto.JobInfo{Job: *params}} // the Hello names the job the shard runs
 		l := newLink(w, 0, "s0", n)
 		params := make([]float32, n+2)
 		params[n], params[n+1] = -1, -1 // past the block: must stay

@@ -1,8 +1,7 @@
-package live
+package proto
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -20,17 +19,13 @@ const (
 	RoleObserver    = "observer"    // pacer train and tools: stats and weight pulls
 )
 
-// Application flag bits (wire.FlagsApp) of this package's frames.
+// Application flag bits (wire.FlagsApp) of this protocol's frames.
 const (
-	flagPending  uint8 = 1 // PullResp: the shard's version is below the minimum; a ready notice follows
-	flagDropped  uint8 = 2 // PushAck: the aggregator refused the gradient (stale or surplus)
-	flagRejoined uint8 = 4 // Clock reply: the worker had been removed and was admitted again
-	flagReady    uint8 = 8 // one-way PullResp without data: the version a pending pull waits for exists
+	FlagPending  uint8 = 1 // PullResp: the shard's version is below the minimum; a ready notice follows
+	FlagDropped  uint8 = 2 // PushAck: the aggregator refused the gradient (stale or surplus)
+	FlagRejoined uint8 = 4 // Clock reply: the worker had been removed and was admitted again
+	FlagReady    uint8 = 8 // one-way PullResp without data: the version a pending pull waits for exists
 )
-
-// maxWorkers bounds worker ids so a bad frame cannot make a shard or the
-// coordinator grow its per-worker tables without limit.
-const maxWorkers = 1 << 16
 
 // JobInfo is what the coordinator tells every worker (the JSON payload of
 // its HelloOK): the job's description, whole, and the worker's place in
@@ -50,10 +45,6 @@ type JobInfo struct {
 	BarrierPushes int64           `json:"barrier_pushes,omitempty"`
 	ShardAddrs    []string        `json:"shard_addrs"`
 	Job           job.Description `json:"job"`
-	// ended: the Hello counted the job's last push (a report answered
-	// before a removal or a restart): the server tells every worker the
-	// job is over instead of releasing anyone. Not sent.
-	ended bool
 }
 
 // ShardInfo is the JSON payload of a shard's HelloOK.
@@ -64,14 +55,6 @@ type ShardInfo struct {
 	Hi          int    `json:"hi"`
 	Version     uint64 `json:"version"`
 	Incarnation uint64 `json:"incarnation"` // differs on every start: a worker sees a restart
-}
-
-// control is the JSON body of a MsgControl request.
-type control struct {
-	Op      string `json:"op"`                // "stats" | "average" | "members" | "barrier" | "stop"
-	Live    []int  `json:"live,omitempty"`    // members: live worker ids
-	Removed []int  `json:"removed,omitempty"` // members: removed worker ids
-	Barrier uint64 `json:"barrier,omitempty"` // barrier: the barriers the gate has passed (elastic apply=local)
 }
 
 // ShardStats is a shard's counters (the "stats" control reply).
@@ -178,48 +161,35 @@ type Stats struct {
 // A clock report's payload is the pushed gradient's mini-batch loss, a
 // little-endian IEEE-754 float64, or empty: a worker that does not report
 // it (an older client) is not counted in the loss.
-const lossBytes = 8
+const LossBytes = 8
 
-// setLoss puts loss in clock report f's payload (reusing its capacity).
-func setLoss(f *wire.Frame, loss float64) {
+// SetLoss puts loss in clock report f's payload (reusing its capacity).
+func SetLoss(f *wire.Frame, loss float64) {
 	f.Bytes = binary.LittleEndian.AppendUint64(f.Bytes[:0], math.Float64bits(loss))
 }
 
-// maxLoss bounds a reported loss: the models compute in float32, so a loss
+// MaxLoss bounds a reported loss: the models compute in float32, so a loss
 // beyond its range is no model's, and under the bound the coordinator's
 // float64 total cannot overflow (an infinite total would fail every stats
 // reply and state file after it).
-const maxLoss = math.MaxFloat32
+const MaxLoss = math.MaxFloat32
 
-// reportedLoss reads a clock report's payload b: ok is false when it
+// ReportedLoss reads a clock report's payload b: ok is false when it
 // carries no loss. A loss no cross-entropy takes (negative, NaN, infinite,
 // beyond float32's range) or a payload of another length is refused:
 // frames are untrusted, and one such value would spoil every mean it
 // entered.
-func reportedLoss(b []byte) (loss float64, ok bool, err error) {
+func ReportedLoss(b []byte) (loss float64, ok bool, err error) {
 	switch len(b) {
 	case 0:
 		return 0, false, nil
-	case lossBytes:
+	case LossBytes:
 	default:
-		return 0, false, fmt.Errorf("a clock report's payload is its mini-batch loss, %d bytes (or none), not %d", lossBytes, len(b))
+		return 0, false, fmt.Errorf("a clock report's payload is its mini-batch loss, %d bytes (or none), not %d", LossBytes, len(b))
 	}
 	loss = math.Float64frombits(binary.LittleEndian.Uint64(b))
-	if math.IsNaN(loss) || math.IsInf(loss, 0) || loss < 0 || loss > maxLoss {
-		return 0, false, fmt.Errorf("a clock report's mini-batch loss must be finite and non-negative, at most %g, not %g", float64(maxLoss), loss)
+	if math.IsNaN(loss) || math.IsInf(loss, 0) || loss < 0 || loss > MaxLoss {
+		return 0, false, fmt.Errorf("a clock report's mini-batch loss must be finite and non-negative, at most %g, not %g", float64(MaxLoss), loss)
 	}
 	return loss, true, nil
-}
-
-func remoteErr(code wire.ErrorCode, format string, a ...any) error {
-	return &wire.RemoteError{Code: code, Message: fmt.Sprintf(format, a...)}
-}
-
-func setJSON(f *wire.Frame, t wire.MsgType, v any) error { return f.SetJSON(t, v) }
-
-func decodeJSON(b []byte, v any) error {
-	if err := json.Unmarshal(b, v); err != nil {
-		return remoteErr(wire.CodeBadRequest, "bad JSON payload: %v", err)
-	}
-	return nil
 }

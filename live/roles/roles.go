@@ -1,4 +1,8 @@
-package live
+// Package roles tells a live process its place in a job (a shard or a
+// worker, its index, its peers and tokens) from its flags, PACER_* variables
+// or Kubeflow's TF_CONFIG: what `pacer server` and `pacer worker` read
+// before they start, apart from the server and the worker themselves.
+package roles
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package live
+package worker
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -73,7 +74,7 @@ func (f *fakeShard) serve(k int, nc net.Conn) {
 		var out []byte
 		switch req.Type {
 		case wire.MsgHello:
-			si, _ := json.Marshal(ShardInfo{Shard: 0, Shards: 1, Lo: 0, Hi: f.n, Incarnation: 7})
+			si, _ := json.Marshal(proto.ShardInfo{Shard: 0, Shards: 1, Lo: 0, Hi: f.n, Incarnation: 7})
 			out, _ = wire.AppendFrame(nil, &wire.Frame{Type: wire.MsgHelloOK, ReqID: req.ReqID, Worker: req.Worker, Bytes: si}, 0)
 		case wire.MsgPull:
 			out = f.reply(k, &req)

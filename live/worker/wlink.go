@@ -1,4 +1,4 @@
-package live
+package worker
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -80,13 +81,13 @@ func newLink(w *Worker, shard int, addr string, block int) *wlink {
 	// The Hello presents the job as the coordinator sent it (taken here,
 	// on the main loop, which alone writes w.info): a shard started with
 	// other job flags refuses it, naming the field.
-	meta, _ := json.Marshal(helloMeta{Job: &w.info.Job}) // plain values: cannot fail
+	meta, _ := json.Marshal(proto.HelloMeta{Job: &w.info.Job}) // plain values: cannot fail
 	return &wlink{w: w, shard: shard, addr: addr, block: block, plog: ratelog.New(w.log, ratelog.Limits{}), meta: meta,
 		ops: make(chan linkOp, 4), notify: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 }
 
 func (l *wlink) onNotify(f *wire.Frame) {
-	if f.Type == wire.MsgPullResp && f.Flags&flagReady != 0 {
+	if f.Type == wire.MsgPullResp && f.Flags&proto.FlagReady != 0 {
 		select {
 		case l.notify <- struct{}{}:
 		default:
@@ -112,13 +113,13 @@ func (l *wlink) connect(ctx context.Context) error {
 		}
 	}
 	id := l.w.curID()
-	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: RoleWorker, Worker: id, Meta: l.meta}, OnNotify: l.onNotify}
+	cc := wire.ClientConfig{Config: l.w.wireCfg, Hello: wire.Hello{Role: proto.RoleWorker, Worker: id, Meta: l.meta}, OnNotify: l.onNotify}
 	cc.CallTimeout = -1 // calls never block on the server; ctx bounds them
-	c, err := dialRetry(ctx, l.w.tr, l.addr, cc, 0)
+	c, err := proto.DialRetry(ctx, l.w.tr, l.addr, cc, 0)
 	if err != nil {
 		return err
 	}
-	var si ShardInfo
+	var si proto.ShardInfo
 	if err := c.HelloOK().JSON(&si); err != nil {
 		c.Close()
 		return err
@@ -240,13 +241,13 @@ func (l *wlink) push(ctx context.Context, op linkOp) {
 	// worker not yet in the membership it was sent) says unavailable and
 	// changes nothing: the same push is offered again, paced, until it is
 	// taken or the job ends. Said once per outage, not per try.
-	var b backoff
+	var b proto.Backoff
 	for told := false; wire.CodeOf(err) == wire.CodeUnavailable && ctx.Err() == nil; {
 		if !told {
 			l.w.log.Warn("shard refuses pushes for now; offering this one again until it is taken", "shard", l.shard, "err", err)
 			told = true
 		}
-		if !sleep(ctx, b.next()) {
+		if !proto.Sleep(ctx, b.Next()) {
 			break
 		}
 		l.req.Floats = op.data
@@ -256,7 +257,7 @@ func (l *wlink) push(ctx context.Context, op linkOp) {
 	ev := linkEvent{kind: evPushed, shard: l.shard, err: err}
 	switch {
 	case err == nil:
-		ev.version, ev.dropped = l.resp.Tag, l.resp.Flags&flagDropped != 0
+		ev.version, ev.dropped = l.resp.Tag, l.resp.Flags&proto.FlagDropped != 0
 		l.pushed = l.resp.Extra
 	case wire.CodeOf(err) == wire.CodeNonFinite:
 		// The shard refused a gradient that would have made its weights
@@ -281,7 +282,7 @@ func (l *wlink) pull(ctx context.Context, op *linkOp) bool {
 		l.emit(ctx, linkEvent{kind: evFailed, shard: l.shard, err: err})
 		return true
 	}
-	if l.resp.Flags&flagPending != 0 {
+	if l.resp.Flags&proto.FlagPending != 0 {
 		if l.pushed != 0 && l.pushed != l.resp.Extra {
 			// The shard that took our last push has died: the new one may
 			// never have seen it, and a synchronous round would wait for it.

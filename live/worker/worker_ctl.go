@@ -1,4 +1,4 @@
-package live
+package worker
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/live/membership"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -23,7 +24,7 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 	default:
 	}
 	var req, resp wire.Frame
-	var b backoff
+	var b proto.Backoff
 	rejoined := false
 	for {
 		req.Reset()
@@ -38,8 +39,8 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		// The loss is a statistic: one the coordinator would refuse (a
 		// diverging model's overflow) is left out rather than failing a
 		// push whose gradient was finite.
-		if !math.IsNaN(st.loss) && st.loss >= 0 && st.loss <= maxLoss {
-			setLoss(&req, st.loss)
+		if !math.IsNaN(st.loss) && st.loss >= 0 && st.loss <= proto.MaxLoss {
+			proto.SetLoss(&req, st.loss)
 		}
 		w.ctlMu.Lock()
 		ctl := w.ctl
@@ -48,7 +49,7 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		var re *wire.RemoteError
 		switch {
 		case err == nil:
-			if resp.Flags&flagRejoined != 0 || rejoined {
+			if resp.Flags&proto.FlagRejoined != 0 || rejoined {
 				w.log.Warn("rejoined the job after being removed", "worker", w.id, "clock", resp.Tag)
 				st.first, st.clock = true, resp.Tag
 			}
@@ -63,7 +64,7 @@ func (w *Worker) reportClock(ctx context.Context, st *state) error {
 		// the sequence number keeps the push from counting twice. Removed
 		// meanwhile, the worker is admitted again by the redial, which
 		// takes this push as counted: the answer names its clock.
-		if !sleep(ctx, b.next()) {
+		if !proto.Sleep(ctx, b.Next()) {
 			return ctx.Err()
 		}
 		if err := w.redial(ctx); err != nil {
@@ -124,7 +125,7 @@ func (w *Worker) awaitRelease(ctx context.Context, st *state) error {
 // removal timeout (given: w.info is the main loop's, which replaces it on
 // a redial), also while it computes.
 func (w *Worker) heartbeats(ctx context.Context, timeout time.Duration) {
-	every(ctx, membership.BeatPeriod(timeout), func() {
+	proto.Every(ctx, membership.BeatPeriod(timeout), func() {
 		w.ctlMu.Lock()
 		ctl := w.ctl
 		w.ctlMu.Unlock()
@@ -142,7 +143,7 @@ func (w *Worker) redialWaiting(ctx context.Context, st *state) (rejoined bool, e
 	if w.stopping() {
 		return false, ErrJobDone
 	}
-	if !sleep(ctx, w.redials.wait(time.Now())) {
+	if !proto.Sleep(ctx, w.redials.wait(time.Now())) {
 		return false, ctx.Err()
 	}
 	if err := w.redial(ctx); err != nil {
@@ -165,7 +166,7 @@ const youngLife = 5 * time.Second
 // it a waiting worker redials back to back, as fast as the coordinator
 // accepts.
 type redialPace struct {
-	b    backoff
+	b    proto.Backoff
 	last time.Time
 }
 
@@ -174,9 +175,9 @@ type redialPace struct {
 func (p *redialPace) wait(now time.Time) time.Duration {
 	var d time.Duration
 	if !p.last.IsZero() && now.Sub(p.last) < youngLife {
-		d = p.b.next()
+		d = p.b.Next()
 	} else {
-		p.b.reset()
+		p.b.Reset()
 	}
 	p.last = now.Add(d)
 	return d

@@ -1,4 +1,4 @@
-package live
+package worker
 
 import (
 	"context"
@@ -15,14 +15,16 @@ import (
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live/ops"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
 )
 
-// WorkerConfig is one worker process (`pacer worker`).
-type WorkerConfig struct {
+// Config is one worker process (`pacer worker`).
+type Config struct {
 	// Coordinator is shard 0's address; everything else about the job
 	// comes from it.
 	Coordinator string
@@ -47,26 +49,26 @@ type WorkerConfig struct {
 	MetricsReady func(addr string)
 }
 
-// WorkerResult is what a worker did.
-type WorkerResult struct {
+// Result is what a worker did.
+type Result struct {
 	ID     int
 	Pushes int64
 	Wait   time.Duration // held: pushing, at the gate, pulling
 	Busy   time.Duration // computing gradients
 }
 
-// ErrJobDone is returned by RunWorker when the coordinator has finished the
+// ErrJobDone is returned by Run when the coordinator has finished the
 // job before the worker could join it.
 var ErrJobDone = errors.New("live: the job has finished")
 
 // Worker is a running worker.
 type Worker struct {
-	cfg     WorkerConfig
+	cfg     Config
 	tr      wire.Transport
 	wireCfg wire.Config
 	log     *slog.Logger
 	id      int
-	info    JobInfo
+	info    proto.JobInfo
 	events  chan linkEvent
 	release chan struct{}
 	stop    chan struct{}
@@ -85,21 +87,21 @@ type Worker struct {
 	barriers, barPushes atomic.Uint64
 	// ws is where this process stands, sent with every control Hello
 	// (written by the main loop, which is also the one that redials).
-	ws      workerState
+	ws      proto.WorkerState
 	started time.Time
 	// redials paces the main loop's redials of the coordinator while it
 	// waits (redialWaiting).
 	redials redialPace
 }
 
-// RunWorker runs a worker until the job ends, ctx ends, or it fails.
-func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
+// Run runs a worker until the job ends, ctx ends, or it fails.
+func Run(ctx context.Context, cfg Config) (Result, error) {
 	w := &Worker{cfg: cfg, tr: cfg.Transport, release: make(chan struct{}, 1), stop: make(chan struct{})}
 	if w.tr == nil {
 		w.tr = wire.TCP{}
 	}
 	if cfg.Token == "" {
-		return WorkerResult{}, errors.New("live: a token is required (--token or $PACER_TOKEN)")
+		return Result{}, errors.New("live: a token is required (--token or $PACER_TOKEN)")
 	}
 	w.wireCfg = cfg.Wire
 	w.wireCfg.Token = cfg.Token
@@ -118,9 +120,9 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 		cfg.ConnectTimeout = time.Minute
 	}
 	if cfg.MetricsAddr != "" {
-		stop, at, err := serveOps(cfg.MetricsAddr, workerCollector{w}, w.joined.Load, w.log)
+		stop, at, err := ops.Serve(cfg.MetricsAddr, workerCollector{w}, w.joined.Load, w.log)
 		if err != nil {
-			return WorkerResult{ID: w.id}, err
+			return Result{ID: w.id}, err
 		}
 		defer stop()
 		if cfg.MetricsReady != nil {
@@ -129,7 +131,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) (WorkerResult, error) {
 	}
 	defer w.joined.Store(false)
 	if err := w.dialControl(ctx, cfg.ConnectTimeout); err != nil {
-		return WorkerResult{ID: w.id}, err
+		return Result{ID: w.id}, err
 	}
 	defer func() { w.ctl.Close() }()
 	// Beat from the start: loading the data set can outlast the timeout.
@@ -188,12 +190,12 @@ func (w *Worker) noteBarrier(b, pushes uint64) {
 // dialControl connects (or reconnects) to the coordinator and reads the job.
 func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 	w.ws.AgeUS = time.Since(w.started).Microseconds()
-	meta, err := json.Marshal(helloMeta{workerState: w.ws})
+	meta, err := json.Marshal(proto.HelloMeta{WorkerState: w.ws})
 	if err != nil {
 		return err
 	}
-	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: RoleControl, Worker: int32(w.id), Meta: meta}, OnNotify: w.onNotify}
-	c, err := dialRetry(ctx, w.tr, w.cfg.Coordinator, cc, giveUp)
+	cc := wire.ClientConfig{Config: w.wireCfg, Hello: wire.Hello{Role: proto.RoleControl, Worker: int32(w.id), Meta: meta}, OnNotify: w.onNotify}
+	c, err := proto.DialRetry(ctx, w.tr, w.cfg.Coordinator, cc, giveUp)
 	if err != nil {
 		var re *wire.RemoteError
 		if errors.As(err, &re) && re.Code == wire.CodeShuttingDown {
@@ -201,7 +203,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		}
 		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
 	}
-	var info JobInfo
+	var info proto.JobInfo
 	if err := c.HelloOK().JSON(&info); err != nil {
 		c.Close()
 		return err
@@ -258,7 +260,7 @@ type state struct {
 	iter      time.Duration // the last iteration's compute time, reported with its push
 	loss      float64       // the last mini-batch's loss, reported with its push
 	waitFrom  time.Time
-	res       WorkerResult
+	res       Result
 	start     time.Time
 	pushRead  []uint64 // per shard, the read tag of the last push (for re-pushes)
 }
@@ -310,10 +312,10 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	return st, b, nil
 }
 
-func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
+func (w *Worker) loop(ctx context.Context) (Result, error) {
 	st, b, err := w.setup()
 	if err != nil {
-		return WorkerResult{ID: w.id}, err
+		return Result{ID: w.id}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -377,7 +379,7 @@ func (w *Worker) loop(ctx context.Context) (WorkerResult, error) {
 		st.waitFrom = time.Now()
 		st.iter = st.waitFrom.Sub(t0)
 		st.res.Busy += st.iter
-		if err := checkFinite(st.grad); err != nil {
+		if err := proto.CheckFinite(st.grad); err != nil {
 			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
 		}
 		if c := w.info.Job.Job.ClipNorm; c > 0 {
@@ -432,7 +434,7 @@ func (w *Worker) localStep(st *state, d *job.Description) {
 	kernel.AxpyUnitary(float32(-lr), st.grad, st.params)
 }
 
-func (w *Worker) result(st *state) WorkerResult {
+func (w *Worker) result(st *state) Result {
 	st.res.ID = w.id
 	return st.res
 }
@@ -477,130 +479,4 @@ func (w *Worker) handle(st *state, links []*wlink, ev linkEvent) error {
 func (w *Worker) request(st *state, links []*wlink, i int) {
 	st.pulling[i] = true
 	links[i].ops <- linkOp{kind: opPull, read: st.read[i], min: st.pl.MinVersion(i)}
-}
-
-// pullPhase runs the puller: ask every shard not already asked, then wait
-// for enough fresh blocks (PSP: ⌈b·S⌉ and the τ2 grace).
-func (w *Worker) pullPhase(ctx context.Context, st *state, links []*wlink) error {
-	bar := w.barriers.Load()
-	st.pl.SetBarriers(bar)
-	w.ws.Barriers = bar
-	st.pl.Start(time.Since(st.start), st.clock, st.read, st.first)
-	first := st.first
-	if st.pl.Ready() && !first {
-		// ElasticBSP apply=local inside a superstep: the worker goes on
-		// with its own copy, asking no shard.
-		return nil
-	}
-	st.first, st.inPull, st.pullFirst = false, true, first
-	defer func() { st.inPull = false }()
-	for i := range links {
-		if !st.pulling[i] || first {
-			w.request(st, links, i)
-		}
-	}
-	var timer *time.Timer
-	var tick <-chan time.Time
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	report := startWaitTimer(time.Now())
-	defer report.stop()
-	for !st.pl.Ready() {
-		if d, ok := st.pl.Deadline(); ok && tick == nil {
-			// The event loop's timer for the deadline pl chose; pl.Tick
-			// takes the time as an input when it fires.
-			timer = time.NewTimer(d - time.Since(st.start))
-			tick = timer.C
-		}
-		w.ctlMu.Lock()
-		dead := w.ctl.Done()
-		w.ctlMu.Unlock()
-		select {
-		case ev := <-w.events:
-			if err := w.handle(st, links, ev); err != nil {
-				return err
-			}
-		case <-tick:
-			tick = nil
-			st.pl.Tick(time.Since(st.start))
-		case now := <-report.C():
-			if d, ok := report.fired(now); ok {
-				w.log.Warn("still waiting for a pull", "worker", w.id, "clock", st.clock, "waited", d.Round(time.Second),
-					"shards", shardList(len(links), func(i int) bool { return !st.pl.Fresh(i) }))
-			}
-		case <-dead:
-			// Shard 0 (the coordinator) went down while this pull waits:
-			// redial now, not at the next report. The pull may wait on
-			// the restarted coordinator itself: under ElasticBSP
-			// apply=local it waits for a barrier the coordinator's state
-			// file may not know, which the Hello tells it (ws.Barriers);
-			// and heartbeats on the dead connection reach no one, so a
-			// worker that waited here until its pull came was removed.
-			rejoined, err := w.redialWaiting(ctx, st)
-			if err != nil {
-				return err
-			}
-			if rejoined {
-				// Removed before it was back: from a full pull.
-				return w.pullPhase(ctx, st, links)
-			}
-		case <-w.stop:
-			return ErrJobDone
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	st.clock = st.pl.NextClock(st.clock)
-	return nil
-}
-
-// drainPushes waits for every outstanding push ack (the gradient buffer is
-// read by the links until then).
-func (w *Worker) drainPushes(ctx context.Context, st *state) error {
-	var report *waitTimer
-	defer func() {
-		if report != nil {
-			report.stop()
-		}
-	}()
-	for {
-		busy := false
-		for _, p := range st.pushing {
-			busy = busy || p
-		}
-		if !busy {
-			return nil
-		}
-		if report == nil {
-			report = startWaitTimer(time.Now())
-		}
-		w.ctlMu.Lock()
-		dead := w.ctl.Done()
-		w.ctlMu.Unlock()
-		select {
-		case ev := <-w.events:
-			if err := w.handle(st, w.links, ev); err != nil {
-				return err
-			}
-		case <-dead:
-			// Removed while its push was under way (a busy machine's late
-			// beats), the worker is refused by the shards as unadmitted
-			// and its links offer the push again: only its return to the
-			// coordinator, which tells them, lets the push in. A rejoin
-			// restarts it from a full pull (redialWaiting sets st so).
-			if _, err := w.redialWaiting(ctx, st); err != nil {
-				return err
-			}
-		case now := <-report.C():
-			if d, ok := report.fired(now); ok {
-				w.log.Warn("still waiting for push acknowledgements", "worker", w.id, "clock", st.clock, "waited", d.Round(time.Second),
-					"shards", shardList(len(st.pushing), func(i int) bool { return st.pushing[i] }))
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package live
+package proto
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/live/ckpt"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -31,7 +30,7 @@ type Observer struct {
 
 // NewObserver returns an observer of shard index at addr.
 func NewObserver(tr wire.Transport, addr string, shard int, token, controlToken string) *Observer {
-	cc := wire.ClientConfig{Hello: controlHello(RoleObserver, controlToken, nil)}
+	cc := wire.ClientConfig{Hello: ControlHello(RoleObserver, controlToken, nil)}
 	cc.Token = token
 	return &Observer{tr: tr, addr: addr, shard: shard, cc: cc}
 }
@@ -61,7 +60,7 @@ func (o *Observer) call(ctx context.Context, req, resp *wire.Frame) error {
 func (o *Observer) callBlock(ctx context.Context, req, resp *wire.Frame, floats int) error {
 	for {
 		if o.conn == nil {
-			c, err := dialRetry(ctx, o.tr, o.addr, o.cc, o.GiveUp)
+			c, err := DialRetry(ctx, o.tr, o.addr, o.cc, o.GiveUp)
 			if err != nil {
 				return err
 			}
@@ -82,7 +81,7 @@ func (o *Observer) callBlock(ctx context.Context, req, resp *wire.Frame, floats 
 			return fmt.Errorf("live: shard %d: %w", o.shard, err)
 		}
 		o.Close()
-		if !sleep(ctx, 20*time.Millisecond) {
+		if !Sleep(ctx, 20*time.Millisecond) {
 			return ctx.Err()
 		}
 	}
@@ -92,7 +91,7 @@ func (o *Observer) callBlock(ctx context.Context, req, resp *wire.Frame, floats 
 func (o *Observer) Stats(ctx context.Context) (Stats, error) {
 	var req, resp wire.Frame
 	var st Stats
-	if err := req.SetJSON(wire.MsgControl, control{Op: "stats"}); err != nil {
+	if err := req.SetJSON(wire.MsgControl, Control{Op: OpStats}); err != nil {
 		return st, err
 	}
 	if err := o.call(ctx, &req, &resp); err != nil {
@@ -124,7 +123,7 @@ func (o *Observer) Weights(ctx context.Context, w []float32) error {
 // job's --ema) into w; the shard refuses when the job keeps none.
 func (o *Observer) Average(ctx context.Context, w []float32) error {
 	var req, resp wire.Frame
-	if err := req.SetJSON(wire.MsgControl, control{Op: "average"}); err != nil {
+	if err := req.SetJSON(wire.MsgControl, Control{Op: OpAverage}); err != nil {
 		return err
 	}
 	if err := o.callBlock(ctx, &req, &resp, len(w)); err != nil {
@@ -161,7 +160,7 @@ func (o *Observer) AwaitVersion(ctx context.Context, v uint64, within time.Durat
 		if st.Shard.Version >= v {
 			return nil
 		}
-		if !sleep(ctx, 10*time.Millisecond) {
+		if !Sleep(ctx, 10*time.Millisecond) {
 			return fmt.Errorf("live: shard %d is at version %d after %s; the job's last barrier is %d", o.shard, st.Shard.Version, within, v)
 		}
 	}
@@ -171,15 +170,8 @@ func (o *Observer) AwaitVersion(ctx context.Context, v uint64, within time.Durat
 // to shut down).
 func (o *Observer) Stop(ctx context.Context) error {
 	var req, resp wire.Frame
-	if err := req.SetJSON(wire.MsgControl, control{Op: "stop"}); err != nil {
+	if err := req.SetJSON(wire.MsgControl, Control{Op: OpStop}); err != nil {
 		return err
 	}
 	return o.call(ctx, &req, &resp)
-}
-
-// CheckpointWant is what shard index of job p must find in its checkpoint:
-// the range the job's model and shard count give it.
-func CheckpointWant(p *job.Description, index, nparams int) ckpt.Want {
-	r := job.Ranges(nparams, p.Job.Shards)[index]
-	return ckpt.Want{Shard: index, Shards: p.Job.Shards, Lo: r[0], Hi: r[1], NumParams: nparams, Model: p.Job.Model}
 }

@@ -1,0 +1,40 @@
+package proto
+
+// Op is a control operation: the "op" of a Control frame's JSON. Ops is the
+// one list of them; a server matches on these values and refuses any other.
+type Op string
+
+// The control operations, each with who sends it on which connection.
+const (
+	// OpStats (observer → any shard): the shard's counters, with the
+	// coordinator's on shard 0 (the reply is a Stats).
+	OpStats Op = "stats"
+	// OpAverage (observer, or a worker's data connection: its one control
+	// op): the shard's block of the weights' moving average under --ema,
+	// answered as a PullResp whose Tag is the shard's version.
+	OpAverage Op = "average"
+	// OpStop (observer → shard 0): the coordinator tells every worker to
+	// shut down.
+	OpStop Op = "stop"
+	// OpMembers (coordinator → shard, on its membership link): the
+	// complete live/removed view, resent after reconnects.
+	OpMembers Op = "members"
+	// OpBarrier (coordinator → shard): ElasticBSP apply=local's barrier
+	// count; the shard applies its buffered superstep up to it.
+	OpBarrier Op = "barrier"
+	// OpEnd (coordinator → shard, on the membership link, after the
+	// latest view): the job has ended by itself (--exit-when-done); the
+	// shard replies, writes its final checkpoint and stops.
+	OpEnd Op = "end"
+)
+
+// Ops is every control operation, in the order docs/protocol.md lists them.
+var Ops = []Op{OpStats, OpAverage, OpStop, OpMembers, OpBarrier, OpEnd}
+
+// Control is the JSON body of a MsgControl request.
+type Control struct {
+	Op      Op     `json:"op"`
+	Live    []int  `json:"live,omitempty"`    // members: live worker ids
+	Removed []int  `json:"removed,omitempty"` // members: removed worker ids
+	Barrier uint64 `json:"barrier,omitempty"` // barrier: the barriers the gate has passed (elastic apply=local)
+}
