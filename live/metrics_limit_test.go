@@ -52,11 +52,11 @@ func TestMetricsConnectionsBounded(t *testing.T) {
 		conns = append(conns, c)
 		return c
 	}
-	// One scraper between requests, then a flood of silent connections.
-	scraper := dial()
-	if err := get(scraper, "/metrics"); err != nil {
-		t.Fatal(err)
-	}
+	// A flood of silent connections. (No scraper idle between requests
+	// before it: when the server marks that one idle is its own goroutine's
+	// business, after the reply the client has read, so whether it is the
+	// oldest idle one when the flood comes depends on the load: at load 19
+	// it was still serving and outlived a newer one.)
 	const flood = 40
 	for i := 0; i < flood; i++ {
 		dial()
@@ -66,8 +66,7 @@ func TestMetricsConnectionsBounded(t *testing.T) {
 	if err := get(probe, "/healthz"); err != nil {
 		t.Fatalf("/healthz behind %d silent connections (MaxConns %d): %v", flood, ops.Limits.MaxConns, err)
 	}
-	// Every connection but the newest MaxConns was closed by the server:
-	// the scraper (idle, oldest) first.
+	// Every connection but the newest MaxConns was closed by the server.
 	closed := 0
 	for _, c := range conns[:len(conns)-ops.Limits.MaxConns] {
 		c.SetReadDeadline(time.Now().Add(guard))
