@@ -238,7 +238,7 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 	pc.Mode, lc.Mode = compare.Virtual, live
 	if t := &lc.Job.Timing; len(t.Speeds) == 0 && t.Jitter == 0 && t.Straggler.IsZero() {
 		// A live job without speeds, jitter or stragglers has no timing
-		// model (live/pace.go) and runs at its real step, where the
+		// model (live/worker/pace.go) and runs at its real step, where the
 		// prediction charges the base: every worker at speed 1 is the
 		// same model, and holds them to it.
 		t.Speeds = []float64{1}

@@ -202,7 +202,7 @@ func setFlags(fs *pflag.FlagSet) map[string]bool {
 // virtualOnlyFlags shape the simulated cluster only. The workers' timing
 // flags (speeds, jitter, straggler, base) and server delays apply in every
 // mode: the live workers stretch their real iterations to them
-// (live/pace.go), and the shards hold their pull replies
+// (live/worker/pace.go), and the shards hold their pull replies
 // (live/emulate.go); tcp mode emulates the links (package nsnet).
 var virtualOnlyFlags = []string{"apply-rate", "search-cost"}
 

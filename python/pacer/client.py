@@ -1,4 +1,4 @@
-"""A pacer worker's side of a live job, in Python: what live/worker.go,
+"""A pacer worker's side of a live job, in Python: what live/worker/worker.go,
 worker_ctl.go and wlink.go do, for parameters held in a float32 array.
 
 The engine knows nothing of models: it pulls the job's weights into a flat
@@ -22,7 +22,7 @@ from . import wire
 
 log = logging.getLogger("pacer")
 
-# The live package's application flag bits (live/proto.go).
+# The live package's application flag bits (live/proto).
 FLAG_PENDING = 1   # PullResp: the shard's version is below the minimum; a ready notice follows
 FLAG_DROPPED = 2   # PushAck: the aggregator refused the gradient (stale or surplus)
 FLAG_REJOINED = 4  # Clock reply: the worker had been removed and was admitted again
@@ -299,7 +299,7 @@ class Client:
         while it waited (for a release or a pull), now and not at the
         next report: the heartbeats go into the dead connection until then,
         and a restarted coordinator removes a worker it does not hear from
-        (live/worker_ctl.go, redialWaiting). After a short delay (_Redials),
+        (live/worker/pull.go, redialWaiting). After a short delay (_Redials),
         longer while connections keep dying young. Raises _Rejoined when it
         had been removed meanwhile (first and clock are then the rejoin's)."""
         if self.done:
@@ -685,7 +685,7 @@ class Client:
 
 
 class _Link:
-    """The data connection to one shard (live/wlink.go), redialled when it
+    """The data connection to one shard (live/worker/wlink.go), redialled when it
     breaks."""
 
     def __init__(self, client, shard, addr, meta):
@@ -776,7 +776,7 @@ class _Link:
         worker not yet in the membership it heard) changed nothing and is
         sent again, paced, until it is taken; one refused as non-finite (it
         would have made the weights NaN or infinite) is a dropped push, as
-        in the Go worker (live/wlink.go)."""
+        in the Go worker (live/worker/wlink.go)."""
         pace, told = PUSH_RETRY_MIN, False
         notice = None
         while True:
@@ -827,7 +827,7 @@ class _Link:
                 # The shard that took our last push has died: its successor
                 # may never have seen it, and a synchronous round would
                 # wait for it. The gradient is still in grad (step() has
-                # not returned): push it again (live/wlink.go, evRepush).
+                # not returned): push it again (live/worker/wlink.go, evRepush).
                 log.warning("shard %d restarted after taking our push of clock %d: pushing it again",
                             self.shard, self.last_push[2])
                 self.start_push(*self.last_push)
