@@ -74,13 +74,14 @@ type queue struct {
 	lanes [nLanes]lane
 }
 
-// The lanes, by what schedules into them.
+// The lanes, by what schedules into them: one latency after now (a
+// transfer's arrival after it ends, a pull request, a release); a clock
+// report (after the acknowledgements); a pull's answer leaving its shard
+// (after the apply in progress and its server delay).
 const (
-	laneArrive  = iota // a transfer's arrival, one path latency after it ends
-	laneRequest        // a pull request
-	laneRelease        // a release
-	lanePushed         // a clock report
-	laneReply          // a pull's answer leaving its shard
+	laneLatency = iota
+	lanePushed
+	laneReply
 	nLanes
 )
 

@@ -272,7 +272,7 @@ func (e *engine) startPull(p int) {
 func (e *engine) request(p, i int) {
 	e.ws[p].pending[i] = true
 	if e.net != nil {
-		e.q.pushLane(laneRequest, event{at: e.now + e.net.Latency(p, i), key: mkKey(evPullRequest, p, i)})
+		e.q.pushLane(laneLatency, event{at: e.now + e.net.Latency(p, i), key: mkKey(evPullRequest, p, i)})
 		return
 	}
 	e.pullRequest(p, i)
@@ -339,7 +339,7 @@ func (e *engine) transfersEnd() {
 	for _, id := range e.ended {
 		ev := e.flowEv[id]
 		ev.at = e.now + e.net.Latency(ev.worker(), ev.shard())
-		e.q.pushLane(laneArrive, ev)
+		e.q.pushLane(laneLatency, ev)
 	}
 }
 
@@ -581,7 +581,7 @@ func (e *engine) carryOut(rd paradigm.Ready, hold time.Duration) {
 		}
 		switch {
 		case e.net != nil:
-			e.q.pushLane(laneRelease, event{at: e.now + hold + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
+			e.q.pushLane(laneLatency, event{at: e.now + hold + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
 			continue
 		case hold > 0:
 			e.q.push(event{at: e.now + hold, key: mkKey(evRelease, q, 0)})
