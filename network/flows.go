@@ -22,9 +22,13 @@ import (
 // link is one direction of an endpoint's link.
 type link struct {
 	rate  float64
-	shard bool    // a shard's link: it holds its leaves in groups
 	flows []int32 // a worker's link: every flow on it; a shard's: the flows that are not leaves
+	// inl holds flows while it has room: a worker's link mostly carries
+	// one flow, and then its start and end touch no memory beyond the
+	// link's first cache line.
+	inl   [2]int32
 	nLeaf int32
+	shard bool // a shard's link: it holds its leaves in groups
 	group []group
 
 	// The class of flows it holds: each has received v bytes by vat and
@@ -66,7 +70,8 @@ type flow struct {
 	next       int32 // the class settle gave it
 }
 
-func (n *Net) start(now time.Duration, a, b int32, bytes int64) int32 {
+// start starts a flow through worker-side link w and shard-side link s.
+func (n *Net) start(now time.Duration, w, s int32, bytes int64) int32 {
 	n.advance(now)
 	var id int32
 	if k := len(n.free); k > 0 {
@@ -74,10 +79,6 @@ func (n *Net) start(now time.Duration, a, b int32, bytes int64) int32 {
 	} else {
 		id = int32(len(n.flows))
 		n.flows = append(n.flows, flow{})
-	}
-	w, s := a, b
-	if n.links[a].shard {
-		w, s = b, a
 	}
 	f := &n.flows[id]
 	*f = flow{w: w, s: s, class: -1, fin: float64(bytes), live: true, gen: f.gen + 1}
