@@ -241,6 +241,9 @@ func (n *Net) settle() {
 		// changed: the component is c's star, as the search below would
 		// find it.
 		n.dirty = n.dirty[:0]
+		if n.uniformStar(c) {
+			return
+		}
 		s.links = append(s.links[:0], w, c)
 		if n.links[c].nLeaf == 0 {
 			c = -1
@@ -367,6 +370,35 @@ func (n *Net) lone(w, c int32) bool {
 		return f.leaf && f.s == c
 	}
 	return false
+}
+
+// uniformStar is starAt for shard link c in its commonest case, the one
+// of a network whose links have one rate: its leaves are one group that
+// nothing caps, before and after (or none are left). Then every leaf runs
+// at the link's share, none changes class, and at most the flow just
+// started is placed: the same steps as starAt and placeAll take, without
+// their searches. It reports false, having changed nothing, in any other
+// case.
+func (n *Net) uniformStar(c int32) bool {
+	L := &n.links[c]
+	if len(L.group) != 1 || L.group[0].private {
+		return false
+	}
+	if L.nLeaf > 0 {
+		share := L.rate / float64(L.nLeaf)
+		if L.group[0].rate < share {
+			return false
+		}
+		n.setLevel(c, share)
+	}
+	for _, id := range n.pending {
+		if f := &n.flows[id]; f.live && f.class < 0 {
+			n.place(id) // a leaf of c (the only flow its worker link carries)
+		}
+	}
+	n.pending = n.pending[:0]
+	n.refreshTouched()
+	return true
 }
 
 // star is settle for a component without shared flows: one shard link and

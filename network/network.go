@@ -217,7 +217,9 @@ func (n *Net) first() (time.Duration, bool) {
 // Done ends the transfers that end at now (Next's time), appends their
 // ids to ids and returns it. The rates change once, after all of them.
 func (n *Net) Done(now time.Duration, ids []int32) []int32 {
-	n.settle()
+	if !n.Settled() {
+		n.settle()
+	}
 	for {
 		at, ok := n.first()
 		if !ok || at > now {

@@ -34,22 +34,29 @@ func goldenRuns(t *testing.T) map[string]Config {
 		s.Shards = map[int]network.Link{1: {Rate: 2.5e9 / 8, Latency: 80 * time.Microsecond}}
 		return s
 	}
+	fastShard := func() *network.Spec { // worker links slower than the shard's: their own rate caps a few
+		return &network.Spec{Default: network.Link{Rate: 1e9 / 8, Latency: 50 * time.Microsecond},
+			Shards: map[int]network.Link{0: {Rate: 10e9 / 8, Latency: 50 * time.Microsecond}}, ApplyRate: network.DefaultApplyRate}
+	}
+	incast := &network.Spec{Default: network.Link{Rate: 10e9 / 8, Latency: time.Nanosecond}, ApplyRate: network.DefaultApplyRate}
 	j := func(x float64) timing.WorkerSpec { return timing.WorkerSpec{Jitter: x} }
 	runs := map[string]Config{
-		"ssp-200x1-net":      {Spec: mustSpec(t, "ssp:s=3"), Workers: 200, Timing: j(0.1), Iterations: 20, Seed: 1, Network: net(), Params: mlp},
-		"ssp-200x1-none":     {Spec: mustSpec(t, "ssp:s=3"), Workers: 200, Timing: j(0.1), Iterations: 20, Seed: 1},
-		"bsp-16x4-net":       {Spec: mustSpec(t, "bsp"), Workers: 16, Shards: 4, Timing: j(0.1), Iterations: 20, Seed: 2, Network: net(), Params: mlp},
-		"bsp-64x1-ties-net":  {Spec: mustSpec(t, "bsp"), Workers: 64, Iterations: 10, Seed: 3, Network: net(), Params: mlp},
-		"asp-64x8-uneven":    {Spec: mustSpec(t, "asp"), Workers: 64, Shards: 8, Timing: j(0.2), Iterations: 15, Seed: 4, Network: uneven(), Params: 100000},
-		"asp-64x1-ties-net":  {Spec: mustSpec(t, "asp"), Workers: 64, Iterations: 10, Seed: 4, Network: net(), Params: 25000000},
-		"dssp-40x2-net":      {Spec: mustSpec(t, "dssp:sl=3,su=15"), Workers: 40, Shards: 2, Timing: j(0.3), Iterations: 20, Seed: 5, Network: net(), Params: mlp},
-		"elastic-20x1-net":   {Spec: mustSpec(t, "elastic:r=15"), Workers: 20, Timing: j(0.2), Iterations: 20, Seed: 6, Network: net(), Params: mlp},
-		"softsync-30x3-net":  {Spec: mustSpec(t, "softsync:n=4"), Workers: 30, Shards: 3, Timing: j(0.1), Iterations: 20, Seed: 7, Network: uneven(), Params: mlp},
-		"backup-20x2-fail":   {Spec: mustSpec(t, "backup:b=2"), Workers: 20, Shards: 2, Timing: j(0.1), Iterations: 20, Seed: 8, Network: net(), Params: mlp, Failures: []Failure{{Worker: 5, At: 3 * time.Second}}},
-		"psp-32x32-spike":    {Spec: mustSpec(t, "psp:c=28,b=0.9"), Workers: 32, Shards: 32, Timing: j(0.05), Iterations: 30, Seed: 9, Network: net(), Params: mlp, ServerDelay: timing.MustServerDelay("spike:p=0.02,delay=4s")},
-		"psp-32x32-ties":     {Spec: mustSpec(t, "psp:c=20,b=0.75"), Workers: 32, Shards: 32, Iterations: 20, Seed: 10, Network: net(), Params: 2500000},
-		"psp-32x32-none":     {Spec: mustSpec(t, "psp:c=28,b=0.9"), Workers: 32, Shards: 32, Timing: j(0.05), Iterations: 30, Seed: 9, ServerDelay: timing.MustServerDelay("spike:p=0.02,delay=4s")},
-		"ssp-100x1-duration": {Spec: mustSpec(t, "ssp:s=3"), Workers: 100, Timing: j(0.1), Duration: 7 * time.Second, Seed: 11, Network: net(), Params: 25000000},
+		"ssp-200x1-net":       {Spec: mustSpec(t, "ssp:s=3"), Workers: 200, Timing: j(0.1), Iterations: 20, Seed: 1, Network: net(), Params: mlp},
+		"ssp-200x1-none":      {Spec: mustSpec(t, "ssp:s=3"), Workers: 200, Timing: j(0.1), Iterations: 20, Seed: 1},
+		"bsp-16x4-net":        {Spec: mustSpec(t, "bsp"), Workers: 16, Shards: 4, Timing: j(0.1), Iterations: 20, Seed: 2, Network: net(), Params: mlp},
+		"bsp-64x1-ties-net":   {Spec: mustSpec(t, "bsp"), Workers: 64, Iterations: 10, Seed: 3, Network: net(), Params: mlp},
+		"asp-64x8-uneven":     {Spec: mustSpec(t, "asp"), Workers: 64, Shards: 8, Timing: j(0.2), Iterations: 15, Seed: 4, Network: uneven(), Params: 100000},
+		"asp-64x1-ties-net":   {Spec: mustSpec(t, "asp"), Workers: 64, Iterations: 10, Seed: 4, Network: net(), Params: 25000000},
+		"dssp-40x2-net":       {Spec: mustSpec(t, "dssp:sl=3,su=15"), Workers: 40, Shards: 2, Timing: j(0.3), Iterations: 20, Seed: 5, Network: net(), Params: mlp},
+		"elastic-20x1-net":    {Spec: mustSpec(t, "elastic:r=15"), Workers: 20, Timing: j(0.2), Iterations: 20, Seed: 6, Network: net(), Params: mlp},
+		"softsync-30x3-net":   {Spec: mustSpec(t, "softsync:n=4"), Workers: 30, Shards: 3, Timing: j(0.1), Iterations: 20, Seed: 7, Network: uneven(), Params: mlp},
+		"backup-20x2-fail":    {Spec: mustSpec(t, "backup:b=2"), Workers: 20, Shards: 2, Timing: j(0.1), Iterations: 20, Seed: 8, Network: net(), Params: mlp, Failures: []Failure{{Worker: 5, At: 3 * time.Second}}},
+		"psp-32x32-spike":     {Spec: mustSpec(t, "psp:c=28,b=0.9"), Workers: 32, Shards: 32, Timing: j(0.05), Iterations: 30, Seed: 9, Network: net(), Params: mlp, ServerDelay: timing.MustServerDelay("spike:p=0.02,delay=4s")},
+		"psp-32x32-ties":      {Spec: mustSpec(t, "psp:c=20,b=0.75"), Workers: 32, Shards: 32, Iterations: 20, Seed: 10, Network: net(), Params: 2500000},
+		"psp-32x32-none":      {Spec: mustSpec(t, "psp:c=28,b=0.9"), Workers: 32, Shards: 32, Timing: j(0.05), Iterations: 30, Seed: 9, ServerDelay: timing.MustServerDelay("spike:p=0.02,delay=4s")},
+		"ssp-100x1-fastshard": {Spec: mustSpec(t, "ssp:s=3"), Workers: 100, Timing: j(0.5), Iterations: 20, Seed: 12, Network: fastShard(), Params: 2500000},
+		"bsp-4x1-incast":      {Spec: mustSpec(t, "bsp"), Workers: 4, Timing: timing.WorkerSpec{Base: time.Second}, Iterations: 50, Seed: 1, Network: incast, Params: 25000000},
+		"ssp-100x1-duration":  {Spec: mustSpec(t, "ssp:s=3"), Workers: 100, Timing: j(0.1), Duration: 7 * time.Second, Seed: 11, Network: net(), Params: 25000000},
 	}
 	return runs
 }
