@@ -62,10 +62,11 @@ func (e *event) before(o *event) bool {
 // would box every event in an interface, an allocation per push on the
 // hot path; four children a node halve the levels a pop sifts through,
 // and they sit in one or two cache lines. With a network most events of a
-// push are scheduled one latency after now (an arrival, a request, a
-// release, a report): with one latency everywhere each kind of them comes
-// in order, so a lane takes it in O(1) where the heap would sift it
-// through all its levels twice. An event that would come before its
+// push are scheduled a fixed delay after now (an arrival, a request, a
+// release one latency; a report after the acknowledgements): with one
+// latency everywhere each lane's events come in time order, so it takes
+// them in O(1) where the heap would sift each through all its levels
+// twice. An event that would come before its
 // lane's last goes to the heap instead. Events are totally ordered
 // (before), and pop takes the first of the heap's and the lanes' firsts,
 // so the queue pops them in the same order wherever they wait.
