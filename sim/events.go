@@ -71,8 +71,9 @@ func (e *event) before(o *event) bool {
 // (before), and pop takes the first of the heap's and the lanes' firsts,
 // so the queue pops them in the same order wherever they wait.
 type queue struct {
-	h     []event
-	lanes [nLanes]lane
+	h      []event
+	lanes  [nLanes]lane
+	inLane int // events in the lanes: none without a network, where pop is the heap's
 }
 
 // The lanes, by what schedules into them: one latency after now (a
@@ -122,11 +123,18 @@ func (q *queue) pushLane(l int, e event) {
 		L.head = 0
 	}
 	L.ev = append(L.ev, e)
+	q.inLane++
 }
 
 // first is where the first event waits: −1 the heap, else its lane
 // (−2: the queue is empty).
 func (q *queue) first() int {
+	if q.inLane == 0 {
+		if len(q.h) > 0 {
+			return -1
+		}
+		return -2
+	}
 	b := -2
 	var be *event
 	if len(q.h) > 0 {
@@ -157,6 +165,7 @@ func (q *queue) take(b int) event {
 	}
 	L := &q.lanes[b]
 	L.head++
+	q.inLane--
 	return L.ev[L.head-1]
 }
 
@@ -193,10 +202,4 @@ func (q *queue) popHeap() event {
 	return top
 }
 
-func (q *queue) len() int {
-	n := len(q.h)
-	for l := range q.lanes {
-		n += len(q.lanes[l].ev) - q.lanes[l].head
-	}
-	return n
-}
+func (q *queue) len() int { return len(q.h) + q.inLane }
