@@ -68,6 +68,37 @@ func BenchmarkNetwork1000(b *testing.B) {
 	}
 }
 
+// BenchmarkNetwork1000Apart times BenchmarkNetwork1000's two sides apart,
+// in pushes per CPU-second of the process: which side a change of the
+// ratio came from.
+func BenchmarkNetwork1000Apart(b *testing.B) {
+	sp, _ := paradigm.Parse("ssp:s=3")
+	for _, on := range []bool{false, true} {
+		name := "none"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			var pushes int64
+			c0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				cfg := Config{Spec: sp, Workers: 1000, Timing: timing.WorkerSpec{Jitter: 0.1}, Iterations: 100, Seed: uint64(i + 1)}
+				if on {
+					cfg.Network, cfg.Params = &network.Spec{Default: network.DefaultLink, ApplyRate: network.DefaultApplyRate}, 235146
+				}
+				r, err := Run(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				pushes += r.Pushes
+			}
+			if c := cpuTime() - c0; c > 0 {
+				b.ReportMetric(float64(pushes)/c.Seconds(), "pushes/cpu-s")
+			}
+		})
+	}
+}
+
 func BenchmarkQueueOnly(b *testing.B) {
 	const k, iters = 1000, 200
 	var pushes int64
