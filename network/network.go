@@ -134,6 +134,9 @@ func New(s Spec, workers, shards int) (*Net, error) {
 		}
 	}
 	n.links = make([]link, 2*workers+2*shards)
+	for l := range n.links {
+		n.links[l].flows = n.links[l].inl[:0]
+	}
 	n.ends.pos = make([]int32, len(n.links))
 	for c := range n.ends.pos {
 		n.ends.pos[c] = -1
@@ -187,7 +190,7 @@ func (n *Net) Push(now time.Duration, p, i int, bytes int64) int32 {
 func (n *Net) Pull(now time.Duration, i, p int, bytes int64) int32 {
 	n.sBusyOut[i] += n.sServeOut[i].of(bytes, n.sl[i].Rate)
 	n.sBytesOut[i] += bytes
-	return n.start(now, int32(2*n.workers+i), int32(n.workers+p), bytes)
+	return n.start(now, int32(n.workers+p), int32(2*n.workers+i), bytes)
 }
 
 // Next is when the first transfer in progress ends (false: none is in
@@ -214,7 +217,9 @@ func (n *Net) first() (time.Duration, bool) {
 // Done ends the transfers that end at now (Next's time), appends their
 // ids to ids and returns it. The rates change once, after all of them.
 func (n *Net) Done(now time.Duration, ids []int32) []int32 {
-	n.settle()
+	if !n.Settled() {
+		n.settle()
+	}
 	for {
 		at, ok := n.first()
 		if !ok || at > now {

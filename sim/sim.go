@@ -174,8 +174,9 @@ func (e *engine) loop() error {
 		// A transfer that ends before the next event (or with it: the
 		// ended flow no longer shares its links) is taken first. While
 		// transfers start at this instant the rates wait for the last.
-		if e.net != nil && (e.net.Settled() || e.q.len() == 0 || e.q.h[0].at > e.now) {
-			if t, ok := e.net.Next(); ok && (e.q.len() == 0 || t <= e.q.h[0].at) {
+		b := e.q.first()
+		if e.net != nil && (e.net.Settled() || b == -2 || e.q.at(b) > e.now) {
+			if t, ok := e.net.Next(); ok && (b == -2 || t <= e.q.at(b)) {
 				if e.cfg.Duration > 0 && t > e.cfg.Duration {
 					e.now = e.cfg.Duration
 					break
@@ -185,11 +186,11 @@ func (e *engine) loop() error {
 				continue
 			}
 		}
-		if e.q.len() == 0 {
+		if b == -2 {
 			return fmt.Errorf("%w (%s, %d workers, at %s after %d pushes)", ErrStalled,
 				e.cfg.Spec, e.cfg.Workers, e.now, e.pushes)
 		}
-		ev := e.q.pop()
+		ev := e.q.take(b)
 		if e.cfg.Duration > 0 && ev.at > e.cfg.Duration {
 			e.now = e.cfg.Duration
 			break
@@ -272,7 +273,7 @@ func (e *engine) startPull(p int) {
 func (e *engine) request(p, i int) {
 	e.ws[p].pending[i] = true
 	if e.net != nil {
-		e.q.push(event{at: e.now + e.net.Latency(p, i), key: mkKey(evPullRequest, p, i)})
+		e.q.pushLane(laneLatency, event{at: e.now + e.net.Latency(p, i), key: mkKey(evPullRequest, p, i)})
 		return
 	}
 	e.pullRequest(p, i)
@@ -306,7 +307,7 @@ func (e *engine) serve(p, i int) {
 		leave := max(e.now, e.net.ApplyFree(i)) + d
 		w.srvMax = max(w.srvMax, e.now-w.reqAt[i]+leave-e.now)
 		if leave > e.now {
-			e.q.push(event{at: leave, key: mkKey(evReply, p, i), v: v})
+			e.q.pushLane(laneReply, event{at: leave, key: mkKey(evReply, p, i), v: v})
 			return
 		}
 		e.reply(p, i, v)
@@ -339,7 +340,7 @@ func (e *engine) transfersEnd() {
 	for _, id := range e.ended {
 		ev := e.flowEv[id]
 		ev.at = e.now + e.net.Latency(ev.worker(), ev.shard())
-		e.q.push(ev)
+		e.q.pushLane(laneLatency, ev)
 	}
 }
 
@@ -561,7 +562,7 @@ func (e *engine) pushArrive(p, i int) {
 	e.offer(p, i)
 	w.ackAt = max(w.ackAt, max(e.now, e.net.ApplyFree(i))+e.net.Latency(p, i))
 	if w.acks--; w.acks == 0 {
-		e.q.push(event{at: w.ackAt + e.net.Latency(p, 0), key: e.pushKey(evPushed, p, 0)})
+		e.q.pushLane(lanePushed, event{at: w.ackAt + e.net.Latency(p, 0), key: e.pushKey(evPushed, p, 0)})
 	}
 }
 
@@ -620,7 +621,7 @@ func (e *engine) carryOut(rd paradigm.Ready, hold time.Duration) {
 		}
 		switch {
 		case e.net != nil:
-			e.q.push(event{at: e.now + hold + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
+			e.q.pushLane(laneLatency, event{at: e.now + hold + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
 			continue
 		case hold > 0:
 			e.q.push(event{at: e.now + hold, key: mkKey(evRelease, q, 0)})
