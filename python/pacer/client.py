@@ -105,6 +105,24 @@ class _Redials:
         return d
 
 
+def from_env(coordinator=None, worker_id=None):
+    """The coordinator's address and the worker id, each from the
+    environment pacer run sets when not given ($PACER_COORDINATOR,
+    $PACER_WORKER_ID; without it the id is -1: the coordinator assigns
+    one). ValueError, naming the variable, for none or a bad one."""
+    if coordinator is None:
+        coordinator = os.environ.get("PACER_COORDINATOR", "")
+        if not coordinator:
+            raise ValueError("no coordinator: give its address (host:port) or set $PACER_COORDINATOR (pacer run sets it)")
+    if worker_id is None:
+        v = os.environ.get("PACER_WORKER_ID", "")
+        try:
+            worker_id = int(v) if v else -1
+        except ValueError:
+            raise ValueError("$PACER_WORKER_ID=%r: want a worker id, an integer" % v) from None
+    return coordinator, worker_id
+
+
 def ranges(n, s):
     """job.Ranges: n parameters cut into s contiguous near-equal blocks."""
     return [(i * n // s, (i + 1) * n // s) for i in range(s)]
@@ -207,11 +225,15 @@ class Client:
     sends the heartbeats).
     """
 
-    def __init__(self, coordinator, token=None, worker_id=-1, tls_ca=None, tls=False, server_name=None,
+    def __init__(self, coordinator=None, token=None, worker_id=None, tls_ca=None, tls=False, server_name=None,
                  connect_timeout=60.0, call_timeout=30.0):
         self.token = token if token is not None else os.environ.get("PACER_TOKEN", "")
         if not self.token:
             raise ValueError("a token is required (token= or $PACER_TOKEN)")
+        # What pacer run hands each copy of a script (launch/run.go), as
+        # torchrun hands MASTER_ADDR and RANK: the same script runs under
+        # it and by hand.
+        coordinator, worker_id = from_env(coordinator, worker_id)
         self.coordinator = coordinator
         self.tls = None
         if tls_ca or tls:
