@@ -227,6 +227,12 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 			return nil, err
 		}
 	}
+	// The shards hold their sockets now. This process's copies are closed,
+	// so that once a shard has exited a dial of it is refused at once,
+	// rather than waiting in a backlog nobody reads (ended's question).
+	for _, ln := range r.lns {
+		ln.Close()
+	}
 	for p := 1; p < j.Workers; p++ {
 		if err := r.startWorker(p, ""); err != nil {
 			return nil, err
@@ -389,6 +395,9 @@ func (r *runner) awaitInit(ctx context.Context, path string) ([]float32, error) 
 			if err := exited(e); err != nil {
 				return nil, err
 			}
+			if _, err := os.Stat(path); err == nil {
+				continue // written just before the exit: a worker may leave at once (its job's end is the shards' business)
+			}
 			return nil, fmt.Errorf("launch: %s exited without writing the model's initial weights to $%s (pacer.torch.Worker writes them when the variable is set; docs/python.md)", e.p.name, EnvInitFile)
 		case <-ctx.Done():
 			return nil, fmt.Errorf("launch: waiting for worker 0's initial weights: %w", context.Cause(ctx))
@@ -414,6 +423,11 @@ func (r *runner) await(ctx context.Context) error {
 			if strings.HasPrefix(p.name, "worker-") {
 				workers++
 			}
+		}
+	}
+	if workers == 0 && left > 0 {
+		if err := r.ended(ctx); err != nil {
+			return err
 		}
 	}
 	for left > 0 {
@@ -445,7 +459,7 @@ func (r *runner) ended(ctx context.Context) error {
 	o := live.NewObserver(wire.TCP{}, r.addrs[0], 0, r.token, r.ctl)
 	o.GiveUp = time.Second
 	defer o.Close()
-	c, cancel := context.WithTimeout(ctx, 10*time.Second) // a guard: shard 0 answers at once or is stopping
+	c, cancel := context.WithTimeout(ctx, time.Minute) // a guard: shard 0 answers once it serves, or is stopping
 	defer cancel()
 	st, err := o.Stats(c)
 	if err != nil || st.Coord == nil || st.Coord.Done {
