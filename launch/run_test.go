@@ -76,8 +76,8 @@ func jsonLines(t *testing.T, path string) []map[string]any {
 // coordinator, worker 0 alone where to write the initial weights; none
 // gets the control token. The shards start from worker 0's file, the job
 // ends at its length with a summary, and the export is the final weights:
-// w⁰ = 1…10 shrunk by (1 − lr) at each of the 20 BSP rounds' 2 pushes
-// (the gradient is the weights; under bsp each is applied with lr).
+// w⁰ = 1…10 shrunk by (1 − lr) at each of the 10 BSP rounds (the gradient
+// is the weights).
 func TestRunHandsEachWorkerItsRank(t *testing.T) {
 	skipUnderRace(t)
 	rc := runJob(t, "bsp", 2, 2)
@@ -117,9 +117,8 @@ func TestRunHandsEachWorkerItsRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Each round applies the mean of two equal gradients (both workers
-	// pulled the same weights): w ← w − 0.1·w, 10 rounds... the job's 20
-	// pushes are 10 rounds of 2.
+	// The job's 20 pushes are 10 BSP rounds of 2 equal gradients (both
+	// workers pulled the same weights), each round w ← w − 0.1·w.
 	f := float32(1)
 	for range 10 {
 		f -= 0.1 * f
@@ -205,5 +204,87 @@ func TestRunRefusesBadConfig(t *testing.T) {
 				t.Errorf("%s: refused, but %s was made", c.name, rc.Out)
 			}
 		}
+	}
+}
+
+// The acceptance of issue 35's one command: pip install ./python into a
+// fresh virtual environment, then examples/own_model.py runs with one
+// `pacer run`, ends with summary.json and a final model that PyTorch
+// loads (the example's --evaluate: pacer.torch.load_flat into its
+// network) and that has learned (chance is 0.10).
+func TestRunOwnModelExampleFromAFreshVenv(t *testing.T) {
+	skipUnderRace(t)
+	if err := exec.Command(defaultPython, "-c", "import torch, numpy").Run(); err != nil {
+		t.Skip("PyTorch is not installed for /usr/bin/python3 (scripts/setup installs python3-torch as root): the own-model example needs it")
+	}
+	tmp := t.TempDir()
+	// The package is built from a copy: setuptools leaves build/ and
+	// *.egg-info beside the sources it builds.
+	src := filepath.Join(tmp, "src")
+	for _, c := range [][]string{{"mkdir", "-p", filepath.Join(src, "compare")}, {"cp", "-r", filepath.Join("..", "python"), src},
+		{"cp", filepath.Join("..", "compare", "VERSION"), filepath.Join(src, "compare")}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	venv := filepath.Join(tmp, "venv")
+	py := filepath.Join(venv, "bin", "python")
+	for _, c := range [][]string{{defaultPython, "-m", "venv", "--system-site-packages", venv},
+		{filepath.Join(venv, "bin", "pip"), "install", "-q", "--no-index", "--no-build-isolation", filepath.Join(src, "python")}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	t.Setenv("PYTHONPATH", "")
+	os.Unsetenv("PYTHONPATH") // the workers import the installed package, nothing else
+	t.Setenv("PYTHONSAFEPATH", "1")
+	example, err := filepath.Abs(filepath.Join("..", "examples", "own_model.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(py, "-c", "import pacer; print(pacer.__file__)").Output(); err != nil || !strings.HasPrefix(string(out), venv) {
+		t.Fatalf("the venv's pacer is %q (%v): want the installed package", out, err)
+	}
+	out := filepath.Join(tmp, "out")
+	ctx := guard(t)
+	cmd := exec.CommandContext(ctx, pacerBin, "run", "--workers", "2", "--paradigm", "ssp:s=2", "--train-n", "2000", "--epochs", "2",
+		"--batch", "32", "--lr", "0.1", "--out", out, "--", py, example, "--train-limit", "2000", "--test-limit", "1000")
+	said, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pacer run: %v\n%s", err, said)
+	}
+	t.Logf("pacer run:\n%s", said)
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Model      string  `json:"model"`
+		Paradigm   string  `json:"paradigm"`
+		Pushes     int64   `json:"pushes"`
+		Workers    int     `json:"workers"`
+		NoAccuracy string  `json:"no_accuracy"`
+		Worker     []int64 `json:"worker_pushes"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(sum.Model, "flat:n=") || sum.Paradigm != "ssp:s=2" || sum.Workers != 2 || sum.Pushes < 125 || sum.NoAccuracy == "" ||
+		len(sum.Worker) != 2 || sum.Worker[0] == 0 || sum.Worker[1] == 0 {
+		t.Errorf("summary %+v: want the flat model, ssp:s=2, the job's 125 pushes from both workers, no_accuracy said", sum)
+	}
+	ev, err := exec.Command(py, example, "--evaluate", filepath.Join(out, "model.npz"), "--test-limit", "1000").Output()
+	if err != nil {
+		t.Fatalf("the example's --evaluate (PyTorch loading model.npz): %v\n%s", err, ev)
+	}
+	var r struct {
+		Acc float64 `json:"test_accuracy"`
+	}
+	if err := json.Unmarshal(ev, &r); err != nil {
+		t.Fatalf("%v: %s", err, ev)
+	}
+	t.Logf("exported model: test accuracy %.4f on 1000 samples", r.Acc)
+	if r.Acc < 0.4 {
+		t.Errorf("the exported model's test accuracy %.4f: it did not learn (chance 0.10)", r.Acc)
 	}
 }
