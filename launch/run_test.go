@@ -284,7 +284,7 @@ func TestRunOwnModelExampleFromAFreshVenv(t *testing.T) {
 		t.Fatalf("%v: %s", err, ev)
 	}
 	t.Logf("exported model: test accuracy %.4f on 1000 samples", r.Acc)
-	if r.Acc < 0.4 {
+	if r.Acc < 0.3 { // measured 0.45-0.66 (ssp: the order of the pushes varies); the initial weights: 0.07
 		t.Errorf("the exported model's test accuracy %.4f: it did not learn (chance 0.10)", r.Acc)
 	}
 }
