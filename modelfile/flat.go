@@ -2,6 +2,7 @@ package modelfile
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/nn/npz"
@@ -73,4 +74,31 @@ func firstNonFinite(w []float32) int {
 // flatTensors is a flat model's vector as the one array of its file.
 func flatTensors(w []float32) []nn.Tensor {
 	return []nn.Tensor{{Name: FlatArray, Shape: []int{len(w)}, Data: w}}
+}
+
+// FlatLen is the number of parameters in the flat model's file at path,
+// read from its headers alone: pacer run learns the job's N from the file
+// its first worker writes, and only then reads the values (ReadFlat).
+func FlatLen(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("modelfile: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("modelfile: %w", err)
+	}
+	if max := maxNPZSize(nn.MaxFlat, 1); st.Size() > max {
+		return 0, fmt.Errorf("modelfile: %s is %d bytes; a flat model's file takes at most %d: refused before reading it", path, st.Size(), max)
+	}
+	a, err := npz.Open(f, st.Size())
+	if err != nil {
+		return 0, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	if len(a.Arrays) != 1 || a.Arrays[0].Name != FlatArray || len(a.Arrays[0].Shape) != 1 {
+		return 0, fmt.Errorf("modelfile: %s holds %s; a flat model's file holds one 1-D float32 array named %q (pacer.torch.save_flat writes one)",
+			path, arrayList(a.Arrays), FlatArray)
+	}
+	return a.Arrays[0].Size, nil
 }

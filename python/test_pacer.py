@@ -2218,6 +2218,142 @@ class PartialPullRepushTest(unittest.TestCase):
         self.assertEqual(got, [0, 1], "shard 1's pushes by clock")
 
 
+class FreshIdTest(unittest.TestCase):
+    """A removed join whose id went to another process is given a fresh
+    one when it redials the coordinator (live/worker.go): the client goes
+    on under it, from a full pull, and redials its shard links under it.
+    Before, the links kept their connections under the old id, which the
+    shards give to the other process, and its requests were refused."""
+
+    N = 8
+
+    def run_job(self, kind, **spec):
+        n = self.N
+        desc = fake_desc(kind, 2, n, **spec)
+        asked = []  # the control Hellos' worker ids
+        links = []  # (shard, the data Hello's worker id, [(frame type, worker, min version or clock)])
+
+        def control(k, sock, hello):
+            asked.append(json.loads(hello.payload)["worker"])
+            # The join is given 3; the redial after the cut, asking for 3,
+            # is given 5 (3 went to another join), at the coordinator's clock 7.
+            info = {"id": 3 if k == 0 else 5, "clock": 0 if k == 0 else 7, "job": desc, "shard_addrs": job.addrs}
+            fake_send(sock, wire.HELLO_OK, info, req_id=hello.req_id)
+            # A guard: a client that does not go on as a join under 5
+            # waits at the gate for a release this coordinator never sends
+            # (5 is not held); the job's end, after 5 s of its heartbeats,
+            # then ends its step.
+            guard = time.monotonic() + 5
+            for _ in range(100):
+                f = fake_read(sock)
+                if k > 0 and time.monotonic() > guard:
+                    fake_send(sock, wire.SHUTDOWN)
+                    return
+                if f.type != wire.CLOCK:
+                    continue
+                job.reports += 1
+                fake_send(sock, wire.CLOCK, req_id=f.req_id, tag=job.reports)
+                if k == 0:
+                    return  # removed while held at the gate: the connection is cut
+                fake_send(sock, wire.SHUTDOWN)
+
+        def data(shard, k, sock, hello):
+            seen = []
+            links.append((shard, json.loads(hello.payload)["worker"], seen))
+            size = fake_shard_hello(sock, hello, shard, 2, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    seen.append(("pull", f.worker, f.extra))
+                    fake_pull_resp(sock, f, max(f.extra, 0), 1, size)
+                elif f.type == wire.PUSH:
+                    seen.append(("push", f.worker, f.tag))
+                    fake_push_ack(sock, f, 1, 1)
+
+        job = FakeJob(2, control, data)
+        job.reports = 0
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=-1, connect_timeout=10)
+            self.assertEqual(c.id, 3)
+            params, grad = np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32)
+            c.attach(params, grad)
+            with self.assertLogs("pacer", "WARNING") as logs:
+                self.assertTrue(c.step())
+            self.assertEqual(c.id, 5)
+            self.assertFalse(c.step())
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+        self.assertEqual(job.errors(), [])
+        self.assertTrue(any("fresh id, 5" in m for m in logs.output), logs.output)
+        self.assertEqual(asked, [-1, 3])  # a join, then a redial asking for its own id
+        return links
+
+    def check(self, links, full_min):
+        # Each shard: a connection under 3 (the first pull and the push of
+        # clock 0), then one under 5 whose requests are all 5's: a full
+        # pull at the coordinator's clock (full_min: the paradigm's minimum
+        # for a first pull there) and the next push, of clock 7.
+        for shard in (0, 1):
+            mine = [(w, seen) for s, w, seen in links if s == shard]
+            self.assertEqual([w for w, _ in mine], [3, 5], links)
+            self.assertEqual(mine[0][1], [("pull", 3, 0), ("push", 3, 0)], links)
+            self.assertEqual(mine[1][1], [("pull", 5, full_min), ("push", 5, 7)], links)
+
+    def test_bsp_links_redial_under_the_fresh_id(self):
+        self.check(self.run_job(1), 7)
+
+    def test_psp_partial_pulls_redial_under_the_fresh_id(self):
+        self.check(self.run_job(7, BFrac=0.5), 0)  # PSP's first pull asks for no version
+
+
+class EnvDefaultsTest(unittest.TestCase):
+    """pacer run hands each copy of a script the coordinator and its id in
+    the environment (launch/run.go); the client reads them when not given,
+    and an argument wins over them."""
+
+    def test_from_env(self):
+        env = {k: os.environ.pop(k) for k in ("PACER_COORDINATOR", "PACER_WORKER_ID") if k in os.environ}
+        try:
+            with self.assertRaisesRegex(ValueError, "PACER_COORDINATOR"):
+                pacer.client.from_env()
+            os.environ["PACER_COORDINATOR"] = "10.0.0.1:7070"
+            self.assertEqual(pacer.client.from_env(), ("10.0.0.1:7070", -1))
+            os.environ["PACER_WORKER_ID"] = "3"
+            self.assertEqual(pacer.client.from_env(), ("10.0.0.1:7070", 3))
+            self.assertEqual(pacer.client.from_env("a:1", 0), ("a:1", 0))
+            os.environ["PACER_WORKER_ID"] = "x"
+            with self.assertRaisesRegex(ValueError, "PACER_WORKER_ID"):
+                pacer.client.from_env()
+        finally:
+            for k in ("PACER_COORDINATOR", "PACER_WORKER_ID"):
+                os.environ.pop(k, None)
+            os.environ.update(env)
+
+    def test_write_init(self):
+        import torch
+        import pacer.torch
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "init.npz")
+            torch.manual_seed(1)
+            model = torch.nn.Linear(3, 2)
+            old = os.environ.pop("PACER_INIT_FILE", None)
+            try:
+                self.assertIsNone(pacer.torch.write_init(model))  # not under pacer run: nothing
+                os.environ["PACER_INIT_FILE"] = path
+                self.assertEqual(pacer.torch.write_init(model), 8)
+                v = pacer.torch.load_flat(path)
+                np.testing.assert_array_equal(v, pacer.torch.to_flat(model))
+                self.assertIsNone(pacer.torch.write_init(torch.nn.Linear(3, 2)))  # written once: kept
+                np.testing.assert_array_equal(pacer.torch.load_flat(path), v)
+            finally:
+                os.environ.pop("PACER_INIT_FILE", None)
+                if old is not None:
+                    os.environ["PACER_INIT_FILE"] = old
+
+
 class AckAfterEndTest(unittest.TestCase):
     """A PSP push awaits its acknowledgement (step() drains them) when the
     job ends: the coordinator sends its Shutdown, and the shard that holds

@@ -105,6 +105,24 @@ class _Redials:
         return d
 
 
+def from_env(coordinator=None, worker_id=None):
+    """The coordinator's address and the worker id, each from the
+    environment pacer run sets when not given ($PACER_COORDINATOR,
+    $PACER_WORKER_ID; without it the id is -1: the coordinator assigns
+    one). ValueError, naming the variable, for none or a bad one."""
+    if coordinator is None:
+        coordinator = os.environ.get("PACER_COORDINATOR", "")
+        if not coordinator:
+            raise ValueError("no coordinator: give its address (host:port) or set $PACER_COORDINATOR (pacer run sets it)")
+    if worker_id is None:
+        v = os.environ.get("PACER_WORKER_ID", "")
+        try:
+            worker_id = int(v) if v else -1
+        except ValueError:
+            raise ValueError("$PACER_WORKER_ID=%r: want a worker id, an integer" % v) from None
+    return coordinator, worker_id
+
+
 def ranges(n, s):
     """job.Ranges: n parameters cut into s contiguous near-equal blocks."""
     return [(i * n // s, (i + 1) * n // s) for i in range(s)]
@@ -207,11 +225,15 @@ class Client:
     sends the heartbeats).
     """
 
-    def __init__(self, coordinator, token=None, worker_id=-1, tls_ca=None, tls=False, server_name=None,
+    def __init__(self, coordinator=None, token=None, worker_id=None, tls_ca=None, tls=False, server_name=None,
                  connect_timeout=60.0, call_timeout=30.0):
         self.token = token if token is not None else os.environ.get("PACER_TOKEN", "")
         if not self.token:
             raise ValueError("a token is required (token= or $PACER_TOKEN)")
+        # What pacer run hands each copy of a script (launch/run.go), as
+        # torchrun hands MASTER_ADDR and RANK: the same script runs under
+        # it and by hand.
+        coordinator, worker_id = from_env(coordinator, worker_id)
         self.coordinator = coordinator
         self.tls = None
         if tls_ca or tls:
@@ -286,6 +308,17 @@ class Client:
                 raise JobError("coordinator %s now runs another job than the one worker %d joined"
                                % (self.coordinator, self.id))
             self.ctl.close()
+            if info["id"] != self.id:
+                # A redial asks for its own id and is given another only
+                # when it was a join's, removed, and went to another join
+                # meanwhile (live/worker.go): the worker goes on as a join
+                # under the new one, from a full pull. The shards know its
+                # data connections under the old id, which another process
+                # has now: each link redials under the new one at its next
+                # request (_Link.current).
+                log.warning("worker %d was given a fresh id, %d: its own went to another joining worker while it "
+                            "was removed; it goes on under the new one from a full pull", self.id, info["id"])
+                info["rejoined"] = True
         with self._ctl_lock:
             self.ctl = c
         self._ctl_since = time.monotonic()
@@ -691,6 +724,7 @@ class _Link:
     def __init__(self, client, shard, addr, meta):
         self.c, self.shard, self.addr, self.meta = client, shard, addr, meta
         self.conn = None
+        self.id = client.id
         self.inc = 0
         self.held = 0
         self.ready = False
@@ -711,8 +745,9 @@ class _Link:
 
     def connect(self, give_up=None, unreachable=None):
         c = self.c
+        self.id = c.id  # the id the shard knows this connection under
         def make():
-            return wire.Conn(self.addr, c.token, "worker", worker=c.id, meta=self.meta, tls=c.tls,
+            return wire.Conn(self.addr, c.token, "worker", worker=self.id, meta=self.meta, tls=c.tls,
                              server_name=c.server_name, timeout=c.call_timeout, on_notify=self._on_notify)
         self.conn = wire.dial_retry(make, give_up, self.what(), unreachable=unreachable)
         si = self.conn.welcome.json()
@@ -724,12 +759,21 @@ class _Link:
             log.warning("shard %d restarted (version %d, worker holds %d)", self.shard, si["version"], self.held)
             self.conn.send(wire.HEARTBEAT, shard=self.shard, worker=c.id, tag=self.held)
 
+    def current(self):
+        """Whether the connection is open and under the worker's id: after
+        a fresh id (Client._dial_control) the shard knows it under the old
+        one, which another process has, and refuses its requests."""
+        if self.conn is not None and not self.conn.closed and self.id != self.c.id:
+            log.info("shard %d: redialling under worker id %d (was %d)", self.shard, self.c.id, self.id)
+            self.conn.close()
+        return self.conn is not None and not self.conn.closed
+
     def _request(self, op):
         """Sends op (a function of the connection returning a request id),
-        redialling first if the connection is gone."""
+        redialling first if the connection is gone or of another id."""
         self._op = op
         while True:
-            if self.conn is None or self.conn.closed:
+            if not self.current():
                 self._redial()
             try:
                 self._rid = op(self.conn)
@@ -941,7 +985,7 @@ class _Link:
 
     def _send_async(self, kind, arg, send):
         while True:
-            if self.conn is None or self.conn.closed:
+            if not self.current():
                 self._reconnect_async()
             try:
                 self.fifo.append((send(self.conn), kind, arg))

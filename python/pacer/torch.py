@@ -226,6 +226,24 @@ def save_flat(model_or_vector, path, layout=None):
     return v.size
 
 
+INIT_FILE_ENV = "PACER_INIT_FILE"
+
+
+def write_init(model, layout=None):
+    """Under pacer run, worker 0 is given $PACER_INIT_FILE: the model's
+    initial weights (its own initialization, as built) go there, and the
+    job's shards start from them, the model's size N being the file's.
+    Worker does this itself before it joins; a script that dials the
+    coordinator first (its own pacer.Client) calls it before that, or the
+    shards never start. Returns N when it wrote the file, else None."""
+    path = os.environ.get(INIT_FILE_ENV, "")
+    if not path or os.path.exists(path):
+        return None
+    n = save_flat(model, path, layout)
+    log.info("wrote the model's initial weights (%d parameters) to %s for pacer run's shards", n, path)
+    return n
+
+
 def load_flat(path, model=None, layout=None):
     """Reads a flat model's file (save_flat's, or pacer export's of a flat
     job) and returns its vector; with model, also copies it into the
@@ -286,10 +304,12 @@ class Worker:
     scaler.update.
     """
 
-    def __init__(self, model, coordinator=None, token=None, worker_id=-1, layout=None, tls_ca=None, tls=False,
+    def __init__(self, model, coordinator=None, token=None, worker_id=None, layout=None, tls_ca=None, tls=False,
                  server_name=None, connect_timeout=60.0, check_finite=True, client=None, scaler=None):
         self.model = model
         self.layout = _layout(model, layout)
+        # Before anything: the in-place views below replace the weights.
+        write_init(model, layout)
         self.params = _trained(model)
         for p in self.params:
             if not p.is_floating_point():
@@ -327,8 +347,7 @@ class Worker:
         self._averaged = False
         self.clipped = 0  # pushes whose gradient the job's --clip-norm scaled down
         if client is None:
-            if coordinator is None:
-                raise ValueError("give the coordinator's address (or a joined pacer.Client)")
+            coordinator, worker_id = _client.from_env(coordinator, worker_id)
             client = _client.Client(coordinator, token=token, worker_id=worker_id, tls_ca=tls_ca, tls=tls,
                                     server_name=server_name, connect_timeout=connect_timeout)
         self.client = client
