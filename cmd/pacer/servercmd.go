@@ -84,9 +84,10 @@ job flags (paradigm, workers, shards, learning flags).
 
 The job ends by itself: shard 0 evaluates the model on the test set every --eval-every
 epochs, and when the workers finish it evaluates the final model, writes
---out/summary.json (the schema of pacer train) and tells every shard to stop; each writes
-its final checkpoint (with --checkpoint-dir) and exits 0. pacer export turns the
-checkpoints into one model file.
+--out/summary.json (the schema of pacer train) and --out/model.npz (the final weights, as
+pacer export writes them) and tells every shard to stop; each writes its final checkpoint
+(with --checkpoint-dir) and exits 0. In a cluster, whose pods restart when they exit,
+--exit-when-done=false --out DIR does the same but serves on (docs/deploy.md).
 
 A model of your own (a PyTorch network pacer does not have, trained by PyTorch workers):
 --model flat:n=N with --init FILE, its initial weights as pacer.torch.save_flat writes them
