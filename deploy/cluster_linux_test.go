@@ -49,9 +49,9 @@ import (
 // an ephemeral volume's, a Secret's files), and the image's data set is the
 // host's, at the same path (scripts/image copies it from there).
 
-// jobLength shortens the manifests' 5-epoch job to two epochs of 2,048
+// jobLength shortens the manifests' 5-epoch job to two epochs of 4,096
 // samples; flags given last win.
-var jobLength = []string{"--train-limit=2048", "--test-limit=500", "--epochs=2", "--eval-every=0.5"}
+var jobLength = []string{"--train-limit=4096", "--test-limit=500", "--epochs=2", "--eval-every=0.5"}
 
 // kpod is one pod of a manifest as the test runs it.
 type kpod struct {
@@ -504,7 +504,7 @@ func checkJob(t *testing.T, run runstats.Run, m *modelfile.Model, workers, shard
 			run.Workers, run.Shards, run.Updates, len(run.Curve), run.NoAccuracy, workers, shards)
 	}
 	if run.FinalAccuracy < 0.2 {
-		t.Errorf("final accuracy %.4f: the job did not learn (chance is 0.1; a short SSP job of this size ends at 0.35-0.6)", run.FinalAccuracy)
+		t.Errorf("final accuracy %.4f: the job did not learn (chance is 0.1; a short SSP job of this size ended at 0.41-0.60 in six runs)", run.FinalAccuracy)
 	}
 	if m.Name() != "mlp" {
 		t.Errorf("model.npz holds %s, want the job's mlp", m.Name())
