@@ -22,6 +22,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
@@ -456,7 +457,7 @@ func (r *runner) await(ctx context.Context) error {
 // job has ended. No answer (shard 0 stopping, as it does once the job
 // has ended) is no error: the shards' exits say the rest.
 func (r *runner) ended(ctx context.Context) error {
-	o := live.NewObserver(wire.TCP{}, r.addrs[0], 0, r.token, r.ctl)
+	o := proto.NewObserver(wire.TCP{}, r.addrs[0], 0, r.token, r.ctl)
 	o.GiveUp = time.Second
 	defer o.Close()
 	c, cancel := context.WithTimeout(ctx, time.Minute) // a guard: shard 0 answers once it serves, or is stopping

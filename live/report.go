@@ -12,6 +12,7 @@ import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -196,19 +197,48 @@ func (r *reporter) finish(ctx context.Context) error {
 		} else {
 			sv.log.Info("wrote the job's summary", "path", path)
 		}
+		if path, err := r.writeModel(ctx, sv.cfg.SummaryDir); err != nil {
+			errs = errors.Join(errs, fmt.Errorf("live: writing the job's model: %w", err))
+			sv.log.Error("could not write the job's model", "err", err)
+		} else {
+			sv.log.Info("wrote the job's model", "path", path)
+		}
 	}
 	if r.test == nil {
 		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", "none: "+r.none)
 	} else {
 		sv.log.Info("job finished", "pushes", cs.Pushes, "seconds", cs.Seconds, "test_accuracy", acc, "evaluations", len(r.ev.Curve))
 	}
-	for i := 1; i < len(sv.cfg.ShardAddrs); i++ {
+	for i := 1; i < len(sv.cfg.ShardAddrs) && sv.cfg.ExitWhenDone; i++ {
 		if err := r.endShard(ctx, i); err != nil {
 			sv.log.Error("could not tell a shard the job has ended", "shard", i, "err", err)
 			errs = errors.Join(errs, fmt.Errorf("live: telling shard %d the job has ended: %w", i, err))
 		}
 	}
 	return errs
+}
+
+// writeModel writes the job's final weights, fetched from every shard as
+// its evaluations fetch them, to dir/model.npz as pacer export writes a
+// job's checkpoints: the one model file the job leaves beside its summary,
+// where a cluster's shards keep their checkpoints on volumes of their own.
+func (r *reporter) writeModel(ctx context.Context, dir string) (string, error) {
+	j := &r.sv.cfg.Params.Job
+	m := &modelfile.Model{Model: r.model}
+	n := 0
+	if r.model != nil {
+		n = r.model.NumParams()
+	} else if n, _, _ = nn.ParseFlat(j.Model); n > 0 {
+		m.Flat = j.Model
+	}
+	m.Params = make([]float32, n)
+	for i, rg := range job.Ranges(n, len(r.sv.cfg.ShardAddrs)) {
+		if err := r.observer(i).Weights(ctx, m.Params[rg[0]:rg[1]]); err != nil {
+			return "", fmt.Errorf("shard %d's weights: %w", i, err)
+		}
+	}
+	path := filepath.Join(dir, "model.npz")
+	return path, modelfile.WriteNPZ(path, m)
 }
 
 // endShard tells shard i the job has ended (it checkpoints and exits),

@@ -63,8 +63,10 @@ type ServerConfig struct {
 	// servers serve until stopped (a launcher that reads the results
 	// itself, as pacer train does).
 	ExitWhenDone bool
-	// SummaryDir is where shard 0 writes summary.json under ExitWhenDone
-	// ("": nowhere).
+	// SummaryDir is where shard 0 writes summary.json and model.npz when
+	// the job ends ("": nowhere). Given without ExitWhenDone (a cluster,
+	// whose pods restart when they exit), shard 0 still evaluates at the
+	// job's cadence and writes both, and every shard serves on.
 	SummaryDir string
 	Logger     *slog.Logger
 	// Ready is called with the listening address once the server accepts.
@@ -243,7 +245,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		sh.closeLog()
 		return nil, err
 	}
-	if cfg.ExitWhenDone && cfg.Index == 0 {
+	if cfg.Index == 0 && (cfg.ExitWhenDone || cfg.SummaryDir != "") {
 		if sv.report, err = newReporter(sv); err != nil {
 			sh.closeLog()
 			return nil, err
@@ -333,8 +335,14 @@ func (sv *Server) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if endErr = sv.report.run(bg); bg.Err() == nil {
+			endErr = sv.report.run(bg)
+			switch {
+			case bg.Err() != nil:
+			case sv.cfg.ExitWhenDone:
 				sv.end() // the job has ended: stop serving
+			case endErr != nil:
+				// Serving on, the error would otherwise wait for the stop.
+				sv.log.Error("the job has ended, but its end failed", "err", endErr)
 			}
 		}()
 	}

@@ -85,9 +85,10 @@ job flags (paradigm, workers, shards, learning flags).
 
 The job ends by itself: shard 0 evaluates the model on the test set every --eval-every
 epochs, and when the workers finish it evaluates the final model, writes
---out/summary.json (the schema of pacer train) and tells every shard to stop; each writes
-its final checkpoint (with --checkpoint-dir) and exits 0. pacer export turns the
-checkpoints into one model file.
+--out/summary.json (the schema of pacer train) and --out/model.npz (the final weights, as
+pacer export writes them) and tells every shard to stop; each writes its final checkpoint
+(with --checkpoint-dir) and exits 0. In a cluster, whose pods restart when they exit,
+--exit-when-done=false --out DIR does the same but serves on (docs/deploy.md).
 
 A model of your own (a PyTorch network pacer does not have, trained by PyTorch workers):
 --model flat:n=N with --init FILE, its initial weights as pacer.torch.save_flat writes them
@@ -123,8 +124,8 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
 	restore := fs.Bool("restore", false, "start from --checkpoint-dir's checkpoint of this shard, if there is one")
 	durability := fs.String("durability", live.DurabilityCheckpoint, "what an acknowledged push survives: checkpoint (a killed shard loses the updates since its last checkpoint) | log (a push is acknowledged once a write-ahead log in --checkpoint-dir holds it; --restore replays it)")
 	metrics := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics, with /healthz and /readyz")
-	exitDone := fs.Bool("exit-when-done", true, "end with the job: shard 0 evaluates the model at --eval-every and at the end, writes --out/summary.json and tells every shard to stop; each checkpoints and exits 0 (false: serve until stopped, as pacer train's own servers do)")
-	out := fs.String("out", "out/job", "shard 0, --exit-when-done: directory for the job's summary.json")
+	exitDone := fs.Bool("exit-when-done", true, "end with the job: shard 0 evaluates the model at --eval-every and at the end, writes --out/summary.json and model.npz and tells every shard to stop; each checkpoints and exits 0 (false: serve until stopped, as pacer train's own servers do; with --out shard 0 still evaluates and writes both, as a cluster's does)")
+	out := fs.String("out", "out/job", "shard 0: directory for the job's summary.json and model.npz (with --exit-when-done=false only when given)")
 	maxPending := fs.Int("max-pending", wire.DefaultMaxPending, "connections that have not yet authenticated served at once; more are closed unread and logged (≥ 1)")
 	listenFD := fs.Int("listen-fd", -1, "serve on this inherited listening socket (a supervisor's, e.g. pacer train) instead of --listen")
 	controlToken := fs.String("control-token", "", "second secret of the control roles (coordinator links, observers), different from the token; every shard needs it, workers never get it (default $PACER_CONTROL_TOKEN; prefer the variable)")
@@ -233,7 +234,9 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 		}
 	}
 	summary := ""
-	if *f.exitDone && role.Index == 0 {
+	// A cluster's shards serve on after the job (their pods restart when
+	// they exit), and shard 0 still reports it when given --out.
+	if (*f.exitDone || set["out"]) && role.Index == 0 {
 		// Checked now, made when the job ends: a server that never gets
 		// there leaves no empty directory behind.
 		if undo, err := prepareOut(*f.out); err == nil {
