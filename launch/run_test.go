@@ -247,7 +247,7 @@ func TestRunOwnModelExampleFromAFreshVenv(t *testing.T) {
 	}
 	out := filepath.Join(tmp, "out")
 	ctx := guard(t)
-	cmd := exec.CommandContext(ctx, pacerBin, "run", "--workers", "2", "--paradigm", "ssp:s=2", "--train-n", "2000", "--epochs", "2",
+	cmd := exec.CommandContext(ctx, pacerBin, "run", "--workers", "2", "--paradigm", "bsp", "--train-n", "2000", "--epochs", "2",
 		"--batch", "32", "--lr", "0.1", "--out", out, "--", py, example, "--train-limit", "2000", "--test-limit", "1000")
 	said, err := cmd.CombinedOutput()
 	if err != nil {
@@ -269,9 +269,9 @@ func TestRunOwnModelExampleFromAFreshVenv(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(sum.Model, "flat:n=") || sum.Paradigm != "ssp:s=2" || sum.Workers != 2 || sum.Pushes < 125 || sum.NoAccuracy == "" ||
+	if !strings.HasPrefix(sum.Model, "flat:n=") || sum.Paradigm != "bsp" || sum.Workers != 2 || sum.Pushes < 125 || sum.NoAccuracy == "" ||
 		len(sum.Worker) != 2 || sum.Worker[0] == 0 || sum.Worker[1] == 0 {
-		t.Errorf("summary %+v: want the flat model, ssp:s=2, the job's 125 pushes from both workers, no_accuracy said", sum)
+		t.Errorf("summary %+v: want the flat model, bsp, the job's 125 pushes from both workers, no_accuracy said", sum)
 	}
 	ev, err := exec.Command(py, example, "--evaluate", filepath.Join(out, "model.npz"), "--test-limit", "1000").Output()
 	if err != nil {
@@ -284,7 +284,10 @@ func TestRunOwnModelExampleFromAFreshVenv(t *testing.T) {
 		t.Fatalf("%v: %s", err, ev)
 	}
 	t.Logf("exported model: test accuracy %.4f on 1000 samples", r.Acc)
-	if r.Acc < 0.3 { // measured 0.45-0.66 (ssp: the order of the pushes varies); the initial weights: 0.07
+	// BSP: every update is the mean of both workers' gradients of one round,
+	// whatever order the pushes come in, so what the job learns does not
+	// follow the machine's load (under ssp:s=2 it did: 0.21–0.66).
+	if r.Acc < 0.3 { // the initial weights: 0.07
 		t.Errorf("the exported model's test accuracy %.4f: it did not learn (chance 0.10)", r.Acc)
 	}
 }
