@@ -42,8 +42,10 @@ var Paradigms = []string{"bsp", "asp", "ssp:s=3", "dssp:sl=2,su=6", "elastic:r=4
 var Kinds = []string{"worker", "worker-rejoin", "shard-restart", "coord-restart", "dup-id", "shard-stop", "mixed"}
 
 // stopFor is how long a shard-stop fault holds its shard stopped (SIGSTOP,
-// then SIGCONT): past every heartbeat timeout and the 10 s after which a
-// wait is logged, as a shard hung by its host would be.
+// then SIGCONT) by default: past every heartbeat timeout and the 10 s after
+// which a wait is logged, as a shard hung by its host would be. The short
+// form (scripts/test) takes a shorter one (--stop-for): the stop is wall time
+// spent waiting, two thirds of the short form's at 20 s.
 const stopFor = 20 * time.Second
 
 // The job's batch; the synthetic set's training samples (a longer job
@@ -79,6 +81,8 @@ type Config struct {
 	Timeout time.Duration
 	// HeartbeatTimeout is the job's (a killed worker is removed after it).
 	HeartbeatTimeout time.Duration
+	// StopFor is how long a shard-stop fault holds its shard (0: stopFor).
+	StopFor time.Duration
 	// Binary is the pacer executable (os.Executable()).
 	Binary string
 	// Dir holds each run's checkpoints and logs (removed after a run that
@@ -152,8 +156,8 @@ func (r Run) Failed() bool { return r.Outcome != "finished" || r.Lost > 0 || r.L
 
 // Replay is the command that runs r again.
 func (r Run) Replay(c Config) string {
-	return fmt.Sprintf("scripts/chaos --seed %d --from %d --runs 1 --kinds %s --durability %s --pushes %d --workers %d --shards %d --heartbeat-timeout %s --timeout %s --paradigms %s",
-		r.Seed, r.Index, r.Kind, c.Durability, c.Pushes, c.Workers, c.Shards, c.HeartbeatTimeout, c.Timeout, r.Paradigm)
+	return fmt.Sprintf("scripts/chaos --seed %d --from %d --runs 1 --kinds %s --durability %s --pushes %d --workers %d --shards %d --heartbeat-timeout %s --stop-for %s --timeout %s --paradigms %s",
+		r.Seed, r.Index, r.Kind, c.Durability, c.Pushes, c.Workers, c.Shards, c.HeartbeatTimeout, c.StopFor, c.Timeout, r.Paradigm)
 }
 
 func (c *Config) fill() error {
@@ -205,6 +209,14 @@ func (c *Config) fill() error {
 	}
 	if c.HeartbeatTimeout == 0 {
 		c.HeartbeatTimeout = time.Second
+	}
+	if c.StopFor == 0 {
+		c.StopFor = stopFor
+	}
+	// A stop no longer than the heartbeat timeout is no hang; one as long as
+	// the run's timeout makes every shard-stop run a hang.
+	if c.StopFor <= c.HeartbeatTimeout || c.StopFor >= c.Timeout {
+		return fmt.Errorf("chaos: stop-for=%s: want more than the heartbeat timeout (%s) and less than the run's timeout (%s)", c.StopFor, c.HeartbeatTimeout, c.Timeout)
 	}
 	if c.Binary == "" {
 		exe, err := os.Executable()
@@ -258,7 +270,7 @@ func (c *Config) Schedule(i int) (spec, kind string, faults []Fault) {
 			}
 		case "shard-stop":
 			// A shard other than the coordinator's, as shard-restart.
-			f.Role, f.Index, f.Stop = "shard", 1+rng.IntN(c.Shards-1), stopFor
+			f.Role, f.Index, f.Stop = "shard", 1+rng.IntN(c.Shards-1), c.StopFor
 			if usedShard[f.Index] {
 				f.Index = (f.Index + 1) % c.Shards
 			}

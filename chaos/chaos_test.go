@@ -67,7 +67,7 @@ func TestScheduleCoversAndStaysInTheJob(t *testing.T) {
 				t.Errorf("run %d: %+v", i, f)
 			}
 			if k == "coord-restart" && f.Index != 0 || k == "shard-restart" && f.Index == 0 || k == "worker" && f.Restart ||
-				k == "shard-stop" && (f.Index == 0 || f.Stop != stopFor) || k == "dup-id" && !f.Duplicate {
+				k == "shard-stop" && (f.Index == 0 || f.Stop != c.StopFor) || k == "dup-id" && !f.Duplicate {
 				t.Errorf("run %d (%s): %+v", i, k, f)
 			}
 		}
@@ -111,6 +111,9 @@ func TestBadConfigRefused(t *testing.T) {
 		{Runs: 1, Workers: 1},
 		{Runs: 1, Pushes: 10},
 		{Runs: 1, Pushes: 1_000_000},
+		{Runs: 1, StopFor: time.Second},                               // no longer than the heartbeat timeout
+		{Runs: 1, StopFor: time.Minute},                               // as long as the run's timeout
+		{Runs: 1, StopFor: 5 * time.Second, Timeout: 4 * time.Second}, // past the run's timeout
 	} {
 		c.Binary = "pacer"
 		if err := c.fill(); err == nil {

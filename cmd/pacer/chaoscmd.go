@@ -45,6 +45,7 @@ update or left a process behind. docs/chaos.md.`,
 	fs.IntVar(&c.Pushes, "pushes", 300, "the job's length in pushes, all workers together")
 	fs.DurationVar(&c.Timeout, "timeout", 60e9, "a run not finished by then is a hang")
 	fs.DurationVar(&c.HeartbeatTimeout, "heartbeat-timeout", 1e9, "the job's heartbeat timeout")
+	fs.DurationVar(&c.StopFor, "stop-for", 20e9, "how long a shard-stop fault holds its shard stopped (more than --heartbeat-timeout, less than --timeout)")
 	fs.StringVar(&c.Dir, "dir", "", "where runs keep their checkpoints and process logs (a failed run's are kept); default a temporary directory")
 	jsonOut := fs.String("json", "", "write the summary and every run as JSON to this file")
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
