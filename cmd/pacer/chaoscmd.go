@@ -28,9 +28,9 @@ kind (runs, finished, hangs, failed, lost acknowledged updates, processes left b
 to finish), every failed run with its fault schedule and the command that replays it, and
 writes the whole as JSON (--json). Exits 1 when any run hung, failed, lost an acknowledged
 update or left a process behind. docs/chaos.md.`,
-		Example: `  scripts/chaos --runs 45 --seed 1 --timeout 60s        # the short form (scripts/test)
-  scripts/chaos --runs 200 --seed 7 --json chaos.json    # the long form
-  scripts/chaos --seed 7 --from 13 --runs 1              # replay run 13`,
+		Example: `  scripts/chaos --runs 45 --seed 1 --timeout 60s --stop-for 12s  # the short form (scripts/test)
+  scripts/chaos --runs 200 --seed 7 --json chaos.json            # the long form
+  scripts/chaos --seed 7 --from 13 --runs 1                      # replay run 13`,
 	}
 	fs := cmd.Flags()
 	var c chaos.Config
