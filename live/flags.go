@@ -168,6 +168,9 @@ func CheckSpec(sp paradigm.Spec) error {
 	if sp.SharedSet {
 		return errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard (sim and virtual mode run set=shared)")
 	}
+	if sp.Kind == paradigm.Auto {
+		return errors.New("live: --paradigm auto runs in sim and virtual modes for now: the live coordinator does not switch paradigms yet (docs/auto.md)")
+	}
 	return nil
 }
 

@@ -131,6 +131,12 @@ func (s Spec) Validate(cfg Config) error {
 		if s.N > cfg.Workers {
 			return fmt.Errorf("%w: softsync n=%d exceeds workers=%d (1 ≤ n ≤ λ)", ErrConfig, s.N, cfg.Workers)
 		}
+	case Auto:
+		for _, c := range s.Among() {
+			if err := c.Validate(cfg); err != nil {
+				return fmt.Errorf("auto's candidate %s: %w", c, err)
+			}
+		}
 	case 0:
 		return fmt.Errorf("%w: empty spec", ErrConfig)
 	}
@@ -143,7 +149,7 @@ func (s Spec) Validate(cfg Config) error {
 // process that owns one piece builds it with NewGate, NewAggregator or
 // NewPuller instead.
 func New(spec Spec, cfg Config) (*Policy, error) {
-	if err := spec.Validate(cfg); err != nil {
+	if err := spec.checkPiece(cfg); err != nil {
 		return nil, err
 	}
 	k := cfg.Workers

@@ -17,7 +17,7 @@ import "fmt"
 
 // NewGate builds the job's gate (the coordinator's piece).
 func NewGate(spec Spec, cfg Config) (Gate, error) {
-	if err := spec.Validate(cfg); err != nil {
+	if err := spec.checkPiece(cfg); err != nil {
 		return nil, err
 	}
 	var steps *uint64
@@ -29,7 +29,7 @@ func NewGate(spec Spec, cfg Config) (Gate, error) {
 
 // NewAggregator builds shard i's aggregator (shard i's piece).
 func NewAggregator(spec Spec, cfg Config, shard int) (Aggregator, error) {
-	if err := spec.Validate(cfg); err != nil {
+	if err := spec.checkPiece(cfg); err != nil {
 		return nil, err
 	}
 	if shard < 0 || shard >= cfg.Shards {
@@ -70,7 +70,7 @@ func Barriers(g Gate) uint64 {
 // NewPuller builds a worker's puller (a worker's piece). The pull rule is
 // the same for every worker, so it needs no worker id.
 func NewPuller(spec Spec, cfg Config) (*Puller, error) {
-	if err := spec.Validate(cfg); err != nil {
+	if err := spec.checkPiece(cfg); err != nil {
 		return nil, err
 	}
 	if err := onePiece(spec); err != nil {
@@ -140,4 +140,16 @@ func newAggregator(spec Spec, k int, set *sharedSet) Aggregator {
 	default: // ASP, SSP, DSSP, ElasticBSP inside a superstep
 		return newAsyncAgg()
 	}
+}
+
+// checkPiece is Validate for one piece of a policy: auto has none of its
+// own (its driver runs a candidate's).
+func (s Spec) checkPiece(cfg Config) error {
+	if err := s.Validate(cfg); err != nil {
+		return err
+	}
+	if s.Kind == Auto {
+		return fmt.Errorf("%w: auto has no policy of its own: its driver runs one of its candidates (Spec.Among)", ErrConfig)
+	}
+	return nil
 }

@@ -23,11 +23,14 @@ const (
 	PSP
 	Softsync
 	Delay
+	// Auto is `--paradigm auto` (package auto): no policy of its own; its
+	// driver runs one of Among and re-plans from what it measures.
+	Auto
 )
 
 var kindNames = map[Kind]string{
 	BSP: "bsp", ASP: "asp", SSP: "ssp", DSSP: "dssp", Elastic: "elastic",
-	Backup: "backup", PSP: "psp", Softsync: "softsync", Delay: "delay",
+	Backup: "backup", PSP: "psp", Softsync: "softsync", Delay: "delay", Auto: "auto",
 }
 
 func (k Kind) String() string {
@@ -110,12 +113,44 @@ type Spec struct {
 	ConstLR bool // softsync: constant α₀ instead of α₀/τ
 
 	D int // delay: every gradient is applied d updates after its turn (fixed staleness)
+
+	// auto: decide every Every rounds (pushes of every live worker); switch
+	// when the predicted gain clears Threshold; Lambda prices staleness
+	// (package auto). Parse fills in AutoEvery, AutoThreshold, AutoLambda.
+	Every     int
+	Threshold float64
+	Lambda    float64
+}
+
+// auto's defaults (docs/auto.md).
+const (
+	AutoEvery     = 20
+	AutoThreshold = 0.05
+	AutoLambda    = 0.1
+)
+
+// AutoAmong is auto's candidates, the hindsight set of issue 36: every
+// paradigm at its presets' parameters but PSP, which needs its shard count.
+var AutoAmong = []string{"bsp", "asp", "ssp:s=3", "dssp:sl=3,su=15", "elastic:r=15", "backup:b=1", "softsync:n=2"}
+
+// Among is auto's candidates, parsed; the first runs until the first decision.
+func (s Spec) Among() []Spec {
+	out := make([]Spec, len(AutoAmong))
+	for i, a := range AutoAmong {
+		sp, err := Parse(a)
+		if err != nil {
+			panic(err) // a constant list
+		}
+		out[i] = sp
+	}
+	return out
 }
 
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
 	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local][,interval=last|mean:k], backup:b=4[,set=shard|shared], " +
-	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20"
+	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20, " +
+	"auto[:every=20,threshold=0.05,lambda=0.1] (sim and virtual modes)"
 
 // ErrSpec is wrapped by every parse error.
 var ErrSpec = errors.New("bad paradigm spec")
@@ -189,6 +224,10 @@ func Parse(spec string) (Spec, error) {
 		sp.ConstLR = p.choice("lr", []string{"staleness", "const"}, 0) == 1
 	case Delay:
 		sp.D = p.intv("d", -1, 0, MaxDelay)
+	case Auto:
+		sp.Every = p.intv("every", AutoEvery, 1, MaxAutoEvery)
+		sp.Threshold = p.num("threshold", AutoThreshold, 0, 10)
+		sp.Lambda = p.num("lambda", AutoLambda, 0, 1000)
 	}
 	if p.err != nil {
 		return Spec{}, p.err
@@ -199,7 +238,7 @@ func Parse(spec string) (Spec, error) {
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
 	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply,interval",
-	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d",
+	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d", Auto: "every,threshold,lambda",
 }
 
 func orNone(s string) string {
@@ -243,6 +282,7 @@ const (
 	MaxDelay       = 1_000
 	maxWorkerCount = 100_000
 	MaxGrace       = 24 * time.Hour
+	MaxAutoEvery   = 100_000
 )
 
 // intv reads an integer option in [lo, hi]; def < 0 makes it required.
@@ -259,6 +299,19 @@ func (p *optParser) intv(k string, def, lo, hi int) int {
 		p.err = specErr(p.spec, "%s=%q must be an integer ≥ %d and ≤ %d (docs/paradigms.md, Limits)", k, v, lo, hi)
 	}
 	return n
+}
+
+// num reads a number option in [lo, hi].
+func (p *optParser) num(k string, def, lo, hi float64) float64 {
+	v, ok := p.take(k)
+	if !ok {
+		return def
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < lo || f > hi {
+		p.err = specErr(p.spec, "%s=%q must be a number in [%g, %g]", k, v, lo, hi)
+	}
+	return f
 }
 
 func (p *optParser) frac(k string, def float64) float64 {
@@ -410,6 +463,12 @@ func (s Spec) String() string {
 		return out
 	case Delay:
 		return fmt.Sprintf("delay:d=%d", s.D)
+	case Auto:
+		if s.Every == AutoEvery && s.Threshold == AutoThreshold && s.Lambda == AutoLambda {
+			return "auto"
+		}
+		return fmt.Sprintf("auto:every=%d,threshold=%s,lambda=%s", s.Every,
+			strconv.FormatFloat(s.Threshold, 'g', -1, 64), strconv.FormatFloat(s.Lambda, 'g', -1, 64))
 	}
 	return s.Kind.String()
 }

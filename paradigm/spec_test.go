@@ -174,3 +174,43 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestAutoSpec: auto parses with its defaults, prints back as written,
+// refuses bad options by name, and has no policy of its own.
+func TestAutoSpec(t *testing.T) {
+	for in, want := range map[string]string{
+		"auto": "auto", "AUTO": "auto", "auto:every=20,threshold=0.05,lambda=0.1": "auto",
+		"auto:every=5,threshold=0.1,lambda=0": "auto:every=5,threshold=0.1,lambda=0",
+	} {
+		sp, err := Parse(in)
+		if err != nil || sp.Kind != Auto || sp.String() != want {
+			t.Errorf("Parse(%q) = %v (%v), want %s", in, sp, err, want)
+			continue
+		}
+		if again, err := Parse(sp.String()); err != nil || again != sp {
+			t.Errorf("%q does not round-trip: %+v vs %+v (%v)", in, again, sp, err)
+		}
+	}
+	for in, field := range map[string]string{
+		"auto:every=0": "every", "auto:threshold=-1": "threshold", "auto:lambda=x": "lambda",
+		"auto:lambda=NaN": "lambda", "auto:among=bsp": "among",
+	} {
+		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("Parse(%q): %v, want an error naming %s", in, err, field)
+		}
+	}
+	sp, _ := Parse("auto")
+	if len(sp.Among()) != len(AutoAmong) || sp.Among()[0].Kind != BSP {
+		t.Errorf("Among() = %v", sp.Among())
+	}
+	cfg := Config{Workers: 4, Shards: 1}
+	if _, err := New(sp, cfg); err == nil {
+		t.Error("New(auto) built a policy")
+	}
+	if _, err := NewGate(sp, cfg); err == nil {
+		t.Error("NewGate(auto) built a gate")
+	}
+	if err := sp.Validate(Config{Workers: 1, Shards: 1}); err == nil || !strings.Contains(err.Error(), "candidate") {
+		t.Errorf("auto with 1 worker (backup:b=1 among its candidates): %v", err)
+	}
+}
