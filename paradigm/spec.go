@@ -464,11 +464,20 @@ func (s Spec) String() string {
 	case Delay:
 		return fmt.Sprintf("delay:d=%d", s.D)
 	case Auto:
-		if s.Every == AutoEvery && s.Threshold == AutoThreshold && s.Lambda == AutoLambda {
+		var opts []string // the options away from their defaults
+		if s.Every != AutoEvery {
+			opts = append(opts, fmt.Sprintf("every=%d", s.Every))
+		}
+		if s.Threshold != AutoThreshold {
+			opts = append(opts, "threshold="+strconv.FormatFloat(s.Threshold, 'g', -1, 64))
+		}
+		if s.Lambda != AutoLambda {
+			opts = append(opts, "lambda="+strconv.FormatFloat(s.Lambda, 'g', -1, 64))
+		}
+		if len(opts) == 0 {
 			return "auto"
 		}
-		return fmt.Sprintf("auto:every=%d,threshold=%s,lambda=%s", s.Every,
-			strconv.FormatFloat(s.Threshold, 'g', -1, 64), strconv.FormatFloat(s.Lambda, 'g', -1, 64))
+		return "auto:" + strings.Join(opts, ",")
 	}
 	return s.Kind.String()
 }

@@ -13,6 +13,8 @@ import (
 // compare). Fields that do not apply to a mode are left zero and omitted.
 type Run struct {
 	Paradigm string `json:"paradigm"`           // the spec string as given, e.g. "ssp:s=3"
+	// Decisions are --paradigm auto's, in order (sim and virtual modes).
+	Decisions []Decision `json:"decisions,omitempty"`
 	Mode     string `json:"mode"`               // sim | virtual | inproc | tcp
 	Scenario string `json:"scenario,omitempty"` // preset or file name, when there is one
 	Model    string `json:"model,omitempty"`    // mlp | cnn (training runs)
@@ -331,3 +333,14 @@ func (r *Run) SetTargets(targets []float64) {
 
 // TimeToMethod says in words how TimeTo reads a curve; reports quote it.
 const TimeToMethod = "interpolated linearly between the two evaluations around the first crossing"
+
+// Decision is one of --paradigm auto's decisions: at virtual time At, with
+// Current in force, the candidate predicted best, its predicted gain over
+// staying (the switch's cost paid), and whether the job switched to it.
+type Decision struct {
+	AtSeconds float64 `json:"at_s"`
+	Current   string  `json:"current"`
+	Best      string  `json:"best"`
+	Gain      float64 `json:"gain"`
+	Switch    bool    `json:"switch"`
+}

@@ -45,6 +45,12 @@ type Config struct {
 	// wait for it. 0: the search is free.
 	SearchCost time.Duration
 
+	// Replan decides, for --paradigm auto (Spec.Kind paradigm.Auto),
+	// whether to switch: the simulator calls it every Spec.Every rounds
+	// with what it measured since the last call. Package auto provides
+	// it (auto.Replanner); required with auto, ignored otherwise.
+	Replan func(now time.Duration, w Window, current paradigm.Spec) (Plan, error)
+
 	Learner Learner // nil: timing only, no gradient math
 	// Clock, when set, measures the wall time the DSSP controller and
 	// ElasticBSP's barrier search take (Run.ControllerSeconds). It never
@@ -52,6 +58,24 @@ type Config struct {
 	Clock    func() time.Time
 	Trace    func(Event)                                   // nil: no trace (tests check invariants with it)
 	Progress func(pushes, target int64, now time.Duration) // called about every 65,536 pushes
+}
+
+// Window is what the simulator measured since auto's last decision, as a
+// coordinator would: each live worker's mean compute time (a worker that
+// finished none in the window: at least the window's length) and the
+// computes' pooled coefficient of variation.
+type Window struct {
+	Iter []time.Duration
+	CV   float64
+}
+
+// Plan is auto's answer: switch to Next or not, with the predicted gain
+// and the candidate predicted best (recorded in the run's decisions).
+type Plan struct {
+	Switch bool
+	Next   paradigm.Spec
+	Best   string
+	Gain   float64
 }
 
 // Failure kills worker Worker at virtual time At.

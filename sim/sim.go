@@ -43,6 +43,10 @@ type worker struct {
 	mark   time.Duration
 	srvMax time.Duration
 	reqAt  []time.Duration
+	// For auto's switch: a push on its way to the gate (from the end of
+	// the compute to the count), a release on its way to the worker, and
+	// a worker removed.
+	pushing, releasing, gone bool
 }
 
 // A worker's phases with a network: computing; pushing (until the
@@ -97,6 +101,8 @@ type engine struct {
 	floats  []int        // with net: values of each shard's block
 	flowEv  []event      // with net: by transfer id, the event its arrival is
 	ended   []int32
+	auto    autoState // --paradigm auto (cfg.Spec.Kind paradigm.Auto)
+	err     error     // what stopped the run early (auto's planner failed)
 }
 
 // Run simulates cfg and returns its summary.
@@ -113,7 +119,14 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	pol, err := paradigm.New(cfg.Spec, paradigm.Config{Workers: cfg.Workers, Shards: cfg.Shards})
+	start := cfg.Spec
+	if cfg.Spec.Kind == paradigm.Auto {
+		if cfg.Replan == nil {
+			return nil, fmt.Errorf("%w: auto needs Config.Replan (package auto)", errConfig)
+		}
+		start = cfg.Spec.Among()[0]
+	}
+	pol, err := paradigm.New(start, paradigm.Config{Workers: cfg.Workers, Shards: cfg.Shards})
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +143,10 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 	}
 	e := &engine{ctx: ctx, cfg: cfg, pol: pol, times: tw, servers: ts,
 		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards),
-		timed: cfg.Clock != nil && (cfg.Spec.Kind == paradigm.DSSP || cfg.Spec.Kind == paradigm.Elastic)}
+		timed: cfg.Clock != nil}
+	if cfg.Spec.Kind == paradigm.Auto {
+		e.auto.init(cfg.Workers, cfg.Spec.Every)
+	}
 	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
 	if cfg.Network != nil {
 		if e.net, err = network.New(*cfg.Network, cfg.Workers, cfg.Shards); err != nil {
@@ -153,6 +169,9 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
+	if e.err != nil {
+		return nil, e.err
+	}
 	// Work done before the stop is not lost (ElasticBSP local-only's open
 	// superstep).
 	for _, a := range e.pol.Finish(e.now) {
@@ -164,6 +183,11 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 func (e *engine) loop() error {
 	done := e.ctx.Done() // nil for a context that is never done
 	for n := 1; !e.stopped; n++ {
+		if e.auto.draining && e.drained() {
+			if err := e.switchNow(); err != nil {
+				return err
+			}
+		}
 		if done != nil && n%checkEvery == 0 {
 			select {
 			case <-done:
@@ -220,6 +244,7 @@ func (e *engine) loop() error {
 				e.pushed(ev.worker())
 			}
 		case evRelease:
+			e.ws[ev.worker()].releasing = false
 			e.startPull(ev.worker())
 		case evPullRequest:
 			if !e.ws[ev.worker()].dead {
@@ -242,6 +267,9 @@ func (e *engine) startPull(p int) {
 	w := &e.ws[p]
 	if w.dead {
 		return
+	}
+	if e.auto.draining {
+		return // released under the rule that is ending: it waits for the switch
 	}
 	w.pulling = true
 	if e.net != nil {
@@ -420,7 +448,11 @@ func (e *engine) startCompute(p int) {
 		e.nextID++
 		w.grad = e.nextID
 	}
-	e.q.push(event{at: e.now + e.times.NextAt(p, e.now), key: e.pushKey(evComputeDone, p, 0)})
+	d := e.times.NextAt(p, e.now)
+	if e.auto.on {
+		e.auto.measure(p, d)
+	}
+	e.q.push(event{at: e.now + d, key: e.pushKey(evComputeDone, p, 0)})
 }
 
 func allAnswered(pending []bool) bool {
@@ -447,7 +479,7 @@ func (e *engine) computeDone(p int) {
 	if w.dead {
 		return
 	}
-	w.computing = false
+	w.computing, w.pushing = false, true
 	w.waitFrom = e.now
 	if e.net != nil {
 		w.enter(phCompute, e.now)
@@ -507,7 +539,7 @@ func (e *engine) pushKey(kind evKind, p, i int) uint64 {
 // newer than its tag).
 func (e *engine) knownDropped(p, i int) bool {
 	w := &e.ws[p]
-	return e.cfg.Spec.KnownDropped(w.clock, w.read[i])
+	return e.pol.Spec.KnownDropped(w.clock, w.read[i])
 }
 
 // withhold counts and releases worker p's block for shard i when it is
@@ -575,34 +607,39 @@ func (e *engine) pushed(p int) {
 	w.pushes++
 	e.pushes++
 	w.clock++
+	w.pushing = false
 	g := e.pol.Gate
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Push, Worker: p, Clock: g.Clock(p) + 1, Min: g.Min()})
 	}
 	var t0 time.Time
 	var calls int64
-	charge := e.cfg.Spec.Kind == paradigm.Elastic && e.cfg.SearchCost > 0
-	if e.timed || charge {
+	charge := e.pol.Spec.Kind == paradigm.Elastic && e.cfg.SearchCost > 0
+	timed := e.timed && (e.pol.Spec.Kind == paradigm.DSSP || e.pol.Spec.Kind == paradigm.Elastic)
+	if timed || charge {
 		calls = g.Stats().ControllerCalls
 	}
-	if e.timed {
+	if timed {
 		t0 = e.cfg.Clock()
 	}
 	rd := e.pol.Pushed(e.now, p)
-	searched := (e.timed || charge) && g.Stats().ControllerCalls > calls
-	if e.timed && searched {
+	searched := (timed || charge) && g.Stats().ControllerCalls > calls
+	if timed && searched {
 		e.ctrl += e.cfg.Clock().Sub(t0)
 	}
 	var hold time.Duration
 	if searched && charge {
 		// The server searches before it releases anyone: the workers
 		// wait for the search (the paper's "a large R lengthens training").
-		hold = time.Duration(SearchWork(e.cfg.Spec, e.live()) * float64(e.cfg.SearchCost))
+		hold = time.Duration(SearchWork(e.pol.Spec, e.live()) * float64(e.cfg.SearchCost))
 		e.search += hold
 	}
 	e.carryOut(rd, hold)
 	if e.target > 0 && e.pushes >= e.target {
 		e.stopped = true
+	}
+	if e.auto.on && !e.auto.draining && e.pushes >= e.auto.planAt {
+		e.replan()
 	}
 	if e.cfg.Progress != nil && e.pushes&0xffff == 0 {
 		e.cfg.Progress(e.pushes, e.target, e.now)
@@ -621,9 +658,11 @@ func (e *engine) carryOut(rd paradigm.Ready, hold time.Duration) {
 		}
 		switch {
 		case e.net != nil:
+			e.ws[q].releasing = true
 			e.q.pushLane(laneLatency, event{at: e.now + hold + e.net.Latency(q, 0), key: mkKey(evRelease, q, 0)})
 			continue
 		case hold > 0:
+			e.ws[q].releasing = true
 			e.q.push(event{at: e.now + hold, key: mkKey(evRelease, q, 0)})
 			continue
 		}
@@ -704,6 +743,7 @@ func (e *engine) fail(p int) {
 
 func (e *engine) remove(p int) {
 	e.removed++
+	e.ws[p].gone = true
 	if e.cfg.Trace != nil {
 		e.trace(Event{Kind: Remove, Worker: p})
 	}

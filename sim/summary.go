@@ -14,7 +14,8 @@ func (e *engine) summary() *runstats.Run {
 		WorkerWait: make([]float64, k), WorkerPushes: make([]int64, k),
 	}
 	st := e.pol.Gate.Stats()
-	r.Releases, r.MaxGap, r.ControllerCalls = st.Releases, st.MaxGap, st.ControllerCalls
+	r.Releases, r.MaxGap, r.ControllerCalls = st.Releases+e.auto.gates.Releases, max(st.MaxGap, e.auto.gates.MaxGap), st.ControllerCalls+e.auto.gates.ControllerCalls
+	r.Decisions = e.auto.decisions
 	r.ControllerSeconds = e.ctrl.Seconds()
 	r.SearchSeconds = e.search.Seconds()
 	if end > 0 {
