@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacer-ps/pacer/auto"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
@@ -411,6 +412,7 @@ func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 			c.Params = e.c.Params
 		}
 	}
+	auto.Configure(&c)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/pacer-ps/pacer/auto"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
@@ -59,9 +60,11 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	if cfg.Horizon > 0 {
 		iters = 0 // sim.Config: run until Duration
 	}
-	r, err := sim.RunContext(ctx, sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
+	sc := sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
 		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: iters, Duration: cfg.Horizon, Seed: cfg.Seed,
-		Network: cfg.Network, Params: l.model.NumParams(), Learner: l, Clock: time.Now, SearchCost: cfg.SimSearchCost()})
+		Network: cfg.Network, Params: l.model.NumParams(), Learner: l, Clock: time.Now, SearchCost: cfg.SimSearchCost()}
+	auto.Configure(&sc)
+	r, err := sim.RunContext(ctx, sc)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pacer-ps/pacer/auto"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/report"
@@ -154,6 +155,7 @@ func runSim(fs *pflag.FlagSet, cl *clusterFlags, f simFlags, stdout, stderr io.W
 				pr.printf("sim %s: %d pushes, virtual %s", sp, pushes, now.Round(time.Second))
 			}
 		}}
+	auto.Configure(&cfg)
 	r, err := sim.Run(cfg)
 	pr.done()
 	if err != nil {

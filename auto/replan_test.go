@@ -1,0 +1,54 @@
+package auto
+
+import (
+	"testing"
+	"time"
+
+	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/sim"
+	"github.com/pacer-ps/pacer/timing"
+)
+
+// TestAutoFollowsTheTransientStraggler: the simulator under auto on the
+// transient preset's cluster (8 workers, worker 7 four times as slow from
+// 180 s to 360 s): it starts under BSP, leaves it once the slowdown shows
+// in a window, comes back after the recovery, and pushes more than BSP
+// alone. The same seed gives the same decisions.
+func TestAutoFollowsTheTransientStraggler(t *testing.T) {
+	run := func(spec string) *runstats.Run {
+		t.Helper()
+		sp, err := paradigm.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := sim.Config{Spec: sp, Workers: 8, Duration: 600 * time.Second, Seed: 1,
+			Timing: timing.WorkerSpec{Jitter: 0.05, Straggler: timing.MustStraggler("slow:worker=7,factor=4,from=180,to=360")}}
+		Configure(&c)
+		r, err := sim.Run(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b, bsp := run("auto"), run("auto"), run("bsp")
+	var switches []float64
+	var left, back bool
+	for _, d := range a.Decisions {
+		if !d.Switch {
+			continue
+		}
+		switches = append(switches, d.AtSeconds)
+		left = left || d.Current == "bsp" && d.AtSeconds > 180 && d.AtSeconds < 360
+		back = back || d.Best == "bsp" && d.AtSeconds > 360
+	}
+	if !left || !back {
+		t.Errorf("switches at %v s (%+v): want one away from bsp inside the slowdown and one back after it", switches, a.Decisions)
+	}
+	if a.Throughput <= bsp.Throughput {
+		t.Errorf("auto %.2f pushes/s, bsp %.2f", a.Throughput, bsp.Throughput)
+	}
+	if len(a.Decisions) != len(b.Decisions) || a.Throughput != b.Throughput {
+		t.Errorf("two runs of one seed differ: %d and %d decisions, %v and %v pushes/s", len(a.Decisions), len(b.Decisions), a.Throughput, b.Throughput)
+	}
+}
