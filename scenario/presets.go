@@ -20,7 +20,7 @@ var presets = map[string]Scenario{
 		// The verdict's time (runstats.SmoothedTime) fits the curve in
 		// log time; with evaluations every 1/16 epoch rather than every
 		// 1/8 its median paired spread over seeds is 0.10 rather than
-		// 0.13 (docs/compare.md), for 45% more CPU a run than every 1/4.
+		// 0.125 (docs/compare.md), for 45% more CPU a run than every 1/4.
 		EvalEvery: 0.0625,
 	},
 	"jitter": {
