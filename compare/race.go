@@ -50,7 +50,7 @@ type raceMetric struct {
 // metric is the race's metric for c: in sim mode the time per push (the
 // fastest iterations, which need not train fastest); with a target the
 // time to reach it, a run that did not counting at its horizon (never
-// faster than one that did; read as the band time); otherwise the error at the horizon in points.
+// faster than one that did; read as the smoothed time); otherwise the error at the horizon in points.
 func (c *Config) metric(horizon float64) raceMetric {
 	switch {
 	case c.Mode == Sim:
@@ -63,11 +63,12 @@ func (c *Config) metric(horizon float64) raceMetric {
 				if h <= 0 {
 					h = r.Seconds
 				}
-				// The band time (runstats.BandTime), not the first
-				// crossing: near the plateau the crossing is mostly the
-				// curve's wander, and its paired spread over seeds is
-				// too wide for any race to decide (docs/compare.md).
-				t, _, ok := r.BandTime(c.Job.Target, h)
+				// The smoothed time (runstats.SmoothedTime), not the
+				// first crossing: near the plateau the crossing is
+				// mostly the curve's wander, and its paired spread over
+				// seeds is too wide for any race to decide
+				// (docs/compare.md).
+				t, _, ok := r.SmoothedTime(c.Job.Target, h)
 				if !ok {
 					t = h
 				}

@@ -129,7 +129,7 @@ func methods(s *runstats.Summary) []string {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
 	if s.Verdict.Metric == runstats.MetricTime {
-		m = append(m, "Band time to target (what the verdict ranks and tests): "+runstats.BandTimeMethod+
+		m = append(m, "Smoothed time to target (what the verdict ranks and tests): "+runstats.SmoothedTimeMethod+
 			"; far less noisy over seeds than the first crossing near a plateau.")
 	}
 	if s.Race != nil {

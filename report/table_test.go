@@ -19,13 +19,13 @@ func TestMarkdownVirtual(t *testing.T) {
 		"# Heterogeneous pair \\<1 : 2>\n",
 		"**No clear winner: dssp:sl=3,su=15 and asp are tied on reaching 85% test accuracy first — medians over 5 seeds: " +
 			"dssp:sl=3,su=15 at 303 s (277–311 s, 93.8% interval); asp at 305 s (265–305 s, 93.8% interval); dssp:sl=3,su=15 " +
-			"leads asp by the median but not by the mean (0.958×, 95% interval 0.84–1.09×, p = 0.421): median and mean disagree; " +
+			"leads asp by the median but not by the mean (0.97×, 95% interval 0.882–1.07×, p = 0.421): median and mean disagree; " +
 			"backup:b=1 never reached it.**",
 		"```sh\npacer compare --paradigms 'bsp;asp;ssp:s=3' --target 0.85 --out out\n```",
 		"| paradigm | time to 85% | reached | accuracy at horizon | wins | p vs leader | leader's edge | pushes/s | wait share | staleness mean / max | dropped | controller calls / time |\n",
 		"| :--- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-		"| bsp | 536 s [528–572] | 5/5 | 85.3% [85.1–85.6] | 0/5 | < 0.001 | 1.86× [1.71–2.02] | 10.2 | 24.5% | 0.00 / 0 | 0 | — |\n",
-		"| backup:b=1 | not reached | 0/5 | 63.7% [63–65] | 0/5 | < 0.001 | 2.58× [2.44–2.72] | 9.00 | 25% | 0.00 / 0 | 600 | 25 / not measured |\n",
+		"| bsp | 536 s [528–572] | 5/5 | 85.3% [85.1–85.6] | 0/5 | < 0.001 | 1.47× [1.39–1.56] | 10.2 | 24.5% | 0.00 / 0 | 0 | — |\n",
+		"| backup:b=1 | not reached | 0/5 | 63.7% [63–65] | 0/5 | < 0.001 | 1.71× [1.65–1.78] | 9.00 | 25% | 0.00 / 0 | 600 | 25 / not measured |\n",
 		"| dssp:sl=3,su=15 | 303 s [277–311] | 5/5 | 86.8% [86.8–86.8] | 3/5 | leader | — | 14.9 | 1% | 0.88 / 7 | 0 | 20 / 2.5 ms |\n",
 		"Intervals: exact order-statistic interval",
 		"Equal horizons: every run trained for the same 600 s of virtual time.",

@@ -36,7 +36,7 @@ func TestHeadline(t *testing.T) {
 			"bsp": {0.010, 0.011, 0.012, 0.010, 0.011},
 			"asp": {0.020, 0.021, 0.019, 0.022, 0.020},
 		}, []string{"bsp", "asp"}, 0.5), true, []string{
-			"asp reached 50% test accuracy first: median 25 s (22.7–26.3 s, 93.8% interval) over 5 seeds, 1.8× sooner than the runner-up bsp at 45.5 s (41.7–50 s, 93.8% interval); the paired test separates them (p < 0.001; asp's advantage 1.88×, 95% interval 1.62–2.17×).",
+			"asp reached 50% test accuracy first: median 25 s (22.7–26.3 s, 93.8% interval) over 5 seeds, 1.8× sooner than the runner-up bsp at 45.5 s (41.7–50 s, 93.8% interval); the paired test separates them (p < 0.001; asp's advantage 1.86×, 95% interval 1.6–2.17×).",
 		}},
 		{"tie", race(map[string][]float64{
 			"bsp": {0.020, 0.010, 0.020, 0.010, 0.015},

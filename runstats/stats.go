@@ -25,7 +25,7 @@ const IntervalMethod = "exact order-statistic interval for the median (distribut
 
 // TestMethod names the paired comparison that decides a verdict.
 const TestMethod = "paired t-test over seeds, runs paired by seed value (same seed: same data order, initial weights " +
-	"and timing draws), two-sided at the 5% level, on the log ratio of band times to target (a level not reached " +
+	"and timing draws), two-sided at the 5% level, on the log ratio of smoothed times to target (not reached " +
 	"counts at the horizon, the longest run's time, so a run never looks faster than one that did reach it) or of " +
 	"accuracies at the horizon"
 

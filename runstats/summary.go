@@ -47,9 +47,10 @@ type Summary struct {
 }
 
 // Schema is summary.json's schema version. 2: the race (`race`), the
-// verdict's `kind` and `recommended`, the sim race's metric. A summary
-// without the field is of schema 1.
-const Schema = 2
+// verdict's `kind` and `recommended`, the sim race's metric. 3: the
+// verdict's time is `smoothed_time` (SmoothedTime), where 2 had
+// `band_time`. A summary without the field is of schema 1.
+const Schema = 3
 
 // ParadigmStats are one paradigm's figures over its seeds.
 type ParadigmStats struct {
@@ -59,9 +60,9 @@ type ParadigmStats struct {
 	Reached *int `json:"reached,omitempty"`
 	// TimeToTarget: a nil median or bound is "not reached within the horizon".
 	TimeToTarget *Interval `json:"time_to_target,omitempty"`
-	// BandTime is the median BandTime over seeds, the time the verdict
-	// ranks and tests (a level not reached counts at the horizon).
-	BandTime          *Interval `json:"band_time,omitempty"`
+	// SmoothedTime is the median SmoothedTime over seeds, the time the
+	// verdict ranks and tests (not reached counts at the horizon).
+	SmoothedTime      *Interval `json:"smoothed_time,omitempty"`
 	AccuracyAtHorizon *Interval `json:"accuracy_at_horizon,omitempty"`
 	Throughput        Interval  `json:"throughput"`
 	WaitFraction      Interval  `json:"wait_fraction"`
@@ -163,7 +164,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 	stats := make([]ParadigmStats, len(names))
 	for p, name := range names {
 		grid[p] = make([]cell, len(seeds))
-		var thr, wait, stale, times, accs, bands []float64
+		var thr, wait, stale, times, accs, smooth []float64
 		for k, s := range seeds {
 			i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s })
 			if i < 0 {
@@ -177,9 +178,9 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 					c.time = t
 					horizon = max(horizon, t)
 				}
-				c.band, _, _ = r.BandTime(target, horizon)
+				c.smooth, _, _ = r.SmoothedTime(target, horizon)
 			}
-			times, accs, bands = append(times, c.time), append(accs, c.acc), append(bands, c.band)
+			times, accs, smooth = append(times, c.time), append(accs, c.acc), append(smooth, c.smooth)
 			grid[p][k] = c
 		}
 		st := ParadigmStats{Paradigm: name, Runs: len(thr), Throughput: MedianInterval(thr),
@@ -194,8 +195,8 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 						n++
 					}
 				}
-				ti, bi := MedianInterval(times), MedianInterval(bands)
-				st.Reached, st.TimeToTarget, st.BandTime = &n, &ti, &bi
+				ti, si := MedianInterval(times), MedianInterval(smooth)
+				st.Reached, st.TimeToTarget, st.SmoothedTime = &n, &ti, &si
 			}
 		}
 		st.TimesToTargets, st.EpochsToTargets = targetIntervals(runs, name, seeds)
@@ -219,10 +220,10 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 	v.Metric = MetricAccuracy
 	if timeMetric {
 		// The first crossing decides whether time can rank them at all
-		// (above); the band time, far less noisy, ranks and tests them.
+		// (above); the smoothed time, far less noisy, ranks and tests them.
 		v.Metric = MetricTime
-		score = func(c cell) float64 { return c.band }
-		logv = func(c cell) float64 { return -math.Log(math.Max(math.Min(c.band, horizon), 1e-6)) }
+		score = func(c cell) float64 { return c.smooth }
+		logv = func(c cell) float64 { return -math.Log(math.Max(math.Min(c.smooth, horizon), 1e-6)) }
 	} else {
 		score = func(c cell) float64 { return -c.acc }
 	}
@@ -304,7 +305,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 type cell struct {
 	ok        bool    // this paradigm ran this seed
 	time, acc float64 // time: +Inf when the target was not reached
-	band      float64 // the verdict's time (BandTime), at most the horizon
+	smooth    float64 // the verdict's time (SmoothedTime), at most the horizon
 }
 
 type withP struct {

@@ -17,10 +17,10 @@ var presets = map[string]Scenario{
 		// them) and a target below the MLP's plateau keep 8 paradigms × 5
 		// seeds within three minutes on two cores (docs/benchmarks.md).
 		Epochs: 2, Target: 0.84,
-		// The verdict's time (runstats.BandTime) smooths over five
-		// evaluations; at every 1/16 epoch they span 5/16 of one, and the
-		// paired spread over seeds falls from 0.1–0.26 (every quarter
-		// epoch) to 0.02–0.1 (docs/compare.md), for 45% more CPU a run.
+		// The verdict's time (runstats.SmoothedTime) fits the curve in
+		// log time; with evaluations every 1/16 epoch rather than every
+		// 1/8 its median paired spread over seeds is 0.10 rather than
+		// 0.125 (docs/compare.md), for 45% more CPU a run than every 1/4.
 		EvalEvery: 0.0625,
 	},
 	"jitter": {

@@ -56,7 +56,7 @@ func TestRaceIsTheSimDefault(t *testing.T) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Schema != 2 || s.Race == nil || s.Race.Margin != 0.05 || s.Race.Budget != 15 || s.Verdict.Kind != "winner" || s.Verdict.Metric != "iteration_time" {
+	if s.Schema != 3 || s.Race == nil || s.Race.Margin != 0.05 || s.Race.Budget != 15 || s.Verdict.Kind != "winner" || s.Verdict.Metric != "iteration_time" {
 		t.Errorf("summary.json: %+v, race %+v", s, s.Race)
 	}
 	if !strings.Contains(out, "asp has the fastest iterations") || strings.Contains(out, "trains fastest") || !strings.Contains(out, "The race (paradigms × rounds") {
