@@ -151,12 +151,12 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		}
 		j.Network = n
 	}
-	if len(c.Specs) == 0 {
-		specs, err := sc.Specs()
+	if len(c.Specs)+len(c.Groups) == 0 {
+		specs, groups, err := sc.Entries()
 		if err != nil {
 			return err
 		}
-		c.Specs = specs
+		c.Specs, c.Groups = specs, groups
 	}
 	c.Scenario.Name, c.Scenario.Description = sc.Name, sc.Description
 	return nil
@@ -176,9 +176,7 @@ func Effective(c *Config) scenario.Scenario {
 	if j.Timing.Base > 0 {
 		s.Base = j.Timing.Base.String()
 	}
-	for _, sp := range c.Specs {
-		s.Paradigms = append(s.Paradigms, sp.String())
-	}
+	s.Paradigms = c.Names()
 	if c.Mode == Sim {
 		s.Iterations = c.Iterations
 		if c.Duration > 0 {

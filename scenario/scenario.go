@@ -134,17 +134,37 @@ func ParseBase(v string) (d time.Duration, auto bool, err error) {
 	return d, false, nil
 }
 
-// Specs parses the scenario's paradigms.
+// Specs parses the scenario's paradigms: every spec a run trains, the
+// groups' members included (Entries keeps the groups whole).
 func (s *Scenario) Specs() ([]paradigm.Spec, error) {
-	var out []paradigm.Spec
+	specs, groups, err := s.Entries()
+	for _, g := range groups {
+		specs = append(specs, g.Members...)
+	}
+	return specs, err
+}
+
+// Entries parses the scenario's paradigms into the single specs and the
+// groups (avg(…), reported as one paradigm each).
+func (s *Scenario) Entries() ([]paradigm.Spec, []paradigm.Group, error) {
+	var specs []paradigm.Spec
+	var groups []paradigm.Group
 	for _, p := range s.Paradigms {
+		if paradigm.IsGroup(p) {
+			g, err := paradigm.ParseGroup(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			groups = append(groups, g)
+			continue
+		}
 		sp, err := paradigm.Parse(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, sp)
+		specs = append(specs, sp)
 	}
-	return out, nil
+	return specs, groups, nil
 }
 
 // Validate checks the scenario, naming the bad field.

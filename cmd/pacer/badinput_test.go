@@ -125,6 +125,9 @@ func TestExplicitInvalidValuesAreRefused(t *testing.T) {
 		{"--jitter", []string{"train", "--jitter", "NaN"}},
 		{"--seed", []string{"train", "--seed", "0"}},
 		{"--seed", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--seed", "0"}},
+		{"--paradigms: bad paradigm spec \"avg(ssp:s=3)\": a group needs at least two members", []string{"compare", "--mode", "sim", "--paradigms", "bsp;avg(ssp:s=3)"}},
+		{"avg(ssp:s=3..4) is given twice", []string{"compare", "--mode", "sim", "--paradigms", "avg(ssp:s=3..4);avg(ssp:s=3..4)"}},
+		{"a group (avg(…)) runs in the deterministic modes", []string{"compare", "--mode", "inproc", "--paradigms", "bsp;avg(ssp:s=3|asp)"}},
 		{"--seed", []string{"sim", "--paradigm", "bsp", "--workers", "2", "--seed", "0"}},
 		{"--iterations", []string{"sim", "--paradigm", "bsp", "--workers", "2", "--iterations", "5", "--duration", "1m"}},
 	} {
