@@ -63,8 +63,14 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("epochs", sc.Epochs > 0) {
 		j.Epochs = sc.Epochs
 	}
-	if use("batch", sc.Batch > 0) {
+	if use("batch", sc.Batch > 0 && !given("batch-total")) {
 		j.Batch = sc.Batch
+	}
+	if use("batch-total", sc.BatchTotal > 0) {
+		j.BatchTotal = sc.BatchTotal
+		if !given("batch") && sc.Batch == 0 {
+			j.Batch = 0 // Fill derives it from the workers
+		}
 	}
 	if use("lr", sc.LR > 0) {
 		j.LR = sc.LR
@@ -187,7 +193,7 @@ func Effective(c *Config) scenario.Scenario {
 	m := max(0, j.Momentum)
 	s.Model, s.Dataset, s.Epochs, s.Batch, s.LR, s.Momentum = j.Model, j.Dataset, j.Epochs, j.Batch, j.LR, &m
 	s.EvalEvery, s.FullAsyncLR, s.Target, s.TrainLimit, s.TestLimit = j.EvalEvery, j.FullAsyncLR, j.Target, j.TrainLimit, j.TestLimit
-	s.Sampling, s.ClipNorm, s.EMA = j.Sampling, j.ClipNorm, j.EMA
+	s.Sampling, s.ClipNorm, s.EMA, s.BatchTotal = j.Sampling, j.ClipNorm, j.EMA, j.BatchTotal
 	if j.Optimizer.Kind != optim.SGD {
 		s.Optimizer = j.Optimizer.String()
 	}

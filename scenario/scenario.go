@@ -41,7 +41,10 @@ type Scenario struct {
 	Dataset string  `json:"dataset,omitempty"`
 	Epochs  float64 `json:"epochs,omitempty"`
 	Batch   int     `json:"batch,omitempty"`
-	LR      float64 `json:"lr,omitempty"`
+	// BatchTotal keeps the batch summed over the workers (µλ) constant:
+	// each worker's batch is it divided by the workers (job.Config).
+	BatchTotal int     `json:"batch_total,omitempty"`
+	LR         float64 `json:"lr,omitempty"`
 	// Momentum is a pointer so a file can say 0 (plain SGD); absent means the default 0.9.
 	Momentum    *float64 `json:"momentum,omitempty"`
 	EvalEvery   float64  `json:"eval_every,omitempty"` // epochs between test evaluations
@@ -207,7 +210,7 @@ func (s *Scenario) Validate() error {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"jitter", s.Jitter}, {"clip_norm", s.ClipNorm}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
+	}{{"jitter", s.Jitter}, {"clip_norm", s.ClipNorm}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"batch_total", float64(s.BatchTotal)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
 		if f.v < 0 {
 			return fmt.Errorf("scenario %q: %s=%g must not be negative (0: the default)", s.Name, f.key, f.v)
 		}

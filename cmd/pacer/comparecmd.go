@@ -394,7 +394,7 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string, a
 		}
 		learning := learningFlags()
 		if autoBase {
-			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" || f == "batch" || f == "dataset" })
+			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" || f == "batch" || f == "batch-total" || f == "dataset" })
 		}
 		if network != "none" || slices.ContainsFunc(networkFlagNames[1:], func(f string) bool { return given[f] }) {
 			// With a network the model's size is what its transfers move.
