@@ -66,9 +66,10 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("batch", sc.Batch > 0 && !given("batch-total")) {
 		j.Batch = sc.Batch
 	}
-	if use("batch-total", sc.BatchTotal > 0) {
+	// Either flag replaces the scenario's batch, whichever way it gives it.
+	if use("batch-total", sc.BatchTotal > 0 && !given("batch")) {
 		j.BatchTotal = sc.BatchTotal
-		if !given("batch") && sc.Batch == 0 {
+		if sc.Batch == 0 {
 			j.Batch = 0 // Fill derives it from the workers
 		}
 	}
