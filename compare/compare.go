@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,10 @@ func DefaultSeeds(mode string) int {
 type Config struct {
 	Mode  string
 	Specs []paradigm.Spec
+	// Groups are reported and raced as one paradigm each, after Specs:
+	// every seed of a group runs each member and the run is their
+	// average (runstats.Average). The deterministic modes only.
+	Groups []paradigm.Group
 	// Job is every run's job; Run sets Spec, Seed and (virtual) Horizon.
 	// Job.Seed is the base seed.
 	Job job.Config
@@ -110,8 +115,11 @@ func (c *Config) Validate() error {
 	if c.Params != 0 && (c.Params < 1 || c.Params > MaxParams || c.Mode != Sim || c.Job.Network == nil) {
 		return fmt.Errorf("params=%d: sim mode with a network only, 1 to %d values", c.Params, MaxParams)
 	}
-	if len(c.Specs) == 0 {
+	if len(c.Specs)+len(c.Groups) == 0 {
 		return errors.New("no paradigm to compare")
+	}
+	if len(c.Groups) > 0 && c.Mode != Virtual && c.Mode != Sim {
+		return fmt.Errorf("%s: a group (avg(…)) runs in the deterministic modes (virtual, sim): each seed runs every member", c.Groups[0])
 	}
 	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == Virtual || c.Mode == Sim) {
 		return errors.New("base: auto: the step time was not measured (steptime.Resolve sets Job.Timing.Base)")
@@ -140,10 +148,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("iterations=%d must not be negative", c.Iterations)
 	}
 	seen := map[string]bool{}
-	for _, sp := range c.Specs {
+	for _, name := range c.Names() {
 		// Runs are grouped by the spec's name: two equal ones would be
 		// one paradigm's seeds counted twice.
-		name := sp.String()
 		if seen[name] {
 			return fmt.Errorf("paradigm %s is listed twice", name)
 		}
@@ -158,7 +165,7 @@ func (c *Config) Validate() error {
 	if c.EpochsEach && c.Horizon > 0 {
 		return fmt.Errorf("a horizon and epochs for each run: give one")
 	}
-	for _, sp := range c.Specs {
+	for _, sp := range c.AllSpecs() {
 		j := c.Job
 		j.Spec = sp
 		if err := j.Fill(); err != nil {
@@ -171,6 +178,28 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Names are the compared paradigms' names, as reported: Specs, then
+// Groups.
+func (c *Config) Names() []string {
+	names := make([]string, 0, len(c.Specs)+len(c.Groups))
+	for _, sp := range c.Specs {
+		names = append(names, sp.String())
+	}
+	for _, g := range c.Groups {
+		names = append(names, g.String())
+	}
+	return names
+}
+
+// AllSpecs is every spec a run trains: Specs and the groups' members.
+func (c *Config) AllSpecs() []paradigm.Spec {
+	out := slices.Clone(c.Specs)
+	for _, g := range c.Groups {
+		out = append(out, g.Members...)
+	}
+	return out
 }
 
 // seedCount is Seeds, or in a race the most seeds a paradigm can run.
@@ -222,16 +251,14 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(c.Specs))
-	for i, sp := range c.Specs {
-		names[i] = sp.String()
-	}
+	names := c.Names()
 	version, commit := Build()
 	if c.Mode == Virtual {
 		c.Horizon = e.horizon
 	}
 	s := &runstats.Summary{Version: version, Schema: runstats.Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
-		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs}
+		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs,
+		GroupRuns: e.groupRuns()}
 	if res != nil {
 		// The seeds the race ran: as many as its longest-running paradigms.
 		n := 0
@@ -271,9 +298,11 @@ type engine struct {
 	// jobs are the runs of the race's current round; nil in the fixed
 	// design, which runs every paradigm × seed.
 	jobs []runKey
+	// members are the groups' member runs, kept for summary.json.
+	members map[runKey][]runstats.Run
 }
 
-// runKey is one run: a paradigm (an index into Specs) and a seed.
+// runKey is one run: a paradigm (an index into Config.Names) and a seed.
 type runKey struct {
 	spec int
 	seed uint64
@@ -298,12 +327,70 @@ func (e *engine) runDone(done int) {
 }
 
 // runJob is the k-th run: in the fixed design paradigm k / Seeds, seed
-// k % Seeds; in a race the round's k-th.
-func (e *engine) runJob(k int) (paradigm.Spec, uint64) {
+// k % Seeds; in a race the round's k-th. The paradigm is an index into
+// Config.Names: a spec, or past them a group.
+func (e *engine) runJob(k int) (int, uint64) {
 	if e.c.Race != nil {
-		return e.c.Specs[e.jobs[k].spec], e.jobs[k].seed
+		return e.jobs[k].spec, e.jobs[k].seed
 	}
-	return e.c.Specs[k/e.c.Seeds], e.c.Job.Seed + uint64(k%e.c.Seeds)
+	return k / e.c.Seeds, e.c.Job.Seed + uint64(k%e.c.Seeds)
+}
+
+// name is paradigm i's name (Config.Names).
+func (e *engine) name(i int) string {
+	if i < len(e.c.Specs) {
+		return e.c.Specs[i].String()
+	}
+	return e.c.Groups[i-len(e.c.Specs)].String()
+}
+
+// entryRun is run k through single, the mode's run of one spec: a group
+// runs each member on the seed, one after another, and returns their
+// average; the members are kept for summary.json.
+func (e *engine) entryRun(k int, single func(sp paradigm.Spec, seed uint64) (*runstats.Run, error)) (*runstats.Run, error) {
+	i, seed := e.runJob(k)
+	if i < len(e.c.Specs) {
+		return single(e.c.Specs[i], seed)
+	}
+	g := e.c.Groups[i-len(e.c.Specs)]
+	members := make([]runstats.Run, len(g.Members))
+	for m, sp := range g.Members {
+		r, err := single(sp, seed)
+		if err != nil {
+			return nil, fmt.Errorf("member %s: %w", sp, err)
+		}
+		members[m] = *r
+	}
+	avg := runstats.Average(g.String(), members, e.c.Job.Target, e.c.Job.Targets)
+	e.mu.Lock()
+	if e.members == nil {
+		e.members = map[runKey][]runstats.Run{}
+	}
+	e.members[runKey{i, seed}] = members
+	e.mu.Unlock()
+	return &avg, nil
+}
+
+// groupRuns are the groups' member runs: group by group, member by member,
+// seeds in order.
+func (e *engine) groupRuns() []runstats.Run {
+	var out []runstats.Run
+	for gi, g := range e.c.Groups {
+		i := len(e.c.Specs) + gi
+		var seeds []uint64
+		for key := range e.members {
+			if key.spec == i {
+				seeds = append(seeds, key.seed)
+			}
+		}
+		slices.Sort(seeds)
+		for m := range g.Members {
+			for _, seed := range seeds {
+				out = append(out, e.members[runKey{i, seed}][m])
+			}
+		}
+	}
+	return out
 }
 
 // total is the runs the comparison makes: in a race, at most its budget.
@@ -311,7 +398,7 @@ func (e *engine) total() int {
 	if e.c.Race != nil {
 		return e.c.raceConfig(e.c.metric(0)).Budget
 	}
-	return len(e.c.Specs) * e.c.Seeds
+	return len(e.c.Names()) * e.c.Seeds
 }
 
 // batch is how many runs parallel makes: the race's round, or all.
@@ -343,8 +430,8 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 			for k := range next {
 				r, err := one(k)
 				if err != nil {
-					sp, seed := e.runJob(k)
-					errs[k] = fmt.Errorf("%s (seed %d): %w", sp, seed, err)
+					i, seed := e.runJob(k)
+					errs[k] = fmt.Errorf("%s (seed %d): %w", e.name(i), seed, err)
 					failed.Store(true)
 					continue
 				}
@@ -417,16 +504,17 @@ func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 }
 
 func (e *engine) simRun(ctx context.Context, k int) (*runstats.Run, error) {
-	sp, seed := e.runJob(k)
-	cfg := e.simConfig(sp, seed)
-	cfg.Iterations, cfg.Duration, cfg.Failures = e.c.Iterations, e.c.Duration, e.c.Failures
-	cfg.Clock = time.Now // measures the controller only; summary.json leaves its time out
-	r, err := sim.RunContext(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	r.Scenario = e.c.Scenario.Name
-	return r, nil
+	return e.entryRun(k, func(sp paradigm.Spec, seed uint64) (*runstats.Run, error) {
+		cfg := e.simConfig(sp, seed)
+		cfg.Iterations, cfg.Duration, cfg.Failures = e.c.Iterations, e.c.Duration, e.c.Failures
+		cfg.Clock = time.Now // measures the controller only; summary.json leaves its time out
+		r, err := sim.RunContext(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		r.Scenario = e.c.Scenario.Name
+		return r, nil
+	})
 }
 
 // prepareVirtual loads the data set and sets the horizon every virtual run
@@ -443,10 +531,10 @@ func (e *engine) prepareVirtual(ctx context.Context) error {
 	e.ds = ds
 	if e.c.Race != nil {
 		e.say("compare: %s, %d training and %d test samples from %s; %d paradigms race over seeds, %d runs at most", ds.Train.Name,
-			ds.Train.N, ds.Test.N, ds.Source, len(e.c.Specs), e.total())
+			ds.Train.N, ds.Test.N, ds.Source, len(e.c.Names()), e.total())
 	} else {
 		e.say("compare: %s, %d training and %d test samples from %s; %d paradigms × %d seeds", ds.Train.Name, ds.Train.N,
-			ds.Test.N, ds.Source, len(e.c.Specs), e.c.Seeds)
+			ds.Test.N, ds.Source, len(e.c.Names()), e.c.Seeds)
 	}
 	e.horizon = e.c.Horizon
 	if e.c.EpochsEach {
@@ -464,15 +552,16 @@ func (e *engine) prepareVirtual(ctx context.Context) error {
 
 // virtualRun trains run k in virtual time, to the shared horizon.
 func (e *engine) virtualRun(ctx context.Context, k int) (*runstats.Run, error) {
-	sp, seed := e.runJob(k)
-	cfg := e.c.Job
-	cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
-	r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
-	if err != nil {
-		return nil, err
-	}
-	r.Scenario = e.c.Scenario.Name
-	return r, nil
+	return e.entryRun(k, func(sp paradigm.Spec, seed uint64) (*runstats.Run, error) {
+		cfg := e.c.Job
+		cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
+		r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.Scenario = e.c.Scenario.Name
+		return r, nil
+	})
 }
 
 // DefaultHorizon is the virtual time the slowest paradigm (over all seeds)
@@ -486,7 +575,7 @@ func DefaultHorizon(ctx context.Context, c Config, trainN int) (time.Duration, e
 	}
 	iters := train.Iterations(j, trainN)
 	var h time.Duration
-	for _, sp := range c.Specs {
+	for _, sp := range c.AllSpecs() {
 		for _, seed := range c.SeedList() {
 			e := engine{c: c}
 			cfg := e.simConfig(sp, seed)
@@ -507,7 +596,8 @@ func DefaultHorizon(ctx context.Context, c Config, trainN int) (time.Duration, e
 func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
 	var runs []runstats.Run
 	for k := range e.total() {
-		sp, seed := e.runJob(k)
+		i, seed := e.runJob(k)
+		sp := e.c.Specs[i] // Validate refuses groups here
 		cfg := e.c.Job
 		cfg.Spec, cfg.Seed = sp, seed
 		r, err := launch.Train(ctx, cfg, launch.Options{Mode: e.c.Mode}, func(p launch.Progress) {

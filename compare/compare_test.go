@@ -270,3 +270,34 @@ func TestVirtualEpochsEach(t *testing.T) {
 		t.Errorf("a horizon with EpochsEach: %v", err)
 	}
 }
+
+// A scenario's batch_total sets each worker's batch from the workers; a
+// --batch on the command line replaces it, and so does --batch-total a
+// scenario's batch.
+func TestApplyScenarioBatchTotal(t *testing.T) {
+	sc := &scenario.Scenario{Name: "mu-lambda", Paradigms: []string{"bsp"}, Workers: 8, BatchTotal: 128}
+	for _, c := range []struct {
+		given     string
+		job       job.Config
+		wantBatch int
+	}{
+		{"", job.Config{Batch: 64, Seed: 1}, 16},
+		{"batch", job.Config{Batch: 32, Seed: 1}, 32},
+	} {
+		cfg := Config{Mode: Virtual, Job: c.job, Seeds: 1}
+		if err := ApplyScenario(&cfg, sc, func(f string) bool { return f == c.given }); err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Job.Fill(); err != nil || cfg.Job.Batch != c.wantBatch {
+			t.Errorf("given %q: batch %d (err %v), want %d", c.given, cfg.Job.Batch, err, c.wantBatch)
+		}
+	}
+	withBatch := &scenario.Scenario{Name: "fixed", Paradigms: []string{"bsp"}, Workers: 4, Batch: 64}
+	cfg := Config{Mode: Virtual, Job: job.Config{BatchTotal: 128, Seed: 1}, Seeds: 1}
+	if err := ApplyScenario(&cfg, withBatch, func(f string) bool { return f == "batch-total" }); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Job.Fill(); err != nil || cfg.Job.Batch != 32 {
+		t.Errorf("--batch-total over a scenario's batch: batch %d (err %v), want 32", cfg.Job.Batch, err)
+	}
+}

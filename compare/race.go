@@ -90,7 +90,7 @@ func (c *Config) raceConfig(m raceMetric) race.Config {
 	}
 	budget := c.Race.Budget
 	if budget == 0 {
-		budget = DefaultBudget(len(c.Specs))
+		budget = DefaultBudget(len(c.Names()))
 	}
 	return race.Config{Scale: m.scale, Margin: margin, Budget: budget, MaxSeeds: c.raceMaxSeeds(budget), SimplicityOrder: SimplicityOrder}
 }
@@ -99,7 +99,7 @@ func (c *Config) raceConfig(m raceMetric) race.Config {
 // first round's for all, the rest shared by the last two. It bounds the
 // seeds of the default horizon, so every run of the race gets its epochs.
 func (c *Config) raceMaxSeeds(budget int) int {
-	k := len(c.Specs)
+	k := len(c.Names())
 	n := race.DefaultFirst
 	if budget > n*k {
 		n += (budget - n*k) / 2
@@ -130,7 +130,7 @@ func (c *Config) validateRace() error {
 		return fmt.Errorf("budget=%d: want a number of runs (0: the default)", c.Race.Budget)
 	}
 	cfg := c.raceConfig(m)
-	return cfg.Validate(len(c.Specs))
+	return cfg.Validate(len(c.Names()))
 }
 
 // simplicity is the order the race recommends in among equivalent
@@ -141,17 +141,29 @@ var simplicity = []paradigm.Kind{paradigm.BSP, paradigm.ASP, paradigm.SSP, parad
 // SimplicityOrder names simplicity, for docs and reports.
 const SimplicityOrder = "bsp, asp, ssp, backup, softsync, psp, elastic, dssp"
 
+// simplicityRank is sp's place in simplicity; unlisted kinds come last.
+func simplicityRank(sp paradigm.Spec) int {
+	if rank := slices.Index(simplicity, sp.Kind); rank >= 0 {
+		return rank
+	}
+	return len(simplicity)
+}
+
 // race runs the comparison as a race, one round at a time through the
 // parallel engine: the paradigms that left run no more seeds.
 func (e *engine) race(ctx context.Context, one func(k int) (*runstats.Run, error)) ([]runstats.Run, *race.Result, error) {
 	m := e.c.metric(e.horizon.Seconds())
-	cands := make([]race.Candidate, len(e.c.Specs))
-	for i, sp := range e.c.Specs {
-		rank := slices.Index(simplicity, sp.Kind)
-		if rank < 0 {
-			rank = len(simplicity)
+	var cands []race.Candidate
+	for _, sp := range e.c.Specs {
+		cands = append(cands, race.Candidate{Name: sp.String(), Simplicity: simplicityRank(sp)})
+	}
+	for _, g := range e.c.Groups {
+		// A group is as simple as its most complex member.
+		rank := 0
+		for _, m := range g.Members {
+			rank = max(rank, simplicityRank(m))
 		}
-		cands[i] = race.Candidate{Name: sp.String(), Simplicity: rank}
+		cands = append(cands, race.Candidate{Name: g.String(), Simplicity: rank})
 	}
 	type keyed struct {
 		k   runKey

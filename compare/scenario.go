@@ -63,8 +63,15 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("epochs", sc.Epochs > 0) {
 		j.Epochs = sc.Epochs
 	}
-	if use("batch", sc.Batch > 0) {
+	if use("batch", sc.Batch > 0 && !given("batch-total")) {
 		j.Batch = sc.Batch
+	}
+	// Either flag replaces the scenario's batch, whichever way it gives it.
+	if use("batch-total", sc.BatchTotal > 0 && !given("batch")) {
+		j.BatchTotal = sc.BatchTotal
+		if sc.Batch == 0 {
+			j.Batch = 0 // Fill derives it from the workers
+		}
 	}
 	if use("lr", sc.LR > 0) {
 		j.LR = sc.LR
@@ -151,12 +158,12 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 		}
 		j.Network = n
 	}
-	if len(c.Specs) == 0 {
-		specs, err := sc.Specs()
+	if len(c.Specs)+len(c.Groups) == 0 {
+		specs, groups, err := sc.Entries()
 		if err != nil {
 			return err
 		}
-		c.Specs = specs
+		c.Specs, c.Groups = specs, groups
 	}
 	c.Scenario.Name, c.Scenario.Description = sc.Name, sc.Description
 	return nil
@@ -176,9 +183,7 @@ func Effective(c *Config) scenario.Scenario {
 	if j.Timing.Base > 0 {
 		s.Base = j.Timing.Base.String()
 	}
-	for _, sp := range c.Specs {
-		s.Paradigms = append(s.Paradigms, sp.String())
-	}
+	s.Paradigms = c.Names()
 	if c.Mode == Sim {
 		s.Iterations = c.Iterations
 		if c.Duration > 0 {
@@ -189,7 +194,7 @@ func Effective(c *Config) scenario.Scenario {
 	m := max(0, j.Momentum)
 	s.Model, s.Dataset, s.Epochs, s.Batch, s.LR, s.Momentum = j.Model, j.Dataset, j.Epochs, j.Batch, j.LR, &m
 	s.EvalEvery, s.FullAsyncLR, s.Target, s.TrainLimit, s.TestLimit = j.EvalEvery, j.FullAsyncLR, j.Target, j.TrainLimit, j.TestLimit
-	s.Sampling, s.ClipNorm, s.EMA = j.Sampling, j.ClipNorm, j.EMA
+	s.Sampling, s.ClipNorm, s.EMA, s.BatchTotal = j.Sampling, j.ClipNorm, j.EMA, j.BatchTotal
 	if j.Optimizer.Kind != optim.SGD {
 		s.Optimizer = j.Optimizer.String()
 	}

@@ -29,6 +29,9 @@ type LearnFlags struct {
 	TestLimit  int
 	Epochs     float64
 	Batch      int
+	// BatchTotal is --batch-total; BatchSet says --batch was given.
+	BatchTotal int
+	BatchSet   bool
 	LR         float64
 	Momentum   float64 // in [0, 1); the flag's 0 is plain SGD
 	// MomentumSet says --momentum was given: Adam takes none, so its
@@ -51,7 +54,11 @@ func (f *LearnFlags) Bind(fs *flag.FlagSet) {
 	intFlag(fs, &f.TrainLimit, "train-limit", 0, "use only the first N training samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
 	intFlag(fs, &f.TestLimit, "test-limit", 0, "use only the first N test samples (an `int` ≥ 0; 0: all)", nonNegativeInt)
 	floatFlag(fs, &f.Epochs, "epochs", DefaultEpochs, fmt.Sprintf("passes over the training set, all workers together (a `float` > 0, at most %d)", MaxEpochs), epochsRange)
-	intFlag(fs, &f.Batch, "batch", DefaultBatch, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), batchRange)
+	intFlag(fs, &f.Batch, "batch", DefaultBatch, fmt.Sprintf("samples per worker per iteration (an `int` in [1, %d])", MaxBatch), func(v int) error {
+		f.BatchSet = true
+		return batchRange(v)
+	})
+	intFlag(fs, &f.BatchTotal, "batch-total", 0, "keep the batch summed over the workers (µλ) at this `int`: each worker's batch is it divided by the workers, at least 1, as the staleness-aware paper keeps µλ constant when it adds learners (0: --batch; give one of the two)", nonNegativeInt)
 	floatFlag(fs, &f.LR, "lr", DefaultLR, "base learning rate α₀ (a `float` > 0)", positive)
 	floatFlag(fs, &f.Momentum, "momentum", DefaultMomentum, "momentum, a `float` in [0, 1) (0 for plain SGD; also rmsprop's; adam and adamw take none)", func(v float64) error {
 		f.MomentumSet = true
@@ -91,6 +98,9 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.TrainLimit, c.TestLimit = f.TrainLimit, f.TestLimit
 	c.Epochs, c.Batch, c.LR, c.WeightDecay, c.FullAsyncLR = f.Epochs, f.Batch, f.LR, f.WeightDecay, f.FullAsyncLR
 	c.Sampling, c.ClipNorm, c.EMA = f.Sampling, f.ClipNorm, f.EMA
+	if c.BatchTotal = f.BatchTotal; c.BatchTotal > 0 && !f.BatchSet {
+		c.Batch = 0 // Fill derives it from the workers
+	}
 	c.Optimizer = f.Optimizer
 	c.Normalize = f.Normalize
 	c.Momentum = f.Momentum

@@ -55,8 +55,12 @@ type Config struct {
 	// (0: all), for quick runs and tests.
 	TrainLimit, TestLimit int
 
-	Epochs      float64 // passes over the training set, all workers together (default 1)
-	Batch       int     // samples per worker per iteration (default 64)
+	Epochs float64 // passes over the training set, all workers together (default 1)
+	Batch  int     // samples per worker per iteration (default 64)
+	// BatchTotal, when positive, keeps µλ (the batch summed over the
+	// workers) constant, as the staleness-aware paper does when it adds
+	// learners: Fill sets Batch to BatchTotal/Workers, at least 1.
+	BatchTotal  int     `json:",omitempty"`
 	LR          float64 // base learning rate α₀ (default 0.05)
 	Momentum    float64 // default 0.9 (none for adam and adamw); negative means none (and stays negative: Fill is idempotent)
 	WeightDecay float64
@@ -135,6 +139,16 @@ func (c *Config) Fill() error {
 	}
 	def(&c.Workers, DefaultWorkers)
 	def(&c.Shards, DefaultShards)
+	if c.BatchTotal < 0 || c.BatchTotal > MaxBatch*MaxWorkers {
+		return fmt.Errorf("batch-total=%d: want 0 (use batch) or 1 to %d", c.BatchTotal, MaxBatch*MaxWorkers)
+	}
+	if c.BatchTotal > 0 && c.Workers > 0 {
+		b := max(1, c.BatchTotal/c.Workers)
+		if c.Batch != 0 && c.Batch != b {
+			return fmt.Errorf("batch=%d and batch-total=%d on %d workers: give one (batch-total makes the batch %d)", c.Batch, c.BatchTotal, c.Workers, b)
+		}
+		c.Batch = b
+	}
 	def(&c.Batch, DefaultBatch)
 	if c.Model == "" {
 		c.Model = DefaultModel

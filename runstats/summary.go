@@ -37,7 +37,11 @@ type Summary struct {
 	IntervalMethod     string `json:"interval_method"`
 	TestMethod         string `json:"test_method,omitempty"`
 
-	Runs      []Run           `json:"runs"` // paradigm by paradigm, seeds in order within each
+	Runs []Run `json:"runs"` // paradigm by paradigm, seeds in order within each
+	// GroupRuns are the member runs of the compared groups (avg(…)),
+	// group by group, member by member, seeds in order: each group's run
+	// in Runs is, per seed, their runstats.Average.
+	GroupRuns []Run           `json:"group_runs,omitempty"`
 	Paradigms []ParadigmStats `json:"paradigms"`
 	Verdict   Verdict         `json:"verdict"`
 	// Race is the race over seeds (--seeds auto) that chose the runs and

@@ -41,7 +41,10 @@ type Scenario struct {
 	Dataset string  `json:"dataset,omitempty"`
 	Epochs  float64 `json:"epochs,omitempty"`
 	Batch   int     `json:"batch,omitempty"`
-	LR      float64 `json:"lr,omitempty"`
+	// BatchTotal keeps the batch summed over the workers (µλ) constant:
+	// each worker's batch is it divided by the workers (job.Config).
+	BatchTotal int     `json:"batch_total,omitempty"`
+	LR         float64 `json:"lr,omitempty"`
 	// Momentum is a pointer so a file can say 0 (plain SGD); absent means the default 0.9.
 	Momentum    *float64 `json:"momentum,omitempty"`
 	EvalEvery   float64  `json:"eval_every,omitempty"` // epochs between test evaluations
@@ -134,17 +137,37 @@ func ParseBase(v string) (d time.Duration, auto bool, err error) {
 	return d, false, nil
 }
 
-// Specs parses the scenario's paradigms.
+// Specs parses the scenario's paradigms: every spec a run trains, the
+// groups' members included (Entries keeps the groups whole).
 func (s *Scenario) Specs() ([]paradigm.Spec, error) {
-	var out []paradigm.Spec
+	specs, groups, err := s.Entries()
+	for _, g := range groups {
+		specs = append(specs, g.Members...)
+	}
+	return specs, err
+}
+
+// Entries parses the scenario's paradigms into the single specs and the
+// groups (avg(…), reported as one paradigm each).
+func (s *Scenario) Entries() ([]paradigm.Spec, []paradigm.Group, error) {
+	var specs []paradigm.Spec
+	var groups []paradigm.Group
 	for _, p := range s.Paradigms {
+		if paradigm.IsGroup(p) {
+			g, err := paradigm.ParseGroup(p)
+			if err != nil {
+				return nil, nil, err
+			}
+			groups = append(groups, g)
+			continue
+		}
 		sp, err := paradigm.Parse(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out = append(out, sp)
+		specs = append(specs, sp)
 	}
-	return out, nil
+	return specs, groups, nil
 }
 
 // Validate checks the scenario, naming the bad field.
@@ -187,7 +210,7 @@ func (s *Scenario) Validate() error {
 	for _, f := range []struct {
 		key string
 		v   float64
-	}{{"jitter", s.Jitter}, {"clip_norm", s.ClipNorm}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
+	}{{"jitter", s.Jitter}, {"clip_norm", s.ClipNorm}, {"epochs", s.Epochs}, {"batch", float64(s.Batch)}, {"batch_total", float64(s.BatchTotal)}, {"lr", s.LR}, {"eval_every", s.EvalEvery}} {
 		if f.v < 0 {
 			return fmt.Errorf("scenario %q: %s=%g must not be negative (0: the default)", s.Name, f.key, f.v)
 		}

@@ -125,6 +125,10 @@ func TestExplicitInvalidValuesAreRefused(t *testing.T) {
 		{"--jitter", []string{"train", "--jitter", "NaN"}},
 		{"--seed", []string{"train", "--seed", "0"}},
 		{"--seed", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--seed", "0"}},
+		{"--paradigms: bad paradigm spec \"avg(ssp:s=3)\": a group needs at least two members", []string{"compare", "--mode", "sim", "--paradigms", "bsp;avg(ssp:s=3)"}},
+		{"avg(ssp:s=3..4) is given twice", []string{"compare", "--mode", "sim", "--paradigms", "avg(ssp:s=3..4);avg(ssp:s=3..4)"}},
+		{"batch=8 and batch-total=128 on 8 workers", []string{"compare", "--mode", "sim", "--paradigms", "bsp", "--base", "auto", "--device-rate", "1e10", "--model", "cifar-net", "--workers", "8", "--batch-total", "128", "--batch", "8"}},
+		{"a group (avg(…)) runs in the deterministic modes", []string{"compare", "--mode", "inproc", "--paradigms", "bsp;avg(ssp:s=3|asp)"}},
 		{"--seed", []string{"sim", "--paradigm", "bsp", "--workers", "2", "--seed", "0"}},
 		{"--iterations", []string{"sim", "--paradigm", "bsp", "--workers", "2", "--iterations", "5", "--duration", "1m"}},
 	} {

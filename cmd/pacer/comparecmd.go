@@ -93,7 +93,7 @@ func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
 	var tf trainFlags
 	tf.bind(fs)
 	return compareFlags{tf: &tf,
-		list:    fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)"),
+		list:    fs.String("paradigms", "", "paradigm specs separated by ';', and groups reported as one, avg(ssp:s=3..15) or avg(spec|spec) (default: the scenario's)"),
 		scen:    fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it"),
 		mode:    fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)"),
 		iters:   fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)"),
@@ -157,7 +157,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params}
 	what := "--paradigms"
 	if *list != "" {
-		if cc.Specs, err = parseParadigms(*list, what); err != nil {
+		if cc.Specs, cc.Groups, err = parseParadigms(*list, what); err != nil {
 			return usage(err)
 		}
 	}
@@ -168,7 +168,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		}
 		if *list == "" {
 			// Checked here for the same messages as --paradigms.
-			if _, err := parseParadigms(strings.Join(sc.Paradigms, ";"), "scenario "+sc.Name+": paradigms"); err != nil {
+			if _, _, err := parseParadigms(strings.Join(sc.Paradigms, ";"), "scenario "+sc.Name+": paradigms"); err != nil {
 				return usage(err)
 			}
 		}
@@ -182,14 +182,14 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 			fmt.Fprintf(stderr, "compare: the live modes train for the job's epochs in real time; the scenario's horizon (%s) does not apply\n", sc.Horizon)
 		}
 	} else if *list == "" {
-		if _, err := parseParadigms("", what); err != nil {
+		if _, _, err := parseParadigms("", what); err != nil {
 			return usage(err)
 		}
 	}
 	// The race is the default where runs are deterministic and there is
 	// something to race; a count of seeds (the flag's or the scenario's)
 	// keeps the fixed design.
-	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == "virtual" || *mode == "sim") && len(cc.Specs) > 1 {
+	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == "virtual" || *mode == "sim") && len(cc.Names()) > 1 {
 		if rc == nil {
 			rc = &compare.RaceConfig{}
 		}
@@ -203,12 +203,16 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 			cc.Seeds = compare.DefaultSeeds(*f.live) // every seed also runs live, in real time
 		}
 	}
-	runs := cc.Seeds * len(cc.Specs)
+	runs := cc.Seeds * len(cc.Names())
 	if cc.Race != nil {
 		runs = cc.Race.Budget
 		if runs == 0 {
-			runs = compare.DefaultBudget(len(cc.Specs))
+			runs = compare.DefaultBudget(len(cc.Names()))
 		}
+	}
+	for _, g := range cc.Groups {
+		// Each of a group's runs trains every member.
+		runs += runs / max(1, len(cc.Names())) * (len(g.Members) - 1)
 	}
 	if err := cc.Job.Fill(); err != nil {
 		return usage(err)
@@ -230,7 +234,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	if *mode == "sim" {
 		j := &cc.Job
-		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...)
+		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.AllSpecs()...)
 		s.Runs = runs
 		if err := s.Check("--"); err != nil {
 			return usage(err)
@@ -390,7 +394,7 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string, a
 		}
 		learning := learningFlags()
 		if autoBase {
-			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" || f == "batch" || f == "dataset" })
+			learning = slices.DeleteFunc(learning, func(f string) bool { return f == "model" || f == "batch" || f == "batch-total" || f == "dataset" })
 		}
 		if network != "none" || slices.ContainsFunc(networkFlagNames[1:], func(f string) bool { return given[f] }) {
 			// With a network the model's size is what its transfers move.

@@ -263,34 +263,46 @@ func prepareOut(dir string) (undo func(), err error) {
 	return undo, nil
 }
 
-// parseParadigms parses a ';'-separated list of paradigm specs, refusing
-// empty entries and the same paradigm twice (compared in canonical form:
-// "ssp:s=3" and "ssp: s=3" are one). what names the list's source.
-func parseParadigms(list, what string) ([]paradigm.Spec, error) {
+// parseParadigms parses a ';'-separated list of paradigm specs and groups
+// (avg(…), returned apart), refusing empty entries and the same paradigm
+// twice (compared in canonical form: "ssp:s=3" and "ssp: s=3" are one).
+// what names the list's source.
+func parseParadigms(list, what string) ([]paradigm.Spec, []paradigm.Group, error) {
 	var out []paradigm.Spec
+	var groups []paradigm.Group
 	seen := map[string]string{}
 	parts := strings.Split(list, ";")
 	for i, p := range parts {
 		if strings.TrimSpace(p) == "" {
 			if len(parts) == 1 {
-				return nil, fmt.Errorf("%s: no paradigm given; valid forms: %s", what, paradigm.Forms)
+				return nil, nil, fmt.Errorf("%s: no paradigm given; valid forms: %s", what, paradigm.Forms)
 			}
-			return nil, fmt.Errorf("%s: entry %d of %d is empty (%q)", what, i+1, len(parts), list)
+			return nil, nil, fmt.Errorf("%s: entry %d of %d is empty (%q)", what, i+1, len(parts), list)
 		}
-		sp, err := paradigm.Parse(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+		var key string
+		if paradigm.IsGroup(p) {
+			g, err := paradigm.ParseGroup(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", what, err)
+			}
+			groups = append(groups, g)
+			key = g.String()
+		} else {
+			sp, err := paradigm.Parse(p)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", what, err)
+			}
+			out = append(out, sp)
+			key = sp.String()
 		}
-		key := sp.String()
 		if first, ok := seen[key]; ok {
 			as := ""
 			if first != strings.TrimSpace(p) {
 				as = fmt.Sprintf(" (as %q and %q)", first, strings.TrimSpace(p))
 			}
-			return nil, fmt.Errorf("%s: %s is given twice%s; each paradigm runs once", what, key, as)
+			return nil, nil, fmt.Errorf("%s: %s is given twice%s; each paradigm runs once", what, key, as)
 		}
 		seen[key] = strings.TrimSpace(p)
-		out = append(out, sp)
 	}
-	return out, nil
+	return out, groups, nil
 }
