@@ -2,8 +2,11 @@ package live
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -76,6 +79,22 @@ func (b *workerBuffers) put(p int, floats []float32, counters []int64) (proto.Bu
 		}
 	}
 	b.by[p] = workerBuffer{floats: floats, counters: counters}
+	out, _ := b.meanLocked()
+	return out, nil
+}
+
+// mean is put's answer without a put; false when no live worker has sent
+// buffers.
+func (b *workerBuffers) mean() (proto.Buffers, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.meanLocked()
+}
+
+func (b *workerBuffers) meanLocked() (proto.Buffers, bool) {
+	if len(b.by) == 0 {
+		return proto.Buffers{}, false
+	}
 	ids := make([]int, 0, len(b.by))
 	for q := range b.by {
 		ids = append(ids, q)
@@ -83,22 +102,44 @@ func (b *workerBuffers) put(p int, floats []float32, counters []int64) (proto.Bu
 	// Summed in id order, in float64: the same workers' buffers give the
 	// same bits whatever order they arrived in.
 	slices.Sort(ids)
-	if cap(b.sum) < len(floats) {
-		b.sum = make([]float64, len(floats))
+	n := len(b.by[ids[0]].floats)
+	if cap(b.sum) < n {
+		b.sum = make([]float64, n)
 	}
-	sum := b.sum[:len(floats)]
+	sum := b.sum[:n]
 	clear(sum)
 	for _, q := range ids {
 		for i, v := range b.by[q].floats {
 			sum[i] += float64(v)
 		}
 	}
-	mean := make([]float32, len(floats))
+	mean := make([]float32, n)
 	for i, v := range sum {
 		mean[i] = float32(v / float64(len(ids)))
 	}
 	return proto.Buffers{Buffers: floatBytes(mean), Counters: slices.Clone(b.by[ids[0]].counters),
-		Workers: len(ids), From: ids[0]}, nil
+		Workers: len(ids), From: ids[0]}, true
+}
+
+// writeBuffers writes the live workers' mean buffers as dir/buffers.json
+// (a Buffers, as the op answers it), atomically, beside the job's
+// model.npz: the model's weights alone evaluate wrong where its buffers
+// are statistics. "" and no error when no worker sent buffers.
+func (sv *Server) writeBuffers(dir string) (string, error) {
+	out, ok := sv.shard.bufs.mean()
+	if !ok {
+		return "", nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "buffers.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
 }
 
 // forget drops worker p's buffers (it was removed from the job).
