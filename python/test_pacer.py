@@ -1411,6 +1411,134 @@ class AverageTest(unittest.TestCase):
                 procs.stop()
 
 
+class BuffersTest(unittest.TestCase):
+    """A model's buffers (a BatchNorm's running statistics) across workers:
+    after each pull every float buffer is the mean of the live workers'
+    latest, each integer buffer (num_batches_tracked) worker 0's, and shard
+    0 writes the last mean beside the job's model (buffers.json)."""
+
+    def bn_model(self, mean, var, tracked):
+        import torch
+        m = torch.nn.BatchNorm1d(3)
+        with torch.no_grad():
+            m.running_mean.copy_(torch.tensor(mean))
+            m.running_var.copy_(torch.tensor(var))
+            m.num_batches_tracked.fill_(tracked)
+        return m
+
+    def state(self, m):
+        return (m.running_mean.tolist(), m.running_var.tolist(), int(m.num_batches_tracked))
+
+    def test_vector_round_trip(self):
+        """The buffers go out as one float32 vector in model.buffers() order
+        and come back into each buffer in its own dtype (bfloat16 here)."""
+        import torch
+        import pacer.torch as pt
+        m = self.bn_model([1, 2, 3], [4, 5, 6], 7).to(torch.bfloat16)
+        fb = [b for b in m.buffers() if b.is_floating_point()]
+        ib = [b for b in m.buffers() if not b.is_floating_point()]
+        v = pt._buffer_vector(fb)
+        self.assertEqual((v.dtype, v.tolist()), (np.float32, [1, 2, 3, 4, 5, 6]))
+        pt._set_buffers(fb, ib, np.array([0.5, 1, 2, 3, 4, 6], dtype=np.float32), [11])
+        self.assertEqual(m.running_mean.dtype, torch.bfloat16)
+        self.assertEqual(self.state(m), ([0.5, 1, 2], [3, 4, 6], 11))
+
+    def test_load_buffers_refuses_another_model(self):
+        import base64
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "buffers.json")
+            with open(path, "w") as f:
+                json.dump({"buffers": base64.b64encode(np.arange(4, dtype="<f4").tobytes()).decode(),
+                           "counters": [3], "workers": 2, "from": 0}, f)
+            m = self.bn_model([1, 2, 3], [4, 5, 6], 7)
+            with self.assertRaisesRegex(ValueError, "4 float buffers and 1 counters; the model has 6 and 1"):
+                pt.load_buffers(path, m)
+            self.assertEqual(self.state(m), ([1, 2, 3], [4, 5, 6], 7))  # unchanged
+
+    def test_buffers_averaged_at_each_pull(self):
+        """Two PyTorch workers of a flat ASP job (one process, ASP: neither
+        waits for the other) on a BatchNorm of 3 channels: each step()
+        leaves in the model the mean of both workers' latest float buffers
+        and worker 0's counter; buffers="local" keeps its own; bad buffers
+        are refused naming why; the job's end leaves buffers.json, which
+        load_buffers puts into a fresh model."""
+        import torch
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, 6, "asp", ["--train-n", "160", "--batch", "32", "--epochs", "1"])
+                m0 = self.bn_model([1, 2, 3], [1, 1, 1], 5)
+                m1 = self.bn_model([3, 4, 5], [3, 3, 3], 9)
+                w0 = pt.Worker(m0, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                w1 = pt.Worker(m1, coordinator=addrs[0], token=TOKEN, worker_id=1, connect_timeout=10)
+                try:
+                    w0.zero_grad()
+                    self.assertTrue(w0.step())  # worker 0's alone so far
+                    self.assertEqual((self.state(m0), w0.buffer_workers), (([1, 2, 3], [1, 1, 1], 5), 1))
+                    w1.zero_grad()
+                    self.assertTrue(w1.step())
+                    self.assertEqual((self.state(m1), w1.buffer_workers), (([2, 3, 4], [2, 2, 2], 5), 2))
+                    with torch.no_grad():
+                        m0.running_mean.copy_(torch.tensor([0.0, 0.0, 1.0]))  # as a forward pass moves them
+                    w0.zero_grad()
+                    self.assertTrue(w0.step())  # with worker 1's latest, [3, 4, 5] and [3, 3, 3]
+                    self.assertEqual(self.state(m0), ([1.5, 2, 3], [2, 2, 2], 5))
+                    # Refused: before sending (not finite; over the frame),
+                    # and by shard 0 (another model's count), changing nothing.
+                    with self.assertRaisesRegex(ValueError, "not finite"):
+                        w1.client.exchange_buffers(np.array([1, np.nan, 3, 1, 1, 1], dtype=np.float32), [1])
+                    with self.assertRaisesRegex(ValueError, "exceed the"):
+                        w1.client.exchange_buffers(np.zeros(1 << 16, dtype=np.float32), [1])
+                    with self.assertRaises(wire.RemoteError) as cm:
+                        w1.client.exchange_buffers(np.zeros(2, dtype=np.float32), [1])
+                    self.assertEqual(cm.exception.code, wire.CODE_BAD_REQUEST)
+                    self.assertIn("not the same model", cm.exception.message)
+                    mean, counters, k = w1.client.exchange_buffers(np.array([3, 4, 5, 3, 3, 3], dtype=np.float32), [9])
+                    self.assertEqual((mean.tolist(), counters, k), ([1.5, 2, 3, 2, 2, 2], [5], 2))
+                    # "local": the worker's own, untouched by the mean.
+                    w1.buffers = "local"
+                    with torch.no_grad():
+                        m1.running_mean.copy_(torch.tensor([9.0, 9.0, 9.0]))
+                    w1.zero_grad()
+                    self.assertTrue(w1.step())
+                    self.assertEqual(self.state(m1)[0], [9, 9, 9])
+                    w0.zero_grad()
+                    self.assertFalse(w0.step())  # the job's fifth and last push
+                finally:
+                    w0.close()
+                    w1.close()
+                procs.wait_all(JOB_GUARD)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                fresh = self.bn_model([0, 0, 0], [1, 1, 1], 0)
+                self.assertEqual(pt.load_buffers(os.path.join(tmp, "out", "buffers.json"), fresh), 2)
+                # The last each worker sent: worker 0's [0, 0, 1] / [1, 1, 1] / 5, worker 1's [3, 4, 5] / [3, 3, 3] / 9.
+                self.assertEqual(self.state(fresh), ([1.5, 2, 3], [2, 2, 2], 5))
+            finally:
+                procs.stop()
+
+    def test_model_without_buffers(self):
+        """A model without buffers sends nothing (sync_buffers returns 0)."""
+        import torch
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, 4, "asp", ["--train-n", "64", "--batch", "32", "--epochs", "1"])
+                m = torch.nn.Linear(3, 1)
+                w = pt.Worker(m, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertEqual(w.sync_buffers(), 0)
+                    with self.assertRaisesRegex(ValueError, "buffers='x'"):
+                        pt.Worker(m, coordinator=addrs[0], token=TOKEN, worker_id=1, buffers="x")
+                finally:
+                    w.close()
+            finally:
+                procs.stop()
+
+
 def have_torch():
     try:
         import torch  # noqa: F401
