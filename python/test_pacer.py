@@ -3117,6 +3117,42 @@ class ResNetExampleTest(unittest.TestCase):
             self.assertIn("resnet_fashion: --autocast bfloat16 on cpu", r.stderr)
             self.assertEqual(os.listdir(tmp), [])  # nothing started, nothing written
 
+    def test_resnet_batchnorm(self):
+        """--norm batch (20 BSP rounds of 640 samples): both workers
+        exchanged their BatchNorm statistics with shard 0 (each done line
+        says the last mean was of 2 workers), shard 0 wrote the last mean
+        to buffers.json, statistics of the data rather than BatchNorm's
+        initial 0 and 1, and the final accuracy is that of the exported
+        weights with those buffers."""
+        import importlib.util
+        import pacer.data
+        import pacer.torch
+        import torch
+        script = os.path.join(ROOT, "examples", "resnet_fashion.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, script, "run", "--paradigm", "bsp", "--workers", "2", "--shards", "1",
+                                "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
+                                "--final-test-limit", "500", "--norm", "batch", "--timeout", "120", "--pacer", PACER,
+                                "--out", tmp], capture_output=True, text=True, timeout=180, env=py_env())
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(tmp, "result.json")) as f:
+                res = json.load(f)
+            self.assertEqual(res["norm"], "batch")
+            self.assertEqual(sorted((w["id"], w["norm"], w["buffer_workers"]) for w in res["workers_done"]),
+                             [(0, "batch", 2), (1, "batch", 2)])
+            spec = importlib.util.spec_from_file_location("resnet_fashion", script)
+            ex = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(ex)
+            model = ex.ResNet(norm="batch")
+            pacer.torch.load_flat(os.path.join(tmp, "model.npz"), model)
+            self.assertEqual(pacer.torch.load_buffers(os.path.join(tmp, "buffers.json"), model), 2)
+            self.assertGreater(float(model.norm.running_mean.abs().max()), 0)
+            # Worker 0's forward passes up to its last exchange (the step of the
+            # job's last push ends the job instead): 9 of its 10.
+            self.assertGreaterEqual(int(model.norm.num_batches_tracked), 9)
+            tx, ty = pacer.data.load("test", limit=500)
+            self.assertEqual(ex.evaluate(model, torch.from_numpy(tx), torch.from_numpy(ty)), res["final_accuracy"])
+
     def test_resnet_recipes(self):
         """The job's --sampling global, --normalize mean and --clip-norm
         reach the example's workers as they reach torch_worker.py's (20 BSP
