@@ -65,7 +65,11 @@ type workerBuffers struct {
 // recorded id, how many workers the mean is of, and that id. Buffers of
 // another length than the other workers' are refused, changing nothing:
 // they are of another model.
-func (b *workerBuffers) put(p int, floats []float32, counters []int64) (proto.Buffers, error) {
+//
+// A worker the shard does not hold live (removed, its return not yet in
+// the shard's view) gets the mean with its buffers counted but not kept:
+// a worker that never returns must not stay in the mean.
+func (b *workerBuffers) put(p int, floats []float32, counters []int64, live bool) (proto.Buffers, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.by == nil {
@@ -78,8 +82,15 @@ func (b *workerBuffers) put(p int, floats []float32, counters []int64) (proto.Bu
 				p, len(floats), len(counters), q, len(e.floats), len(e.counters))
 		}
 	}
+	old, had := b.by[p]
 	b.by[p] = workerBuffer{floats: floats, counters: counters}
 	out, _ := b.meanLocked()
+	if !live {
+		delete(b.by, p)
+		if had {
+			b.by[p] = old // its own entry's removal is leave's (forget), not this call's
+		}
+	}
 	return out, nil
 }
 
@@ -189,9 +200,16 @@ func (sv *Server) buffers(peer *wire.Peer, c proto.Control, resp *wire.Frame) er
 	if len(floats) == 0 && len(c.Counters) == 0 {
 		return sv.shard.refuse(wire.CodeBadRequest, "buffers: none sent (no floats, no counters)")
 	}
-	out, err := sv.shard.bufs.put(int(peer.ID()), floats, c.Counters)
+	out, err := sv.shard.bufs.put(int(peer.ID()), floats, c.Counters, sv.shard.isLive(int(peer.ID())))
 	if err != nil {
 		return sv.shard.refuseErr(err)
 	}
 	return setJSON(resp, wire.MsgControl, out)
+}
+
+// isLive is whether the shard's view holds worker p live.
+func (s *Shard) isLive(p int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.members[p]
 }

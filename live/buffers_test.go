@@ -39,20 +39,25 @@ func TestWorkerBuffersMean(t *testing.T) {
 				what, m, got.Counters, got.Workers, got.From, mean, counters, workers, from)
 		}
 	}
-	got, err := b.put(1, []float32{2, 4}, []int64{7})
+	got, err := b.put(1, []float32{2, 4}, []int64{7}, true)
 	check("worker 1 alone", got, err, []float32{2, 4}, []int64{7}, 1, 1)
-	got, err = b.put(0, []float32{4, 8}, []int64{3})
+	got, err = b.put(0, []float32{4, 8}, []int64{3}, true)
 	check("workers 0 and 1", got, err, []float32{3, 6}, []int64{3}, 2, 0)
-	got, err = b.put(0, []float32{0, 0}, []int64{5})
+	got, err = b.put(0, []float32{0, 0}, []int64{5}, true)
 	check("worker 0's newer buffers", got, err, []float32{1, 2}, []int64{5}, 2, 0)
-	if _, err := b.put(2, []float32{1}, []int64{1}); err == nil || !strings.Contains(err.Error(), "not the same model") {
+	if _, err := b.put(2, []float32{1}, []int64{1}, true); err == nil || !strings.Contains(err.Error(), "not the same model") {
 		t.Fatalf("buffers of another length: %v, want refused", err)
 	}
-	got, err = b.put(1, []float32{2, 4}, []int64{7})
+	got, err = b.put(1, []float32{2, 4}, []int64{7}, true)
 	check("after the refusal", got, err, []float32{1, 2}, []int64{5}, 2, 0)
 	b.forget(0)
-	got, err = b.put(1, []float32{2, 4}, []int64{7})
+	got, err = b.put(1, []float32{2, 4}, []int64{7}, true)
 	check("worker 0 removed", got, err, []float32{2, 4}, []int64{7}, 1, 1)
+	// A worker not live: counted in its answer, kept by nobody.
+	got, err = b.put(0, []float32{4, 8}, []int64{3}, false)
+	check("worker 0 not live", got, err, []float32{3, 6}, []int64{3}, 2, 0)
+	got, err = b.put(1, []float32{2, 4}, []int64{7}, true)
+	check("after it", got, err, []float32{2, 4}, []int64{7}, 1, 1)
 }
 
 // The mean's bits do not depend on the order the workers' buffers came in
@@ -65,7 +70,7 @@ func TestWorkerBuffersOrder(t *testing.T) {
 		var got proto.Buffers
 		for _, p := range order {
 			var err error
-			if got, err = b.put(p, vals[p], nil); err != nil {
+			if got, err = b.put(p, vals[p], nil, true); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -154,6 +159,12 @@ func TestWorkerSendsBuffers(t *testing.T) {
 	sh.setMembers([]int{1}, []int{0}, "test")
 	got, err = send(w1, []float32{1, 0.5, -2}, []int64{42}, nil)
 	want("worker 0 removed", got, err, []float32{1, 0.5, -2}, []int64{42}, 1)
+	// Removed worker 0 sends before its return reaches the shard: its
+	// answer counts its buffers, the others' mean does not keep them.
+	got, err = send(w0, []float32{3, 1.5, 2}, []int64{41}, nil)
+	want("removed worker 0's", got, err, []float32{2, 1, 0}, []int64{41}, 2)
+	got, err = send(w1, []float32{1, 0.5, -2}, []int64{42}, nil)
+	want("worker 1 after it", got, err, []float32{1, 0.5, -2}, []int64{42}, 1)
 
 	_, tr1 := ctrlShard(t, "asp", 2, 2, 1, false, nil)
 	if _, err := send(dialWorker(t, tr1, 0), []float32{1}, nil, nil); err == nil || !strings.Contains(err.Error(), "shard 0") {

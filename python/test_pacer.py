@@ -1519,6 +1519,44 @@ class BuffersTest(unittest.TestCase):
             finally:
                 procs.stop()
 
+    def test_psp(self):
+        """Under PSP a pull may stay in flight across steps (b=0.5 over two
+        shards): the exchange first takes those replies, so the
+        connection's next reply is its own, and the steps go on."""
+        import torch
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.linspace(-1, 1, 6, dtype=np.float32))
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "psp:c=0,b=0.5,t1=0,t2=0",
+                                            "--model", "flat:n=6", "--init", init, "--lr", "0.1",
+                                            "--train-n", "192", "--batch", "32", "--epochs", "1"])
+                m = self.bn_model([1, 2, 3], [1, 1, 1], 5)
+                w = pt.Worker(m, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertLess(w.client.puller.partial, w.job.shards)
+                    steps = 0
+                    for k in range(6):  # the job's pushes
+                        with torch.no_grad():
+                            m.running_mean.fill_(float(k))
+                        w.zero_grad()
+                        w.flat_grad[:] = 0.5
+                        if not w.step():
+                            break
+                        steps += 1
+                        self.assertEqual((m.running_mean.tolist(), w.buffer_workers), ([float(k)] * 3, 1))
+                    self.assertGreaterEqual(steps, 5)
+                finally:
+                    w.close()
+                procs.wait_all(JOB_GUARD)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+            finally:
+                procs.stop()
+
     def test_model_without_buffers(self):
         """A model without buffers sends nothing (sync_buffers returns 0)."""
         import torch
