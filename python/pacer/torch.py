@@ -29,6 +29,14 @@ torch.autocast needs nothing of the worker; a GradScaler is given to it
 push, skips a step whose gradient overflowed and moves the scale as
 GradScaler.update would.
 
+A model's buffers (a BatchNorm's running mean and variance) are not in
+the vector: no gradient moves them. After every pull the worker sends them
+to shard 0 and takes back the mean of every live worker's latest (integer
+ones, num_batches_tracked, from the lowest live worker id): Worker's
+buffers="average", the default; "local" keeps each worker's own. Shard 0
+writes the last mean beside the job's model (buffers.json), and
+load_buffers puts it into a model.
+
 A model pacer does not have (a job of --model flat:n=N): num_params(model)
 is its N, save_flat(model, "init.npz") its initial weights for pacer
 server --init, and load_flat(path, model) loads a vector (pacer export's of
