@@ -2631,6 +2631,69 @@ class PushRefusedTest(unittest.TestCase):
         self.assertEqual((tries, dropped), (1, 1))
 
 
+class BuffersWireTest(unittest.TestCase):
+    """exchange_buffers against scripted shards: a connection lost before
+    the answer is redialled and the buffers sent again (a worker's latest
+    replace its previous, so a repeat changes nothing); a shard 0 of a pacer
+    that does not average buffers is named as such (JobError)."""
+
+    def run_job(self, answer):
+        n = 4
+        desc = fake_desc(2, 1, n)  # asp, one shard
+        sent = []
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            for _ in range(100):
+                fake_read(sock)  # until the client closes
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    fake_pull_resp(sock, f, 0, 1, size)
+                elif f.type == wire.CONTROL:
+                    body = json.loads(bytes(f.payload))
+                    sent.append((k, body))
+                    if not answer(k, sock, f, body):
+                        return  # the connection closes unanswered
+
+        job = FakeJob(1, control, data)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+            return c.exchange_buffers(np.array([1, 2.5], dtype=np.float32), [7]), sent
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+
+    def test_resent_after_connection_lost(self):
+        def answer(k, sock, f, body):
+            if k == 0:
+                return False
+            fake_send(sock, wire.CONTROL, {"buffers": body["buffers"], "counters": [3], "workers": 2, "from": 0},
+                      req_id=f.req_id)
+            return True
+        (mean, counters, workers), sent = self.run_job(answer)
+        self.assertEqual((mean.tolist(), counters, workers), ([1, 2.5], [3], 2))
+        self.assertEqual([k for k, _ in sent], [0, 1])  # the same request on the new connection
+        self.assertEqual(sent[0][1], sent[1][1])
+        self.assertEqual(sent[0][1]["op"], "buffers")
+        self.assertEqual(sent[0][1]["counters"], [7])
+
+    def test_older_server(self):
+        def answer(k, sock, f, body):
+            fake_send(sock, wire.ERROR, b'control op "buffers" not expected on a worker connection '
+                                        b'(a worker may ask for "average" only)', req_id=f.req_id,
+                      extra=wire.CODE_BAD_REQUEST)
+            return True
+        with self.assertRaisesRegex(pacer.JobError, "does not average model buffers .*buffers=\"local\""):
+            self.run_job(answer)
+
+
 class HostileShardTest(unittest.TestCase):
     """A shard's reply is bounded by the block the client asked for (issue
     37 point 8): a pull reply declaring 2^28 floats (1 GiB) for a block of
