@@ -33,6 +33,13 @@ part, normalize, channel_mean, clip_norm, clipped). `run` gathers worker 0's int
 OUT/curve.csv, exports the final model (OUT/model.npz), evaluates it and
 writes OUT/result.json.
 
+--norm batch builds the ResNet with BatchNorm instead of GroupNorm (the
+same parameters, so the same N): its running statistics are buffers, not
+parameters, and the workers average them with shard 0's help at every
+pull (pacer.torch.Worker's buffers="average"); shard 0 writes their last
+mean to OUT/buffers.json, which `run` loads beside the exported weights
+(pacer.torch.load_buffers) for the final evaluation.
+
 Under --ema D (run --ema, or shards started with it) the shards keep the
 weights' moving average θ̄, and that is what the job evaluates, as shard 0
 does for pacer's own models: the workers' evaluations during the job are of
@@ -74,19 +81,34 @@ import pacer.torch  # noqa: E402
 import pacer.wire  # noqa: E402
 
 
+NORMS = ("group", "batch")
+
+
+def norm_layer(kind, c):
+    """GroupNorm of 4 groups, or BatchNorm, whose running statistics are
+    buffers: the workers average them at each pull (pacer.torch.Worker's
+    buffers="average") and shard 0 writes their last mean beside the
+    model (buffers.json)."""
+    if kind == "group":
+        return nn.GroupNorm(4, c)
+    if kind == "batch":
+        return nn.BatchNorm2d(c)
+    raise ValueError("--norm %s: want one of %s" % (kind, ", ".join(NORMS)))
+
+
 class Block(nn.Module):
-    """A basic residual block: two 3x3 convolutions with GroupNorm, and a
+    """A basic residual block: two 3x3 convolutions, each normalized, and a
     1x1 projection on the shortcut when the shape changes."""
 
-    def __init__(self, cin, cout, stride):
+    def __init__(self, cin, cout, stride, norm="group"):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
-        self.norm1 = nn.GroupNorm(4, cout)
+        self.norm1 = norm_layer(norm, cout)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
-        self.norm2 = nn.GroupNorm(4, cout)
+        self.norm2 = norm_layer(norm, cout)
         self.short = None
         if stride != 1 or cin != cout:
-            self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.GroupNorm(4, cout))
+            self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), norm_layer(norm, cout))
 
     def forward(self, x):
         y = F.relu(self.norm1(self.conv1(x)))
@@ -96,15 +118,17 @@ class Block(nn.Module):
 
 class ResNet(nn.Module):
     """28x28x1 -> 3x3 conv 16 -> blocks 16, 32 (/2), 64 (/2) -> global
-    average pool -> 10 classes. GroupNorm rather than BatchNorm: it keeps no
-    running statistics, so the parameters the shards hold are the whole
-    model (docs/python.md says what to do with a model's buffers)."""
+    average pool -> 10 classes. norm "group" (GroupNorm, the default) keeps
+    no running statistics, so the parameters the shards hold are the whole
+    model; "batch" (BatchNorm) has the same parameters and buffers besides,
+    which the workers average (docs/python.md, "Buffers")."""
 
-    def __init__(self, width=16):
+    def __init__(self, width=16, norm="group"):
         super().__init__()
         self.stem = nn.Conv2d(1, width, 3, 1, 1, bias=False)
-        self.norm = nn.GroupNorm(4, width)
-        self.blocks = nn.Sequential(Block(width, width, 1), Block(width, 2 * width, 2), Block(2 * width, 4 * width, 2))
+        self.norm = norm_layer(norm, width)
+        self.blocks = nn.Sequential(Block(width, width, 1, norm), Block(width, 2 * width, 2, norm),
+                                    Block(2 * width, 4 * width, 2, norm))
         self.fc = nn.Linear(4 * width, 10)
 
     def forward(self, x):
@@ -114,11 +138,11 @@ class ResNet(nn.Module):
         return self.fc(x.mean((2, 3)))
 
 
-def build(seed):
+def build(seed, norm="group"):
     """The model with its own PyTorch initialization, seeded: the same seed
     gives the same initial weights (the job's --init)."""
     torch.manual_seed(seed)
-    return ResNet()
+    return ResNet(norm=norm)
 
 
 def evaluate(model, x, y, batch=500, autocast=None):
@@ -140,7 +164,7 @@ def emit(**kv):
 
 
 def cmd_init(a):
-    model = build(a.seed)
+    model = build(a.seed, a.norm)
     n = pacer.torch.save_flat(model, a.out)
     emit(event="init", params=n, model="flat:n=%d" % n, init=a.out, seed=a.seed)
 
@@ -150,7 +174,7 @@ def probe(a):
     (pacer.torch.precision): what the device cannot train the model in
     exits naming the flag, before anything starts."""
     try:
-        return pacer.torch.precision(a.device, a.dtype, a.autocast, model=ResNet(), sample=torch.zeros(2, 784))
+        return pacer.torch.precision(a.device, a.dtype, a.autocast, model=ResNet(norm=a.norm), sample=torch.zeros(2, 784))
     except ValueError as e:
         sys.exit("resnet_fashion: %s" % e)
 
@@ -161,7 +185,7 @@ def cmd_worker(a):
     x, y = pacer.data.load("train", a.data_dir)
     tx, ty = pacer.data.load("test", a.data_dir, limit=a.test_limit)
     tx, ty = torch.from_numpy(tx), torch.from_numpy(ty)
-    model = ResNet()  # its weights come from the shards (the job's --init)
+    model = ResNet(norm=a.norm)  # its weights come from the shards (the job's --init)
     want = "flat:n=%d" % pacer.torch.num_params(model)
     emit(event="joining", id=a.id, coordinator=a.coordinator)
     try:
@@ -233,7 +257,7 @@ def cmd_worker(a):
          wait_s=round(cl.wait_s, 3), seconds=round(time.monotonic() - t0, 3), sampling=job.sampling,
          own_shard=share.share, normalize=job.normalize, channel_mean=mean,
          clip_norm=job.clip_norm, clipped=w.clipped, device=str(dev), dtype=a.dtype, autocast=a.autocast,
-         in_place=w.in_place, skipped=w.skipped)
+         in_place=w.in_place, skipped=w.skipped, norm=a.norm, buffer_workers=w.buffer_workers)
     w.close()
 
 
@@ -304,7 +328,7 @@ def cmd_run(a):
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
     init = os.path.join(out, "init.npz")
-    n = pacer.torch.save_flat(build(a.seed), init)
+    n = pacer.torch.save_flat(build(a.seed, a.norm), init)
     addrs = free_addrs(a.shards)
     tok, ctl = secrets.token_hex(16), secrets.token_hex(16)
     env = dict(os.environ, PACER_TOKEN=tok)
@@ -352,7 +376,8 @@ def cmd_run(a):
                         sys.exit("resnet_fashion: %s does not listen on %s" % (p.name, addr))
                     time.sleep(0.05)
         wargs = ["--coordinator", addrs[0], "--eval-every", str(a.eval_every), "--test-limit", str(a.test_limit),
-                 "--eval-worker", "0", "--device", a.device, "--dtype", a.dtype, "--autocast", a.autocast] + \
+                 "--eval-worker", "0", "--device", a.device, "--dtype", a.dtype, "--autocast", a.autocast,
+                 "--norm", a.norm] + \
             (["--data-dir", a.data_dir] if a.data_dir else [])
         for k in range(a.workers):
             start("worker-%d" % k, [sys.executable, os.path.abspath(__file__), "worker", "--id", str(k)] + wargs, env)
@@ -411,8 +436,12 @@ def cmd_run(a):
                            capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             sys.exit("resnet_fashion: pacer export: " + r.stderr)
-        model = ResNet()
+        model = ResNet(norm=a.norm)
         pacer.torch.load_flat(npz, model)
+        if a.norm == "batch":
+            # The workers' mean BatchNorm statistics at the job's end, which
+            # shard 0 wrote beside its summary.
+            pacer.torch.load_buffers(os.path.join(out, "buffers.json"), model)
         return evaluate(model, tx, ty)
 
     npz = os.path.join(out, "model.npz")
@@ -420,7 +449,8 @@ def cmd_run(a):
     weights_final = export(os.path.join(out, "weights.npz"), False) if a.ema > 0 else final
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
-    result = {"model": "flat:n=%d" % n, "architecture": "ResNet (examples/resnet_fashion.py)", "paradigm": a.paradigm,
+    result = {"model": "flat:n=%d" % n, "architecture": "ResNet (examples/resnet_fashion.py)", "norm": a.norm,
+              "seed": a.seed, "epochs": a.epochs, "paradigm": a.paradigm,
               "workers": a.workers, "shards": a.shards, "pushes": summary["pushes"], "updates": summary["updates"],
               "seconds": round(seconds, 3), "ema": a.ema, "evaluated": evaluated, "final_accuracy": final,
               "final_test_samples": len(ty),
@@ -440,8 +470,8 @@ def cmd_run(a):
               "%.4f on %d samples; the final weights θ: %.4f"
               % (a.paradigm, a.workers, a.shards, summary["pushes"], seconds, npz, final, len(ty), weights_final))
     else:
-        print("%s, %d workers, %d shard(s): %d pushes in %.1f s; final model (pacer export, %s): test accuracy %.4f on %d samples"
-              % (a.paradigm, a.workers, a.shards, summary["pushes"], seconds, npz, final, len(ty)))
+        print("%s, %d workers, %d shard(s), %snorm: %d pushes in %.1f s; final model (pacer export, %s): test accuracy "
+              "%.4f on %d samples" % (a.paradigm, a.workers, a.shards, a.norm, summary["pushes"], seconds, npz, final, len(ty)))
 
 
 def main():
@@ -450,6 +480,7 @@ def main():
     p = sub.add_parser("init", help="write the model's initial weights (pacer server --init); prints N")
     p.add_argument("--seed", type=int, default=1, help="torch.manual_seed before the model's own initialization")
     p.add_argument("--out", default="init.npz")
+    p.add_argument("--norm", default="group", choices=NORMS, help="the ResNet's normalization: GroupNorm or BatchNorm")
     p.set_defaults(run=cmd_init)
 
     p = sub.add_parser("worker", help="one PyTorch worker of a running job")
@@ -466,6 +497,8 @@ def main():
                    help="the workers' parameters' dtype (the shards hold float32)")
     p.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
                    help="the workers' forward passes under torch.autocast in this dtype (float16: with a GradScaler)")
+    p.add_argument("--norm", default="group", choices=NORMS,
+                   help="the ResNet's normalization: GroupNorm, or BatchNorm (its statistics averaged across the workers)")
     p.set_defaults(run=cmd_worker)
 
     p = sub.add_parser("run", help="shards, workers, export and evaluation, all on this machine")
@@ -497,6 +530,8 @@ def main():
                    help="the workers' parameters' dtype (the shards hold float32)")
     p.add_argument("--autocast", default="none", choices=["none", "bfloat16", "float16"],
                    help="the workers' forward passes under torch.autocast in this dtype (float16: with a GradScaler)")
+    p.add_argument("--norm", default="group", choices=NORMS,
+                   help="the ResNet's normalization: GroupNorm, or BatchNorm (its statistics averaged across the workers)")
     p.set_defaults(run=cmd_run)
     a = ap.parse_args()
     # Lines reach a pipe or a file as they are printed, not at exit.

@@ -183,7 +183,8 @@ func (r *runner) run(ctx context.Context) (*RunResult, error) {
 	// A run owns these: what an earlier run left would be taken for this
 	// one's (an old init file for worker 0's, old checkpoints for the
 	// final model).
-	for _, p := range []string{init, r.ckptDir, filepath.Join(r.out, "summary.json"), filepath.Join(r.out, "model.npz")} {
+	for _, p := range []string{init, r.ckptDir, filepath.Join(r.out, "summary.json"), filepath.Join(r.out, "model.npz"),
+		filepath.Join(r.out, "buffers.json")} {
 		if err := os.RemoveAll(p); err != nil {
 			return nil, fmt.Errorf("launch: --out: %w", err)
 		}

@@ -106,6 +106,16 @@ func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, 
 func (r *reporter) run(ctx context.Context) error {
 	sv, d := r.sv, r.sv.cfg.Params
 	j := &d.Job
+	if sv.endedBefore && sv.cfg.SummaryDir != "" {
+		// Restarted after the job's end (a pod restarts when its process
+		// exits): the summary written then has the job's curve, which this
+		// process never saw; one written now would have a single point.
+		path := filepath.Join(sv.cfg.SummaryDir, "summary.json")
+		if _, err := os.Stat(path); err == nil {
+			sv.log.Info("the job had ended before this restart: its summary, model and buffers stay as written then", "path", path)
+			return nil
+		}
+	}
 	r.obs = make([]*proto.Observer, len(sv.cfg.ShardAddrs))
 	defer func() {
 		for _, o := range r.obs {
@@ -202,6 +212,12 @@ func (r *reporter) finish(ctx context.Context) error {
 			sv.log.Error("could not write the job's model", "err", err)
 		} else {
 			sv.log.Info("wrote the job's model", "path", path)
+		}
+		if path, err := sv.writeBuffers(sv.cfg.SummaryDir); err != nil {
+			errs = errors.Join(errs, fmt.Errorf("live: writing the workers' buffers: %w", err))
+			sv.log.Error("could not write the workers' buffers", "err", err)
+		} else if path != "" {
+			sv.log.Info("wrote the workers' mean buffers", "path", path)
 		}
 	}
 	if r.test == nil {

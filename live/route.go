@@ -172,8 +172,13 @@ func (sv *Server) coordinatorControl(peer *wire.Peer, req, resp *wire.Frame) err
 // decodeControl decodes a Control frame's JSON, refusing one larger than
 // any view of this job before decoding it.
 func (sv *Server) decodeControl(req *wire.Frame) (proto.Control, error) {
+	return sv.decodeControlUpTo(req, maxControlBytes(sv.cfg.Params))
+}
+
+// decodeControlUpTo decodes a Control frame's JSON of at most lim bytes.
+func (sv *Server) decodeControlUpTo(req *wire.Frame, lim int) (proto.Control, error) {
 	var c proto.Control
-	if n, lim := len(req.Bytes), maxControlBytes(sv.cfg.Params); n > lim {
+	if n := len(req.Bytes); n > lim {
 		return c, sv.shard.refuse(wire.CodeBadRequest, "control payload of %d bytes exceeds this job's %d", n, lim)
 	}
 	if err := decodeJSON(req.Bytes, &c); err != nil {
@@ -361,20 +366,29 @@ func (sv *Server) observe(peer *wire.Peer, req, resp *wire.Frame) error {
 	return sv.shard.refuse(wire.CodeBadRequest, "unknown control op %q", c.Op)
 }
 
-// workerControl answers the one control op a worker's data connection may
-// send: "average". A model pacer does not know (--model flat:n=N) is
-// evaluated by its workers, not by shard 0, and they hold the job token
-// only; θ̄ tells them no more than the θ they pull anyway. The observer's
-// other ops (stats, stop) stay behind the control token.
+// workerControl answers the control ops a worker's data connection may
+// send: "average" and "buffers". A model pacer does not know (--model
+// flat:n=N) is evaluated by its workers, not by shard 0, and they hold the
+// job token only; θ̄ tells them no more than the θ they pull anyway. The
+// observer's other ops (stats, stop) stay behind the control token.
 func (sv *Server) workerControl(peer *wire.Peer, req, resp *wire.Frame) error {
-	c, err := sv.decodeControl(req)
+	// A worker's buffers may be larger than any membership view: up to
+	// the connection's own frame limit (admit), which bounded the frame.
+	c, err := sv.decodeControlUpTo(req, maxWorkerControlBytes(sv.cfg.Params, sv.shard.maxPush()))
 	if err != nil {
 		return err
 	}
-	if c.Op != proto.OpAverage || len(c.Live) > 0 || len(c.Removed) > 0 {
-		return sv.shard.refuse(wire.CodeBadRequest, "control op %q not expected on a worker connection (a worker may ask for \"average\" only)", c.Op)
+	if len(c.Live) > 0 || len(c.Removed) > 0 || c.Barrier != 0 ||
+		(c.Op != proto.OpBuffers && (len(c.Buffers) > 0 || len(c.Counters) > 0)) {
+		return sv.shard.refuse(wire.CodeBadRequest, "control op %q with fields a worker does not send", c.Op)
 	}
-	return sv.average(resp, peer.ID())
+	switch c.Op {
+	case proto.OpAverage:
+		return sv.average(resp, peer.ID())
+	case proto.OpBuffers:
+		return sv.buffers(peer, c, resp)
+	}
+	return sv.shard.refuse(wire.CodeBadRequest, "control op %q not expected on a worker connection (a worker may ask for \"average\" and \"buffers\" only)", c.Op)
 }
 
 // average answers with the shard's block of the weights' moving average

@@ -63,8 +63,10 @@ type ServerConfig struct {
 	// servers serve until stopped (a launcher that reads the results
 	// itself, as pacer train does).
 	ExitWhenDone bool
-	// SummaryDir is where shard 0 writes summary.json and model.npz when
-	// the job ends ("": nowhere). Given without ExitWhenDone (a cluster,
+	// SummaryDir is where shard 0 writes summary.json and model.npz (and
+	// buffers.json, the workers' model buffers, when they send any) when
+	// the job ends ("": nowhere); a shard 0 restarted after the end keeps
+	// the summary it finds there. Given without ExitWhenDone (a cluster,
 	// whose pods restart when they exit), shard 0 still evaluates at the
 	// job's cadence and writes both, and every shard serves on.
 	SummaryDir string
@@ -101,6 +103,9 @@ type Server struct {
 	end context.CancelFunc
 	// report is shard 0's evaluator and summary writer (ExitWhenDone).
 	report *reporter
+	// endedBefore: the coordinator's state file says the job had ended
+	// before this process started (a restart after the end).
+	endedBefore bool
 	// endAfter is the connection whose reply to "end" stops the server.
 	endAfter atomic.Pointer[wire.Peer]
 	// delay emulates slow servers (emulate.go; nil: none).
@@ -388,6 +393,7 @@ func (sv *Server) restoreCoordinator() error {
 		sv.coord.restoreBlind()
 		return nil
 	}
+	sv.endedBefore = st.Done
 	return sv.coord.restore(time.Now(), st)
 }
 

@@ -73,6 +73,8 @@ type Shard struct {
 	maxFree    int
 	nextID     uint64
 	members    map[int]bool // this shard's view of membership (true: live); its keys are the admitted ids
+	// bufs is the live workers' model buffers (shard 0; buffers.go).
+	bufs workerBuffers
 	// restarted: started with --restore, so workers may hold versions this
 	// incarnation has not reached (see checkHeld).
 	restarted bool

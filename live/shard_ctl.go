@@ -88,6 +88,7 @@ func (s *Shard) leave(now time.Duration, p int) bool {
 		return false
 	}
 	s.members[p] = false
+	s.bufs.forget(p)
 	s.logEvent(wal.KindLeave, now, 0, p)
 	if ok, a := s.agg.Leave(now, p); ok {
 		s.apply(a, 0, nil)

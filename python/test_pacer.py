@@ -1411,6 +1411,172 @@ class AverageTest(unittest.TestCase):
                 procs.stop()
 
 
+class BuffersTest(unittest.TestCase):
+    """A model's buffers (a BatchNorm's running statistics) across workers:
+    after each pull every float buffer is the mean of the live workers'
+    latest, each integer buffer (num_batches_tracked) worker 0's, and shard
+    0 writes the last mean beside the job's model (buffers.json)."""
+
+    def bn_model(self, mean, var, tracked):
+        import torch
+        m = torch.nn.BatchNorm1d(3)
+        with torch.no_grad():
+            m.running_mean.copy_(torch.tensor(mean))
+            m.running_var.copy_(torch.tensor(var))
+            m.num_batches_tracked.fill_(tracked)
+        return m
+
+    def state(self, m):
+        return (m.running_mean.tolist(), m.running_var.tolist(), int(m.num_batches_tracked))
+
+    def test_vector_round_trip(self):
+        """The buffers go out as one float32 vector in model.buffers() order
+        and come back into each buffer in its own dtype (bfloat16 here)."""
+        import torch
+        import pacer.torch as pt
+        m = self.bn_model([1, 2, 3], [4, 5, 6], 7).to(torch.bfloat16)
+        fb = [b for b in m.buffers() if b.is_floating_point()]
+        ib = [b for b in m.buffers() if not b.is_floating_point()]
+        v = pt._buffer_vector(fb)
+        self.assertEqual((v.dtype, v.tolist()), (np.float32, [1, 2, 3, 4, 5, 6]))
+        pt._set_buffers(fb, ib, np.array([0.5, 1, 2, 3, 4, 6], dtype=np.float32), [11])
+        self.assertEqual(m.running_mean.dtype, torch.bfloat16)
+        self.assertEqual(self.state(m), ([0.5, 1, 2], [3, 4, 6], 11))
+
+    def test_load_buffers_refuses_another_model(self):
+        import base64
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "buffers.json")
+            with open(path, "w") as f:
+                json.dump({"buffers": base64.b64encode(np.arange(4, dtype="<f4").tobytes()).decode(),
+                           "counters": [3], "workers": 2, "from": 0}, f)
+            m = self.bn_model([1, 2, 3], [4, 5, 6], 7)
+            with self.assertRaisesRegex(ValueError, "4 float buffers and 1 counters; the model has 6 and 1"):
+                pt.load_buffers(path, m)
+            self.assertEqual(self.state(m), ([1, 2, 3], [4, 5, 6], 7))  # unchanged
+
+    def test_buffers_averaged_at_each_pull(self):
+        """Two PyTorch workers of a flat ASP job (one process, ASP: neither
+        waits for the other) on a BatchNorm of 3 channels: each step()
+        leaves in the model the mean of both workers' latest float buffers
+        and worker 0's counter; buffers="local" keeps its own; bad buffers
+        are refused naming why; the job's end leaves buffers.json, which
+        load_buffers puts into a fresh model."""
+        import torch
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, 6, "asp", ["--train-n", "160", "--batch", "32", "--epochs", "1"])
+                m0 = self.bn_model([1, 2, 3], [1, 1, 1], 5)
+                m1 = self.bn_model([3, 4, 5], [3, 3, 3], 9)
+                w0 = pt.Worker(m0, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                w1 = pt.Worker(m1, coordinator=addrs[0], token=TOKEN, worker_id=1, connect_timeout=10)
+                try:
+                    w0.zero_grad()
+                    self.assertTrue(w0.step())  # worker 0's alone so far
+                    self.assertEqual((self.state(m0), w0.buffer_workers), (([1, 2, 3], [1, 1, 1], 5), 1))
+                    w1.zero_grad()
+                    self.assertTrue(w1.step())
+                    self.assertEqual((self.state(m1), w1.buffer_workers), (([2, 3, 4], [2, 2, 2], 5), 2))
+                    with torch.no_grad():
+                        m0.running_mean.copy_(torch.tensor([0.0, 0.0, 1.0]))  # as a forward pass moves them
+                    w0.zero_grad()
+                    self.assertTrue(w0.step())  # with worker 1's latest, [3, 4, 5] and [3, 3, 3]
+                    self.assertEqual(self.state(m0), ([1.5, 2, 3], [2, 2, 2], 5))
+                    # Refused: before sending (not finite; over the frame),
+                    # and by shard 0 (another model's count), changing nothing.
+                    with self.assertRaisesRegex(ValueError, "not finite"):
+                        w1.client.exchange_buffers(np.array([1, np.nan, 3, 1, 1, 1], dtype=np.float32), [1])
+                    with self.assertRaisesRegex(ValueError, "exceed the"):
+                        w1.client.exchange_buffers(np.zeros(1 << 16, dtype=np.float32), [1])
+                    with self.assertRaises(wire.RemoteError) as cm:
+                        w1.client.exchange_buffers(np.zeros(2, dtype=np.float32), [1])
+                    self.assertEqual(cm.exception.code, wire.CODE_BAD_REQUEST)
+                    self.assertIn("not the same model", cm.exception.message)
+                    mean, counters, k = w1.client.exchange_buffers(np.array([3, 4, 5, 3, 3, 3], dtype=np.float32), [9])
+                    self.assertEqual((mean.tolist(), counters, k), ([1.5, 2, 3, 2, 2, 2], [5], 2))
+                    # "local": the worker's own, untouched by the mean.
+                    w1.buffers = "local"
+                    with torch.no_grad():
+                        m1.running_mean.copy_(torch.tensor([9.0, 9.0, 9.0]))
+                    w1.zero_grad()
+                    self.assertTrue(w1.step())
+                    self.assertEqual(self.state(m1)[0], [9, 9, 9])
+                    w0.zero_grad()
+                    self.assertFalse(w0.step())  # the job's fifth and last push
+                finally:
+                    w0.close()
+                    w1.close()
+                procs.wait_all(JOB_GUARD)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+                fresh = self.bn_model([0, 0, 0], [1, 1, 1], 0)
+                self.assertEqual(pt.load_buffers(os.path.join(tmp, "out", "buffers.json"), fresh), 2)
+                # The last each worker sent: worker 0's [0, 0, 1] / [1, 1, 1] / 5, worker 1's [3, 4, 5] / [3, 3, 3] / 9.
+                self.assertEqual(self.state(fresh), ([1.5, 2, 3], [2, 2, 2], 5))
+            finally:
+                procs.stop()
+
+    def test_psp(self):
+        """Under PSP a pull may stay in flight across steps (b=0.5 over two
+        shards): the exchange first takes those replies, so the
+        connection's next reply is its own, and the steps go on."""
+        import torch
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                init = os.path.join(tmp, "init.npz")
+                np.savez(init, flat=np.linspace(-1, 1, 6, dtype=np.float32))
+                addrs = free_addrs(2)
+                start_shards(procs, addrs, ["--workers", "1", "--shards", "2", "--paradigm", "psp:c=0,b=0.5,t1=0,t2=0",
+                                            "--model", "flat:n=6", "--init", init, "--lr", "0.1",
+                                            "--train-n", "192", "--batch", "32", "--epochs", "1"])
+                m = self.bn_model([1, 2, 3], [1, 1, 1], 5)
+                w = pt.Worker(m, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertLess(w.client.puller.partial, w.job.shards)
+                    steps = 0
+                    for k in range(6):  # the job's pushes
+                        with torch.no_grad():
+                            m.running_mean.fill_(float(k))
+                        w.zero_grad()
+                        w.flat_grad[:] = 0.5
+                        if not w.step():
+                            break
+                        steps += 1
+                        self.assertEqual((m.running_mean.tolist(), w.buffer_workers), ([float(k)] * 3, 1))
+                    self.assertGreaterEqual(steps, 5)
+                finally:
+                    w.close()
+                procs.wait_all(JOB_GUARD)
+                for p in procs.procs:
+                    self.assertEqual(p.returncode, 0, procs.log(p))
+            finally:
+                procs.stop()
+
+    def test_model_without_buffers(self):
+        """A model without buffers sends nothing (sync_buffers returns 0)."""
+        import torch
+        import pacer.torch as pt
+        with tempfile.TemporaryDirectory() as tmp:
+            procs = Procs(tmp)
+            try:
+                addrs, _ = flat_job(procs, tmp, 4, "asp", ["--train-n", "64", "--batch", "32", "--epochs", "1"])
+                m = torch.nn.Linear(3, 1)
+                w = pt.Worker(m, coordinator=addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+                try:
+                    self.assertEqual(w.sync_buffers(), 0)
+                    with self.assertRaisesRegex(ValueError, "buffers='x'"):
+                        pt.Worker(m, coordinator=addrs[0], token=TOKEN, worker_id=1, buffers="x")
+                finally:
+                    w.close()
+            finally:
+                procs.stop()
+
+
 def have_torch():
     try:
         import torch  # noqa: F401
@@ -2465,6 +2631,69 @@ class PushRefusedTest(unittest.TestCase):
         self.assertEqual((tries, dropped), (1, 1))
 
 
+class BuffersWireTest(unittest.TestCase):
+    """exchange_buffers against scripted shards: a connection lost before
+    the answer is redialled and the buffers sent again (a worker's latest
+    replace its previous, so a repeat changes nothing); a shard 0 of a pacer
+    that does not average buffers is named as such (JobError)."""
+
+    def run_job(self, answer):
+        n = 4
+        desc = fake_desc(2, 1, n)  # asp, one shard
+        sent = []
+
+        def control(k, sock, hello):
+            job.welcome(sock, hello, desc)
+            for _ in range(100):
+                fake_read(sock)  # until the client closes
+
+        def data(shard, k, sock, hello):
+            size = fake_shard_hello(sock, hello, shard, 1, n, inc=1)
+            for _ in range(100):
+                f = fake_read(sock)
+                if f.type == wire.PULL:
+                    fake_pull_resp(sock, f, 0, 1, size)
+                elif f.type == wire.CONTROL:
+                    body = json.loads(bytes(f.payload))
+                    sent.append((k, body))
+                    if not answer(k, sock, f, body):
+                        return  # the connection closes unanswered
+
+        job = FakeJob(1, control, data)
+        c = None
+        try:
+            c = pacer.Client(job.addrs[0], token=TOKEN, worker_id=0, connect_timeout=10)
+            c.attach(np.zeros(n, dtype=np.float32), np.ones(n, dtype=np.float32))
+            return c.exchange_buffers(np.array([1, 2.5], dtype=np.float32), [7]), sent
+        finally:
+            if c is not None:
+                c.close()
+            job.stop()
+
+    def test_resent_after_connection_lost(self):
+        def answer(k, sock, f, body):
+            if k == 0:
+                return False
+            fake_send(sock, wire.CONTROL, {"buffers": body["buffers"], "counters": [3], "workers": 2, "from": 0},
+                      req_id=f.req_id)
+            return True
+        (mean, counters, workers), sent = self.run_job(answer)
+        self.assertEqual((mean.tolist(), counters, workers), ([1, 2.5], [3], 2))
+        self.assertEqual([k for k, _ in sent], [0, 1])  # the same request on the new connection
+        self.assertEqual(sent[0][1], sent[1][1])
+        self.assertEqual(sent[0][1]["op"], "buffers")
+        self.assertEqual(sent[0][1]["counters"], [7])
+
+    def test_older_server(self):
+        def answer(k, sock, f, body):
+            fake_send(sock, wire.ERROR, b'control op "buffers" not expected on a worker connection '
+                                        b'(a worker may ask for "average" only)', req_id=f.req_id,
+                      extra=wire.CODE_BAD_REQUEST)
+            return True
+        with self.assertRaisesRegex(pacer.JobError, "does not average model buffers .*buffers=\"local\""):
+            self.run_job(answer)
+
+
 class HostileShardTest(unittest.TestCase):
     """A shard's reply is bounded by the block the client asked for (issue
     37 point 8): a pull reply declaring 2^28 floats (1 GiB) for a block of
@@ -2988,6 +3217,42 @@ class ResNetExampleTest(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("resnet_fashion: --autocast bfloat16 on cpu", r.stderr)
             self.assertEqual(os.listdir(tmp), [])  # nothing started, nothing written
+
+    def test_resnet_batchnorm(self):
+        """--norm batch (20 BSP rounds of 640 samples): both workers
+        exchanged their BatchNorm statistics with shard 0 (each done line
+        says the last mean was of 2 workers), shard 0 wrote the last mean
+        to buffers.json, statistics of the data rather than BatchNorm's
+        initial 0 and 1, and the final accuracy is that of the exported
+        weights with those buffers."""
+        import importlib.util
+        import pacer.data
+        import pacer.torch
+        import torch
+        script = os.path.join(ROOT, "examples", "resnet_fashion.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            r = subprocess.run([sys.executable, script, "run", "--paradigm", "bsp", "--workers", "2", "--shards", "1",
+                                "--train-limit", "640", "--batch", "32", "--eval-every", "0", "--test-limit", "200",
+                                "--final-test-limit", "500", "--norm", "batch", "--timeout", "120", "--pacer", PACER,
+                                "--out", tmp], capture_output=True, text=True, timeout=180, env=py_env())
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(tmp, "result.json")) as f:
+                res = json.load(f)
+            self.assertEqual(res["norm"], "batch")
+            self.assertEqual(sorted((w["id"], w["norm"], w["buffer_workers"]) for w in res["workers_done"]),
+                             [(0, "batch", 2), (1, "batch", 2)])
+            spec = importlib.util.spec_from_file_location("resnet_fashion", script)
+            ex = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(ex)
+            model = ex.ResNet(norm="batch")
+            pacer.torch.load_flat(os.path.join(tmp, "model.npz"), model)
+            self.assertEqual(pacer.torch.load_buffers(os.path.join(tmp, "buffers.json"), model), 2)
+            self.assertGreater(float(model.norm.running_mean.abs().max()), 0)
+            # Worker 0's forward passes up to its last exchange (the step of the
+            # job's last push ends the job instead): 9 of its 10.
+            self.assertGreaterEqual(int(model.norm.num_batches_tracked), 9)
+            tx, ty = pacer.data.load("test", limit=500)
+            self.assertEqual(ex.evaluate(model, torch.from_numpy(tx), torch.from_numpy(ty)), res["final_accuracy"])
 
     def test_resnet_recipes(self):
         """The job's --sampling global, --normalize mean and --clip-norm

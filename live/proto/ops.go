@@ -26,10 +26,14 @@ const (
 	// latest view): the job has ended by itself (--exit-when-done); the
 	// shard replies, writes its final checkpoint and stops.
 	OpEnd Op = "end"
+	// OpBuffers (a worker's data connection → shard 0): the worker's
+	// model buffers (a BatchNorm's running statistics) in, the mean of
+	// every live worker's latest ones out (a Buffers reply).
+	OpBuffers Op = "buffers"
 )
 
 // Ops is every control operation, in the order docs/protocol.md lists them.
-var Ops = []Op{OpStats, OpAverage, OpStop, OpMembers, OpBarrier, OpEnd}
+var Ops = []Op{OpStats, OpAverage, OpStop, OpMembers, OpBarrier, OpEnd, OpBuffers}
 
 // Control is the JSON body of a MsgControl request.
 type Control struct {
@@ -37,4 +41,20 @@ type Control struct {
 	Live    []int  `json:"live,omitempty"`    // members: live worker ids
 	Removed []int  `json:"removed,omitempty"` // members: removed worker ids
 	Barrier uint64 `json:"barrier,omitempty"` // barrier: the barriers the gate has passed (elastic apply=local)
+	// buffers: the worker's float buffers as little-endian float32 bytes
+	// (base64 in the JSON: exact bits, a third of a decimal's size), and
+	// its integer ones (a BatchNorm's num_batches_tracked).
+	Buffers  []byte  `json:"buffers,omitempty"`
+	Counters []int64 `json:"counters,omitempty"`
+}
+
+// Buffers is the reply to a worker's "buffers": the mean of the float
+// buffers of every live worker that has sent them (each one's latest), as
+// little-endian float32 bytes, and the integer buffers of the lowest such
+// worker id (worker 0 while it runs), From.
+type Buffers struct {
+	Buffers  []byte  `json:"buffers"`
+	Counters []int64 `json:"counters"`
+	Workers  int     `json:"workers"` // how many workers' buffers the mean is of
+	From     int     `json:"from"`    // the worker whose counters these are
 }

@@ -6,6 +6,8 @@ float32 array and pushes a flat float32 gradient of the same length, cut
 into the job's shard ranges (job.Ranges). pacer.torch puts a model's
 parameters in such an array.
 """
+import base64
+import json
 import logging
 import math
 import os
@@ -553,6 +555,76 @@ class Client:
             raise e
         self.average_versions = versions
         return out
+
+    def exchange_buffers(self, floats, counters=()):
+        """Sends this worker's model buffers to shard 0 and returns what the
+        job's live workers hold together: (mean, counters, workers), the
+        mean of every live worker's latest float buffers (this one's just
+        sent among them) as a new float32 array, the integer buffers of the
+        lowest live worker id (worker 0 while it runs) as a list, and how
+        many workers the mean is of. floats: a 1-D float32 array (a
+        BatchNorm's running means and variances), counters: integers (its
+        num_batches_tracked); every worker of the job sends as many of
+        each. Call it between steps, after attach(); the time it takes
+        counts as waiting. Raises JobDone when the job has ended meanwhile,
+        ValueError for buffers that are not finite or that do not fit in
+        one of the connection's frames (before anything is sent), and
+        JobError for a shard 0 that does not average buffers (a pacer
+        older than this client)."""
+        if self.done:
+            raise JobDone()
+        if not self.links:
+            raise RuntimeError("attach() first: the buffers go over shard 0's data connection")
+        floats = np.asarray(floats)
+        if floats.dtype != np.float32 or floats.ndim != 1:
+            raise TypeError("floats must be a 1-D float32 array, not %s %s" % (floats.dtype, floats.shape))
+        if not np.isfinite(floats).all():
+            raise ValueError("the model's buffers are not finite (NaN or Inf): shard 0 would refuse them")
+        counters = [int(c) for c in counters]
+        if floats.size == 0 and not counters:
+            raise ValueError("no buffers to exchange")
+        body = json.dumps({"op": "buffers", "buffers": base64.b64encode(floats.astype("<f4").tobytes()).decode("ascii"),
+                           "counters": counters}, separators=(",", ":")).encode()
+        link = self.links[0]
+        # A worker's data connection may send its shard's block, or a
+        # Hello's 64 KiB if larger (live/buffers.go).
+        limit = max(wire.MAX_HELLO_PAYLOAD, 4 * (link.hi - link.lo))
+        if len(body) > limit:
+            raise ValueError("the model's buffers (%d floats, %d counters: %d bytes) exceed the %d bytes a frame to "
+                             "shard 0 may hold (its block of %d floats)" % (floats.size, len(counters), len(body),
+                                                                           limit, link.hi - link.lo))
+        t0 = time.monotonic()
+        link.settle()
+        while True:
+            if not link.current():
+                link._redial()  # JobDone once the job has ended
+            try:
+                r = link.conn.reply(link.conn.request(wire.CONTROL, body, shard=0, worker=self.id))
+                break
+            except wire.ConnectionLost:
+                # Sent again on a new connection: a worker's buffers replace
+                # its previous ones, so a repeat changes nothing.
+                link.conn = None
+            except wire.RemoteError as e:
+                if e.code == wire.CODE_BAD_REQUEST and "not expected on a worker connection" in e.message:
+                    raise JobError("shard 0 does not average model buffers (%s): a pacer server older than this "
+                                   "client; keep them per worker (pacer.torch.Worker(..., buffers=\"local\"))"
+                                   % e.message) from None
+                raise
+        d = r.json()
+        try:
+            mean = np.frombuffer(base64.b64decode(d["buffers"]), dtype="<f4").astype(np.float32)
+            got = [int(c) for c in d["counters"] or []]
+            workers = int(d["workers"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise wire.ProtocolError("shard 0's answer to buffers is not one: %s" % e) from None
+        if mean.size != floats.size or len(got) != len(counters):
+            raise wire.ProtocolError("shard 0 answered %d floats and %d counters for %d and %d"
+                                     % (mean.size, len(got), floats.size, len(counters)))
+        now = time.monotonic()
+        self.wait_s += now - t0
+        self._computing_from = now
+        return mean, got, workers
 
     def _take_notices(self, wait):
         """Takes the coordinator's one-way frames already on the control

@@ -29,6 +29,14 @@ torch.autocast needs nothing of the worker; a GradScaler is given to it
 push, skips a step whose gradient overflowed and moves the scale as
 GradScaler.update would.
 
+A model's buffers (a BatchNorm's running mean and variance) are not in
+the vector: no gradient moves them. After every pull the worker sends them
+to shard 0 and takes back the mean of every live worker's latest (integer
+ones, num_batches_tracked, from the lowest live worker id): Worker's
+buffers="average", the default; "local" keeps each worker's own. Shard 0
+writes the last mean beside the job's model (buffers.json), and
+load_buffers puts it into a model.
+
 A model pacer does not have (a job of --model flat:n=N): num_params(model)
 is its N, save_flat(model, "init.npz") its initial weights for pacer
 server --init, and load_flat(path, model) loads a vector (pacer export's of
@@ -37,8 +45,10 @@ job's --ema, Worker.averaged() puts the shards' moving average of the
 weights into the model for an evaluation (what such a job evaluates) and
 the weights back after it; pacer export --average writes it.
 """
+import base64
 import contextlib
 import copy
+import json
 import logging
 import math
 import os
@@ -276,6 +286,52 @@ def clip_norm(g, max_norm):
     return norm
 
 
+def _buffer_vector(fbufs):
+    """The float buffers as one float32 CPU vector, in model.buffers()
+    order, each row-major."""
+    if not fbufs:
+        return np.zeros(0, dtype=np.float32)
+    with torch.no_grad():
+        return torch.cat([b.detach().reshape(-1).to("cpu", torch.float32) for b in fbufs]).numpy()
+
+
+def _set_buffers(fbufs, ibufs, floats, counters):
+    """Copies a float vector (_buffer_vector's order) and a list of
+    integers into the buffers, each in its own device and dtype."""
+    t = torch.from_numpy(np.ascontiguousarray(floats, dtype=np.float32))
+    off = 0
+    with torch.no_grad():
+        for b in fbufs:
+            n = b.numel()
+            b.copy_(t[off:off + n].view(b.shape))
+            off += n
+        off = 0
+        for b in ibufs:
+            n = b.numel()
+            b.copy_(torch.tensor(counters[off:off + n], dtype=torch.int64).view(b.shape))
+            off += n
+
+
+def load_buffers(path, model):
+    """Puts the workers' mean buffers that shard 0 wrote at the job's end
+    (OUT/buffers.json, beside model.npz) into the model's buffers: the
+    BatchNorm statistics its exported weights (load_flat) evaluate with.
+    A file of another model's buffers is refused before anything changes.
+    Returns how many workers' buffers the mean is of."""
+    with open(path) as f:
+        d = json.load(f)
+    fbufs = [b for b in model.buffers() if b.is_floating_point()]
+    ibufs = [b for b in model.buffers() if not b.is_floating_point() and not b.is_complex()]
+    floats = np.frombuffer(base64.b64decode(d["buffers"]), dtype="<f4").astype(np.float32)
+    counters = [int(c) for c in d["counters"] or []]
+    nf, ni = sum(b.numel() for b in fbufs), sum(b.numel() for b in ibufs)
+    if floats.size != nf or len(counters) != ni:
+        raise ValueError("%s holds %d float buffers and %d counters; the model has %d and %d"
+                         % (path, floats.size, len(counters), nf, ni))
+    _set_buffers(fbufs, ibufs, floats, counters)
+    return int(d["workers"])
+
+
 class Worker:
     """A PyTorch model as a pacer worker.
 
@@ -302,10 +358,19 @@ class Worker:
     machine without CUDA, changes nothing). step() then unscales the
     gradient and updates the scale itself: call neither scaler.step nor
     scaler.update.
+
+    buffers: "average" (the default) exchanges the model's buffers with
+    shard 0 after every pull (sync_buffers): float buffers (a BatchNorm's
+    running mean and variance) become the mean of every live worker's
+    latest, integer ones (num_batches_tracked) the lowest live worker
+    id's. "local" keeps each worker's own.
     """
 
     def __init__(self, model, coordinator=None, token=None, worker_id=None, layout=None, tls_ca=None, tls=False,
-                 server_name=None, connect_timeout=60.0, check_finite=True, client=None, scaler=None):
+                 server_name=None, connect_timeout=60.0, check_finite=True, client=None, scaler=None,
+                 buffers="average"):
+        if buffers not in ("average", "local"):
+            raise ValueError("buffers=%r: want 'average' or 'local'" % (buffers,))
         self.model = model
         self.layout = _layout(model, layout)
         # Before anything: the in-place views below replace the weights.
@@ -340,6 +405,13 @@ class Worker:
                 for p, v, g in zip(self.params, self._pviews, self._gviews):
                     p.data = v
                     p.grad = g
+        # The model's float buffers (a BatchNorm's running statistics) and
+        # its integer ones (num_batches_tracked), exchanged with shard 0
+        # after every pull (sync_buffers); "local" keeps them per worker.
+        self.buffers = buffers
+        self._fbufs = [b for b in model.buffers() if b.is_floating_point()]
+        self._ibufs = [b for b in model.buffers() if not b.is_floating_point() and not b.is_complex()]
+        self.buffer_workers = 0  # how many workers' buffers the last exchange averaged
         self.check_finite = check_finite
         self.scaler = scaler
         self._good_steps = 0  # the scaler's finite steps since its scale last moved
@@ -492,7 +564,32 @@ class Worker:
         ok = self.client.step(loss)
         if ok:
             self._copy_back()
+            self.sync_buffers()
         return ok
+
+    def sync_buffers(self):
+        """Sends the model's buffers to shard 0 and puts back what the job's
+        workers hold together: each float buffer (a BatchNorm's running
+        mean and variance) the mean of every live worker's latest, each
+        integer buffer (num_batches_tracked) the lowest live worker id's
+        (worker 0's). step() calls it after every pull, so a worker
+        evaluates and trains on from statistics of all the workers'
+        batches; shard 0 writes the last mean beside the job's model
+        (buffers.json, load_buffers). Returns how many workers' buffers
+        the mean is of; 0, changing nothing, for a model without buffers,
+        under buffers="local", or when the job has just ended (step()
+        then returns False)."""
+        if self.buffers != "average" or not (self._fbufs or self._ibufs):
+            return 0
+        floats = _buffer_vector(self._fbufs)
+        counters = [int(v) for b in self._ibufs for v in b.detach().reshape(-1).tolist()]
+        try:
+            mean, got, workers = self.client.exchange_buffers(floats, counters)
+        except _client.JobDone:
+            return 0
+        _set_buffers(self._fbufs, self._ibufs, mean, got)
+        self.buffer_workers = workers
+        return workers
 
     def pull_average(self, out=None):
         """θ̄, the shards' moving average of the weights under the job's
