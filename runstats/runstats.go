@@ -12,15 +12,15 @@ import (
 // Run is one run's summary, written as summary.json (a list of them for
 // compare). Fields that do not apply to a mode are left zero and omitted.
 type Run struct {
-	Paradigm string `json:"paradigm"`           // the spec string as given, e.g. "ssp:s=3"
+	Paradigm string `json:"paradigm"` // the spec string as given, e.g. "ssp:s=3"
 	// Decisions are --paradigm auto's, in order (sim and virtual modes).
 	Decisions []Decision `json:"decisions,omitempty"`
-	Mode     string `json:"mode"`               // sim | virtual | inproc | tcp
-	Scenario string `json:"scenario,omitempty"` // preset or file name, when there is one
-	Model    string `json:"model,omitempty"`    // mlp | cnn (training runs)
-	Workers  int    `json:"workers"`
-	Shards   int    `json:"shards"`
-	Seed     uint64 `json:"seed"`
+	Mode      string     `json:"mode"`               // sim | virtual | inproc | tcp
+	Scenario  string     `json:"scenario,omitempty"` // preset or file name, when there is one
+	Model     string     `json:"model,omitempty"`    // mlp | cnn (training runs)
+	Workers   int        `json:"workers"`
+	Shards    int        `json:"shards"`
+	Seed      uint64     `json:"seed"`
 
 	Pushes   int64 `json:"pushes"`   // gradients pushed by workers (one per iteration)
 	Updates  int64 `json:"updates"`  // applies summed over shards
