@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/nsnet"
@@ -87,8 +88,8 @@ type Result struct {
 	// and checks the same figure).
 	Refit *Refit `json:"refit,omitempty"`
 	// The two comparisons in full (their own reports).
-	Predicted *runstats.Summary `json:"-"`
-	Measured  *runstats.Summary `json:"-"`
+	Predicted *summary.Summary `json:"-"`
+	Measured  *summary.Summary `json:"-"`
 }
 
 // Refit is a second prediction that charges the live runtime's overhead,
@@ -129,7 +130,7 @@ func (r *Result) medianExtra() (float64, bool) {
 	if len(xs) < 2 {
 		return 0, false
 	}
-	m := runstats.MedianInterval(xs).Median
+	m := summary.MedianInterval(xs).Median
 	if m == nil {
 		return 0, false
 	}
@@ -145,7 +146,7 @@ const refitSteps = 2
 // steps on the median residual (an iteration pays more than
 // MessagesPerIteration latencies when messages wait on each other). It
 // keeps the prediction with the smallest residual.
-func refit(ctx context.Context, pc compare.Config, r *Result, meas *runstats.Summary, say func(string)) (*Refit, error) {
+func refit(ctx context.Context, pc compare.Config, r *Result, meas *summary.Summary, say func(string)) (*Refit, error) {
 	j := &pc.Job
 	e0, _ := r.medianExtra()
 	lat := r.FitLatency()
@@ -273,10 +274,10 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 }
 
 // Join sets two comparisons of the same paradigms side by side.
-func Join(pred, meas *runstats.Summary, live string, base time.Duration, workers int) *Result {
+func Join(pred, meas *summary.Summary, live string, base time.Duration, workers int) *Result {
 	r := &Result{Live: live, Base: base.String(), Seeds: pred.Seeds, Predicted: pred, Measured: meas}
 	for _, ps := range pred.Paradigms {
-		i := slices.IndexFunc(meas.Paradigms, func(m runstats.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
+		i := slices.IndexFunc(meas.Paradigms, func(m summary.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
 		if i < 0 {
 			continue
 		}
@@ -306,7 +307,7 @@ func Join(pred, meas *runstats.Summary, live string, base time.Duration, workers
 	return r
 }
 
-func metrics(s *runstats.Summary, ps runstats.ParadigmStats) Metrics {
+func metrics(s *summary.Summary, ps summary.ParadigmStats) Metrics {
 	m := Metrics{Throughput: med(ps.Throughput), WaitFraction: med(ps.WaitFraction), StalenessMean: med(ps.StalenessMean)}
 	var steady []float64
 	for i := range s.Runs {
@@ -318,7 +319,7 @@ func metrics(s *runstats.Summary, ps runstats.ParadigmStats) Metrics {
 		}
 	}
 	if len(steady) > 0 && len(steady) == ps.Runs {
-		m.WallThroughput, m.Throughput = m.Throughput, med(runstats.MedianInterval(steady))
+		m.WallThroughput, m.Throughput = m.Throughput, med(summary.MedianInterval(steady))
 	}
 	if ps.TimeToTarget != nil && ps.TimeToTarget.Median != nil {
 		v := *ps.TimeToTarget.Median
@@ -347,7 +348,7 @@ func SteadyThroughput(r *runstats.Run) (float64, bool) {
 	return sum, sum > 0
 }
 
-func med(iv runstats.Interval) float64 {
+func med(iv summary.Interval) float64 {
 	if iv.Median == nil {
 		return 0
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -16,12 +17,12 @@ import (
 	"github.com/pacer-ps/pacer/timing"
 )
 
-func iv(v float64) runstats.Interval { return runstats.Interval{Median: &v} }
+func iv(v float64) summary.Interval { return summary.Interval{Median: &v} }
 
-func summary(thr, wait map[string]float64, order ...string) *runstats.Summary {
-	s := &runstats.Summary{Seeds: []uint64{1}}
+func fixture(thr, wait map[string]float64, order ...string) *summary.Summary {
+	s := &summary.Summary{Seeds: []uint64{1}}
 	for _, p := range order {
-		s.Paradigms = append(s.Paradigms, runstats.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
+		s.Paradigms = append(s.Paradigms, summary.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
 		s.Runs = append(s.Runs, runstats.Run{Paradigm: p, StalenessMax: 3})
 	}
 	return s
@@ -30,21 +31,21 @@ func summary(thr, wait map[string]float64, order ...string) *runstats.Summary {
 // Join: ratios, gaps, the extra time per iteration, the rankings, and a
 // reason for every figure out of tolerance.
 func TestJoin(t *testing.T) {
-	pred := summary(map[string]float64{"bsp": 50, "asp": 100}, map[string]float64{"bsp": 0.4, "asp": 0}, "bsp", "asp")
-	close := summary(map[string]float64{"bsp": 48, "asp": 95}, map[string]float64{"bsp": 0.42, "asp": 0.02}, "bsp", "asp")
+	pred := fixture(map[string]float64{"bsp": 50, "asp": 100}, map[string]float64{"bsp": 0.4, "asp": 0}, "bsp", "asp")
+	close := fixture(map[string]float64{"bsp": 48, "asp": 95}, map[string]float64{"bsp": 0.42, "asp": 0.02}, "bsp", "asp")
 	r := Join(pred, close, "tcp", 20*time.Millisecond, 2)
 	if !r.SameRanking || len(r.Paradigms) != 2 || r.Paradigms[0].ThroughputRatio != 0.96 || len(r.Why) != 1 || !strings.Contains(r.Why[0], "within 10%") {
 		t.Errorf("a close measurement: %+v", r)
 	}
 	// Predicted within 5% of each other: a tie, whichever way round the
 	// measurement puts them.
-	tie := summary(map[string]float64{"bsp": 100, "asp": 98}, map[string]float64{}, "bsp", "asp")
-	swapped := summary(map[string]float64{"bsp": 90, "asp": 92}, map[string]float64{}, "bsp", "asp")
+	tie := fixture(map[string]float64{"bsp": 100, "asp": 98}, map[string]float64{}, "bsp", "asp")
+	swapped := fixture(map[string]float64{"bsp": 90, "asp": 92}, map[string]float64{}, "bsp", "asp")
 	if r := Join(tie, swapped, "tcp", 20*time.Millisecond, 2); !r.SameRanking {
 		t.Errorf("a predicted tie measured the other way round: %v", r.Inversions)
 	}
 	// 2 workers at 50 → 25 pushes/s: an iteration took 2/25 − 2/50 = 40 ms more.
-	far := summary(map[string]float64{"bsp": 25, "asp": 20}, map[string]float64{"bsp": 0.6, "asp": 0}, "bsp", "asp")
+	far := fixture(map[string]float64{"bsp": 25, "asp": 20}, map[string]float64{"bsp": 0.6, "asp": 0}, "bsp", "asp")
 	r = Join(pred, far, "tcp", 20*time.Millisecond, 2)
 	if r.SameRanking || r.MeasuredRanking[0] != "bsp" || r.PredictedRanking[0] != "asp" {
 		t.Errorf("rankings %v / %v", r.PredictedRanking, r.MeasuredRanking)
@@ -176,7 +177,7 @@ func TestSteadyThroughput(t *testing.T) {
 		t.Error("a run without per-worker figures has a steady throughput")
 	}
 	one := 3.0
-	s := &runstats.Summary{Paradigms: []runstats.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: runstats.Interval{Median: &one}}},
+	s := &summary.Summary{Paradigms: []summary.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: summary.Interval{Median: &one}}},
 		Runs: []runstats.Run{{Paradigm: "asp", WorkerIterations: r.WorkerIterations, WorkerWait: r.WorkerWait}}}
 	if m := metrics(s, s.Paradigms[0]); math.Abs(m.Throughput-12.5) > 1e-9 || m.WallThroughput != 3 {
 		t.Errorf("metrics %+v: want throughput 12.5 (steady), wall 3", m)

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
@@ -195,7 +196,7 @@ func (c *Config) SeedList() []uint64 {
 // runs in progress stop within moments (every mode observes it) and Run
 // returns an error wrapping ctx's and no summary: a comparison missing
 // runs has no verdict.
-func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
+func Run(ctx context.Context, c Config) (*summary.Summary, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -229,8 +230,8 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	if c.Mode == Virtual {
 		c.Horizon = e.horizon
 	}
-	s := &runstats.Summary{Version: version, Schema: runstats.Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
-		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs}
+	s := &summary.Summary{Version: version, Schema: summary.Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
+		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: summary.IntervalMethod, Runs: runs}
 	if res != nil {
 		// The seeds the race ran: as many as its longest-running paradigms.
 		n := 0
@@ -245,9 +246,9 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	case Sim:
 		s.HorizonSeconds = c.Duration.Seconds()
 	}
-	s.Paradigms, s.Verdict = runstats.Analyze(runs, names, s.Seeds, c.Job.Target)
-	if s.Verdict.Metric != runstats.MetricNone {
-		s.TestMethod = runstats.TestMethod
+	s.Paradigms, s.Verdict = summary.Analyze(runs, names, s.Seeds, c.Job.Target)
+	if s.Verdict.Metric != summary.MetricNone {
+		s.TestMethod = summary.TestMethod
 		if c.Job.Target > 0 {
 			s.TimeToTargetMethod = runstats.TimeToMethod
 		}

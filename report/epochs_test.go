@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot/plotter"
 )
@@ -18,7 +19,7 @@ import (
 // curve: the epoch of each evaluation (from its throughput, 64 samples a
 // push over 12,000), the training loss, falling as the accuracy rises,
 // and the mini-batch loss a little above it (none at the first).
-func withProgress(s *runstats.Summary) *runstats.Summary {
+func withProgress(s *summary.Summary) *summary.Summary {
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		r.CurveEpochs, r.TrainLoss, r.BatchLoss = nil, nil, nil

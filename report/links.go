@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -78,7 +79,7 @@ func linkCell(g pgroup) string {
 }
 
 // anyLinks is whether the comparison simulated a network.
-func anyLinks(s *runstats.Summary) bool {
+func anyLinks(s *summary.Summary) bool {
 	for i := range s.Runs {
 		if len(s.Runs[i].ShardLinkIn) > 0 {
 			return true
@@ -90,7 +91,7 @@ func anyLinks(s *runstats.Summary) bool {
 // linkNotes say what "links busy" is, for which paradigms the network did
 // not matter or dominated, and, when the scenario gave no base, that the
 // shares rest on the 1 s default.
-func linkNotes(s *runstats.Summary) []string {
+func linkNotes(s *summary.Summary) []string {
 	if !anyLinks(s) {
 		return nil
 	}

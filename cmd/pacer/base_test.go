@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -53,7 +54,7 @@ func TestBaseAutoWrittenIntoTheScenario(t *testing.T) {
 	if want := "base: auto → 4.2ms (measured: the mlp's step at batch 32 on this machine)\n"; !strings.Contains(errs, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errs)
 	}
-	var s runstats.Summary
+	var s summary.Summary
 	if err := json.Unmarshal(first, &s); err != nil {
 		t.Fatal(err)
 	}

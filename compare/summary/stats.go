@@ -1,4 +1,4 @@
-package runstats
+package summary
 
 import (
 	"math"
