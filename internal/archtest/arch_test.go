@@ -97,7 +97,7 @@ var narrower = map[string][]string{
 	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "internal/ratelog": {}, "internal/filecap": {},
 	"ckpt": {}, "wal": {}, "live/ops": {}, "live/roles": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {}, "live/proto": {"job", "runstats", "wire", "internal/kernel"},
 	"nn":              {"internal/kernel"},
-	"nn/npz":          {"nn"},
+	"nn/npz":          {},
 	"paradigm":        {"paradigm/zipline"},
 	"sim":             {"paradigm", "timing", "network", "runstats"},
 	"job":             {"paradigm", "optim", "timing", "network", "data", "nn", "internal/filecap"},
