@@ -95,7 +95,7 @@ var layer = map[string]int{
 // pacer packages these may import (same layer included).
 var narrower = map[string][]string{
 	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "internal/ratelog": {}, "internal/filecap": {},
-	"ckpt": {}, "wal": {}, "live/ops": {}, "live/roles": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {}, "live/proto": {"job", "runstats", "wire", "internal/kernel"},
+	"ckpt": {}, "wal": {}, "live/ops": {}, "live/roles": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {}, "live/proto": {"runstats", "wire", "internal/kernel"},
 	"nn":              {"internal/kernel"},
 	"nn/npz":          {},
 	"paradigm":        {"paradigm/zipline"},
