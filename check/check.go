@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
-	"github.com/pacer-ps/pacer/compare/summary"
+
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/nsnet"
@@ -88,8 +88,8 @@ type Result struct {
 	// and checks the same figure).
 	Refit *Refit `json:"refit,omitempty"`
 	// The two comparisons in full (their own reports).
-	Predicted *summary.Summary `json:"-"`
-	Measured  *summary.Summary `json:"-"`
+	Predicted *compare.Summary `json:"-"`
+	Measured  *compare.Summary `json:"-"`
 }
 
 // Refit is a second prediction that charges the live runtime's overhead,
@@ -130,7 +130,7 @@ func (r *Result) medianExtra() (float64, bool) {
 	if len(xs) < 2 {
 		return 0, false
 	}
-	m := summary.MedianInterval(xs).Median
+	m := compare.MedianInterval(xs).Median
 	if m == nil {
 		return 0, false
 	}
@@ -146,7 +146,7 @@ const refitSteps = 2
 // steps on the median residual (an iteration pays more than
 // MessagesPerIteration latencies when messages wait on each other). It
 // keeps the prediction with the smallest residual.
-func refit(ctx context.Context, pc compare.Config, r *Result, meas *summary.Summary, say func(string)) (*Refit, error) {
+func refit(ctx context.Context, pc compare.Config, r *Result, meas *compare.Summary, say func(string)) (*Refit, error) {
 	j := &pc.Job
 	e0, _ := r.medianExtra()
 	lat := r.FitLatency()
@@ -274,10 +274,10 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 }
 
 // Join sets two comparisons of the same paradigms side by side.
-func Join(pred, meas *summary.Summary, live string, base time.Duration, workers int) *Result {
+func Join(pred, meas *compare.Summary, live string, base time.Duration, workers int) *Result {
 	r := &Result{Live: live, Base: base.String(), Seeds: pred.Seeds, Predicted: pred, Measured: meas}
 	for _, ps := range pred.Paradigms {
-		i := slices.IndexFunc(meas.Paradigms, func(m summary.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
+		i := slices.IndexFunc(meas.Paradigms, func(m compare.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
 		if i < 0 {
 			continue
 		}
@@ -307,7 +307,7 @@ func Join(pred, meas *summary.Summary, live string, base time.Duration, workers 
 	return r
 }
 
-func metrics(s *summary.Summary, ps summary.ParadigmStats) Metrics {
+func metrics(s *compare.Summary, ps compare.ParadigmStats) Metrics {
 	m := Metrics{Throughput: med(ps.Throughput), WaitFraction: med(ps.WaitFraction), StalenessMean: med(ps.StalenessMean)}
 	var steady []float64
 	for i := range s.Runs {
@@ -319,7 +319,7 @@ func metrics(s *summary.Summary, ps summary.ParadigmStats) Metrics {
 		}
 	}
 	if len(steady) > 0 && len(steady) == ps.Runs {
-		m.WallThroughput, m.Throughput = m.Throughput, med(summary.MedianInterval(steady))
+		m.WallThroughput, m.Throughput = m.Throughput, med(compare.MedianInterval(steady))
 	}
 	if ps.TimeToTarget != nil && ps.TimeToTarget.Median != nil {
 		v := *ps.TimeToTarget.Median
@@ -348,7 +348,7 @@ func SteadyThroughput(r *runstats.Run) (float64, bool) {
 	return sum, sum > 0
 }
 
-func med(iv summary.Interval) float64 {
+func med(iv compare.Interval) float64 {
 	if iv.Median == nil {
 		return 0
 	}

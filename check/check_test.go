@@ -9,20 +9,21 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
-	"github.com/pacer-ps/pacer/compare/summary"
+
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/timing"
 )
 
-func iv(v float64) summary.Interval { return summary.Interval{Median: &v} }
+func iv(v float64) compare.Interval { return compare.Interval{Median: &v} }
 
-func fixture(thr, wait map[string]float64, order ...string) *summary.Summary {
-	s := &summary.Summary{Seeds: []uint64{1}}
+func fixture(thr, wait map[string]float64, order ...string) *compare.Summary {
+	s := &compare.Summary{Seeds: []uint64{1}}
 	for _, p := range order {
-		s.Paradigms = append(s.Paradigms, summary.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
+		s.Paradigms = append(s.Paradigms, compare.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
 		s.Runs = append(s.Runs, runstats.Run{Paradigm: p, StalenessMax: 3})
 	}
 	return s
@@ -85,7 +86,8 @@ func TestRunInproc(t *testing.T) {
 		specs = append(specs, sp)
 	}
 	c := compare.Config{Specs: specs, Seeds: 1, Job: job.Config{Workers: 3, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 1200, TestLimit: 300,
-		Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1, EvalEvery: 0.5, Timing: timing.WorkerSpec{Speeds: []float64{1, 1, 2.5}}}}
+		Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1, EvalEvery: 0.5, Timing: timing.WorkerSpec{Speeds: []float64{1, 1, 2.5}}},
+		Launch: launch.TrainMode}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, err := Run(ctx, c, compare.Inproc)
@@ -146,7 +148,8 @@ func TestRunHoldsLiveToTheBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := compare.Config{Specs: []paradigm.Spec{bsp}, Seeds: 1, Job: job.Config{Workers: 2, Shards: 1, Model: "mlp", Dataset: "synthetic",
-		TrainLimit: 1280, TestLimit: 100, Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1}}
+		TrainLimit: 1280, TestLimit: 100, Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1},
+		Launch: launch.TrainMode}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r, err := Run(ctx, c, compare.Inproc)
@@ -177,7 +180,7 @@ func TestSteadyThroughput(t *testing.T) {
 		t.Error("a run without per-worker figures has a steady throughput")
 	}
 	one := 3.0
-	s := &summary.Summary{Paradigms: []summary.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: summary.Interval{Median: &one}}},
+	s := &compare.Summary{Paradigms: []compare.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: compare.Interval{Median: &one}}},
 		Runs: []runstats.Run{{Paradigm: "asp", WorkerIterations: r.WorkerIterations, WorkerWait: r.WorkerWait}}}
 	if m := metrics(s, s.Paradigms[0]); math.Abs(m.Throughput-12.5) > 1e-9 || m.WallThroughput != 3 {
 		t.Errorf("metrics %+v: want throughput 12.5 (steady), wall 3", m)

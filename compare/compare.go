@@ -15,10 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/race"
@@ -49,6 +47,12 @@ func DefaultSeeds(mode string) int {
 	}
 	return 5
 }
+
+// Launcher runs one live job on this machine in mode (inproc or tcp) and
+// returns its record; progress (may be nil) is called after every
+// evaluation. launch.Train is pacer's: the command line hands it to the
+// engine, which so stands apart from the runtime it measures.
+type Launcher func(ctx context.Context, cfg job.Config, mode string, progress func(runstats.Progress)) (*runstats.Run, error)
 
 // Config is one comparison. It is typed configuration: a scenario and the
 // command line's flags are merged into it before Run, never as strings.
@@ -93,6 +97,8 @@ type Config struct {
 	// Parallel bounds the runs in flight in the deterministic modes (0:
 	// GOMAXPROCS). The live modes run one at a time: they use real time.
 	Parallel int
+	// Launch runs the live modes' jobs (required in those modes).
+	Launch Launcher
 	// Progress, when set, gets one line at a time (never concurrently).
 	Progress func(line string)
 	// RunDone, when set, is called after each run with the number of runs
@@ -170,6 +176,9 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	if (c.Mode == Inproc || c.Mode == TCP) && c.Launch == nil {
+		return fmt.Errorf("mode %s: no launcher to run its live jobs (Config.Launch)", c.Mode)
+	}
 	return nil
 }
 
@@ -196,7 +205,7 @@ func (c *Config) SeedList() []uint64 {
 // runs in progress stop within moments (every mode observes it) and Run
 // returns an error wrapping ctx's and no summary: a comparison missing
 // runs has no verdict.
-func Run(ctx context.Context, c Config) (*summary.Summary, error) {
+func Run(ctx context.Context, c Config) (*Summary, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -230,8 +239,8 @@ func Run(ctx context.Context, c Config) (*summary.Summary, error) {
 	if c.Mode == Virtual {
 		c.Horizon = e.horizon
 	}
-	s := &summary.Summary{Version: version, Schema: summary.Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
-		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: summary.IntervalMethod, Runs: runs}
+	s := &Summary{Version: version, Schema: Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
+		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: IntervalMethod, Runs: runs}
 	if res != nil {
 		// The seeds the race ran: as many as its longest-running paradigms.
 		n := 0
@@ -246,9 +255,9 @@ func Run(ctx context.Context, c Config) (*summary.Summary, error) {
 	case Sim:
 		s.HorizonSeconds = c.Duration.Seconds()
 	}
-	s.Paradigms, s.Verdict = summary.Analyze(runs, names, s.Seeds, c.Job.Target)
-	if s.Verdict.Metric != summary.MetricNone {
-		s.TestMethod = summary.TestMethod
+	s.Paradigms, s.Verdict = Analyze(runs, names, s.Seeds, c.Job.Target)
+	if s.Verdict.Metric != MetricNone {
+		s.TestMethod = TestMethod
 		if c.Job.Target > 0 {
 			s.TimeToTargetMethod = runstats.TimeToMethod
 		}
@@ -509,7 +518,7 @@ func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
 		sp, seed := e.runJob(k)
 		cfg := e.c.Job
 		cfg.Spec, cfg.Seed = sp, seed
-		r, err := launch.Train(ctx, cfg, launch.Options{Mode: e.c.Mode}, func(p launch.Progress) {
+		r, err := e.c.Launch(ctx, cfg, e.c.Mode, func(p runstats.Progress) {
 			e.say("compare: [%d/%d] %-22s seed %d (%s) epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  wall %s",
 				k+1, e.total(), sp, seed, e.c.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction,
 				time.Since(e.start).Round(time.Second))

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/race"
@@ -55,10 +54,10 @@ type raceMetric struct {
 func (c *Config) metric(horizon float64) raceMetric {
 	switch {
 	case c.Mode == Sim:
-		return raceMetric{key: summary.MetricIteration, scale: race.Log, unit: UnitPercent, margin: 5,
+		return raceMetric{key: MetricIteration, scale: race.Log, unit: UnitPercent, margin: 5,
 			value: func(r *runstats.Run) float64 { return 1 / math.Max(r.Throughput, 1e-12) }}
 	case c.Job.Target > 0:
-		return raceMetric{key: summary.MetricTime, scale: race.Log, unit: UnitPercent, margin: 5,
+		return raceMetric{key: MetricTime, scale: race.Log, unit: UnitPercent, margin: 5,
 			value: func(r *runstats.Run) float64 {
 				h := horizon
 				if h <= 0 {
@@ -75,7 +74,7 @@ func (c *Config) metric(horizon float64) raceMetric {
 				return math.Max(t, 1e-6)
 			}}
 	}
-	return raceMetric{key: summary.MetricAccuracy, scale: race.Linear, unit: UnitPoints, margin: 0.5,
+	return raceMetric{key: MetricAccuracy, scale: race.Linear, unit: UnitPoints, margin: 0.5,
 		value: func(r *runstats.Run) float64 { return 100 * (1 - r.FinalAccuracy) }}
 }
 
@@ -206,7 +205,7 @@ func compareSeeds(a, b uint64) int {
 
 // raceVerdict turns the race's end into the summary's verdict: the race
 // decides the winner or the set; Analyze's per-paradigm figures stay.
-func raceVerdict(v *summary.Verdict, res *race.Result, key string) {
+func raceVerdict(v *Verdict, res *race.Result, key string) {
 	rv := res.Verdict
 	v.Kind, v.Metric, v.Leader, v.Recommended, v.Reason = rv.Kind, key, rv.Leader, rv.Recommended, rv.Why
 	v.Winner, v.Tied = nil, []string{}

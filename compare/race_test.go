@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/race"
 )
@@ -23,7 +22,7 @@ func simRace(t *testing.T, par int, names ...string) Config {
 	return c
 }
 
-func summaryBytes(t *testing.T, s *summary.Summary) []byte {
+func summaryBytes(t *testing.T, s *Summary) []byte {
 	t.Helper()
 	c := *s
 	c.Version, c.Commit = "", ""
@@ -61,7 +60,7 @@ func TestRaceEliminatedStopCosting(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := s.Race
-	if res == nil || s.Schema != summary.Schema || s.Verdict.Metric != summary.MetricIteration {
+	if res == nil || s.Schema != Schema || s.Verdict.Metric != MetricIteration {
 		t.Fatalf("race %v, schema %d, metric %q", res != nil, s.Schema, s.Verdict.Metric)
 	}
 	perParadigm := map[string]int{}
@@ -112,7 +111,7 @@ func TestRaceVirtualTimeToTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Race == nil || s.Race.Runs != 6 || len(s.Runs) != 6 || s.Verdict.Metric != summary.MetricTime || s.Race.Scale != race.Log {
+	if s.Race == nil || s.Race.Runs != 6 || len(s.Runs) != 6 || s.Verdict.Metric != MetricTime || s.Race.Scale != race.Log {
 		t.Fatalf("race %+v, %d runs, metric %q", s.Race, len(s.Runs), s.Verdict.Metric)
 	}
 	if s.Verdict.Kind == "" || s.Verdict.Leader == "" || s.Verdict.RunnerUp == "" || s.Verdict.P == nil {

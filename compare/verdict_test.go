@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/timing"
 )
@@ -38,7 +37,7 @@ func TestVerdictStableAcrossBaseSeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := s.Verdict
-		if v.Winner == nil || *v.Winner != "asp" || v.Metric != summary.MetricTime || len(v.Tied) != 0 {
+		if v.Winner == nil || *v.Winner != "asp" || v.Metric != MetricTime || len(v.Tied) != 0 {
 			t.Errorf("base seed %d, 1:4 straggler: verdict %+v, want asp by time to target", seed, v)
 		}
 		same := cfg(seed, "bsp", "backup:b=0")

@@ -15,6 +15,7 @@ import (
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // driver is Train's observer: it watches the coordinator's counters,
@@ -25,7 +26,7 @@ type driver struct {
 	opt      *Options
 	ds       *data.Dataset
 	cl       cluster
-	progress func(Progress)
+	progress func(runstats.Progress)
 
 	obs   []*proto.Observer
 	model nn.Model
@@ -266,7 +267,7 @@ func (d *driver) report(cs proto.CoordStats, acc float64) {
 		return
 	}
 	j := &d.params.Job
-	p := Progress{Pushes: cs.Pushes, Target: cs.Target, Seconds: cs.Seconds, Accuracy: acc, Live: cs.Live,
+	p := runstats.Progress{Pushes: cs.Pushes, Target: cs.Target, Seconds: cs.Seconds, Accuracy: acc, Live: cs.Live,
 		Epoch: float64(cs.Pushes*int64(j.Batch)) / float64(d.params.TrainN)}
 	if cs.Seconds > 0 {
 		p.Throughput = float64(cs.Pushes) / cs.Seconds

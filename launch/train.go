@@ -119,18 +119,6 @@ type FaultRecord struct {
 	RestoredCRC       uint32
 }
 
-// Progress is reported after every test evaluation.
-type Progress struct {
-	Epoch        float64 // epochs done, all workers together
-	Pushes       int64
-	Target       int64
-	Seconds      float64 // wall time since the first worker joined
-	Accuracy     float64 // test accuracy of the shards' weights
-	Throughput   float64 // pushes per second
-	WaitFraction float64 // mean share of worker time spent held
-	Live         int     // workers the coordinator counts as live
-}
-
 // Result is Train's full outcome: the summary plus what the faults did.
 type Result struct {
 	Run    *runstats.Run
@@ -143,7 +131,7 @@ type Result struct {
 // progress (may be nil) is called after every evaluation. A job stopped
 // before it finished (ctx ended) returns ErrInterrupted with the summary
 // of what was measured so far, when there is one.
-func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*runstats.Run, error) {
+func Train(ctx context.Context, cfg job.Config, opt Options, progress func(runstats.Progress)) (*runstats.Run, error) {
 	res, err := TrainResult(ctx, cfg, opt, progress)
 	if res == nil {
 		return nil, err
@@ -151,8 +139,14 @@ func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progr
 	return res.Run, err
 }
 
+// TrainMode is Train in mode ("inproc" or "tcp") with the other options'
+// defaults: the comparison engine's compare.Launcher.
+func TrainMode(ctx context.Context, cfg job.Config, mode string, progress func(runstats.Progress)) (*runstats.Run, error) {
+	return Train(ctx, cfg, Options{Mode: mode}, progress)
+}
+
 // TrainResult is Train with the fault records and per-shard counters.
-func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*Result, error) {
+func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func(runstats.Progress)) (*Result, error) {
 	// The job's description is built and validated here, once; every
 	// shard and (through the coordinator) every worker gets it whole.
 	desc, err := job.Describe(cfg, 0)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"github.com/pacer-ps/pacer/compare"
 	"image/png"
 	"math"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot/plotter"
 )
@@ -19,7 +19,7 @@ import (
 // curve: the epoch of each evaluation (from its throughput, 64 samples a
 // push over 12,000), the training loss, falling as the accuracy rises,
 // and the mini-batch loss a little above it (none at the first).
-func withProgress(s *summary.Summary) *summary.Summary {
+func withProgress(s *compare.Summary) *compare.Summary {
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		r.CurveEpochs, r.TrainLoss, r.BatchLoss = nil, nil, nil

@@ -1,10 +1,10 @@
 package report
 
 import (
+	"github.com/pacer-ps/pacer/compare"
 	"math"
 	"slices"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -24,7 +24,7 @@ func curve(top, tau, end, step float64) [][2]float64 {
 
 // summarize is what pacer compare builds from runs: the statistics over
 // seeds and the verdict.
-func summarize(runs []runstats.Run, target, horizon float64) *summary.Summary {
+func summarize(runs []runstats.Run, target, horizon float64) *compare.Summary {
 	var names []string
 	var seeds []uint64
 	for _, r := range runs {
@@ -36,15 +36,15 @@ func summarize(runs []runstats.Run, target, horizon float64) *summary.Summary {
 		}
 	}
 	slices.Sort(seeds)
-	st, v := summary.Analyze(runs, names, seeds, target)
+	st, v := compare.Analyze(runs, names, seeds, target)
 	mode := ""
 	if len(runs) > 0 {
 		mode = runs[0].Mode
 	}
-	s := &summary.Summary{Version: "(devel)", Commit: "unknown", Mode: mode, Seeds: seeds, HorizonSeconds: horizon,
-		Target: target, IntervalMethod: summary.IntervalMethod, Runs: runs, Paradigms: st, Verdict: v}
-	if v.Metric != summary.MetricNone {
-		s.TestMethod = summary.TestMethod
+	s := &compare.Summary{Version: "(devel)", Commit: "unknown", Mode: mode, Seeds: seeds, HorizonSeconds: horizon,
+		Target: target, IntervalMethod: compare.IntervalMethod, Runs: runs, Paradigms: st, Verdict: v}
+	if v.Metric != compare.MetricNone {
+		s.TestMethod = compare.TestMethod
 		if target > 0 {
 			s.TimeToTargetMethod = runstats.TimeToMethod
 		}
@@ -54,7 +54,7 @@ func summarize(runs []runstats.Run, target, horizon float64) *summary.Summary {
 
 // virtualSummary is the pair's runs over seeds 1…n: each seed's curves are
 // a little faster or slower (a fixed wobble per seed and paradigm).
-func virtualSummary(target float64, n int) *summary.Summary {
+func virtualSummary(target float64, n int) *compare.Summary {
 	var runs []runstats.Run
 	base := virtualRuns(target)
 	for i := range base {
@@ -67,7 +67,7 @@ func virtualSummary(target float64, n int) *summary.Summary {
 	return summarize(runs, target, 600)
 }
 
-func simSummary(n int) *summary.Summary {
+func simSummary(n int) *compare.Summary {
 	var runs []runstats.Run
 	base := simRuns()
 	for i := range base {

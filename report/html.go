@@ -5,10 +5,10 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
+	"github.com/pacer-ps/pacer/compare"
 	"html/template"
 	"strings"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -68,7 +68,7 @@ var glossary = []glossEntry{
 
 // htmlPage renders report.html. Plots are embedded as base64 data URIs and
 // the CSS is inline, so the one file opens offline and can be mailed around.
-func htmlPage(sc Scenario, s *summary.Summary, figs []figure) ([]byte, error) {
+func htmlPage(sc Scenario, s *compare.Summary, figs []figure) ([]byte, error) {
 	sentence, won := Headline(s)
 	tb := summaryTable(s)
 	d := pageData{
@@ -117,7 +117,7 @@ func htmlPage(sc Scenario, s *summary.Summary, figs []figure) ([]byte, error) {
 }
 
 // facts are the short setup notes under the title: what every run shared.
-func facts(s *summary.Summary) []string {
+func facts(s *compare.Summary) []string {
 	runs := s.Runs
 	var fs []string
 	add := func(label string, get func(*runstats.Run) string) {

@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/compare"
 	"strings"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -79,7 +79,7 @@ func linkCell(g pgroup) string {
 }
 
 // anyLinks is whether the comparison simulated a network.
-func anyLinks(s *summary.Summary) bool {
+func anyLinks(s *compare.Summary) bool {
 	for i := range s.Runs {
 		if len(s.Runs[i].ShardLinkIn) > 0 {
 			return true
@@ -91,7 +91,7 @@ func anyLinks(s *summary.Summary) bool {
 // linkNotes say what "links busy" is, for which paradigms the network did
 // not matter or dominated, and, when the scenario gave no base, that the
 // shares rest on the 1 s default.
-func linkNotes(s *summary.Summary) []string {
+func linkNotes(s *compare.Summary) []string {
 	if !anyLinks(s) {
 		return nil
 	}

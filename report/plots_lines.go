@@ -2,11 +2,11 @@ package report
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/compare"
 	"image/color"
 	"math"
 	"strings"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -74,7 +74,7 @@ func timeBatchLoss(r *runstats.Run) (x, y []float64) {
 }
 
 // recorded is whether any run of s has the series.
-func recorded(s *summary.Summary, f series) bool {
+func recorded(s *compare.Summary, f series) bool {
 	for i := range s.Runs {
 		if x, _ := f(&s.Runs[i]); len(x) > 0 {
 			return true
@@ -111,7 +111,7 @@ func medianCurve(g pgroup, f series) (mid, lo, hi plotter.XYs) {
 			k := pick(len(xs[j]))
 			px, py = append(px, xs[j][k]), append(py, ys[j][k])
 		}
-		t, a := summary.MedianInterval(px), summary.MedianInterval(py)
+		t, a := compare.MedianInterval(px), compare.MedianInterval(py)
 		mid = append(mid, plotter.XY{X: *t.Median, Y: *a.Median})
 		lo = append(lo, plotter.XY{X: *t.Median, Y: *a.Lo})
 		hi = append(hi, plotter.XY{X: *t.Median, Y: *a.Hi})
@@ -139,7 +139,7 @@ type accuracyAxis struct {
 	marker func(tgt string) string
 }
 
-func timeAxisOf(s *summary.Summary) accuracyAxis {
+func timeAxisOf(s *compare.Summary) accuracyAxis {
 	return accuracyAxis{file: FileAccuracy, title: "Accuracy vs time", heading: "Test accuracy over time",
 		xLabel: timeAxis(s.Runs), series: timeAccuracy, xmax: s.HorizonSeconds,
 		toTarget: func(g pgroup) (*float64, bool) {
@@ -154,7 +154,7 @@ func timeAxisOf(s *summary.Summary) accuracyAxis {
 		}}
 }
 
-func epochAxisOf(s *summary.Summary) accuracyAxis {
+func epochAxisOf(s *compare.Summary) accuracyAxis {
 	return accuracyAxis{file: FileEpochs, title: "Accuracy vs epochs", heading: "Test accuracy over epochs",
 		xLabel: "epochs (all workers' samples over the training set)", series: epochAccuracy,
 		toTarget: func(g pgroup) (*float64, bool) {
@@ -175,7 +175,7 @@ func epochAxisOf(s *summary.Summary) accuracyAxis {
 			if len(es) == 0 {
 				return nil, false
 			}
-			return summary.MedianInterval(es).Median, true
+			return compare.MedianInterval(es).Median, true
 		},
 		value: func(v float64) string { return "epoch " + trimZero(fmt.Sprintf("%.2f", v)) },
 		marker: func(tgt string) string {
@@ -188,7 +188,7 @@ func epochAxisOf(s *summary.Summary) accuracyAxis {
 // evaluation; the y axis is zoomed to where the paradigms differ (past the
 // first rise), a dashed line marks the target and a large marker each
 // median x at the target.
-func accuracyPlot(s *summary.Summary, gs []pgroup, ax accuracyAxis) (figure, *plot.Plot, error) {
+func accuracyPlot(s *compare.Summary, gs []pgroup, ax accuracyAxis) (figure, *plot.Plot, error) {
 	heading := ax.heading + " (median over seeds)"
 	if len(gs) <= maxBands && len(s.Seeds) > 1 {
 		heading = ax.heading + " (median over seeds, band: interval)"
@@ -339,7 +339,7 @@ var (
 // time, with a band for its interval. The loss axis is cut at the highest
 // loss after the first point: the initial weights' loss, the same for
 // every paradigm, would squeeze the differences at the end flat.
-func lossPlot(s *summary.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, error) {
+func lossPlot(s *compare.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, error) {
 	bands := len(gs) <= maxBands && len(s.Seeds) > 1
 	heading := k.heading + " (median over seeds)"
 	if bands {
@@ -407,7 +407,7 @@ func bandPolygon(lo, hi plotter.XYs, i int) (*plotter.Polygon, error) {
 // bandsPlot is one small panel per paradigm: its median curve and band in
 // its colour over the other paradigms' medians in grey, on shared axes, so
 // the spread over seeds of each reads without the others in the way.
-func bandsPlot(s *summary.Summary, gs []pgroup, ref *plot.Plot) (figure, error) {
+func bandsPlot(s *compare.Summary, gs []pgroup, ref *plot.Plot) (figure, error) {
 	cols := 4
 	rows := (len(gs) + cols - 1) / cols
 	mids := make([]plotter.XYs, len(gs))

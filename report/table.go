@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/compare"
 	"strings"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -26,7 +26,7 @@ type column struct {
 // seeds with their intervals in brackets. Accuracy columns appear only
 // when the runs trained a model, time to target only with a target. It
 // stays narrow enough for a 1,400-pixel window.
-func summaryTable(s *summary.Summary) table {
+func summaryTable(s *compare.Summary) table {
 	gs := groupsOf(s)
 	n := len(s.Seeds)
 	var cols []column
@@ -112,7 +112,7 @@ func summaryTable(s *summary.Summary) table {
 func group64(n int64) string { return group(n) }
 
 // methods are the report's notes on how its figures were obtained.
-func methods(s *summary.Summary) []string {
+func methods(s *compare.Summary) []string {
 	m := append(linkNotes(s), unlearnt(s)...)
 	m = append(m, targetLines(s)...)
 	if s.Race != nil {
@@ -129,14 +129,14 @@ func methods(s *summary.Summary) []string {
 	if s.TimeToTargetMethod != "" {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
-	if s.Verdict.Metric == summary.MetricTime {
+	if s.Verdict.Metric == compare.MetricTime {
 		m = append(m, "Band time to target (what the verdict ranks and tests): "+runstats.BandTimeMethod+
 			"; far less noisy over seeds than the first crossing near a plateau.")
 	}
 	if s.Race != nil {
 		m = append(m, raceMethods(s)...)
 	} else if s.TestMethod != "" {
-		m = append(m, "Verdict: "+s.TestMethod+"; "+summary.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
+		m = append(m, "Verdict: "+s.TestMethod+"; "+compare.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
 	}
 	return m
 }
@@ -151,7 +151,7 @@ func seedRange(seeds []uint64) string {
 // Markdown returns summary.md: a heading, the verdict, the scenario and the
 // command to rerun it, the summary table (the winner in bold) and how the
 // figures were obtained.
-func Markdown(sc Scenario, s *summary.Summary) string {
+func Markdown(sc Scenario, s *compare.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", mdEscape(title(sc)))
 	sentence, _ := Headline(s)
@@ -262,7 +262,7 @@ func ctrlTime(s float64) string {
 // of every applied gradient (virtual time measures it): with each worker
 // sampling its own shard, a worker whose gradients are always dropped (a
 // persistently slow one under backup workers) takes its shard with it.
-func unlearnt(s *summary.Summary) []string {
+func unlearnt(s *compare.Summary) []string {
 	var out []string
 	for _, g := range groupsOf(s) {
 		worst, global := 1.0, false
@@ -289,7 +289,7 @@ func unlearnt(s *summary.Summary) []string {
 // targetLines say, per paradigm, when it reached each of --targets: the
 // median time (and epochs, where recorded) over the seeds with the cell's
 // interval.
-func targetLines(s *summary.Summary) []string {
+func targetLines(s *compare.Summary) []string {
 	var out []string
 	var targets []float64
 	if len(s.Runs) > 0 {

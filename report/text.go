@@ -2,17 +2,16 @@ package report
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/compare"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
-
-	"github.com/pacer-ps/pacer/compare/summary"
 )
 
 // Text is summary.md for a terminal: the same heading, verdict, scenario,
 // command, table and notes, with the table's columns aligned as plain text
 // (the winner marked with a *) instead of Markdown syntax.
-func Text(sc Scenario, s *summary.Summary) string {
+func Text(sc Scenario, s *compare.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", title(sc))
 	sentence, _ := Headline(s)

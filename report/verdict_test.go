@@ -1,16 +1,16 @@
 package report
 
 import (
+	"github.com/pacer-ps/pacer/compare"
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
 // race is a comparison whose runs rise linearly at the given rates (per
 // paradigm, one rate per seed) over a 100 s horizon.
-func race(rates map[string][]float64, order []string, target float64) *summary.Summary {
+func race(rates map[string][]float64, order []string, target float64) *compare.Summary {
 	var runs []runstats.Run
 	for _, name := range order {
 		for k, r := range rates[name] {
@@ -29,7 +29,7 @@ func race(rates map[string][]float64, order []string, target float64) *summary.S
 func TestHeadline(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		sum   *summary.Summary
+		sum   *compare.Summary
 		won   bool
 		wants []string
 	}{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/pacer-ps/pacer/compare"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/train"
 )
@@ -252,7 +252,7 @@ func TestCompareSimModeRunsFailures(t *testing.T) {
 			t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-		var sum summary.Summary
+		var sum compare.Summary
 		if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 2 {
 			t.Fatalf("summary.json: %v, %d runs", err, len(sum.Runs))
 		}
@@ -283,7 +283,7 @@ func TestCompareSimDurationOverridesScenarioIterations(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "out", "summary.json"))
-	var sum summary.Summary
+	var sum compare.Summary
 	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 5 || sum.Runs[0].VirtualSeconds > 11 || sum.HorizonSeconds != 10 {
 		t.Errorf("summary %s: %v", b, err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
-	"github.com/pacer-ps/pacer/compare/summary"
+
 	"github.com/pacer-ps/pacer/report"
 	"github.com/spf13/cobra"
 )
@@ -80,7 +80,7 @@ func runCheck(cc compare.Config, live, out string, args []string, undo func(), s
 	cmdline := "pacer check " + shellJoin(args)
 	for _, side := range []struct {
 		dir, title string
-		sum        *summary.Summary
+		sum        *compare.Summary
 	}{{"predicted", "pacer check: the prediction (virtual time)", r.Predicted},
 		{"measured", "pacer check: the measurement (live, " + live + " mode)", r.Measured}} {
 		rs := report.Scenario{Title: side.title, Description: cc.Scenario.Description, Command: cmdline}

@@ -17,6 +17,7 @@ import (
 	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/report"
 	"github.com/pacer-ps/pacer/scenario"
@@ -154,7 +155,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		return usage(err)
 	}
 	cc := compare.Config{Mode: *mode, Job: base, Seeds: seedsN, Horizon: *horizon, Iterations: *iters, Duration: *dur,
-		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params}
+		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params, Launch: launch.TrainMode}
 	what := "--paradigms"
 	if *list != "" {
 		if cc.Specs, err = parseParadigms(*list, what); err != nil {

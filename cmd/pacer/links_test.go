@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/pacer-ps/pacer/compare"
 	"math"
 	"os"
 	"os/exec"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/nsnet"
 )
 
@@ -48,7 +48,7 @@ func TestCheckWithLinks(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pacer compare: %v\n%s", err, out)
 	}
-	var none summary.Summary
+	var none compare.Summary
 	if b, err = os.ReadFile(filepath.Join(dir, "none", "summary.json")); err != nil {
 		t.Fatal(err)
 	}

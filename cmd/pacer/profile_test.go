@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/pacer-ps/pacer/compare"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pacer-ps/pacer/compare/summary"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"
@@ -71,7 +71,7 @@ func TestProfileAndAdviseLiveJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s summary.Summary
+	var s compare.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}

@@ -265,7 +265,7 @@ func trainLive(cfg job.Config, lo launch.Options, stderr io.Writer) (*runstats.R
 		pr.every = 100 * time.Millisecond
 	}
 	pr.start(permille, false)
-	r, err := launch.Train(ctx, cfg, lo, func(p launch.Progress) {
+	r, err := launch.Train(ctx, cfg, lo, func(p runstats.Progress) {
 		pr.set(epochPermille(p.Epoch, cfg.Epochs))
 		pr.printf("train %s (%s): epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  live workers %d  %s",
 			cfg.Spec, lo.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction, p.Live,

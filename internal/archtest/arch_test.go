@@ -82,12 +82,12 @@ func closure(all map[string][]string, p string) map[string]bool {
 // complete.
 var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1, "internal/hugemem": 1, "internal/filecap": 1,
-	"ckpt": 1, "wal": 1, "live/ops": 1, "live/roles": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
+	"ckpt": 1, "wal": 1, "runstats": 1, "race": 1, "live/ops": 1, "live/roles": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
 	"paradigm": 2, "sim": 2, "live/membership": 2,
-	"job": 3, "scenario": 3, "runstats": 1, "compare/summary": 4, "race": 3, "modelfile": 3, "profile": 3, "steptime": 3, "live/proto": 3,
+	"job": 3, "scenario": 3, "modelfile": 3, "profile": 3, "steptime": 3, "live/proto": 3,
 	"train": 4, "live": 4, "live/worker": 4,
-	"launch":  5,
-	"compare": 6, "report": 6, "chaos": 6, "check": 6,
+	"launch": 5, "compare": 5,
+	"report": 6, "chaos": 6, "check": 6,
 	"cmd/pacer": 7,
 }
 
@@ -96,18 +96,17 @@ var layer = map[string]int{
 var narrower = map[string][]string{
 	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "internal/ratelog": {}, "internal/filecap": {},
 	"ckpt": {}, "wal": {}, "live/ops": {}, "live/roles": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {}, "live/proto": {"runstats", "wire", "internal/kernel"},
-	"nn":              {"internal/kernel"},
-	"nn/npz":          {},
-	"paradigm":        {"paradigm/zipline"},
-	"sim":             {"paradigm", "timing", "network", "runstats"},
-	"job":             {"paradigm", "optim", "timing", "network", "data", "nn", "internal/filecap"},
-	"scenario":        {"job", "paradigm", "network", "optim", "internal/filecap"},
-	"runstats":        {},
-	"compare/summary": {"scenario", "race", "runstats"},
-	"race":            {},
-	"check":           {"compare", "compare/summary", "runstats", "network", "launch", "nsnet"},
-	"profile":         {"runstats", "scenario"},
-	"steptime":        {"nn"},
+	"nn":       {"internal/kernel"},
+	"nn/npz":   {},
+	"paradigm": {"paradigm/zipline"},
+	"sim":      {"paradigm", "timing", "network", "runstats"},
+	"job":      {"paradigm", "optim", "timing", "network", "data", "nn", "internal/filecap"},
+	"scenario": {"job", "paradigm", "network", "optim", "internal/filecap"},
+	"runstats": {},
+	"race":     {},
+	"check":    {"compare", "runstats", "network", "launch", "nsnet"},
+	"profile":  {"runstats", "scenario"},
+	"steptime": {"nn"},
 }
 
 // forbidden are imports the layers alone would allow that the table rules

@@ -1,7 +1,8 @@
-package summary
+package compare
 
 import (
 	"fmt"
+	"github.com/pacer-ps/pacer/runstats"
 	"math"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ type Summary struct {
 	IntervalMethod     string `json:"interval_method"`
 	TestMethod         string `json:"test_method,omitempty"`
 
-	Runs      []Run           `json:"runs"` // paradigm by paradigm, seeds in order within each
+	Runs      []runstats.Run  `json:"runs"` // paradigm by paradigm, seeds in order within each
 	Paradigms []ParadigmStats `json:"paradigms"`
 	Verdict   Verdict         `json:"verdict"`
 	// Race is the race over seeds (--seeds auto) that chose the runs and
@@ -152,7 +153,7 @@ const WinRule = "the leader is separated from another paradigm when, over the se
 // target counts at the comparison's horizon (the longest run), so it
 // never looks faster than one that did. It reads only the runs, so it is
 // the same for any parallelism.
-func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]ParadigmStats, Verdict) {
+func Analyze(runs []runstats.Run, names []string, seeds []uint64, target float64) ([]ParadigmStats, Verdict) {
 	trainedAny := false
 	horizon := 0.0 // the longest run: virtual mode's equal horizon, the live modes' longest wall time
 	for i := range runs {
@@ -165,7 +166,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 		grid[p] = make([]cell, len(seeds))
 		var thr, wait, stale, times, accs, bands []float64
 		for k, s := range seeds {
-			i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s })
+			i := slices.IndexFunc(runs, func(r runstats.Run) bool { return r.Paradigm == name && r.Seed == s })
 			if i < 0 {
 				continue
 			}
@@ -475,10 +476,10 @@ func mean(xs []float64) float64 {
 // targetIntervals are paradigm name's median times and epochs to each of
 // its runs' Targets over seeds (a run that never reached one counts as
 // +Inf, so a median over mostly such runs is nil).
-func targetIntervals(runs []Run, name string, seeds []uint64) (times, epochs []Interval) {
-	var mine []*Run
+func targetIntervals(runs []runstats.Run, name string, seeds []uint64) (times, epochs []Interval) {
+	var mine []*runstats.Run
 	for _, s := range seeds {
-		if i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s }); i >= 0 {
+		if i := slices.IndexFunc(runs, func(r runstats.Run) bool { return r.Paradigm == name && r.Seed == s }); i >= 0 {
 			mine = append(mine, &runs[i])
 		}
 	}

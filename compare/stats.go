@@ -1,4 +1,4 @@
-package summary
+package compare
 
 import (
 	"math"

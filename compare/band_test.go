@@ -1,6 +1,7 @@
-package summary
+package compare
 
 import (
+	"github.com/pacer-ps/pacer/runstats"
 	"math"
 	"testing"
 )
@@ -12,14 +13,14 @@ import (
 // target).
 func TestAnalyzeRanksByBandTime(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4, 5}
-	var runs []Run
+	var runs []runstats.Run
 	for _, name := range []string{"spiky", "steady"} {
 		for _, s := range seeds {
 			tau := 200 * (1 + 0.02*float64(s))
 			if name == "spiky" {
 				tau *= 2
 			}
-			r := Run{Paradigm: name, Mode: "virtual", Seed: s, Seconds: 1920}
+			r := runstats.Run{Paradigm: name, Mode: "virtual", Seed: s, Seconds: 1920}
 			var c [][2]float64
 			for k := 0; k <= 48; k++ {
 				x := 40 * float64(k)
