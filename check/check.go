@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
-
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/nsnet"

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/compare"
-
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"

@@ -114,7 +114,7 @@ func CheckRun(rc *RunConfig) error {
 	}
 	if rc.TrainN == 0 {
 		// As every shard would: the job's length is epochs·N/batch pushes.
-		if rc.TrainN, err = live.CountTrain(d.Job); err != nil {
+		if rc.TrainN, err = job.CountTrain(d.Job); err != nil {
 			return fmt.Errorf("launch: --train-n not given, and the data set that would count an epoch: %w", err)
 		}
 	}

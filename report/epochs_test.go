@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"github.com/pacer-ps/pacer/compare"
 	"image/png"
 	"math"
 	"os"
@@ -11,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // withProgress gives every run of s what virtual time records beside its

@@ -1,10 +1,10 @@
 package report
 
 import (
-	"github.com/pacer-ps/pacer/compare"
 	"math"
 	"slices"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

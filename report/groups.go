@@ -1,9 +1,9 @@
 package report
 
 import (
-	"github.com/pacer-ps/pacer/compare"
 	"slices"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

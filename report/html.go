@@ -5,10 +5,10 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
-	"github.com/pacer-ps/pacer/compare"
 	"html/template"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

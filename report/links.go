@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
-	"github.com/pacer-ps/pacer/compare"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

@@ -6,13 +6,13 @@ import (
 	"math"
 	"strings"
 
-	"github.com/pacer-ps/pacer/compare"
-
-	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // timeAxis names the clock the runs' seconds are on.

@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/pacer-ps/pacer/compare"
 	"slices"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	racing "github.com/pacer-ps/pacer/race"
 )
 

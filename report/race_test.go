@@ -1,11 +1,11 @@
 package report
 
 import (
-	"github.com/pacer-ps/pacer/compare"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	racing "github.com/pacer-ps/pacer/race"
 	"github.com/pacer-ps/pacer/runstats"
 )

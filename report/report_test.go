@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/pacer-ps/pacer/compare"
 	"html/template"
 	"image/png"
 	"math"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

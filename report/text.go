@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"github.com/pacer-ps/pacer/compare"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/pacer-ps/pacer/compare"
 )
 
 // Text is summary.md for a terminal: the same heading, verdict, scenario,

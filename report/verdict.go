@@ -2,8 +2,9 @@ package report
 
 import (
 	"fmt"
-	"github.com/pacer-ps/pacer/compare"
 	"strings"
+
+	"github.com/pacer-ps/pacer/compare"
 )
 
 // Headline is the report's first sentence: the verdict with its

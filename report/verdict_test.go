@@ -1,10 +1,10 @@
 package report
 
 import (
-	"github.com/pacer-ps/pacer/compare"
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/pacer-ps/pacer/compare"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/train"
 )

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/pacer-ps/pacer/compare"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 

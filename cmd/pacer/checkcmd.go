@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
-
 	"github.com/pacer-ps/pacer/report"
-	"github.com/spf13/cobra"
 )
 
 func init() { register(newCheckCmd) }

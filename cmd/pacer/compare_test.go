@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/pacer-ps/pacer/compare"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/scenario"
 )
 

@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
@@ -22,8 +25,6 @@ import (
 	"github.com/pacer-ps/pacer/report"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/sim"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func init() { register(newCompareCmd) }

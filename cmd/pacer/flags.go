@@ -184,7 +184,7 @@ func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Durat
 }
 
 // bindGo adds the flags a library package binds on a standard FlagSet
-// (job.LearnFlags, live.JobFlags) to fs.
+// (job.LearnFlags) to fs.
 func bindGo(fs *pflag.FlagSet, bind func(*flag.FlagSet)) {
 	g := flag.NewFlagSet("", flag.ContinueOnError)
 	bind(g)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/pacer-ps/pacer/compare"
 	"math"
 	"os"
 	"os/exec"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/nsnet"
 )
 

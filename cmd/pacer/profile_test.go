@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/pacer-ps/pacer/compare"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"

@@ -40,7 +40,7 @@ func (t *trainFlags) bind(fs *pflag.FlagSet) {
 	t.cl.bind(fs, 1)
 	t.net.bindLinks(fs)
 	bindGo(fs, t.learn.Bind)
-	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs), step:at=E1/E2/…,gamma=G (at those epochs, fractions allowed) or exp:gamma=G (every epoch), and/or warmup:steps=N,div=K, joined by +")
+	fs.StringVar(&t.schedule, "lr-schedule", "", scheduleUsage)
 	fs.Float64Var(&t.evalEvery, "eval-every", job.DefaultEvalEvery, "test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
 	fs.Float64SliceVar(&t.targets, "targets", nil, "also report the time and epochs to reach each of these test accuracies (e.g. 0.67,0.68)")
@@ -307,3 +307,7 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// scheduleUsage is --lr-schedule's usage: one syntax for every command
+// that trains (pacer train, compare, run and server).
+const scheduleUsage = "learning-rate schedule: step:every=E,gamma=G (every E epochs), step:at=E1/E2/…,gamma=G (at those epochs, fractions allowed) or exp:gamma=G (every epoch), and/or warmup:steps=N,div=K, joined by +"
