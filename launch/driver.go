@@ -31,7 +31,7 @@ type driver struct {
 	obs   []*proto.Observer
 	model nn.Model
 	w     []float32
-	ev    live.Evaluations
+	ev    proto.Evaluations
 
 	mu     sync.Mutex
 	faults []FaultRecord
@@ -174,7 +174,7 @@ func (d *driver) evaluate(ctx context.Context, cs proto.CoordStats) (float64, er
 			return 0, err
 		}
 	}
-	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, cs), nil
+	return live.Evaluate(&d.ev, d.params, d.model, d.w, d.ds.Test, cs), nil
 }
 
 func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }
@@ -272,7 +272,7 @@ func (d *driver) report(cs proto.CoordStats, acc float64) {
 	if cs.Seconds > 0 {
 		p.Throughput = float64(cs.Pushes) / cs.Seconds
 	}
-	p.WaitFraction, _ = live.WaitFractions(cs)
+	p.WaitFraction, _ = cs.WaitFractions()
 	d.progress(p)
 }
 

@@ -242,7 +242,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	} else {
 		cl = newTCP(params, &opt)
 	}
-	d := &driver{params: params, opt: &opt, ds: ds, cl: cl, progress: progress, ev: live.Evaluations{Mean: ds.Mean}}
+	d := &driver{params: params, opt: &opt, ds: ds, cl: cl, progress: progress, ev: proto.Evaluations{Mean: ds.Mean}}
 	return d.run(ctx)
 }
 

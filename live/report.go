@@ -29,7 +29,7 @@ import (
 type reporter struct {
 	sv    *Server
 	test  *data.Set // nil: the test set is not on this machine
-	ev    Evaluations
+	ev    proto.Evaluations
 	model nn.Model
 	w     []float32
 	obs   []*proto.Observer
@@ -98,7 +98,7 @@ func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, 
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}
-	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
+	return Evaluate(&r.ev, r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
 }
 
 // run evaluates at the job's cadence until the job is done, then ends it.
