@@ -61,8 +61,8 @@ type Paradigm struct {
 // Result is a check: per paradigm, and the throughput ranking each side
 // gives.
 type Result struct {
-	Live string `json:"live"` // inproc | tcp
-	Base string `json:"base"`
+	Live runstats.Mode `json:"live"` // inproc | tcp
+	Base string        `json:"base"`
 	// Links are the emulated links both sides ran on ("" : loopback, and
 	// no network in the prediction).
 	Links string `json:"links,omitempty"`
@@ -201,11 +201,11 @@ func withLatency(s *network.Spec, lat time.Duration) *network.Spec {
 var ErrNotEmulated = errors.New("check: not emulated in the live modes yet")
 
 // Validate refuses a check that cannot run as asked.
-func Validate(c compare.Config, live string) error {
-	if live != compare.Inproc && live != compare.TCP {
+func Validate(c compare.Config, live runstats.Mode) error {
+	if !live.Live() {
 		return fmt.Errorf("check: live mode %q: want inproc or tcp", live)
 	}
-	if c.Job.Network != nil && live != compare.TCP {
+	if c.Job.Network != nil && live != runstats.TCP {
 		return fmt.Errorf("%w: links in %s mode (tcp mode emulates them, each process on a host of its own); leave them out or measure with tcp", ErrNotEmulated, live)
 	}
 	if c.Job.Network != nil {
@@ -217,10 +217,10 @@ func Validate(c compare.Config, live string) error {
 	return nil
 }
 
-// Run predicts c in virtual time and measures it live (live: "inproc" or
-// "tcp"), the same paradigms, job and seeds. c.Mode is ignored; a zero
+// Run predicts c in virtual time and measures it live (live: inproc or
+// tcp), the same paradigms, job and seeds. c.Mode is ignored; a zero
 // timing base becomes DefaultBase for both.
-func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
+func Run(ctx context.Context, c compare.Config, live runstats.Mode) (*Result, error) {
 	if err := Validate(c, live); err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 		j.Network, notes = launch.Emulated(j.Network, nsnet.Netem() == nil)
 	}
 	pc, lc := c, c
-	pc.Mode, lc.Mode = compare.Virtual, live
+	pc.Mode, lc.Mode = runstats.Virtual, live
 	if t := &lc.Job.Timing; len(t.Speeds) == 0 && t.Jitter == 0 && t.Straggler.IsZero() {
 		// A live job without speeds, jitter or stragglers has no timing
 		// model (live/worker/pace.go) and runs at its real step, where the
@@ -273,7 +273,7 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 }
 
 // Join sets two comparisons of the same paradigms side by side.
-func Join(pred, meas *compare.Summary, live string, base time.Duration, workers int) *Result {
+func Join(pred, meas *compare.Summary, live runstats.Mode, base time.Duration, workers int) *Result {
 	r := &Result{Live: live, Base: base.String(), Seeds: pred.Seeds, Predicted: pred, Measured: meas}
 	for _, ps := range pred.Paradigms {
 		i := slices.IndexFunc(meas.Paradigms, func(m compare.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })

@@ -89,7 +89,7 @@ func TestRunInproc(t *testing.T) {
 		Launch: launch.TrainMode}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := Run(ctx, c, compare.Inproc)
+	r, err := Run(ctx, c, runstats.Inproc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRunInproc(t *testing.T) {
 	} {
 		cc := c
 		bad(&cc)
-		if _, err := Run(ctx, cc, compare.Inproc); !errors.Is(err, ErrNotEmulated) {
+		if _, err := Run(ctx, cc, runstats.Inproc); !errors.Is(err, ErrNotEmulated) {
 			t.Errorf("%v, want ErrNotEmulated", err)
 		}
 	}
@@ -151,7 +151,7 @@ func TestRunHoldsLiveToTheBase(t *testing.T) {
 		Launch: launch.TrainMode}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := Run(ctx, c, compare.Inproc)
+	r, err := Run(ctx, c, runstats.Inproc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
 package compare
 
 import (
-	"github.com/pacer-ps/pacer/runstats"
 	"math"
 	"testing"
+
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // The verdict ranks and tests by BandTime, not by the first crossing: a

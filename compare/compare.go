@@ -25,13 +25,8 @@ import (
 	"github.com/pacer-ps/pacer/sim"
 )
 
-// Modes a comparison runs in.
-const (
-	Virtual = "virtual" // real training in simulated cluster time (deterministic)
-	Sim     = "sim"     // timing only, no model (deterministic)
-	Inproc  = "inproc"  // the live server in this process, wall clock
-	TCP     = "tcp"     // the live server as processes on loopback, wall clock
-)
+// Modes are the modes a comparison runs in.
+var Modes = []runstats.Mode{runstats.Virtual, runstats.Sim, runstats.Inproc, runstats.TCP}
 
 // MaxParams bounds Params: 10¹⁰ values (40 GB a model) keeps every byte
 // count and transfer time in range.
@@ -40,8 +35,8 @@ const MaxParams = 10_000_000_000
 // DefaultSeeds is how many seeds a comparison in mode runs when none is
 // asked for: 5 in the deterministic modes (enough for a verdict with an
 // interval), 1 in the live ones, where each run costs its real time.
-func DefaultSeeds(mode string) int {
-	if mode == Inproc || mode == TCP {
+func DefaultSeeds(mode runstats.Mode) int {
+	if mode.Live() {
 		return 1
 	}
 	return 5
@@ -51,12 +46,12 @@ func DefaultSeeds(mode string) int {
 // returns its record; progress (may be nil) is called after every
 // evaluation. launch.Train is pacer's: the command line hands it to the
 // engine, which so stands apart from the runtime it measures.
-type Launcher func(ctx context.Context, cfg job.Config, mode string, progress func(runstats.Progress)) (*runstats.Run, error)
+type Launcher func(ctx context.Context, cfg job.Config, mode runstats.Mode, progress func(runstats.Progress)) (*runstats.Run, error)
 
 // Config is one comparison. It is typed configuration: a scenario and the
 // command line's flags are merged into it before Run, never as strings.
 type Config struct {
-	Mode  string
+	Mode  runstats.Mode
 	Specs []paradigm.Spec
 	// Job is every run's job; Run sets Spec, Seed and (virtual) Horizon.
 	// Job.Seed is the base seed.
@@ -107,18 +102,16 @@ type Config struct {
 
 // Validate checks what Run would refuse, before any run.
 func (c *Config) Validate() error {
-	switch c.Mode {
-	case Virtual, Sim, Inproc, TCP:
-	default:
-		return fmt.Errorf("mode %q: valid modes are virtual, sim, inproc and tcp", c.Mode)
+	if _, err := runstats.ParseMode(string(c.Mode), Modes...); err != nil {
+		return err
 	}
-	if c.Params != 0 && (c.Params < 1 || c.Params > MaxParams || c.Mode != Sim || c.Job.Network == nil) {
+	if c.Params != 0 && (c.Params < 1 || c.Params > MaxParams || c.Mode != runstats.Sim || c.Job.Network == nil) {
 		return fmt.Errorf("params=%d: sim mode with a network only, 1 to %d values", c.Params, MaxParams)
 	}
 	if len(c.Specs) == 0 {
 		return errors.New("no paradigm to compare")
 	}
-	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == Virtual || c.Mode == Sim) {
+	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == runstats.Virtual || c.Mode == runstats.Sim) {
 		return errors.New("base: auto: the step time was not measured (steptime.Resolve sets Job.Timing.Base)")
 	}
 	if c.Race != nil {
@@ -154,10 +147,10 @@ func (c *Config) Validate() error {
 		}
 		seen[name] = true
 	}
-	if c.Mode == Sim && c.Job.Target > 0 {
+	if c.Mode == runstats.Sim && c.Job.Target > 0 {
 		return fmt.Errorf("target=%g: sim mode trains no model, so there is no accuracy to reach (use virtual mode)", c.Job.Target)
 	}
-	if c.Horizon > 0 && c.Mode != Virtual {
+	if c.Horizon > 0 && c.Mode != runstats.Virtual {
 		return fmt.Errorf("a horizon applies to virtual mode (sim mode has --duration; the live modes run in real time)")
 	}
 	if c.EpochsEach && c.Horizon > 0 {
@@ -169,13 +162,13 @@ func (c *Config) Validate() error {
 		if err := j.Fill(); err != nil {
 			return fmt.Errorf("%s: %w", sp, err)
 		}
-		if c.Mode == Inproc || c.Mode == TCP {
+		if c.Mode.Live() {
 			if err := live.CheckJob(&j); err != nil {
 				return fmt.Errorf("%s: %w", sp, err)
 			}
 		}
 	}
-	if (c.Mode == Inproc || c.Mode == TCP) && c.Launch == nil {
+	if c.Mode.Live() && c.Launch == nil {
 		return fmt.Errorf("mode %s: no launcher to run its live jobs (Config.Launch)", c.Mode)
 	}
 	return nil
@@ -213,7 +206,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	var res *race.Result
 	var err error
 	one := func(k int) (*runstats.Run, error) { return e.simRun(ctx, k) }
-	if c.Mode == Virtual {
+	if c.Mode == runstats.Virtual {
 		if err := e.prepareVirtual(ctx); err != nil {
 			return nil, err
 		}
@@ -222,7 +215,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	switch {
 	case c.Race != nil:
 		runs, res, err = e.race(ctx, one)
-	case c.Mode == Sim || c.Mode == Virtual:
+	case c.Mode == runstats.Sim || c.Mode == runstats.Virtual:
 		runs, err = e.parallel(ctx, one)
 	default:
 		runs, err = e.live(ctx)
@@ -235,7 +228,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		names[i] = sp.String()
 	}
 	version, commit := Build()
-	if c.Mode == Virtual {
+	if c.Mode == runstats.Virtual {
 		c.Horizon = e.horizon
 	}
 	s := &Summary{Version: version, Schema: Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
@@ -249,9 +242,9 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 		s.Seeds = s.Seeds[:n]
 	}
 	switch c.Mode {
-	case Virtual:
+	case runstats.Virtual:
 		s.HorizonSeconds = e.horizon.Seconds()
-	case Sim:
+	case runstats.Sim:
 		s.HorizonSeconds = c.Duration.Seconds()
 	}
 	s.Paradigms, s.Verdict = Analyze(runs, names, s.Seeds, c.Job.Target)

@@ -28,7 +28,7 @@ func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
 		if m, err := job.NewModel(j); err == nil {
 			c.Params = m.NumParams()
 		}
-		if e.c.Params > 0 && e.c.Mode == Sim {
+		if e.c.Params > 0 && e.c.Mode == runstats.Sim {
 			c.Params = e.c.Params
 		}
 	}

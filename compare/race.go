@@ -53,7 +53,7 @@ type raceMetric struct {
 // faster than one that did; read as the band time); otherwise the error at the horizon in points.
 func (c *Config) metric(horizon float64) raceMetric {
 	switch {
-	case c.Mode == Sim:
+	case c.Mode == runstats.Sim:
 		return raceMetric{key: MetricIteration, scale: race.Log, unit: UnitPercent, margin: 5,
 			value: func(r *runstats.Run) float64 { return 1 / math.Max(r.Throughput, 1e-12) }}
 	case c.Job.Target > 0:
@@ -108,7 +108,7 @@ func (c *Config) raceMaxSeeds(budget int) int {
 
 // validateRace checks the race's flags against the comparison.
 func (c *Config) validateRace() error {
-	if c.Mode != Virtual && c.Mode != Sim {
+	if c.Mode != runstats.Virtual && c.Mode != runstats.Sim {
 		return fmt.Errorf("seeds=auto: the race runs in the deterministic modes (virtual, sim); the live modes take --seeds N")
 	}
 	m := c.metric(0)

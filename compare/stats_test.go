@@ -1,10 +1,11 @@
 package compare
 
 import (
-	"github.com/pacer-ps/pacer/runstats"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 func TestMedianIntervalExact(t *testing.T) {

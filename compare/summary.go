@@ -22,7 +22,7 @@ type Summary struct {
 	// which fields to expect.
 	Schema   int               `json:"schema"`
 	Commit   string            `json:"commit"` // "unknown" when the build did not record it
-	Mode     string            `json:"mode"`
+	Mode     runstats.Mode     `json:"mode"`
 	Scenario scenario.Scenario `json:"scenario"` // with the command line's flags applied
 	// Flags are the flags given on the command line and their values
 	// (not --out); Scenario has every value the runs used.

@@ -21,10 +21,11 @@ import (
 
 // Options says how Train runs a live job on this machine.
 type Options struct {
-	// Mode is "inproc" (default: shards, coordinator and workers as
-	// goroutines over the in-process transport) or "tcp" (each shard and
-	// worker a separate `pacer server` / `pacer worker` process on loopback).
-	Mode string
+	// Mode is runstats.Inproc (default: shards, coordinator and workers
+	// as goroutines over the in-process transport) or runstats.TCP (each
+	// shard and worker a separate `pacer server` / `pacer worker` process
+	// on loopback).
+	Mode runstats.Mode
 	// Host is the address tcp-mode servers bind (127.0.0.1).
 	Host string
 	// Token is the shared secret of every connection; "" makes a random one.
@@ -139,9 +140,9 @@ func Train(ctx context.Context, cfg job.Config, opt Options, progress func(runst
 	return res.Run, err
 }
 
-// TrainMode is Train in mode ("inproc" or "tcp") with the other options'
-// defaults: the comparison engine's compare.Launcher.
-func TrainMode(ctx context.Context, cfg job.Config, mode string, progress func(runstats.Progress)) (*runstats.Run, error) {
+// TrainMode is Train in mode (runstats.Inproc or TCP) with the other
+// options' defaults: the comparison engine's compare.Launcher.
+func TrainMode(ctx context.Context, cfg job.Config, mode runstats.Mode, progress func(runstats.Progress)) (*runstats.Run, error) {
 	return Train(ctx, cfg, Options{Mode: mode}, progress)
 }
 
@@ -158,10 +159,10 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		return nil, err
 	}
 	if opt.Mode == "" {
-		opt.Mode = "inproc"
+		opt.Mode = runstats.Inproc
 	}
-	if opt.Mode != "inproc" && opt.Mode != "tcp" {
-		return nil, fmt.Errorf("launch: mode %q: want inproc or tcp", opt.Mode)
+	if _, err := runstats.ParseMode(string(opt.Mode), runstats.Inproc, runstats.TCP); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
 	}
 	for _, t := range []*string{&opt.Token, &opt.ControlToken} {
 		if *t == "" {
@@ -176,7 +177,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if cfg.Network != nil {
 		// The links are emulated for real (package nsnet), never by
 		// sleeps in the data plane.
-		if opt.Mode != "tcp" {
+		if opt.Mode != runstats.TCP {
 			return nil, errors.New("launch: a job with links emulates them with processes in network namespaces: tcp mode only")
 		}
 		if opt.MetricsAddr != "" {
@@ -193,7 +194,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		if f.Role != "worker" && f.Role != "shard" {
 			return nil, fmt.Errorf("launch: fault role %q: want worker or shard", f.Role)
 		}
-		if (f.Stop != 0 || f.Duplicate) && opt.Mode != "tcp" {
+		if (f.Stop != 0 || f.Duplicate) && opt.Mode != runstats.TCP {
 			return nil, fmt.Errorf("launch: a stopped shard or a duplicate worker is a fault of processes: tcp mode only, not %s", opt.Mode)
 		}
 		if f.Stop < 0 || (f.Stop > 0 && (f.Role != "shard" || f.Restart)) {
@@ -237,7 +238,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		defer cancel()
 	}
 	var cl cluster
-	if opt.Mode == "inproc" {
+	if opt.Mode == runstats.Inproc {
 		cl = newInproc(params, &opt, ds)
 	} else {
 		cl = newTCP(params, &opt)

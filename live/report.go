@@ -184,7 +184,7 @@ func (r *reporter) finish(ctx context.Context) error {
 		}
 		shards = append(shards, st.Shard)
 	}
-	run := Summary(d, "tcp", cs, shards, &r.ev)
+	run := Summary(d, runstats.TCP, cs, shards, &r.ev)
 	if len(r.ev.Curve) == 0 {
 		run.NoAccuracy = r.none
 	}

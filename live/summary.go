@@ -12,7 +12,7 @@ import (
 // pacer train) from the coordinator's counters cs, every shard's counters
 // and the job's evaluations: the one place both the launcher and a
 // hand-run job's shard 0 build it.
-func Summary(d *job.Description, mode string, cs proto.CoordStats, shards []proto.ShardStats, ev *proto.Evaluations) *runstats.Run {
+func Summary(d *job.Description, mode runstats.Mode, cs proto.CoordStats, shards []proto.ShardStats, ev *proto.Evaluations) *runstats.Run {
 	j := &d.Job
 	r := &runstats.Run{Paradigm: j.Spec.String(), Mode: mode, Model: j.Model, Workers: j.Workers, Shards: j.Shards,
 		Seed: j.Seed, Pushes: cs.Pushes, Releases: cs.Releases, Seconds: cs.Seconds, MaxGap: cs.MaxGap,

@@ -37,7 +37,7 @@ func summarize(runs []runstats.Run, target, horizon float64) *compare.Summary {
 	}
 	slices.Sort(seeds)
 	st, v := compare.Analyze(runs, names, seeds, target)
-	mode := ""
+	var mode runstats.Mode
 	if len(runs) > 0 {
 		mode = runs[0].Mode
 	}

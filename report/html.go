@@ -136,7 +136,7 @@ func facts(s *compare.Summary) []string {
 		each = fmt.Sprintf("raced over %s (%d runs)", seedWord(len(s.Seeds)), s.Race.Runs)
 	}
 	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), each)
-	add("mode", func(r *runstats.Run) string { return r.Mode })
+	add("mode", func(r *runstats.Run) string { return string(r.Mode) })
 	add("scenario", func(r *runstats.Run) string { return r.Scenario })
 	add("model", func(r *runstats.Run) string { return r.Model })
 	// "normalize mean" where the training set's mean was subtracted; runs

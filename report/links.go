@@ -104,7 +104,7 @@ func linkNotes(s *compare.Summary) []string {
 		}
 	}
 	line := "Links busy: the busiest shard link's share of the run spent moving data (receiving pushes plus sending pulls, at most 100%; per link the median over seeds); transfers: the workers' share of their time spent pushing and pulling (their own links, the shards' links, the queues and the latencies)"
-	if s.Scenario.Base == "" && (s.Mode == "virtual" || s.Mode == "sim") {
+	if s.Scenario.Base == "" && (s.Mode == runstats.Virtual || s.Mode == runstats.Sim) {
 		line += "; " + AssumedBase + ": a shorter iteration makes every link busier"
 	}
 	line += "."

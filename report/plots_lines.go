@@ -18,7 +18,7 @@ import (
 // timeAxis names the clock the runs' seconds are on.
 func timeAxis(runs []runstats.Run) string {
 	for i := range runs {
-		if m := runs[i].Mode; m == "inproc" || m == "tcp" {
+		if runs[i].Mode.Live() {
 			return "wall-clock time (s)"
 		}
 	}

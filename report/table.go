@@ -122,7 +122,7 @@ func methods(s *compare.Summary) []string {
 		m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
 			seedWord(len(s.Seeds)), seedRange(s.Seeds)))
 	}
-	if s.HorizonSeconds > 0 && s.Mode == "virtual" {
+	if s.HorizonSeconds > 0 && s.Mode == runstats.Virtual {
 		m = append(m, fmt.Sprintf("Equal horizons: every run trained for the same %s of virtual time.", secs(s.HorizonSeconds)))
 	}
 	m = append(m, "Intervals: "+s.IntervalMethod+".")

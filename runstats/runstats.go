@@ -13,7 +13,7 @@ import (
 // compare). Fields that do not apply to a mode are left zero and omitted.
 type Run struct {
 	Paradigm string `json:"paradigm"`           // the spec string as given, e.g. "ssp:s=3"
-	Mode     string `json:"mode"`               // sim | virtual | inproc | tcp
+	Mode     Mode   `json:"mode"`               // sim | virtual | inproc | tcp
 	Scenario string `json:"scenario,omitempty"` // preset or file name, when there is one
 	Model    string `json:"model,omitempty"`    // mlp | cnn (training runs)
 	Workers  int    `json:"workers"`

@@ -23,6 +23,7 @@ import (
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/report"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/sim"
 )
@@ -83,11 +84,12 @@ func pairExample() string {
 // compareFlags are compare's flags (and check's, which adds live).
 type compareFlags struct {
 	tf                    *trainFlags
-	list, scen, mode, out *string
+	list, scen, out       *string
+	mode                  *runstats.Mode
 	iters, params, budget *int
 	seeds, margin         *string
 	dur, horizon          *time.Duration
-	live                  *string // pacer check: the live mode it measures in; nil for compare
+	live                  *runstats.Mode // pacer check: the live mode it measures in; nil for compare
 }
 
 // bindCompareFlags binds compare's flags on fs.
@@ -97,7 +99,7 @@ func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
 	return compareFlags{tf: &tf,
 		list:    fs.String("paradigms", "", "paradigm specs separated by ';' (default: the scenario's)"),
 		scen:    fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it"),
-		mode:    fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)"),
+		mode:    modeFlag(fs, "mode", runstats.Virtual, "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)", compare.Modes...),
 		iters:   fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)"),
 		dur:     fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)"),
 		out:     fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv"),
@@ -118,10 +120,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		if given["mode"] {
 			return usage(fmt.Errorf("--mode: pacer check runs both virtual time and --live %s", *f.live))
 		}
-		if *f.live != "inproc" && *f.live != "tcp" {
-			return usage(fmt.Errorf("--live=%q: want inproc or tcp", *f.live))
-		}
-		*mode = "virtual"
+		*mode = runstats.Virtual
 	}
 	if err := checkCompareModeFlags(*mode, given, tf.net.mode, tf.cl.base.auto); err != nil {
 		return usage(err)
@@ -148,7 +147,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	switch {
 	case f.live != nil:
 		tf.net.live = *f.live // a check predicts the links its live run emulates, and no others
-	case *mode == "inproc" || *mode == "tcp":
+	case mode.Live():
 		tf.net.live = *mode
 	}
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
@@ -177,10 +176,10 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		if err := compare.ApplyScenario(&cc, sc, func(f string) bool { return given[f] }); err != nil {
 			return usage(err)
 		}
-		if *mode == "sim" && sc.Target > 0 {
+		if *mode == runstats.Sim && sc.Target > 0 {
 			fmt.Fprintf(stderr, "compare: sim mode trains no model; the scenario's target (%g) does not apply\n", sc.Target)
 		}
-		if (*mode == "inproc" || *mode == "tcp") && sc.Horizon != "" {
+		if (mode.Live()) && sc.Horizon != "" {
 			fmt.Fprintf(stderr, "compare: the live modes train for the job's epochs in real time; the scenario's horizon (%s) does not apply\n", sc.Horizon)
 		}
 	} else if *list == "" {
@@ -191,7 +190,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	// The race is the default where runs are deterministic and there is
 	// something to race; a count of seeds (the flag's or the scenario's)
 	// keeps the fixed design.
-	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == "virtual" || *mode == "sim") && len(cc.Specs) > 1 {
+	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == runstats.Virtual || *mode == runstats.Sim) && len(cc.Specs) > 1 {
 		if rc == nil {
 			rc = &compare.RaceConfig{}
 		}
@@ -219,10 +218,10 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	if err := refuseDeviceRate(given, auto); err != nil {
 		return usage(err)
 	}
-	if (tf.cl.base.auto || given["device-rate"]) && (*mode == "inproc" || *mode == "tcp") {
+	if (tf.cl.base.auto || given["device-rate"]) && (mode.Live()) {
 		return usage(errLiveAuto)
 	}
-	if auto && (*mode == "virtual" || *mode == "sim") {
+	if auto && (*mode == runstats.Virtual || *mode == runstats.Sim) {
 		// Measured once, here, and written into summary.json's scenario:
 		// a rerun of that scenario gives the same bytes on any machine.
 		j := &cc.Job
@@ -230,7 +229,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 			return usage(err)
 		}
 	}
-	if *mode == "sim" {
+	if *mode == runstats.Sim {
 		j := &cc.Job
 		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...)
 		s.Runs = runs
@@ -255,7 +254,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	if err := cc.Validate(); err != nil {
 		return usage(err)
 	}
-	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
+	if *scen != "" && (mode.Live()) {
 		fmt.Fprintf(stderr, "compare: the live %s mode stretches the workers' real iterations to the scenario's speeds, jitter and stragglers (in units of their own real step time unless --base is given) and holds pull replies for its server delays (as written: real durations); its network does not apply\n", *mode)
 		cc.Job.Network = nil // the live runs move real bytes over loopback
 		if !given["base"] {
@@ -373,17 +372,17 @@ func parseRace(margin string, budget int, given map[string]bool) (*compare.RaceC
 // network is --network's value; autoBase is --base auto, which times the
 // model's step at its batch, so sim mode takes the three flags that say
 // which step that is.
-func checkCompareModeFlags(mode string, given map[string]bool, network string, autoBase bool) error {
-	if given["params"] && mode != "sim" {
+func checkCompareModeFlags(mode runstats.Mode, given map[string]bool, network string, autoBase bool) error {
+	if given["params"] && mode != runstats.Sim {
 		return fmt.Errorf("--params applies to compare --mode sim with a network; training moves its own model's size")
 	}
 	switch mode {
-	case "virtual":
+	case runstats.Virtual:
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; virtual training simulates no worker failures")
 		}
 		return refuseGiven(given, []string{"iterations", "duration"}, "applies to compare --mode sim only; virtual mode trains for --epochs (or --horizon)")
-	case "sim":
+	case runstats.Sim:
 		if given["iterations"] && given["duration"] {
 			return fmt.Errorf("--iterations and --duration are alternatives: give one")
 		}
@@ -401,7 +400,7 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string, a
 			return fmt.Errorf("--params and --model size a network's transfers in sim mode, which --network none leaves out")
 		}
 		return refuseGiven(given, learning, "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
-	case "inproc", "tcp":
+	case runstats.Inproc, runstats.TCP:
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; the live modes run real workers")
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/steptime"
 	"github.com/pacer-ps/pacer/timing"
@@ -294,3 +295,35 @@ func parseParadigms(list, what string) ([]paradigm.Spec, error) {
 	}
 	return out, nil
 }
+
+// modeValue is a --mode (or --live) flag: a runstats.Mode, refused when
+// parsed unless it is one of valid.
+type modeValue struct {
+	m     *runstats.Mode
+	valid []runstats.Mode
+}
+
+// modeFlag binds a mode flag on fs, def its default.
+func modeFlag(fs *pflag.FlagSet, name string, def runstats.Mode, usage string, valid ...runstats.Mode) *runstats.Mode {
+	m := def
+	fs.Var(&modeValue{&m, valid}, name, usage)
+	return &m
+}
+
+func (v *modeValue) String() string {
+	if v == nil || v.m == nil {
+		return ""
+	}
+	return string(*v.m)
+}
+
+func (v *modeValue) Set(s string) error {
+	m, err := runstats.ParseMode(s, v.valid...)
+	if err != nil {
+		return err
+	}
+	*v.m = m
+	return nil
+}
+
+func (v *modeValue) Type() string { return "mode" }

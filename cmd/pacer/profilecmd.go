@@ -65,7 +65,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return profile.Fit{}, 0, "", fmt.Errorf("--summary %s: not a run's summary.json: %w", p.summary, err)
 		}
-		if r.Mode != "inproc" && r.Mode != "tcp" {
+		if !r.Mode.Live() {
 			return profile.Fit{}, 0, "", fmt.Errorf("--summary %s: a %q run; profile reads live runs (inproc, tcp), whose iterations were measured", p.summary, r.Mode)
 		}
 		f, err := profile.FromRun(&r)
