@@ -58,7 +58,7 @@ refit: one parameter, fitted on the median paradigm, checked on every one).`,
 		*f.out = "out/check"
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runCompare(fs, commandArgs(cmd), f, stdout, stderr)
+		return runCompare(fs, commandArgs(cmd), f, nil, stdout, stderr)
 	}
 	return cmd
 }

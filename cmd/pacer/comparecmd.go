@@ -65,7 +65,7 @@ plain lines otherwise.`,
 	fs := cmd.Flags()
 	f := bindCompareFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runCompare(fs, commandArgs(cmd), f, stdout, stderr)
+		return runCompare(fs, commandArgs(cmd), f, nil, stdout, stderr)
 	}
 	return cmd
 }
@@ -111,36 +111,41 @@ func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
 	}
 }
 
-func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr io.Writer) error {
-	tf, list, scen, mode, iters, dur, out, seeds, horizon := f.tf, f.list, f.scen, f.mode, f.iters, f.dur, f.out, f.seeds, f.horizon
+// comparison builds the comparison the flags and the scenario describe,
+// as values: sc is the scenario (nil: --scenario's, if given). It returns
+// the configuration, checked before any run, and how many runs it takes
+// at most; an error is a usage error.
+func comparison(fs *pflag.FlagSet, f compareFlags, sc *scenario.Scenario, stderr io.Writer) (compare.Config, int, error) {
+	tf, list, scen, mode, iters, dur, seeds, horizon := f.tf, f.list, f.scen, f.mode, f.iters, f.dur, f.seeds, f.horizon
+	var none compare.Config
 	given := setFlags(fs) // before the scenario sets its own
 	if f.live != nil {
 		// pacer check: its job is checked as virtual mode's (the
 		// prediction); the live side runs the same.
 		if given["mode"] {
-			return usage(fmt.Errorf("--mode: pacer check runs both virtual time and --live %s", *f.live))
+			return none, 0, usage(fmt.Errorf("--mode: pacer check runs both virtual time and --live %s", *f.live))
 		}
 		*mode = runstats.Virtual
 	}
 	if err := checkCompareModeFlags(*mode, given, tf.net.mode, tf.cl.base.auto); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	if *iters < 0 || *dur < 0 {
-		return usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
+		return none, 0, usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
 	}
 	seedsN, raceAuto, err := parseSeeds(*seeds, given["seeds"])
 	if err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	rc, err := parseRace(*f.margin, *f.budget, given)
 	if err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	if f.live != nil && (raceAuto || rc != nil) {
-		return usage(fmt.Errorf("--seeds auto, --margin and --budget: pacer check predicts and measures the same seeds (give --seeds N)"))
+		return none, 0, usage(fmt.Errorf("--seeds auto, --margin and --budget: pacer check predicts and measures the same seeds (give --seeds N)"))
 	}
 	if given["horizon"] && *horizon <= 0 {
-		return usage(fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon))
+		return none, 0, usage(fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon))
 	}
 	// The flags as typed configuration; the scenario then fills what the
 	// command line left unset.
@@ -152,39 +157,40 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	}
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
 	if err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	cc := compare.Config{Mode: *mode, Job: base, Seeds: seedsN, Horizon: *horizon, Iterations: *iters, Duration: *dur,
 		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params, Launch: launch.TrainMode}
 	what := "--paradigms"
 	if *list != "" {
 		if cc.Specs, err = parseParadigms(*list, what); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
-	if *scen != "" {
-		sc, err := scenario.Get(*scen)
-		if err != nil {
-			return usage(err)
+	if sc == nil && *scen != "" {
+		if sc, err = scenario.Get(*scen); err != nil {
+			return none, 0, usage(err)
 		}
+	}
+	if sc != nil {
 		if *list == "" {
 			// Checked here for the same messages as --paradigms.
 			if _, err := parseParadigms(strings.Join(sc.Paradigms, ";"), "scenario "+sc.Name+": paradigms"); err != nil {
-				return usage(err)
+				return none, 0, usage(err)
 			}
 		}
 		if err := compare.ApplyScenario(&cc, sc, func(f string) bool { return given[f] }); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 		if *mode == runstats.Sim && sc.Target > 0 {
 			fmt.Fprintf(stderr, "compare: sim mode trains no model; the scenario's target (%g) does not apply\n", sc.Target)
 		}
-		if (mode.Live()) && sc.Horizon != "" {
+		if mode.Live() && sc.Horizon != "" {
 			fmt.Fprintf(stderr, "compare: the live modes train for the job's epochs in real time; the scenario's horizon (%s) does not apply\n", sc.Horizon)
 		}
 	} else if *list == "" {
 		if _, err := parseParadigms("", what); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	// The race is the default where runs are deterministic and there is
@@ -196,7 +202,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		}
 		cc.Race, cc.Seeds = rc, 0
 	} else if rc != nil {
-		return usage(fmt.Errorf("--margin and --budget apply to the race (--seeds auto); this comparison runs a fixed number of seeds"))
+		return none, 0, usage(fmt.Errorf("--margin and --budget apply to the race (--seeds auto); this comparison runs a fixed number of seeds"))
 	}
 	if cc.Seeds == 0 && cc.Race == nil {
 		cc.Seeds = compare.DefaultSeeds(*mode)
@@ -212,21 +218,21 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		}
 	}
 	if err := cc.Job.Fill(); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	auto := tf.cl.base.auto || cc.BaseAuto
 	if err := refuseDeviceRate(given, auto); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
-	if (tf.cl.base.auto || given["device-rate"]) && (mode.Live()) {
-		return usage(errLiveAuto)
+	if (tf.cl.base.auto || given["device-rate"]) && mode.Live() {
+		return none, 0, usage(errLiveAuto)
 	}
 	if auto && (*mode == runstats.Virtual || *mode == runstats.Sim) {
 		// Measured once, here, and written into summary.json's scenario:
 		// a rerun of that scenario gives the same bytes on any machine.
 		j := &cc.Job
 		if j.Timing.Base, err = resolveBase(j.Model, j.Dataset, j.Batch, tf.cl.deviceRate, stderr); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	if *mode == runstats.Sim {
@@ -234,7 +240,7 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.Specs...)
 		s.Runs = runs
 		if err := s.Check("--"); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	if cc.Horizon > 0 {
@@ -244,17 +250,17 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		s := simSize(j.Workers, j.Shards, j.Timing, 0, 0)
 		s.Horizon, s.Runs = cc.Horizon, runs
 		if err := s.Check("--"); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	if cc.Failures, err = sim.ParseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
-		return usage(fmt.Errorf("--fail: %w", err))
+		return none, 0, usage(fmt.Errorf("--fail: %w", err))
 	}
 	// Validate every run's job before spending minutes on the first one.
 	if err := cc.Validate(); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
-	if *scen != "" && (mode.Live()) {
+	if sc != nil && mode.Live() {
 		fmt.Fprintf(stderr, "compare: the live %s mode stretches the workers' real iterations to the scenario's speeds, jitter and stragglers (in units of their own real step time unless --base is given) and holds pull replies for its server delays (as written: real durations); its network does not apply\n", *mode)
 		cc.Job.Network = nil // the live runs move real bytes over loopback
 		if !given["base"] {
@@ -272,9 +278,18 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	})
 	if f.live != nil {
 		if err := check.Validate(cc, *f.live); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
+	return cc, runs, nil
+}
+
+func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, sc *scenario.Scenario, stdout, stderr io.Writer) error {
+	cc, runs, err := comparison(fs, f, sc, stderr)
+	if err != nil {
+		return err
+	}
+	tf, out := f.tf, f.out
 	undo, err := prepareOut(*out)
 	if err != nil {
 		return usage(err)
