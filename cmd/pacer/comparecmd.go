@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -429,11 +428,11 @@ func checkCompareModeFlags(mode runstats.Mode, given map[string]bool, network st
 
 // learningFlags are the names of the flags that only training reads.
 func learningFlags() []string {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
 	var l job.LearnFlags
 	l.Bind(fs)
 	names := []string{"lr-schedule", "eval-every", "target"}
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	return names
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -184,14 +183,6 @@ func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Durat
 		FastestSpeed: job.FastestSpeed(t.Speeds), Specs: specs, Speeds: t.Speeds, Jitter: t.Jitter}
 }
 
-// bindGo adds the flags a library package binds on a standard FlagSet
-// (job.LearnFlags) to fs.
-func bindGo(fs *pflag.FlagSet, bind func(*flag.FlagSet)) {
-	g := flag.NewFlagSet("", flag.ContinueOnError)
-	bind(g)
-	fs.AddGoFlagSet(g)
-}
-
 // setFlags is the set of flags given on the command line: those win over
 // a scenario, the environment and TF_CONFIG.
 func setFlags(fs *pflag.FlagSet) map[string]bool {
@@ -326,4 +317,4 @@ func (v *modeValue) Set(s string) error {
 	return nil
 }
 
-func (v *modeValue) Type() string { return "mode" }
+func (v *modeValue) Type() string { return "string" } // shown as the other string flags are, its default quoted

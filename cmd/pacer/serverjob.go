@@ -45,7 +45,7 @@ func (f *serverJobFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.paradigm, "paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
 	fs.IntVar(&f.workers, "workers", job.DefaultWorkers, "number of workers K the job starts with")
 	fs.IntVar(&f.shards, "shards", job.DefaultShards, "number of shards S")
-	bindGo(fs, f.learn.Bind)
+	f.learn.Bind(fs)
 	fs.IntVar(&f.trainN, "train-n", 0, "training samples after --train-limit (0: load the data set to count them)")
 	fs.StringVar(&f.schedule, "lr-schedule", "", scheduleUsage)
 	fs.Uint64Var(&f.seed, "seed", job.DefaultSeed, "seed of w⁰ and of the workers' batch order")

@@ -39,7 +39,7 @@ type trainFlags struct {
 func (t *trainFlags) bind(fs *pflag.FlagSet) {
 	t.cl.bind(fs, 1)
 	t.net.bindLinks(fs)
-	bindGo(fs, t.learn.Bind)
+	t.learn.Bind(fs)
 	fs.StringVar(&t.schedule, "lr-schedule", "", scheduleUsage)
 	fs.Float64Var(&t.evalEvery, "eval-every", job.DefaultEvalEvery, "test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
