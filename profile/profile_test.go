@@ -88,7 +88,7 @@ func draw(t *testing.T, spec timing.WorkerSpec, k, n int, seed uint64) []runstat
 	for p := range k {
 		var a runstats.IterAcc
 		for range n {
-			a.Add(w.Next(p).Seconds())
+			a.Add(w.NextAt(p, 0).Seconds())
 		}
 		out[p] = a.Stats()
 	}

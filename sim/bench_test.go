@@ -106,11 +106,11 @@ func BenchmarkQueueOnly(b *testing.B) {
 		tw, _ := timing.NewWorkers(timing.WorkerSpec{Jitter: 0.1}, k, uint64(i))
 		var q queue
 		for p := 0; p < k; p++ {
-			q.push(event{at: tw.Next(p), key: mkKey(evComputeDone, p, 0)})
+			q.push(event{at: tw.NextAt(p, 0), key: mkKey(evComputeDone, p, 0)})
 		}
 		for n := 0; n < k*iters; n++ {
 			e := q.pop()
-			q.push(event{at: e.at + tw.Next(e.worker()), key: e.key})
+			q.push(event{at: e.at + tw.NextAt(e.worker(), e.at), key: e.key})
 			pushes++
 		}
 	}

@@ -420,7 +420,7 @@ func (e *engine) startCompute(p int) {
 		e.nextID++
 		w.grad = e.nextID
 	}
-	e.q.push(event{at: e.now + e.times.Next(p), key: e.pushKey(evComputeDone, p, 0)})
+	e.q.push(event{at: e.now + e.times.NextAt(p, e.now), key: e.pushKey(evComputeDone, p, 0)})
 }
 
 func allAnswered(pending []bool) bool {

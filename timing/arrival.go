@@ -45,11 +45,13 @@ func SimulateArrivals(w *Workers, iters int, ranks []int) (*Arrivals, error) {
 		a.times[j] = make([]time.Duration, iters)
 	}
 	round := make([]time.Duration, n)
+	var now time.Duration // every round starts when the last one's slowest ends
 	for it := range iters {
 		for p := range round {
-			round[p] = w.Next(p)
+			round[p] = w.NextAt(p, now)
 		}
 		slices.Sort(round)
+		now += round[n-1]
 		for j, k := range a.ranks {
 			a.times[j][it] = round[k-1]
 		}

@@ -57,7 +57,7 @@ func TestArrivalsMatchBruteForce(t *testing.T) {
 	for range iters {
 		round := make([]time.Duration, n)
 		for p := range round {
-			round[p] = ref.Next(p)
+			round[p] = ref.NextAt(p, 0)
 		}
 		slices.Sort(round)
 		for _, k := range ranks {

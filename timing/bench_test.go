@@ -47,7 +47,7 @@ func BenchmarkNext(b *testing.B) {
 			var s time.Duration
 			p := 0
 			for range b.N {
-				s += w.Next(p)
+				s += w.NextAt(p, 0)
 				if p++; p == n {
 					p = 0
 				}

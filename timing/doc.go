@@ -11,7 +11,7 @@
 //		Jitter:    0.1,                 // --jitter
 //		Straggler: st,
 //	}, workers, seed)
-//	d := w.Next(p)                       // worker p's next iteration time
+//	d := w.NextAt(p, now)                // worker p's next iteration, starting at now
 //
 //	sd, err := timing.ParseServerDelay("spike") // --server-delay
 //	s, err := timing.NewServers(sd, shards, 1, seed)
@@ -44,6 +44,11 @@
 //     (delay/x)^alpha) capped at cap; with probability burst per iteration
 //     index, shared by all workers, burstdelay is added to every worker.
 //   - slow:worker=3,factor=4 — a persistently slow worker; repeatable.
+//     With from and/or to (units of Base, or durations) it applies only to
+//     the iterations that start in [from, to): a cluster that changes.
+//   - roam:factor=2,every=100 — one worker at a time is factor times
+//     slower; which one is drawn from the seed and the period's index every
+//     `every` units (the same worker for every paradigm of a seed).
 //
 // Calibration of heavytail: the paper reports that in 80% of iterations the
 // 98th of 100 gradients arrives within 2 s but the 100th only in 30%, and that

@@ -25,6 +25,12 @@ func TestStragglerSpecsValid(t *testing.T) {
 		{"slow:worker=3,factor=4", "slow:worker=3,factor=4"},
 		{" HeavyTail + slow:worker=0,factor=2 ", "heavytail:q=0.011,body=1.3-1.8,delay=1,alpha=1,cap=300,burst=0.1,burstdelay=0.25+slow:worker=0,factor=2"},
 		{"lognormal:cv=0.1+shiftexp+slow:worker=1", "lognormal:cv=0.1+shiftexp:shift=0.8,mean=0.2+slow:worker=1,factor=2"},
+		// A cluster that changes: a window (to omitted: to the end), durations in units of Base.
+		{"slow:worker=3,factor=4,from=30,to=60", "slow:worker=3,factor=4,from=30,to=60"},
+		{"slow:worker=3,factor=2.5,from=1m", "slow:worker=3,factor=2.5,from=60"},
+		{"slow:worker=1,to=10", "slow:worker=1,factor=2,from=0,to=10"},
+		{"roam", "roam:factor=2,every=100"},
+		{"roam:factor=3,every=2m+slow:worker=0,factor=2", "roam:factor=3,every=120+slow:worker=0,factor=2"},
 	} {
 		w, err := parseWorkers(tc.spec, WorkerSpec{}, 4)
 		if err != nil {
@@ -77,6 +83,19 @@ func TestStragglerSpecsInvalid(t *testing.T) {
 		{"slow:worker=4,factor=2", WorkerSpec{}, 4, []string{"worker=4", "4 workers"}},
 		{"slow:worker=-1", WorkerSpec{}, 4, []string{`worker="-1"`}},
 		{"slow:factor=0", WorkerSpec{}, 4, []string{"factor=0"}},
+		{"slow:worker=1,from=60,to=30", WorkerSpec{}, 4, []string{"from=60", "before to=30"}},
+		{"slow:worker=1,from=1m,to=30", WorkerSpec{}, 4, []string{"from=60", "before to=30"}},
+		{"slow:worker=1,from=-1", WorkerSpec{}, 4, []string{"from=-1"}},
+		{"slow:worker=1,to=0", WorkerSpec{}, 4, []string{"to > 0"}},
+		{"slow:worker=1,from=1e8", WorkerSpec{}, 4, []string{"from=1e+08", "at most"}},
+		{"slow:worker=4,from=1", WorkerSpec{}, 4, []string{"worker=4", "4 workers"}},
+		{"slow:worker=1,factor=2000,from=1", WorkerSpec{}, 4, []string{"factor 2000"}},
+		{"slow:worker=1,factor=40+slow:worker=1,factor=40,from=1", WorkerSpec{}, 4, []string{"worker=1", "reach", "1600"}},
+		{"slow:worker=1,at=5", WorkerSpec{}, 4, []string{`no argument "at"`}},
+		{"roam+roam", WorkerSpec{}, 4, []string{"two roam terms"}},
+		{"roam:every=0", WorkerSpec{}, 4, []string{"every=0"}},
+		{"roam:factor=0", WorkerSpec{}, 4, []string{"factor=0"}},
+		{"roam:every=1e-10", WorkerSpec{}, 4, []string{"every=1e-10", "rounds to nothing"}},
 		{"", WorkerSpec{Jitter: -0.1}, 4, []string{"Jitter", "-0.1"}},
 		{"", WorkerSpec{Speeds: []float64{1, 0}}, 4, []string{"Speeds[1]", "= 0"}},
 		{"", WorkerSpec{Base: -time.Second}, 4, []string{"Base", "-1s"}},

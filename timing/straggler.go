@@ -3,6 +3,7 @@ package timing
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -11,7 +12,8 @@ import (
 // StragglerForms lists the accepted --straggler model forms; errors quote it.
 const StragglerForms = `lognormal[:cv=0.1], shiftexp[:shift=0.8,mean=0.2], ` +
 	`heavytail[:q=0.011,body=1.3-1.8,delay=1,alpha=1,cap=300,burst=0.1,burstdelay=0.25], ` +
-	`slow[:worker=0,factor=2], or several joined with "+" (e.g. heavytail+slow:worker=3,factor=4)`
+	`slow[:worker=0,factor=2,from=0,to=∞], roam[:factor=2,every=100], ` +
+	`or several joined with "+" (e.g. heavytail+slow:worker=3,factor=4)`
 
 // Heavy-tail defaults, calibrated to the backup-workers paper's Figure 3 (100
 // workers: the 98th gradient within 2 s in 80% of iterations, the 100th in 30%).
@@ -57,6 +59,10 @@ const (
 	// body, delay, cap, burstdelay) in units of Base: 10,000 iterations, 30
 	// times the paper's longest observed straggler (310 s at 1 s).
 	MaxAmount = 1e4
+	// MaxTime bounds the moments a cluster changes (slow's from and to,
+	// roam's every) in units of Base: ten million iterations, past any
+	// job's horizon, and far from the clock's overflow at any Base.
+	MaxTime = 1e7
 )
 
 // amount is a straggler quantity as written: in units of Base, or, when
@@ -86,6 +92,13 @@ type sterm struct {
 
 	worker int // slow
 	factor float64
+	// slow from/to: a worker slowed only from a moment of the job's model
+	// time to another (a co-tenant that comes and goes); windowed is set
+	// when either is given, hasTo when to is.
+	from, to        amount
+	windowed, hasTo bool
+
+	every amount // roam: how often the slowed worker changes
 }
 
 // Straggler is a parsed straggler spec (--straggler; see StragglerForms):
@@ -111,7 +124,7 @@ func ParseStraggler(spec string) (Straggler, error) {
 	if err != nil {
 		return Straggler{}, err
 	}
-	body := ""
+	body, roams := "", 0
 	factors := map[int]float64{}
 	for _, t := range terms {
 		st, err := parseSterm(t)
@@ -124,7 +137,12 @@ func ParseStraggler(spec string) (Straggler, error) {
 			}
 			body = t.name
 		}
-		if t.name == "slow" {
+		if t.name == "roam" {
+			if roams++; roams > 1 {
+				return Straggler{}, fmt.Errorf("timing: straggler spec has two roam terms; one moving straggler per job")
+			}
+		}
+		if t.name == "slow" && !st.windowed {
 			f := st.factor
 			if old, ok := factors[st.worker]; ok {
 				f *= old
@@ -202,7 +220,7 @@ func parseSterm(t term) (sterm, error) {
 	case "heavytail":
 		return parseHeavy(t)
 	case "slow":
-		if err := t.checkKeys(what, "worker", "factor"); err != nil {
+		if err := t.checkKeys(what, "worker", "factor", "from", "to"); err != nil {
 			return st, err
 		}
 		if st.worker, err = t.integer(what, "worker", 0); err != nil {
@@ -213,6 +231,48 @@ func parseSterm(t term) (sterm, error) {
 		}
 		if st.factor <= 0 {
 			return st, fmt.Errorf("timing: straggler model \"slow\": factor=%g must be > 0", st.factor)
+		}
+		_, hasFrom := t.args["from"]
+		_, st.hasTo = t.args["to"]
+		if st.windowed = hasFrom || st.hasTo; !st.windowed {
+			break
+		}
+		if !(st.factor >= MinFactor && st.factor <= MaxFactor) {
+			return st, fmt.Errorf("timing: straggler model \"slow\": worker=%d's factor %g must lie in [%g, %g] (docs/paradigms.md, Limits)", st.worker, st.factor, MinFactor, MaxFactor)
+		}
+		if st.from, err = t.amount("from", 0); err != nil {
+			return st, err
+		}
+		if st.to, err = t.amount("to", 0); err != nil {
+			return st, err
+		}
+		if st.from.x < 0 || st.hasTo && st.to.x <= 0 {
+			return st, fmt.Errorf("timing: straggler model \"slow\": from=%g, to=%g: want from ≥ 0 and to > 0", st.from.x, st.to.x)
+		}
+		if st.hasTo && st.from.seconds == st.to.seconds && st.from.x >= st.to.x {
+			return st, fmt.Errorf("timing: straggler model \"slow\": from=%g must come before to=%g", st.from.x, st.to.x)
+		}
+		if err := boundedTime("slow", "from", st.from, "to", st.to); err != nil {
+			return st, err
+		}
+	case "roam":
+		if err := t.checkKeys(what, "factor", "every"); err != nil {
+			return st, err
+		}
+		if st.factor, err = t.number(what, "factor", 2); err != nil {
+			return st, err
+		}
+		if !(st.factor >= MinFactor && st.factor <= MaxFactor) {
+			return st, fmt.Errorf("timing: straggler model \"roam\": factor=%g must lie in [%g, %g] (docs/paradigms.md, Limits)", st.factor, MinFactor, MaxFactor)
+		}
+		if st.every, err = t.amount("every", 100); err != nil {
+			return st, err
+		}
+		if st.every.x <= 0 {
+			return st, fmt.Errorf("timing: straggler model \"roam\": every=%g must be > 0", st.every.x)
+		}
+		if err := boundedTime("roam", "every", st.every); err != nil {
+			return st, err
 		}
 	default:
 		return st, fmt.Errorf("timing: unknown straggler model %q; valid forms: %s", t.name, StragglerForms)
@@ -281,7 +341,23 @@ type model struct {
 
 	slow map[int]float64 // worker -> time multiplier
 
+	// windows are the slow terms with a from or a to: a worker's
+	// multiplier while the job's model time lies in [from, to).
+	windows []window
+	// roam: in each period of roamEvery, one worker drawn from the seed and
+	// the period's index is roamFactor times slower (0: no roaming).
+	roamEvery  time.Duration
+	roamFactor float64
+
 	desc []string
+}
+
+// window is a slow term bounded in time; to is the end of time when the
+// term gives none.
+type window struct {
+	worker   int
+	factor   float64
+	from, to time.Duration
 }
 
 // compile is s with jitter at base, for n workers: the checks that need
@@ -313,12 +389,28 @@ func (s Straggler) compile(jitter float64, base time.Duration, n int) (*model, e
 				return nil, err
 			}
 		case "slow":
+			if t.windowed {
+				if err := m.window(t, base); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			f := t.factor
 			if old, ok := m.slow[t.worker]; ok {
 				f *= old
 			}
 			m.slow[t.worker] = f
 			m.desc = append(m.desc, fmt.Sprintf("slow:worker=%d,factor=%s", t.worker, fmtFloat(f)))
+		case "roam":
+			every := t.every.units(base)
+			if err := boundedUnits("roam", "every", every); err != nil {
+				return nil, err
+			}
+			m.roamEvery, m.roamFactor = toDuration(every*float64(base)), t.factor
+			if m.roamEvery <= 0 {
+				return nil, fmt.Errorf("timing: straggler model \"roam\": every=%v rounds to nothing at Base %v", t.every.x, base)
+			}
+			m.desc = append(m.desc, "roam:factor="+fmtFloat(t.factor)+",every="+fmtFloat(every))
 		}
 	}
 	if logVar > 0 {
@@ -376,17 +468,86 @@ func (m *model) heavy(t sterm, base time.Duration) error {
 	return nil
 }
 
-// checkWorkers rejects slow:worker indices that the run does not have.
+// window adds slow term t, bounded in time, at base.
+func (m *model) window(t sterm, base time.Duration) error {
+	from, to := t.from.units(base), math.Inf(1)
+	if t.hasTo {
+		to = t.to.units(base)
+	}
+	if err := boundedUnits("slow", "from", from); err != nil {
+		return err
+	}
+	w := window{worker: t.worker, factor: t.factor, from: toDuration(from * float64(base)), to: math.MaxInt64}
+	desc := fmt.Sprintf("slow:worker=%d,factor=%s,from=%s", t.worker, fmtFloat(t.factor), fmtFloat(from))
+	if t.hasTo {
+		if err := boundedUnits("slow", "to", to); err != nil {
+			return err
+		}
+		w.to = toDuration(to * float64(base))
+		desc += ",to=" + fmtFloat(to)
+	}
+	if w.from >= w.to {
+		return fmt.Errorf("timing: straggler model \"slow\": from=%g must come before to=%g (in units of Base %v)", from, to, base)
+	}
+	m.windows = append(m.windows, w)
+	m.desc = append(m.desc, desc)
+	return nil
+}
+
+// checkWorkers rejects slow:worker indices that the run does not have, and
+// a worker whose factors, persistent and windowed (all overlapping at
+// worst) and a roaming straggler's, could leave [MinFactor, MaxFactor].
 func (m *model) checkWorkers(n int) error {
 	ws := make([]int, 0, len(m.slow))
 	for w := range m.slow {
 		ws = append(ws, w)
+	}
+	for _, w := range m.windows {
+		if !slices.Contains(ws, w.worker) {
+			ws = append(ws, w.worker)
+		}
 	}
 	sort.Ints(ws)
 	for _, w := range ws {
 		if w >= n {
 			return fmt.Errorf("timing: straggler model \"slow\": worker=%d but the run has %d workers (0..%d)", w, n, n-1)
 		}
+		lo, hi := 1.0, 1.0
+		if f, ok := m.slow[w]; ok {
+			lo, hi = f, f
+		}
+		for _, x := range m.windows {
+			if x.worker == w {
+				lo, hi = lo*min(x.factor, 1), hi*max(x.factor, 1)
+			}
+		}
+		if m.roamFactor > 0 {
+			lo, hi = lo*min(m.roamFactor, 1), hi*max(m.roamFactor, 1)
+		}
+		if lo < MinFactor || hi > MaxFactor {
+			return fmt.Errorf("timing: straggler model: worker=%d's factors, slow and roam terms together, reach %g–%g, outside [%g, %g] (docs/paradigms.md, Limits)", w, lo, hi, MinFactor, MaxFactor)
+		}
+	}
+	return nil
+}
+
+// boundedTime checks the moments given in units of Base against MaxTime:
+// the ones given as durations wait for the job's Base (compile).
+func boundedTime(model string, kv ...any) error {
+	for i := 0; i < len(kv); i += 2 {
+		if a := kv[i+1].(amount); !a.seconds {
+			if err := boundedUnits(model, kv[i].(string), a.x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// boundedUnits checks one moment, in units of Base, against MaxTime.
+func boundedUnits(model, key string, v float64) error {
+	if v > MaxTime {
+		return fmt.Errorf("timing: straggler model %q: %s=%g must be at most %g in units of Base (docs/paradigms.md, Limits)", model, key, v, float64(MaxTime))
 	}
 	return nil
 }

@@ -35,6 +35,8 @@ type workerState struct {
 	rng  *rand.Rand
 	mult float64 // Base in ns × speed × slow factor
 	iter uint64  // iterations drawn so far; keys the shared burst draw
+	// windows are this worker's slow terms bounded in time.
+	windows []window
 }
 
 // Workers draws per-worker iteration times. It is not safe for concurrent use
@@ -43,6 +45,7 @@ type Workers struct {
 	m        *model
 	st       []workerState
 	burstKey uint64 // hashed seed for the shared per-iteration burst draw
+	roamKey  uint64 // hashed seed for the roaming straggler's draw per period
 	base     time.Duration
 	descr    string
 }
@@ -52,6 +55,7 @@ const (
 	domainWorker = 0x9e3779b97f4a7c15
 	domainShard  = 0xc2b2ae3d27d4eb4f
 	domainBurst  = 0x165667b19e3779f9
+	domainRoam   = 0x27d4eb2f165667c5
 )
 
 // splitmix64 is a bijective mixer; it turns (seed, index) into well-spread
@@ -106,7 +110,8 @@ func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workers{m: m, st: make([]workerState, n), burstKey: splitmix64(seed ^ domainBurst), base: base}
+	w := &Workers{m: m, st: make([]workerState, n), burstKey: splitmix64(seed ^ domainBurst),
+		roamKey: splitmix64(seed ^ domainRoam), base: base}
 	for p := range w.st {
 		s := &w.st[p]
 		s.pcg = *rand.NewPCG(seed, splitmix64(uint64(p)^domainWorker))
@@ -114,6 +119,11 @@ func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
 		s.mult = float64(base) * speeds[p%len(speeds)]
 		if f, ok := m.slow[p]; ok {
 			s.mult *= f
+		}
+		for _, x := range m.windows {
+			if x.worker == p {
+				s.windows = append(s.windows, x)
+			}
 		}
 	}
 	w.descr = fmt.Sprintf("base=%v speeds=%v jitter=%s straggler=%s", base, speeds, fmtFloat(spec.Jitter), m)
@@ -129,13 +139,40 @@ func (w *Workers) Base() time.Duration { return w.base }
 // String describes the configuration with all defaults filled in, for run reports.
 func (w *Workers) String() string { return w.descr }
 
-// Next returns worker p's next iteration (compute) time and advances p's
-// stream only. p must be in [0, N()); anything else is a caller bug and panics
-// like a slice index.
-func (w *Workers) Next(p int) time.Duration {
+// Varies reports whether the model changes over the job's time (slow
+// terms with from or to, a roaming straggler): then an iteration's time
+// depends on when it starts, and every caller must pass the true now.
+func (w *Workers) Varies() bool { return len(w.m.windows) > 0 || w.m.roamEvery > 0 }
+
+// Roamer is the worker the roaming straggler slows at model time now (-1:
+// none roams).
+func (w *Workers) Roamer(now time.Duration) int {
+	if w.m.roamEvery <= 0 || now < 0 {
+		return -1
+	}
+	return int(splitmix64(w.roamKey+uint64(now/w.m.roamEvery)) % uint64(len(w.st)))
+}
+
+// NextAt returns the time of worker p's next iteration, which starts at
+// now (the job's model time: virtual time in the simulator, the time since
+// the worker's first iteration in units of its base live), and advances
+// p's stream only. A window or a roaming straggler applies by the
+// iteration's start, whole: an iteration that starts just before a
+// slowdown runs at the old speed (the error is one iteration's time at
+// each change, docs/sim.md). p must be in [0, N()); anything else is a
+// caller bug and panics like a slice index.
+func (w *Workers) NextAt(p int, now time.Duration) time.Duration {
 	s := &w.st[p]
 	m := w.m
 	f := s.mult
+	for _, x := range s.windows {
+		if now >= x.from && now < x.to {
+			f *= x.factor
+		}
+	}
+	if m.roamEvery > 0 && w.Roamer(now) == p {
+		f *= m.roamFactor
+	}
 	switch m.body {
 	case bodyShiftExp:
 		f *= m.shift + m.expMean*s.rng.ExpFloat64()

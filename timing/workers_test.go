@@ -20,7 +20,7 @@ func mustWorkers(t *testing.T, spec WorkerSpec, n int, seed uint64) *Workers {
 func draw(w *Workers, p, k int) []float64 {
 	out := make([]float64, k)
 	for i := range out {
-		out[i] = w.Next(p).Seconds()
+		out[i] = w.NextAt(p, 0).Seconds()
 	}
 	return out
 }
@@ -42,7 +42,7 @@ func TestNoModelIsExactAndSpeedsCycle(t *testing.T) {
 	want := []time.Duration{100e6, 220e6, 50e6, 100e6, 220e6, 50e6, 100e6}
 	for round := 0; round < 3; round++ {
 		for p, d := range want {
-			if got := w.Next(p); got != d {
+			if got := w.NextAt(p, 0); got != d {
 				t.Fatalf("round %d worker %d: %v, want %v", round, p, got, d)
 			}
 		}
@@ -50,7 +50,7 @@ func TestNoModelIsExactAndSpeedsCycle(t *testing.T) {
 	if w.Base() != 100*time.Millisecond || w.N() != 7 {
 		t.Errorf("Base %v N %d", w.Base(), w.N())
 	}
-	if d := mustWorkers(t, WorkerSpec{}, 1, 0).Next(0); d != DefaultBase {
+	if d := mustWorkers(t, WorkerSpec{}, 1, 0).NextAt(0, 0); d != DefaultBase {
 		t.Errorf("zero spec: %v, want DefaultBase %v", d, DefaultBase)
 	}
 }
@@ -59,7 +59,7 @@ func TestSlowWorkerAndSpeedsMultiply(t *testing.T) {
 	w := mustWorkers(t, WorkerSpec{Speeds: []float64{1, 2}, Straggler: MustStraggler("slow:worker=3,factor=4+slow:worker=3,factor=1.5")}, 5, 1)
 	want := []time.Duration{1e9, 2e9, 1e9, 12e9, 1e9}
 	for p, d := range want {
-		if got := w.Next(p); got != d {
+		if got := w.NextAt(p, 0); got != d {
 			t.Errorf("worker %d: %v, want %v", p, got, d)
 		}
 	}
@@ -71,7 +71,7 @@ func TestSameSeedSameSequenceOtherSeedDiffers(t *testing.T) {
 	same := 0
 	for i := 0; i < 1000; i++ {
 		p := i % 3
-		x, y, z := a.Next(p), b.Next(p), c.Next(p)
+		x, y, z := a.NextAt(p, 0), b.NextAt(p, 0), c.NextAt(p, 0)
 		if x != y {
 			t.Fatalf("draw %d: same seed gave %v and %v", i, x, y)
 		}
@@ -106,7 +106,7 @@ func TestWorkerStreamIndependentOfInterleaving(t *testing.T) {
 			if len(got[p]) == k {
 				continue
 			}
-			got[p] = append(got[p], mixed.Next(p).Seconds())
+			got[p] = append(got[p], mixed.NextAt(p, 0).Seconds())
 			remaining--
 		}
 		for p := range ref {
@@ -210,12 +210,12 @@ func TestHeavyTailBurstIsSharedAcrossWorkers(t *testing.T) {
 	w := mustWorkers(t, WorkerSpec{Straggler: MustStraggler("heavytail:q=0,burst=0.5,burstdelay=10")}, 5, 11)
 	bursts := 0
 	for i := 0; i < 200; i++ {
-		in := w.Next(0) > 5*time.Second
+		in := w.NextAt(0, 0) > 5*time.Second
 		if in {
 			bursts++
 		}
 		for p := 1; p < 5; p++ {
-			if (w.Next(p) > 5*time.Second) != in {
+			if (w.NextAt(p, 0) > 5*time.Second) != in {
 				t.Fatalf("iteration %d: worker %d disagrees with worker 0 about the burst", i, p)
 			}
 		}
@@ -235,7 +235,72 @@ func TestStringDescribesConfig(t *testing.T) {
 
 func TestHugeTimesSaturate(t *testing.T) {
 	w := mustWorkers(t, WorkerSpec{Base: time.Duration(math.MaxInt64 / 2), Speeds: []float64{1e6}}, 1, 1)
-	if d := w.Next(0); d != math.MaxInt64 {
+	if d := w.NextAt(0, 0); d != math.MaxInt64 {
 		t.Errorf("overflowing time %v, want saturation at MaxInt64", d)
+	}
+}
+
+// TestWindowSlowsOnlyWithinIt: a slow term with from and to multiplies the
+// worker's draws by its factor exactly when the iteration starts in
+// [from, to), and leaves the stream (the draws' sequence) as it was.
+func TestWindowSlowsOnlyWithinIt(t *testing.T) {
+	spec := WorkerSpec{Jitter: 0.2}
+	plain := mustWorkers(t, spec, 3, 5)
+	spec.Straggler = MustStraggler("slow:worker=2,factor=4,from=10,to=20")
+	w := mustWorkers(t, spec, 3, 5)
+	if !w.Varies() || plain.Varies() {
+		t.Fatalf("Varies: %v with a window, %v without", w.Varies(), plain.Varies())
+	}
+	for i, now := range []time.Duration{0, 9999 * time.Millisecond, 10 * time.Second, 15 * time.Second, 19999 * time.Millisecond, 20 * time.Second, time.Hour} {
+		in := now >= 10*time.Second && now < 20*time.Second
+		for p := range 3 {
+			got, ref := w.NextAt(p, now), plain.NextAt(p, now)
+			want := ref
+			if p == 2 && in {
+				want = time.Duration(float64(ref)*4 + 0.5)
+			}
+			if d := got - want; d < -1 || d > 1 {
+				t.Errorf("draw %d, worker %d at %v: %v, want %v", i, p, now, got, want)
+			}
+		}
+	}
+	// Without to, the window lasts to the end.
+	open := mustWorkers(t, WorkerSpec{Straggler: MustStraggler("slow:worker=0,factor=2.5,from=50")}, 1, 1)
+	if a, b := open.NextAt(0, 49*time.Second), open.NextAt(0, 1000*time.Hour); a != time.Second || b != 2500*time.Millisecond {
+		t.Errorf("from=50 without to: %v before, %v long after; want 1s and 2.5s", a, b)
+	}
+}
+
+// TestRoamingStraggler: in each period one worker, the same for every
+// paradigm with the seed, is slowed by the factor; over many periods the
+// straggler visits every worker.
+func TestRoamingStraggler(t *testing.T) {
+	spec := WorkerSpec{Straggler: MustStraggler("roam:factor=3,every=10")}
+	a, b := mustWorkers(t, spec, 4, 9), mustWorkers(t, spec, 4, 9)
+	visited := map[int]int{}
+	for k := range 200 {
+		now := time.Duration(k)*10*time.Second + 5*time.Second
+		r := a.Roamer(now)
+		if r != b.Roamer(now) || r != a.Roamer(now-4*time.Second) || r < 0 || r > 3 {
+			t.Fatalf("period %d: roamer %d, another Workers of the seed %d, the period's start %d", k, r, b.Roamer(now), a.Roamer(now-4*time.Second))
+		}
+		visited[r]++
+		for p := range 4 {
+			want := time.Second
+			if p == r {
+				want = 3 * time.Second
+			}
+			if got := a.NextAt(p, now); got != want {
+				t.Fatalf("period %d, worker %d (roamer %d): %v, want %v", k, p, r, got, want)
+			}
+		}
+	}
+	for p := range 4 {
+		if visited[p] < 25 {
+			t.Errorf("worker %d roamed %d of 200 periods: %v", p, visited[p], visited)
+		}
+	}
+	if r := mustWorkers(t, WorkerSpec{}, 4, 9).Roamer(time.Hour); r != -1 {
+		t.Errorf("no roam term: Roamer = %d, want -1", r)
 	}
 }

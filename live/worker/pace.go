@@ -29,6 +29,11 @@ type pace struct {
 	base    time.Duration // what one unit is here (0: still measuring)
 	samples []time.Duration
 	timer   *time.Timer
+	// t0 is the start of this worker's first iteration: the model's time
+	// (a slow window's from and to, a roaming straggler's periods) counts
+	// from it, in units of base, so a worker started late or restarted
+	// counts from its own start.
+	t0 time.Time
 }
 
 // measureSteps is how many real computes set the base when the job gives
@@ -60,6 +65,9 @@ func newPace(spec timing.WorkerSpec, workers, id int, seed uint64) (*pace, error
 // clock, so a trace of starts and computes gives the same ends at any
 // load.
 func (pc *pace) end(start time.Time, compute time.Duration) time.Time {
+	if pc.t0.IsZero() {
+		pc.t0 = start
+	}
 	if pc.base == 0 {
 		pc.samples = append(pc.samples, compute)
 		if len(pc.samples) < measureSteps {
@@ -68,8 +76,9 @@ func (pc *pace) end(start time.Time, compute time.Duration) time.Time {
 		slices.Sort(pc.samples)
 		pc.base = max(pc.samples[len(pc.samples)/2], time.Microsecond)
 	}
-	d := pc.tw.Next(pc.p)
-	return start.Add(time.Duration(float64(d) / float64(pc.unit) * float64(pc.base)))
+	scale := float64(pc.base) / float64(pc.unit) // wall time per model time
+	d := pc.tw.NextAt(pc.p, time.Duration(float64(start.Sub(pc.t0))/scale))
+	return start.Add(time.Duration(float64(d) * scale))
 }
 
 // hold returns once the iteration that started at start, whose gradient

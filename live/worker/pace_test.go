@@ -54,6 +54,31 @@ func TestPaceStretches(t *testing.T) {
 	}
 }
 
+// A cluster that changes reaches a live worker: its model time counts from
+// its first iteration in units of its base, so a window from 10 to 20
+// units at a 2 ms base slows the iterations that start from 20 ms to 40 ms
+// after it, and no other.
+func TestPaceFollowsAWindow(t *testing.T) {
+	pc, err := newPace(timing.WorkerSpec{Base: time.Second, Straggler: timing.MustStraggler("slow:worker=1,factor=4,from=10,to=20")}, 2, 1, 1)
+	if err != nil || pc == nil {
+		t.Fatal(pc, err)
+	}
+	pc.base = 2 * time.Millisecond // as --base 2ms would set it, the model's unit a second
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct{ at, want time.Duration }{
+		{0, 2 * time.Millisecond},
+		{19 * time.Millisecond, 2 * time.Millisecond},
+		{20 * time.Millisecond, 8 * time.Millisecond},
+		{39 * time.Millisecond, 8 * time.Millisecond},
+		{40 * time.Millisecond, 2 * time.Millisecond},
+	} {
+		start := t0.Add(tc.at)
+		if got := pc.end(start, 0).Sub(start); got != tc.want {
+			t.Errorf("an iteration %s after the first lasts %s, want %s", tc.at, got, tc.want)
+		}
+	}
+}
+
 // hold waits only for what end chose: an iteration whose end has passed
 // returns at once, without a timer, and a stop ends a long hold.
 func TestPaceHold(t *testing.T) {
