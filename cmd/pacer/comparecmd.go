@@ -173,8 +173,8 @@ func comparison(fs *pflag.FlagSet, f compareFlags, sc *scenario.Scenario, stderr
 	}
 	if sc != nil {
 		if *list == "" {
-			// Checked here for the same messages as --paradigms.
-			if _, err := parseParadigms(strings.Join(sc.Paradigms, ";"), "scenario "+sc.Name+": paradigms"); err != nil {
+			// Parsed here, once, with the same messages as --paradigms.
+			if cc.Specs, err = paradigmList(sc.Paradigms, "scenario "+sc.Name+": paradigms"); err != nil {
 				return none, 0, usage(err)
 			}
 		}

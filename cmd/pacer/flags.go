@@ -259,9 +259,18 @@ func prepareOut(dir string) (undo func(), err error) {
 // empty entries and the same paradigm twice (compared in canonical form:
 // "ssp:s=3" and "ssp: s=3" are one). what names the list's source.
 func parseParadigms(list, what string) ([]paradigm.Spec, error) {
+	return paradigmList(strings.Split(list, ";"), what)
+}
+
+// paradigmList parses each entry of parts once (what names them in an
+// error): a scenario's list as --paradigms' entries.
+func paradigmList(parts []string, what string) ([]paradigm.Spec, error) {
 	var out []paradigm.Spec
 	seen := map[string]string{}
-	parts := strings.Split(list, ";")
+	list := strings.Join(parts, ";")
+	if len(parts) == 0 {
+		parts = []string{""} // as an empty --paradigms: "no paradigm given"
+	}
 	for i, p := range parts {
 		if strings.TrimSpace(p) == "" {
 			if len(parts) == 1 {
