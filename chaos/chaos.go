@@ -28,6 +28,7 @@ import (
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // Paradigms are the specs the suite cycles through: every paradigm, with
@@ -340,7 +341,7 @@ func (c *Config) run(ctx context.Context, i int, dir string) (Run, error) {
 	cfg := job.Config{Spec: sp, Workers: c.Workers, Shards: c.Shards, Model: "mlp", Dataset: "synthetic",
 		TrainLimit: n, TestLimit: 200, Epochs: float64(c.Pushes*batch) / float64(n), Batch: batch, LR: 0.05, Momentum: -1,
 		EvalEvery: 1, HeartbeatTimeout: c.HeartbeatTimeout}
-	opt := launch.Options{Mode: "tcp", Binary: c.Binary, CheckpointDir: dir, CheckpointInterval: 300 * time.Millisecond,
+	opt := launch.Options{Mode: runstats.TCP, Binary: c.Binary, CheckpointDir: dir, CheckpointInterval: 300 * time.Millisecond,
 		Durability: c.Durability, Timeout: c.Timeout, Poll: 20 * time.Millisecond}
 	for _, f := range faults {
 		opt.Faults = append(opt.Faults, launch.Fault{Role: f.Role, Index: f.Index, AtPushes: f.AtPushes, Restart: f.Restart, RestartAfter: f.After,

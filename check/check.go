@@ -61,8 +61,8 @@ type Paradigm struct {
 // Result is a check: per paradigm, and the throughput ranking each side
 // gives.
 type Result struct {
-	Live string `json:"live"` // inproc | tcp
-	Base string `json:"base"`
+	Live runstats.Mode `json:"live"` // inproc | tcp
+	Base string        `json:"base"`
 	// Links are the emulated links both sides ran on ("" : loopback, and
 	// no network in the prediction).
 	Links string `json:"links,omitempty"`
@@ -87,8 +87,8 @@ type Result struct {
 	// and checks the same figure).
 	Refit *Refit `json:"refit,omitempty"`
 	// The two comparisons in full (their own reports).
-	Predicted *runstats.Summary `json:"-"`
-	Measured  *runstats.Summary `json:"-"`
+	Predicted *compare.Summary `json:"-"`
+	Measured  *compare.Summary `json:"-"`
 }
 
 // Refit is a second prediction that charges the live runtime's overhead,
@@ -129,7 +129,7 @@ func (r *Result) medianExtra() (float64, bool) {
 	if len(xs) < 2 {
 		return 0, false
 	}
-	m := runstats.MedianInterval(xs).Median
+	m := compare.MedianInterval(xs).Median
 	if m == nil {
 		return 0, false
 	}
@@ -145,7 +145,7 @@ const refitSteps = 2
 // steps on the median residual (an iteration pays more than
 // MessagesPerIteration latencies when messages wait on each other). It
 // keeps the prediction with the smallest residual.
-func refit(ctx context.Context, pc compare.Config, r *Result, meas *runstats.Summary, say func(string)) (*Refit, error) {
+func refit(ctx context.Context, pc compare.Config, r *Result, meas *compare.Summary, say func(string)) (*Refit, error) {
 	j := &pc.Job
 	e0, _ := r.medianExtra()
 	lat := r.FitLatency()
@@ -201,11 +201,11 @@ func withLatency(s *network.Spec, lat time.Duration) *network.Spec {
 var ErrNotEmulated = errors.New("check: not emulated in the live modes yet")
 
 // Validate refuses a check that cannot run as asked.
-func Validate(c compare.Config, live string) error {
-	if live != compare.Inproc && live != compare.TCP {
+func Validate(c compare.Config, live runstats.Mode) error {
+	if !live.Live() {
 		return fmt.Errorf("check: live mode %q: want inproc or tcp", live)
 	}
-	if c.Job.Network != nil && live != compare.TCP {
+	if c.Job.Network != nil && live != runstats.TCP {
 		return fmt.Errorf("%w: links in %s mode (tcp mode emulates them, each process on a host of its own); leave them out or measure with tcp", ErrNotEmulated, live)
 	}
 	if c.Job.Network != nil {
@@ -217,10 +217,10 @@ func Validate(c compare.Config, live string) error {
 	return nil
 }
 
-// Run predicts c in virtual time and measures it live (live: "inproc" or
-// "tcp"), the same paradigms, job and seeds. c.Mode is ignored; a zero
+// Run predicts c in virtual time and measures it live (live: inproc or
+// tcp), the same paradigms, job and seeds. c.Mode is ignored; a zero
 // timing base becomes DefaultBase for both.
-func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
+func Run(ctx context.Context, c compare.Config, live runstats.Mode) (*Result, error) {
 	if err := Validate(c, live); err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 		j.Network, notes = launch.Emulated(j.Network, nsnet.Netem() == nil)
 	}
 	pc, lc := c, c
-	pc.Mode, lc.Mode = compare.Virtual, live
+	pc.Mode, lc.Mode = runstats.Virtual, live
 	if t := &lc.Job.Timing; len(t.Speeds) == 0 && t.Jitter == 0 && t.Straggler.IsZero() {
 		// A live job without speeds, jitter or stragglers has no timing
 		// model (live/worker/pace.go) and runs at its real step, where the
@@ -273,10 +273,10 @@ func Run(ctx context.Context, c compare.Config, live string) (*Result, error) {
 }
 
 // Join sets two comparisons of the same paradigms side by side.
-func Join(pred, meas *runstats.Summary, live string, base time.Duration, workers int) *Result {
+func Join(pred, meas *compare.Summary, live runstats.Mode, base time.Duration, workers int) *Result {
 	r := &Result{Live: live, Base: base.String(), Seeds: pred.Seeds, Predicted: pred, Measured: meas}
 	for _, ps := range pred.Paradigms {
-		i := slices.IndexFunc(meas.Paradigms, func(m runstats.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
+		i := slices.IndexFunc(meas.Paradigms, func(m compare.ParadigmStats) bool { return m.Paradigm == ps.Paradigm })
 		if i < 0 {
 			continue
 		}
@@ -306,7 +306,7 @@ func Join(pred, meas *runstats.Summary, live string, base time.Duration, workers
 	return r
 }
 
-func metrics(s *runstats.Summary, ps runstats.ParadigmStats) Metrics {
+func metrics(s *compare.Summary, ps compare.ParadigmStats) Metrics {
 	m := Metrics{Throughput: med(ps.Throughput), WaitFraction: med(ps.WaitFraction), StalenessMean: med(ps.StalenessMean)}
 	var steady []float64
 	for i := range s.Runs {
@@ -318,7 +318,7 @@ func metrics(s *runstats.Summary, ps runstats.ParadigmStats) Metrics {
 		}
 	}
 	if len(steady) > 0 && len(steady) == ps.Runs {
-		m.WallThroughput, m.Throughput = m.Throughput, med(runstats.MedianInterval(steady))
+		m.WallThroughput, m.Throughput = m.Throughput, med(compare.MedianInterval(steady))
 	}
 	if ps.TimeToTarget != nil && ps.TimeToTarget.Median != nil {
 		v := *ps.TimeToTarget.Median
@@ -347,7 +347,7 @@ func SteadyThroughput(r *runstats.Run) (float64, bool) {
 	return sum, sum > 0
 }
 
-func med(iv runstats.Interval) float64 {
+func med(iv compare.Interval) float64 {
 	if iv.Median == nil {
 		return 0
 	}

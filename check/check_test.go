@@ -10,18 +10,19 @@ import (
 
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/timing"
 )
 
-func iv(v float64) runstats.Interval { return runstats.Interval{Median: &v} }
+func iv(v float64) compare.Interval { return compare.Interval{Median: &v} }
 
-func summary(thr, wait map[string]float64, order ...string) *runstats.Summary {
-	s := &runstats.Summary{Seeds: []uint64{1}}
+func fixture(thr, wait map[string]float64, order ...string) *compare.Summary {
+	s := &compare.Summary{Seeds: []uint64{1}}
 	for _, p := range order {
-		s.Paradigms = append(s.Paradigms, runstats.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
+		s.Paradigms = append(s.Paradigms, compare.ParadigmStats{Paradigm: p, Throughput: iv(thr[p]), WaitFraction: iv(wait[p]), StalenessMean: iv(1)})
 		s.Runs = append(s.Runs, runstats.Run{Paradigm: p, StalenessMax: 3})
 	}
 	return s
@@ -30,21 +31,21 @@ func summary(thr, wait map[string]float64, order ...string) *runstats.Summary {
 // Join: ratios, gaps, the extra time per iteration, the rankings, and a
 // reason for every figure out of tolerance.
 func TestJoin(t *testing.T) {
-	pred := summary(map[string]float64{"bsp": 50, "asp": 100}, map[string]float64{"bsp": 0.4, "asp": 0}, "bsp", "asp")
-	close := summary(map[string]float64{"bsp": 48, "asp": 95}, map[string]float64{"bsp": 0.42, "asp": 0.02}, "bsp", "asp")
+	pred := fixture(map[string]float64{"bsp": 50, "asp": 100}, map[string]float64{"bsp": 0.4, "asp": 0}, "bsp", "asp")
+	close := fixture(map[string]float64{"bsp": 48, "asp": 95}, map[string]float64{"bsp": 0.42, "asp": 0.02}, "bsp", "asp")
 	r := Join(pred, close, "tcp", 20*time.Millisecond, 2)
 	if !r.SameRanking || len(r.Paradigms) != 2 || r.Paradigms[0].ThroughputRatio != 0.96 || len(r.Why) != 1 || !strings.Contains(r.Why[0], "within 10%") {
 		t.Errorf("a close measurement: %+v", r)
 	}
 	// Predicted within 5% of each other: a tie, whichever way round the
 	// measurement puts them.
-	tie := summary(map[string]float64{"bsp": 100, "asp": 98}, map[string]float64{}, "bsp", "asp")
-	swapped := summary(map[string]float64{"bsp": 90, "asp": 92}, map[string]float64{}, "bsp", "asp")
+	tie := fixture(map[string]float64{"bsp": 100, "asp": 98}, map[string]float64{}, "bsp", "asp")
+	swapped := fixture(map[string]float64{"bsp": 90, "asp": 92}, map[string]float64{}, "bsp", "asp")
 	if r := Join(tie, swapped, "tcp", 20*time.Millisecond, 2); !r.SameRanking {
 		t.Errorf("a predicted tie measured the other way round: %v", r.Inversions)
 	}
 	// 2 workers at 50 → 25 pushes/s: an iteration took 2/25 − 2/50 = 40 ms more.
-	far := summary(map[string]float64{"bsp": 25, "asp": 20}, map[string]float64{"bsp": 0.6, "asp": 0}, "bsp", "asp")
+	far := fixture(map[string]float64{"bsp": 25, "asp": 20}, map[string]float64{"bsp": 0.6, "asp": 0}, "bsp", "asp")
 	r = Join(pred, far, "tcp", 20*time.Millisecond, 2)
 	if r.SameRanking || r.MeasuredRanking[0] != "bsp" || r.PredictedRanking[0] != "asp" {
 		t.Errorf("rankings %v / %v", r.PredictedRanking, r.MeasuredRanking)
@@ -84,10 +85,11 @@ func TestRunInproc(t *testing.T) {
 		specs = append(specs, sp)
 	}
 	c := compare.Config{Specs: specs, Seeds: 1, Job: job.Config{Workers: 3, Shards: 1, Model: "mlp", Dataset: "synthetic", TrainLimit: 1200, TestLimit: 300,
-		Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1, EvalEvery: 0.5, Timing: timing.WorkerSpec{Speeds: []float64{1, 1, 2.5}}}}
+		Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1, EvalEvery: 0.5, Timing: timing.WorkerSpec{Speeds: []float64{1, 1, 2.5}}},
+		Launch: launch.TrainMode}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := Run(ctx, c, compare.Inproc)
+	r, err := Run(ctx, c, runstats.Inproc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +128,7 @@ func TestRunInproc(t *testing.T) {
 	} {
 		cc := c
 		bad(&cc)
-		if _, err := Run(ctx, cc, compare.Inproc); !errors.Is(err, ErrNotEmulated) {
+		if _, err := Run(ctx, cc, runstats.Inproc); !errors.Is(err, ErrNotEmulated) {
 			t.Errorf("%v, want ErrNotEmulated", err)
 		}
 	}
@@ -145,10 +147,11 @@ func TestRunHoldsLiveToTheBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := compare.Config{Specs: []paradigm.Spec{bsp}, Seeds: 1, Job: job.Config{Workers: 2, Shards: 1, Model: "mlp", Dataset: "synthetic",
-		TrainLimit: 1280, TestLimit: 100, Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1}}
+		TrainLimit: 1280, TestLimit: 100, Epochs: 1, Batch: 32, LR: 0.1, Momentum: -1, Seed: 1},
+		Launch: launch.TrainMode}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r, err := Run(ctx, c, compare.Inproc)
+	r, err := Run(ctx, c, runstats.Inproc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +179,7 @@ func TestSteadyThroughput(t *testing.T) {
 		t.Error("a run without per-worker figures has a steady throughput")
 	}
 	one := 3.0
-	s := &runstats.Summary{Paradigms: []runstats.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: runstats.Interval{Median: &one}}},
+	s := &compare.Summary{Paradigms: []compare.ParadigmStats{{Paradigm: "asp", Runs: 1, Throughput: compare.Interval{Median: &one}}},
 		Runs: []runstats.Run{{Paradigm: "asp", WorkerIterations: r.WorkerIterations, WorkerWait: r.WorkerWait}}}
 	if m := metrics(s, s.Paradigms[0]); math.Abs(m.Throughput-12.5) > 1e-9 || m.WallThroughput != 3 {
 		t.Errorf("metrics %+v: want throughput 12.5 (steady), wall 3", m)

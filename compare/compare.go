@@ -16,26 +16,18 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pacer-ps/pacer/auto"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/race"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/sim"
-	"github.com/pacer-ps/pacer/train"
 )
 
-// Modes a comparison runs in.
-const (
-	Virtual = "virtual" // real training in simulated cluster time (deterministic)
-	Sim     = "sim"     // timing only, no model (deterministic)
-	Inproc  = "inproc"  // the live server in this process, wall clock
-	TCP     = "tcp"     // the live server as processes on loopback, wall clock
-)
+// Modes are the modes a comparison runs in.
+var Modes = []runstats.Mode{runstats.Virtual, runstats.Sim, runstats.Inproc, runstats.TCP}
 
 // MaxParams bounds Params: 10¹⁰ values (40 GB a model) keeps every byte
 // count and transfer time in range.
@@ -44,17 +36,23 @@ const MaxParams = 10_000_000_000
 // DefaultSeeds is how many seeds a comparison in mode runs when none is
 // asked for: 5 in the deterministic modes (enough for a verdict with an
 // interval), 1 in the live ones, where each run costs its real time.
-func DefaultSeeds(mode string) int {
-	if mode == Inproc || mode == TCP {
+func DefaultSeeds(mode runstats.Mode) int {
+	if mode.Live() {
 		return 1
 	}
 	return 5
 }
 
+// Launcher runs one live job on this machine in mode (inproc or tcp) and
+// returns its record; progress (may be nil) is called after every
+// evaluation. launch.Train is pacer's: the command line hands it to the
+// engine, which so stands apart from the runtime it measures.
+type Launcher func(ctx context.Context, cfg job.Config, mode runstats.Mode, progress func(runstats.Progress)) (*runstats.Run, error)
+
 // Config is one comparison. It is typed configuration: a scenario and the
 // command line's flags are merged into it before Run, never as strings.
 type Config struct {
-	Mode  string
+	Mode  runstats.Mode
 	Specs []paradigm.Spec
 	// Groups are reported and raced as one paradigm each, after Specs:
 	// every seed of a group runs each member and the run is their
@@ -98,6 +96,8 @@ type Config struct {
 	// Parallel bounds the runs in flight in the deterministic modes (0:
 	// GOMAXPROCS). The live modes run one at a time: they use real time.
 	Parallel int
+	// Launch runs the live modes' jobs (required in those modes).
+	Launch Launcher
 	// Progress, when set, gets one line at a time (never concurrently).
 	Progress func(line string)
 	// RunDone, when set, is called after each run with the number of runs
@@ -107,21 +107,19 @@ type Config struct {
 
 // Validate checks what Run would refuse, before any run.
 func (c *Config) Validate() error {
-	switch c.Mode {
-	case Virtual, Sim, Inproc, TCP:
-	default:
-		return fmt.Errorf("mode %q: valid modes are virtual, sim, inproc and tcp", c.Mode)
+	if _, err := runstats.ParseMode(string(c.Mode), Modes...); err != nil {
+		return err
 	}
-	if c.Params != 0 && (c.Params < 1 || c.Params > MaxParams || c.Mode != Sim || c.Job.Network == nil) {
+	if c.Params != 0 && (c.Params < 1 || c.Params > MaxParams || c.Mode != runstats.Sim || c.Job.Network == nil) {
 		return fmt.Errorf("params=%d: sim mode with a network only, 1 to %d values", c.Params, MaxParams)
 	}
 	if len(c.Specs)+len(c.Groups) == 0 {
 		return errors.New("no paradigm to compare")
 	}
-	if len(c.Groups) > 0 && c.Mode != Virtual && c.Mode != Sim {
+	if len(c.Groups) > 0 && c.Mode != runstats.Virtual && c.Mode != runstats.Sim {
 		return fmt.Errorf("%s: a group (avg(…)) runs in the deterministic modes (virtual, sim): each seed runs every member", c.Groups[0])
 	}
-	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == Virtual || c.Mode == Sim) {
+	if c.BaseAuto && c.Job.Timing.Base == 0 && (c.Mode == runstats.Virtual || c.Mode == runstats.Sim) {
 		return errors.New("base: auto: the step time was not measured (steptime.Resolve sets Job.Timing.Base)")
 	}
 	if c.Race != nil {
@@ -156,10 +154,10 @@ func (c *Config) Validate() error {
 		}
 		seen[name] = true
 	}
-	if c.Mode == Sim && c.Job.Target > 0 {
+	if c.Mode == runstats.Sim && c.Job.Target > 0 {
 		return fmt.Errorf("target=%g: sim mode trains no model, so there is no accuracy to reach (use virtual mode)", c.Job.Target)
 	}
-	if c.Horizon > 0 && c.Mode != Virtual {
+	if c.Horizon > 0 && c.Mode != runstats.Virtual {
 		return fmt.Errorf("a horizon applies to virtual mode (sim mode has --duration; the live modes run in real time)")
 	}
 	if c.EpochsEach && c.Horizon > 0 {
@@ -171,11 +169,14 @@ func (c *Config) Validate() error {
 		if err := j.Fill(); err != nil {
 			return fmt.Errorf("%s: %w", sp, err)
 		}
-		if c.Mode == Inproc || c.Mode == TCP {
+		if c.Mode.Live() {
 			if err := live.CheckJob(&j); err != nil {
 				return fmt.Errorf("%s: %w", sp, err)
 			}
 		}
+	}
+	if c.Mode.Live() && c.Launch == nil {
+		return fmt.Errorf("mode %s: no launcher to run its live jobs (Config.Launch)", c.Mode)
 	}
 	return nil
 }
@@ -225,7 +226,7 @@ func (c *Config) SeedList() []uint64 {
 // runs in progress stop within moments (every mode observes it) and Run
 // returns an error wrapping ctx's and no summary: a comparison missing
 // runs has no verdict.
-func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
+func Run(ctx context.Context, c Config) (*Summary, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -234,7 +235,7 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	var res *race.Result
 	var err error
 	one := func(k int) (*runstats.Run, error) { return e.simRun(ctx, k) }
-	if c.Mode == Virtual {
+	if c.Mode == runstats.Virtual {
 		if err := e.prepareVirtual(ctx); err != nil {
 			return nil, err
 		}
@@ -243,7 +244,7 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	switch {
 	case c.Race != nil:
 		runs, res, err = e.race(ctx, one)
-	case c.Mode == Sim || c.Mode == Virtual:
+	case c.Mode == runstats.Sim || c.Mode == runstats.Virtual:
 		runs, err = e.parallel(ctx, one)
 	default:
 		runs, err = e.live(ctx)
@@ -253,11 +254,11 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 	}
 	names := c.Names()
 	version, commit := Build()
-	if c.Mode == Virtual {
+	if c.Mode == runstats.Virtual {
 		c.Horizon = e.horizon
 	}
-	s := &runstats.Summary{Version: version, Schema: runstats.Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
-		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: runstats.IntervalMethod, Runs: runs,
+	s := &Summary{Version: version, Schema: Schema, Commit: commit, Mode: c.Mode, Scenario: Effective(&c),
+		Flags: c.Flags, Seeds: c.SeedList(), Target: c.Job.Target, IntervalMethod: IntervalMethod, Runs: runs,
 		GroupRuns: e.groupRuns()}
 	if res != nil {
 		// The seeds the race ran: as many as its longest-running paradigms.
@@ -268,14 +269,14 @@ func Run(ctx context.Context, c Config) (*runstats.Summary, error) {
 		s.Seeds = s.Seeds[:n]
 	}
 	switch c.Mode {
-	case Virtual:
+	case runstats.Virtual:
 		s.HorizonSeconds = e.horizon.Seconds()
-	case Sim:
+	case runstats.Sim:
 		s.HorizonSeconds = c.Duration.Seconds()
 	}
-	s.Paradigms, s.Verdict = runstats.Analyze(runs, names, s.Seeds, c.Job.Target)
-	if s.Verdict.Metric != runstats.MetricNone {
-		s.TestMethod = runstats.TestMethod
+	s.Paradigms, s.Verdict = Analyze(runs, names, s.Seeds, c.Job.Target)
+	if s.Verdict.Metric != MetricNone {
+		s.TestMethod = TestMethod
 		if c.Job.Target > 0 {
 			s.TimeToTargetMethod = runstats.TimeToMethod
 		}
@@ -480,143 +481,4 @@ func firstErr(errs []error) error {
 		}
 	}
 	return nil
-}
-
-func (e *engine) simConfig(sp paradigm.Spec, seed uint64) sim.Config {
-	j := e.c.Job
-	c := sim.Config{Spec: sp, Workers: j.Workers, Shards: j.Shards, Timing: j.Timing, ServerDelay: j.ServerDelay,
-		Seed: seed, HeartbeatTimeout: 0, SearchCost: j.SimSearchCost()}
-	if j.Network != nil {
-		// The transfers move the job's model's size (sim mode trains
-		// nothing, but the horizon's timing run and its bytes are the
-		// virtual runs'). A model that does not build leaves Params 0,
-		// which sim refuses by name.
-		c.Network = j.Network
-		if m, err := job.NewModel(j); err == nil {
-			c.Params = m.NumParams()
-		}
-		if e.c.Params > 0 && e.c.Mode == Sim {
-			c.Params = e.c.Params
-		}
-	}
-	auto.Configure(&c)
-	return c
-}
-
-func (e *engine) simRun(ctx context.Context, k int) (*runstats.Run, error) {
-	return e.entryRun(k, func(sp paradigm.Spec, seed uint64) (*runstats.Run, error) {
-		cfg := e.simConfig(sp, seed)
-		cfg.Iterations, cfg.Duration, cfg.Failures = e.c.Iterations, e.c.Duration, e.c.Failures
-		cfg.Clock = time.Now // measures the controller only; summary.json leaves its time out
-		r, err := sim.RunContext(ctx, cfg)
-		if err != nil {
-			return nil, err
-		}
-		r.Scenario = e.c.Scenario.Name
-		return r, nil
-	})
-}
-
-// prepareVirtual loads the data set and sets the horizon every virtual run
-// trains to.
-func (e *engine) prepareVirtual(ctx context.Context) error {
-	j := e.c.Job
-	if err := j.Fill(); err != nil {
-		return err
-	}
-	ds, err := job.Data(j)
-	if err != nil {
-		return err
-	}
-	e.ds = ds
-	if e.c.Race != nil {
-		e.say("compare: %s, %d training and %d test samples from %s; %d paradigms race over seeds, %d runs at most", ds.Train.Name,
-			ds.Train.N, ds.Test.N, ds.Source, len(e.c.Names()), e.total())
-	} else {
-		e.say("compare: %s, %d training and %d test samples from %s; %d paradigms × %d seeds", ds.Train.Name, ds.Train.N,
-			ds.Test.N, ds.Source, len(e.c.Names()), e.c.Seeds)
-	}
-	e.horizon = e.c.Horizon
-	if e.c.EpochsEach {
-		e.say("compare: every run trains for %g epoch(s)", e.c.Job.Epochs)
-	} else {
-		if e.horizon == 0 {
-			if e.horizon, err = DefaultHorizon(ctx, e.c, ds.Train.N); err != nil {
-				return err
-			}
-		}
-		e.say("compare: every run trains for %s of virtual time", e.horizon.Round(time.Second))
-	}
-	return nil
-}
-
-// virtualRun trains run k in virtual time, to the shared horizon.
-func (e *engine) virtualRun(ctx context.Context, k int) (*runstats.Run, error) {
-	return e.entryRun(k, func(sp paradigm.Spec, seed uint64) (*runstats.Run, error) {
-		cfg := e.c.Job
-		cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
-		r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
-		if err != nil {
-			return nil, err
-		}
-		r.Scenario = e.c.Scenario.Name
-		return r, nil
-	})
-}
-
-// DefaultHorizon is the virtual time the slowest paradigm (over all seeds)
-// takes for the job's epochs: every run gets at least its epochs, and the
-// faster paradigms turn their speed into more training within the same
-// time. It simulates timing only (no gradients), so it costs little.
-func DefaultHorizon(ctx context.Context, c Config, trainN int) (time.Duration, error) {
-	j := c.Job
-	if err := j.Fill(); err != nil {
-		return 0, err
-	}
-	iters := train.Iterations(j, trainN)
-	var h time.Duration
-	for _, sp := range c.AllSpecs() {
-		for _, seed := range c.SeedList() {
-			e := engine{c: c}
-			cfg := e.simConfig(sp, seed)
-			cfg.Iterations = iters
-			r, err := sim.RunContext(ctx, cfg)
-			if err != nil {
-				return 0, fmt.Errorf("the default horizon: %s (seed %d): %w", sp, seed, err)
-			}
-			h = max(h, time.Duration(r.VirtualSeconds*float64(time.Second)))
-		}
-	}
-	// Whole seconds: the horizon is printed and recorded, and a round
-	// figure reads as the budget it is.
-	return h.Truncate(time.Second) + time.Second, nil
-}
-
-// live runs every paradigm and seed on the live server, one at a time.
-func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
-	var runs []runstats.Run
-	for k := range e.total() {
-		i, seed := e.runJob(k)
-		sp := e.c.Specs[i] // Validate refuses groups here
-		cfg := e.c.Job
-		cfg.Spec, cfg.Seed = sp, seed
-		r, err := launch.Train(ctx, cfg, launch.Options{Mode: e.c.Mode}, func(p launch.Progress) {
-			e.say("compare: [%d/%d] %-22s seed %d (%s) epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  wall %s",
-				k+1, e.total(), sp, seed, e.c.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction,
-				time.Since(e.start).Round(time.Second))
-		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, e.interrupted(ctx)
-			}
-			return nil, fmt.Errorf("%s (seed %d): %w", sp, seed, err)
-		}
-		r.Scenario = e.c.Scenario.Name
-		runs = append(runs, *r)
-		e.mu.Lock()
-		e.done++
-		e.mu.Unlock()
-		e.runDone(len(runs))
-	}
-	return runs, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/train"
 )
@@ -35,7 +36,7 @@ func TestApplyScenarioTyped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Config{Mode: Virtual, Job: job.Config{Workers: 3, LR: 0.01, Seed: 1}, Seeds: 1}
+	c := Config{Mode: runstats.Virtual, Job: job.Config{Workers: 3, LR: 0.01, Seed: 1}, Seeds: 1}
 	given := map[string]bool{"workers": true}
 	if err := ApplyScenario(&c, sc, func(f string) bool { return given[f] }); err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestApplyScenarioTyped(t *testing.T) {
 	seeded := *sc
 	seeded.Seeds = 7
 	sc = &seeded
-	for mode, want := range map[string]int{Virtual: 7, Sim: 7, Inproc: 1, TCP: 1} {
+	for mode, want := range map[runstats.Mode]int{runstats.Virtual: 7, runstats.Sim: 7, runstats.Inproc: 1, runstats.TCP: 1} {
 		lc := Config{Mode: mode, Job: job.Config{Seed: 1}, Seeds: 1}
 		if err := ApplyScenario(&lc, sc, func(string) bool { return false }); err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func TestApplyScenarioTyped(t *testing.T) {
 func TestSimSummaryIndependentOfParallelism(t *testing.T) {
 	var out [2][]byte
 	for i, par := range []int{1, 3} {
-		c := Config{Mode: Sim, Specs: specs(t, "bsp", "asp", "ssp:s=2"), Seeds: 3, Iterations: 40, Parallel: par,
+		c := Config{Mode: runstats.Sim, Specs: specs(t, "bsp", "asp", "ssp:s=2"), Seeds: 3, Iterations: 40, Parallel: par,
 			Job: job.Config{Workers: 4, Shards: 1, Seed: 7}}
 		c.Job.Timing.Jitter = 0.2
 		s, err := Run(context.Background(), c)
@@ -97,7 +98,7 @@ func TestSimSummaryIndependentOfParallelism(t *testing.T) {
 }
 
 func TestValidateRefuses(t *testing.T) {
-	good := Config{Mode: Sim, Specs: specs(t, "bsp"), Seeds: 1, Job: job.Config{Workers: 2, Seed: 1}}
+	good := Config{Mode: runstats.Sim, Specs: specs(t, "bsp"), Seeds: 1, Job: job.Config{Workers: 2, Seed: 1}}
 	for name, mut := range map[string]func(*Config){
 		"mode":    func(c *Config) { c.Mode = "fast" },
 		"seeds":   func(c *Config) { c.Seeds = 0 },
@@ -126,7 +127,7 @@ func TestValidateRefuses(t *testing.T) {
 func TestVirtualSummaryIndependentOfParallelism(t *testing.T) {
 	var out [2][]byte
 	for i, par := range []int{1, 3} {
-		c := Config{Mode: Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 2, Parallel: par,
+		c := Config{Mode: runstats.Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 2, Parallel: par,
 			Job: job.Config{Workers: 2, Seed: 3, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Epochs: 1,
 				Batch: 16, EvalEvery: 0.5, Target: 0.3}}
 		c.Job.Timing.Speeds = []float64{1, 2}
@@ -152,7 +153,7 @@ func TestVirtualSummaryIndependentOfParallelism(t *testing.T) {
 // the same rule; a bad one is refused naming the field.
 func TestApplyScenarioOptimizer(t *testing.T) {
 	sc := &scenario.Scenario{Name: "o", Paradigms: []string{"bsp"}, Workers: 2, Optimizer: "adam:b2=0.99"}
-	c := Config{Mode: Virtual, Job: job.Config{Seed: 1, Momentum: 0.9}, Seeds: 1}
+	c := Config{Mode: runstats.Virtual, Job: job.Config{Seed: 1, Momentum: 0.9}, Seeds: 1}
 	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestApplyScenarioOptimizer(t *testing.T) {
 	if eff.Optimizer != "adam:b1=0.9,b2=0.99,eps=1e-08" {
 		t.Errorf("effective optimizer %q", eff.Optimizer)
 	}
-	back := Config{Mode: Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
+	back := Config{Mode: runstats.Virtual, Job: job.Config{Seed: 1}, Seeds: 1}
 	if err := ApplyScenario(&back, &eff, func(string) bool { return false }); err != nil || back.Job.Optimizer != c.Job.Optimizer {
 		t.Errorf("rerun of the effective scenario: %s, %v", back.Job.Optimizer, err)
 	}
@@ -184,7 +185,7 @@ func TestApplyScenarioOptimizer(t *testing.T) {
 		{"rmsprop:centered=true", "rmsprop:alpha=0.99,eps=1e-08,centered=true", 0.9},
 	} {
 		sc.Optimizer = tc.spec
-		c := Config{Mode: Virtual, Job: job.Config{Seed: 1, Momentum: 0.9}, Seeds: 1}
+		c := Config{Mode: runstats.Virtual, Job: job.Config{Seed: 1, Momentum: 0.9}, Seeds: 1}
 		if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil || c.Job.Momentum != tc.momentum {
 			t.Fatalf("%s: momentum %g, %v", tc.spec, c.Job.Momentum, err)
 		}
@@ -202,7 +203,7 @@ func TestApplyScenarioSimMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1}
+	c := Config{Mode: runstats.Sim, Job: job.Config{Seed: 1}, Seeds: 1}
 	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestApplyScenarioSimMode(t *testing.T) {
 	}
 
 	file := &scenario.Scenario{Name: "f", Paradigms: []string{"bsp", "asp"}, Workers: 3, Horizon: "90s", Target: 0.8}
-	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 2}
+	c = Config{Mode: runstats.Sim, Job: job.Config{Seed: 1}, Seeds: 2}
 	if err := ApplyScenario(&c, file, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
@@ -231,14 +232,14 @@ func TestApplyScenarioSimMode(t *testing.T) {
 			s.HorizonSeconds, s.Runs[0].VirtualSeconds, s.Target, s.Verdict.Target, s.Scenario.Horizon)
 	}
 	// --iterations (or --duration) given on the command line overrides it.
-	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1, Iterations: 20}
+	c = Config{Mode: runstats.Sim, Job: job.Config{Seed: 1}, Seeds: 1, Iterations: 20}
 	if err := ApplyScenario(&c, file, func(f string) bool { return f == "iterations" }); err != nil || c.Duration != 0 {
 		t.Errorf("--iterations given: duration %s, %v", c.Duration, err)
 	}
 	// A file with both iterations and a horizon is ambiguous in sim mode.
 	both := *file
 	both.Iterations = 50
-	c = Config{Mode: Sim, Job: job.Config{Seed: 1}, Seeds: 1}
+	c = Config{Mode: runstats.Sim, Job: job.Config{Seed: 1}, Seeds: 1}
 	if err := ApplyScenario(&c, &both, func(string) bool { return false }); err == nil || !strings.Contains(err.Error(), "alternatives") {
 		t.Errorf("iterations and horizon in sim mode: %v", err)
 	}
@@ -248,7 +249,7 @@ func TestApplyScenarioSimMode(t *testing.T) {
 // job's epochs, as a live run does, so a slow paradigm's run lasts longer
 // instead of all stopping at one horizon; a horizon with it is refused.
 func TestVirtualEpochsEach(t *testing.T) {
-	c := Config{Mode: Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 1, EpochsEach: true,
+	c := Config{Mode: runstats.Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 1, EpochsEach: true,
 		Job: job.Config{Workers: 2, Seed: 3, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Epochs: 1,
 			Batch: 16, EvalEvery: 0.5}}
 	c.Job.Timing.Speeds = []float64{1, 2}
@@ -284,7 +285,7 @@ func TestApplyScenarioBatchTotal(t *testing.T) {
 		{"", job.Config{Batch: 64, Seed: 1}, 16},
 		{"batch", job.Config{Batch: 32, Seed: 1}, 32},
 	} {
-		cfg := Config{Mode: Virtual, Job: c.job, Seeds: 1}
+		cfg := Config{Mode: runstats.Virtual, Job: c.job, Seeds: 1}
 		if err := ApplyScenario(&cfg, sc, func(f string) bool { return f == c.given }); err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +294,7 @@ func TestApplyScenarioBatchTotal(t *testing.T) {
 		}
 	}
 	withBatch := &scenario.Scenario{Name: "fixed", Paradigms: []string{"bsp"}, Workers: 4, Batch: 64}
-	cfg := Config{Mode: Virtual, Job: job.Config{BatchTotal: 128, Seed: 1}, Seeds: 1}
+	cfg := Config{Mode: runstats.Virtual, Job: job.Config{BatchTotal: 128, Seed: 1}, Seeds: 1}
 	if err := ApplyScenario(&cfg, withBatch, func(f string) bool { return f == "batch-total" }); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // Describe says in one paragraph what the comparison ran, for a report
@@ -15,7 +17,7 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 	j := &c.Job
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d workers, %d shard(s)", j.Workers, j.Shards)
-	if c.Mode == Inproc || c.Mode == TCP {
+	if c.Mode.Live() {
 		speeds := "no emulated speeds"
 		if t := j.Timing; len(t.Speeds) > 0 || t.Jitter > 0 || t.Straggler.String() != "" {
 			unit := "its own real step time"
@@ -48,7 +50,7 @@ func (c *Config) Describe(failures string, horizonSeconds float64) string {
 		fmt.Fprintf(&b, ", server delays %s", j.ServerDelay)
 	}
 	fmt.Fprintf(&b, ", %s", c.networkPhrase())
-	if c.Mode == Sim {
+	if c.Mode == runstats.Sim {
 		switch {
 		case c.Duration > 0:
 			fmt.Fprintf(&b, "; timing only (no model), %s of virtual time", c.Duration)
@@ -95,7 +97,7 @@ func (c *Config) networkPhrase() string {
 // network it ran on (a preset's text does not know the command line's).
 // The live modes move real bytes: their description is left as it is.
 func (c *Config) WithNetwork(desc string) string {
-	if c.Mode == Inproc || c.Mode == TCP {
+	if c.Mode.Live() {
 		return desc
 	}
 	if c.Job.Network == nil {

@@ -87,7 +87,7 @@ func TestGroupRefusedLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := simRace(t, 1, "bsp")
-	c.Mode, c.Race, c.Seeds, c.Groups = Inproc, nil, 1, []paradigm.Group{g}
+	c.Mode, c.Race, c.Seeds, c.Groups = runstats.Inproc, nil, 1, []paradigm.Group{g}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "deterministic modes") {
 		t.Errorf("validate: %v", err)
 	}

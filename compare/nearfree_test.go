@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/network"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 )
 
@@ -31,7 +32,7 @@ func TestNearFreeLinksAreNoNetwork(t *testing.T) {
 		}
 		var runs [2]map[string][]any
 		for k, net := range []*network.Spec{nil, free} {
-			c := Config{Mode: Sim, Seeds: 1}
+			c := Config{Mode: runstats.Sim, Seeds: 1}
 			c.Job.Seed = 1
 			if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 )
 
@@ -15,14 +16,14 @@ import (
 // the same summary whatever the parallelism, and record the mean.
 func TestNormalizeScenarioAndParallelism(t *testing.T) {
 	sc := &scenario.Scenario{Name: "n", Paradigms: []string{"bsp", "asp"}, Workers: 2, Normalize: job.NormalizeMean}
-	c := Config{Mode: Virtual, Job: job.Config{Seed: 3}, Seeds: 1}
+	c := Config{Mode: runstats.Virtual, Job: job.Config{Seed: 3}, Seeds: 1}
 	if err := ApplyScenario(&c, sc, func(string) bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if c.Job.Normalize != job.NormalizeMean || Effective(&c).Normalize != job.NormalizeMean {
 		t.Fatalf("job normalize %q, effective %q", c.Job.Normalize, Effective(&c).Normalize)
 	}
-	given := Config{Mode: Virtual, Job: job.Config{Seed: 3}, Seeds: 1}
+	given := Config{Mode: runstats.Virtual, Job: job.Config{Seed: 3}, Seeds: 1}
 	if err := ApplyScenario(&given, sc, func(f string) bool { return f == "normalize" }); err != nil || given.Job.Normalize != "" {
 		t.Errorf("--normalize given: the scenario's replaced it (%q, %v)", given.Job.Normalize, err)
 	}
@@ -32,7 +33,7 @@ func TestNormalizeScenarioAndParallelism(t *testing.T) {
 	}
 	var out [2][]byte
 	for i, par := range []int{1, 3} {
-		c := Config{Mode: Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 2, Parallel: par,
+		c := Config{Mode: runstats.Virtual, Specs: specs(t, "bsp", "asp"), Seeds: 2, Parallel: par,
 			Job: job.Config{Workers: 2, Seed: 3, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Epochs: 1,
 				Batch: 16, EvalEvery: 0.5, Target: 0.3, Normalize: job.NormalizeMean}}
 		c.Job.Timing.Speeds = []float64{1, 2}

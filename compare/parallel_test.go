@@ -42,10 +42,10 @@ func TestParallelStopsAtAFailure(t *testing.T) {
 // of virtual time. It returns at once, says how far it got, and gives no
 // summary.
 func TestRunStopsRunsInFlight(t *testing.T) {
-	for _, mode := range []string{Virtual, Sim} {
+	for _, mode := range []runstats.Mode{runstats.Virtual, runstats.Sim} {
 		c := Config{Mode: mode, Specs: specs(t, "bsp", "asp"), Seeds: 2, Parallel: 2,
 			Job: job.Config{Workers: 4, Seed: 1, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Batch: 16}}
-		if mode == Virtual {
+		if mode == runstats.Virtual {
 			c.Horizon = 1000 * time.Hour
 		} else {
 			c.Iterations = 50_000_000

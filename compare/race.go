@@ -53,11 +53,11 @@ type raceMetric struct {
 // faster than one that did; read as the smoothed time); otherwise the error at the horizon in points.
 func (c *Config) metric(horizon float64) raceMetric {
 	switch {
-	case c.Mode == Sim:
-		return raceMetric{key: runstats.MetricIteration, scale: race.Log, unit: UnitPercent, margin: 5,
+	case c.Mode == runstats.Sim:
+		return raceMetric{key: MetricIteration, scale: race.Log, unit: UnitPercent, margin: 5,
 			value: func(r *runstats.Run) float64 { return 1 / math.Max(r.Throughput, 1e-12) }}
 	case c.Job.Target > 0:
-		return raceMetric{key: runstats.MetricTime, scale: race.Log, unit: UnitPercent, margin: 5,
+		return raceMetric{key: MetricTime, scale: race.Log, unit: UnitPercent, margin: 5,
 			value: func(r *runstats.Run) float64 {
 				h := horizon
 				if h <= 0 {
@@ -75,7 +75,7 @@ func (c *Config) metric(horizon float64) raceMetric {
 				return math.Max(t, 1e-6)
 			}}
 	}
-	return raceMetric{key: runstats.MetricAccuracy, scale: race.Linear, unit: UnitPoints, margin: 0.5,
+	return raceMetric{key: MetricAccuracy, scale: race.Linear, unit: UnitPoints, margin: 0.5,
 		value: func(r *runstats.Run) float64 { return 100 * (1 - r.FinalAccuracy) }}
 }
 
@@ -109,7 +109,7 @@ func (c *Config) raceMaxSeeds(budget int) int {
 
 // validateRace checks the race's flags against the comparison.
 func (c *Config) validateRace() error {
-	if c.Mode != Virtual && c.Mode != Sim {
+	if c.Mode != runstats.Virtual && c.Mode != runstats.Sim {
 		return fmt.Errorf("seeds=auto: the race runs in the deterministic modes (virtual, sim); the live modes take --seeds N")
 	}
 	m := c.metric(0)
@@ -218,7 +218,7 @@ func compareSeeds(a, b uint64) int {
 
 // raceVerdict turns the race's end into the summary's verdict: the race
 // decides the winner or the set; Analyze's per-paradigm figures stay.
-func raceVerdict(v *runstats.Verdict, res *race.Result, key string) {
+func raceVerdict(v *Verdict, res *race.Result, key string) {
 	rv := res.Verdict
 	v.Kind, v.Metric, v.Leader, v.Recommended, v.Reason = rv.Kind, key, rv.Leader, rv.Recommended, rv.Why
 	v.Winner, v.Tied = nil, []string{}

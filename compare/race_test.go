@@ -16,14 +16,14 @@ import (
 // simRace is a sim-mode race on four workers, one four times slower: ASP
 // iterates far faster than BSP, and backup:b=0 is BSP under another name.
 func simRace(t *testing.T, par int, names ...string) Config {
-	c := Config{Mode: Sim, Specs: specs(t, names...), Race: &RaceConfig{}, Iterations: 40, Parallel: par,
+	c := Config{Mode: runstats.Sim, Specs: specs(t, names...), Race: &RaceConfig{}, Iterations: 40, Parallel: par,
 		Job: job.Config{Workers: 4, Shards: 1, Seed: 3}}
 	c.Job.Timing.Speeds = []float64{1, 1, 1, 4}
 	c.Job.Timing.Jitter = 0.1
 	return c
 }
 
-func summaryBytes(t *testing.T, s *runstats.Summary) []byte {
+func summaryBytes(t *testing.T, s *Summary) []byte {
 	t.Helper()
 	c := *s
 	c.Version, c.Commit = "", ""
@@ -61,7 +61,7 @@ func TestRaceEliminatedStopCosting(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := s.Race
-	if res == nil || s.Schema != runstats.Schema || s.Verdict.Metric != runstats.MetricIteration {
+	if res == nil || s.Schema != Schema || s.Verdict.Metric != MetricIteration {
 		t.Fatalf("race %v, schema %d, metric %q", res != nil, s.Schema, s.Verdict.Metric)
 	}
 	perParadigm := map[string]int{}
@@ -105,14 +105,14 @@ func TestRaceSameRuleEquivalent(t *testing.T) {
 // A virtual race compares times to the target; a run that never reaches
 // it counts at the horizon.
 func TestRaceVirtualTimeToTarget(t *testing.T) {
-	c := Config{Mode: Virtual, Specs: specs(t, "bsp", "asp"), Race: &RaceConfig{Budget: 6}, Parallel: 2,
+	c := Config{Mode: runstats.Virtual, Specs: specs(t, "bsp", "asp"), Race: &RaceConfig{Budget: 6}, Parallel: 2,
 		Job: job.Config{Workers: 2, Seed: 1, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Batch: 16, Epochs: 1, Target: 0.5}}
 	c.Job.Timing.Speeds = []float64{1, 3}
 	s, err := Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Race == nil || s.Race.Runs != 6 || len(s.Runs) != 6 || s.Verdict.Metric != runstats.MetricTime || s.Race.Scale != race.Log {
+	if s.Race == nil || s.Race.Runs != 6 || len(s.Runs) != 6 || s.Verdict.Metric != MetricTime || s.Race.Scale != race.Log {
 		t.Fatalf("race %+v, %d runs, metric %q", s.Race, len(s.Runs), s.Verdict.Metric)
 	}
 	if s.Verdict.Kind == "" || s.Verdict.Leader == "" || s.Verdict.RunnerUp == "" || s.Verdict.P == nil {
@@ -126,7 +126,7 @@ func TestRaceValidate(t *testing.T) {
 		mut  func(c *Config)
 		want string
 	}{
-		"live":   {func(c *Config) { c.Mode = Inproc }, "deterministic modes"},
+		"live":   {func(c *Config) { c.Mode = runstats.Inproc }, "deterministic modes"},
 		"unit":   {func(c *Config) { c.Race.Margin, c.Race.Unit = 0.5, UnitPoints }, "margin=0.5pt"},
 		"budget": {func(c *Config) { c.Race.Budget = 5 }, "budget=5"},
 		"big":    {func(c *Config) { c.Race.Margin, c.Race.Unit = 100, UnitPercent }, "margin=100%"},

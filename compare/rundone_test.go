@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // RunDone counts every run once, 1 to the total, whatever the parallelism:
 // a progress bar's count.
 func TestRunDoneCountsEveryRun(t *testing.T) {
 	var got []int
-	c := Config{Mode: Sim, Specs: specs(t, "bsp", "asp"), Seeds: 3, Iterations: 20, Parallel: 2,
+	c := Config{Mode: runstats.Sim, Specs: specs(t, "bsp", "asp"), Seeds: 3, Iterations: 20, Parallel: 2,
 		Job: job.Config{Workers: 3, Shards: 1, Seed: 1},
 		RunDone: func(done, total int) {
 			if total != 6 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/optim"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/timing"
 )
@@ -112,7 +113,7 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	}
 	// Sim mode trains no model, so a target has no accuracy to reach
 	// there (Validate refuses one): the scenario's does not apply.
-	if use("target", sc.Target > 0) && c.Mode != Sim {
+	if use("target", sc.Target > 0) && c.Mode != runstats.Sim {
 		j.Target = sc.Target
 	}
 	if use("train-limit", sc.TrainLimit > 0) {
@@ -129,15 +130,15 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	}
 	// The live modes run in real time: one run each unless --seeds asks
 	// for more (a preset's five seeds would be 40 real-time runs).
-	if use("seeds", sc.Seeds > 0) && (c.Mode == Virtual || c.Mode == Sim) {
+	if use("seeds", sc.Seeds > 0) && (c.Mode == runstats.Virtual || c.Mode == runstats.Sim) {
 		c.Seeds = sc.Seeds
 	}
 	if use("horizon", sc.Horizon != "") {
 		d, _ := time.ParseDuration(sc.Horizon) // Validate checked it
 		switch {
-		case c.Mode == Virtual:
+		case c.Mode == runstats.Virtual:
 			c.Horizon = d
-		case c.Mode == Sim && !given("iterations") && !given("duration"):
+		case c.Mode == runstats.Sim && !given("iterations") && !given("duration"):
 			// Sim mode's equal virtual-time budget is its duration. The
 			// run would stop at whichever of the two came first: refuse
 			// rather than guess which one the file meant.
@@ -184,7 +185,7 @@ func Effective(c *Config) scenario.Scenario {
 		s.Base = j.Timing.Base.String()
 	}
 	s.Paradigms = c.Names()
-	if c.Mode == Sim {
+	if c.Mode == runstats.Sim {
 		s.Iterations = c.Iterations
 		if c.Duration > 0 {
 			s.Horizon = c.Duration.String()

@@ -25,7 +25,7 @@ func TestVerdictStableAcrossBaseSeeds(t *testing.T) {
 		t.Skip("trains 70 small models")
 	}
 	cfg := func(seed uint64, paradigms ...string) Config {
-		return Config{Mode: Virtual, Specs: specs(t, paradigms...), Seeds: 5,
+		return Config{Mode: runstats.Virtual, Specs: specs(t, paradigms...), Seeds: 5,
 			Job: job.Config{Workers: 2, Seed: seed, Model: "mlp", Dataset: "fashion-mnist", TrainLimit: 3000, TestLimit: 500,
 				Epochs: 3, Batch: 64, LR: 0.1, Momentum: -1, EvalEvery: 0.5,
 				Timing: timing.WorkerSpec{Speeds: []float64{1, 4}}}}
@@ -38,7 +38,7 @@ func TestVerdictStableAcrossBaseSeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := s.Verdict
-		if v.Winner == nil || *v.Winner != "asp" || v.Metric != runstats.MetricTime || len(v.Tied) != 0 {
+		if v.Winner == nil || *v.Winner != "asp" || v.Metric != MetricTime || len(v.Tied) != 0 {
 			t.Errorf("base seed %d, 1:4 straggler: verdict %+v, want asp by time to target", seed, v)
 		}
 		same := cfg(seed, "bsp", "backup:b=0")
@@ -72,7 +72,7 @@ func TestVerdictStableAcrossBaseSeeds(t *testing.T) {
 // The default horizon is what the slowest paradigm needs for the epochs:
 // BSP on a 1:4 pair waits for the slow worker every round.
 func TestDefaultHorizon(t *testing.T) {
-	c := Config{Mode: Virtual, Specs: specs(t, "asp", "bsp"), Seeds: 2,
+	c := Config{Mode: runstats.Virtual, Specs: specs(t, "asp", "bsp"), Seeds: 2,
 		Job: job.Config{Workers: 2, Seed: 1, Epochs: 1, Batch: 10, Timing: timing.WorkerSpec{Speeds: []float64{1, 4}}}}
 	h, err := DefaultHorizon(context.Background(), c, 1000) // 50 iterations per worker
 	if err != nil {

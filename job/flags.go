@@ -2,11 +2,12 @@ package job
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/nn"
@@ -47,7 +48,7 @@ type LearnFlags struct {
 }
 
 // Bind registers the flags on fs.
-func (f *LearnFlags) Bind(fs *flag.FlagSet) {
+func (f *LearnFlags) Bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.Model, "model", DefaultModel, "model: "+strings.Join(nn.Names(), " | ")+" (its input shape is --dataset's; pacer server also takes flat:n=N with --init: a model of your own, trained by PyTorch workers)")
 	fs.StringVar(&f.Dataset, "dataset", DefaultDataset, "data set: "+strings.Join(data.Names, " | "))
 	fs.StringVar(&f.DataDir, "data-dir", "", "directory with the data set's files (default: $PACER_DATA, ./data/NAME, /usr/share/datasets/NAME, then download)")
@@ -177,7 +178,7 @@ type checkedFloat struct {
 	check func(float64) error
 }
 
-func floatFlag(fs *flag.FlagSet, p *float64, name string, def float64, usage string, check func(float64) error) {
+func floatFlag(fs *pflag.FlagSet, p *float64, name string, def float64, usage string, check func(float64) error) {
 	*p = def
 	fs.Var(&checkedFloat{p, check}, name, usage)
 }
@@ -188,6 +189,8 @@ func (c *checkedFloat) String() string {
 	}
 	return strconv.FormatFloat(*c.p, 'g', -1, 64)
 }
+
+func (c *checkedFloat) Type() string { return "float" }
 
 func (c *checkedFloat) Set(s string) error {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
@@ -207,7 +210,7 @@ type checkedInt struct {
 	check func(int) error
 }
 
-func intFlag(fs *flag.FlagSet, p *int, name string, def int, usage string, check func(int) error) {
+func intFlag(fs *pflag.FlagSet, p *int, name string, def int, usage string, check func(int) error) {
 	*p = def
 	fs.Var(&checkedInt{p, check}, name, usage)
 }
@@ -218,6 +221,8 @@ func (c *checkedInt) String() string {
 	}
 	return strconv.Itoa(*c.p)
 }
+
+func (c *checkedInt) Type() string { return "int" }
 
 func (c *checkedInt) Set(s string) error {
 	v, err := strconv.Atoi(strings.TrimSpace(s))

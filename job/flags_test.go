@@ -2,16 +2,16 @@ package job
 
 import (
 	"encoding/json"
-	"flag"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/pacer-ps/pacer/optim"
+	"github.com/spf13/pflag"
 )
 
 func parseLearn(args ...string) (LearnFlags, error) {
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f LearnFlags
 	f.Bind(fs)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // TestTCPBSPFashionMNIST: BSP with 4 worker processes and 2 shard
@@ -19,7 +21,7 @@ func TestTCPBSPFashionMNIST(t *testing.T) {
 	cfg.HeartbeatTimeout = 10 * time.Second
 	opt := tcpOpts(t)
 	opt.Timeout = 5 * time.Minute
-	r, err := Train(context.Background(), cfg, opt, func(p Progress) {
+	r, err := Train(context.Background(), cfg, opt, func(p runstats.Progress) {
 		t.Logf("epoch %.2f accuracy %.4f %.0f pushes/s wait %.2f", p.Epoch, p.Accuracy, p.Throughput, p.WaitFraction)
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // driver is Train's observer: it watches the coordinator's counters,
@@ -25,12 +26,12 @@ type driver struct {
 	opt      *Options
 	ds       *data.Dataset
 	cl       cluster
-	progress func(Progress)
+	progress func(runstats.Progress)
 
 	obs   []*proto.Observer
 	model nn.Model
 	w     []float32
-	ev    live.Evaluations
+	ev    proto.Evaluations
 
 	mu     sync.Mutex
 	faults []FaultRecord
@@ -169,11 +170,11 @@ func (d *driver) stats(ctx context.Context, i int) (proto.Stats, error) {
 // and measures test accuracy as of the coordinator's counters cs.
 func (d *driver) evaluate(ctx context.Context, cs proto.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
-		if err := d.observer(i).Evaluated(ctx, &d.params.Job, d.w[r[0]:r[1]]); err != nil {
+		if err := d.observer(i).Evaluated(ctx, d.params.Job.EMA > 0, d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
 	}
-	return d.ev.Add(d.params, d.model, d.w, d.ds.Test, cs), nil
+	return live.Evaluate(&d.ev, d.params, d.model, d.w, d.ds.Test, cs), nil
 }
 
 func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }
@@ -266,12 +267,12 @@ func (d *driver) report(cs proto.CoordStats, acc float64) {
 		return
 	}
 	j := &d.params.Job
-	p := Progress{Pushes: cs.Pushes, Target: cs.Target, Seconds: cs.Seconds, Accuracy: acc, Live: cs.Live,
+	p := runstats.Progress{Pushes: cs.Pushes, Target: cs.Target, Seconds: cs.Seconds, Accuracy: acc, Live: cs.Live,
 		Epoch: float64(cs.Pushes*int64(j.Batch)) / float64(d.params.TrainN)}
 	if cs.Seconds > 0 {
 		p.Throughput = float64(cs.Pushes) / cs.Seconds
 	}
-	p.WaitFraction, _ = live.WaitFractions(cs)
+	p.WaitFraction, _ = cs.WaitFractions()
 	d.progress(p)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // ElasticBSP apply=local in the live modes (PARADIGMS.md §5's local-only
@@ -19,8 +20,8 @@ import (
 // superstep it lands in); and the job learns.
 func TestElasticLocalLive(t *testing.T) {
 	skipUnderRace(t)
-	for _, mode := range []string{"inproc", "tcp"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runstats.Mode{runstats.Inproc, runstats.TCP} {
+		t.Run(string(mode), func(t *testing.T) {
 			run := func(spec string) *Result {
 				cfg := fmnistJob(t, spec, 3, 2, 1200, 2)
 				cfg.Seed, cfg.LR = 3, 0.1

@@ -8,6 +8,7 @@ import (
 	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // --ema in the live modes: the shards keep the weights' moving average and
@@ -17,13 +18,13 @@ import (
 // accuracy while the weights themselves learn.
 func TestEMALive(t *testing.T) {
 	skipUnderRace(t)
-	for _, mode := range []string{"inproc", "tcp"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []runstats.Mode{runstats.Inproc, runstats.TCP} {
+		t.Run(string(mode), func(t *testing.T) {
 			cfg := fmnistJob(t, "bsp", 2, 2, 1280, 2)
 			cfg.EMA, cfg.Seed, cfg.LR = 0.9999, 4, 0.1
 			dir := t.TempDir()
 			o := Options{Mode: mode, CheckpointDir: dir}
-			if mode == "tcp" {
+			if mode == runstats.TCP {
 				o = tcpOpts(t)
 				o.CheckpointDir = dir
 			}

@@ -30,7 +30,7 @@ func TestInterruptKeepsSummaryInproc(t *testing.T) {
 	opt := Options{Data: synth(t), Timeout: 120 * time.Second}
 	t0 := time.Now()
 	var stopped time.Time
-	res, err := TrainResult(ctx, cfg, opt, func(p Progress) {
+	res, err := TrainResult(ctx, cfg, opt, func(p runstats.Progress) {
 		if evals++; evals == 2 {
 			stopped = time.Now()
 			cancel()

@@ -2,11 +2,12 @@ package launch
 
 import (
 	"context"
-	"github.com/pacer-ps/pacer/timing"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pacer-ps/pacer/timing"
 
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"

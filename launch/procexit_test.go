@@ -14,6 +14,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // Issue 30: a shard or worker process that exits on its own ends a tcp
@@ -66,7 +67,7 @@ func TestTCPProcessExitEndsTheJob(t *testing.T) {
 				failed time.Time
 			)
 			failed = time.Now()
-			progress := func(Progress) {
+			progress := func(runstats.Progress) {
 				once.Do(func() {
 					if c.start {
 						return

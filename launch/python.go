@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // pythonModels are the models python/pacer/models.py has (MODELS), on
@@ -29,7 +30,7 @@ func checkPythonWorkers(cfg job.Config, opt *Options) error {
 		return nil
 	case n < 0:
 		return fmt.Errorf("launch: python workers %d: must not be negative", n)
-	case opt.Mode != "tcp":
+	case opt.Mode != runstats.TCP:
 		return fmt.Errorf("launch: PyTorch workers run as processes: --python-workers needs --mode tcp, not %s", opt.Mode)
 	case n > cfg.Workers:
 		return fmt.Errorf("launch: %d PyTorch workers for a job of %d workers", n, cfg.Workers)

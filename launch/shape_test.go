@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/data"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // Issue 20, item 4: launch.Train refuses data of another shape than the
@@ -17,7 +18,7 @@ func TestTrainRefusesDataOfAnotherShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []string{"inproc", "tcp"} {
+	for _, mode := range []runstats.Mode{runstats.Inproc, runstats.TCP} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		r, err := Train(ctx, quickJob(t, "bsp", 2, 1), Options{Mode: mode, Data: ds}, nil)
 		cancel()

@@ -21,10 +21,11 @@ import (
 
 // Options says how Train runs a live job on this machine.
 type Options struct {
-	// Mode is "inproc" (default: shards, coordinator and workers as
-	// goroutines over the in-process transport) or "tcp" (each shard and
-	// worker a separate `pacer server` / `pacer worker` process on loopback).
-	Mode string
+	// Mode is runstats.Inproc (default: shards, coordinator and workers
+	// as goroutines over the in-process transport) or runstats.TCP (each
+	// shard and worker a separate `pacer server` / `pacer worker` process
+	// on loopback).
+	Mode runstats.Mode
 	// Host is the address tcp-mode servers bind (127.0.0.1).
 	Host string
 	// Token is the shared secret of every connection; "" makes a random one.
@@ -119,18 +120,6 @@ type FaultRecord struct {
 	RestoredCRC       uint32
 }
 
-// Progress is reported after every test evaluation.
-type Progress struct {
-	Epoch        float64 // epochs done, all workers together
-	Pushes       int64
-	Target       int64
-	Seconds      float64 // wall time since the first worker joined
-	Accuracy     float64 // test accuracy of the shards' weights
-	Throughput   float64 // pushes per second
-	WaitFraction float64 // mean share of worker time spent held
-	Live         int     // workers the coordinator counts as live
-}
-
 // Result is Train's full outcome: the summary plus what the faults did.
 type Result struct {
 	Run    *runstats.Run
@@ -143,7 +132,7 @@ type Result struct {
 // progress (may be nil) is called after every evaluation. A job stopped
 // before it finished (ctx ended) returns ErrInterrupted with the summary
 // of what was measured so far, when there is one.
-func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*runstats.Run, error) {
+func Train(ctx context.Context, cfg job.Config, opt Options, progress func(runstats.Progress)) (*runstats.Run, error) {
 	res, err := TrainResult(ctx, cfg, opt, progress)
 	if res == nil {
 		return nil, err
@@ -151,8 +140,14 @@ func Train(ctx context.Context, cfg job.Config, opt Options, progress func(Progr
 	return res.Run, err
 }
 
+// TrainMode is Train in mode (runstats.Inproc or TCP) with the other
+// options' defaults: the comparison engine's compare.Launcher.
+func TrainMode(ctx context.Context, cfg job.Config, mode runstats.Mode, progress func(runstats.Progress)) (*runstats.Run, error) {
+	return Train(ctx, cfg, Options{Mode: mode}, progress)
+}
+
 // TrainResult is Train with the fault records and per-shard counters.
-func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func(Progress)) (*Result, error) {
+func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func(runstats.Progress)) (*Result, error) {
 	// The job's description is built and validated here, once; every
 	// shard and (through the coordinator) every worker gets it whole.
 	desc, err := job.Describe(cfg, 0)
@@ -164,10 +159,10 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		return nil, err
 	}
 	if opt.Mode == "" {
-		opt.Mode = "inproc"
+		opt.Mode = runstats.Inproc
 	}
-	if opt.Mode != "inproc" && opt.Mode != "tcp" {
-		return nil, fmt.Errorf("launch: mode %q: want inproc or tcp", opt.Mode)
+	if _, err := runstats.ParseMode(string(opt.Mode), runstats.Inproc, runstats.TCP); err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
 	}
 	for _, t := range []*string{&opt.Token, &opt.ControlToken} {
 		if *t == "" {
@@ -182,7 +177,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 	if cfg.Network != nil {
 		// The links are emulated for real (package nsnet), never by
 		// sleeps in the data plane.
-		if opt.Mode != "tcp" {
+		if opt.Mode != runstats.TCP {
 			return nil, errors.New("launch: a job with links emulates them with processes in network namespaces: tcp mode only")
 		}
 		if opt.MetricsAddr != "" {
@@ -199,7 +194,7 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		if f.Role != "worker" && f.Role != "shard" {
 			return nil, fmt.Errorf("launch: fault role %q: want worker or shard", f.Role)
 		}
-		if (f.Stop != 0 || f.Duplicate) && opt.Mode != "tcp" {
+		if (f.Stop != 0 || f.Duplicate) && opt.Mode != runstats.TCP {
 			return nil, fmt.Errorf("launch: a stopped shard or a duplicate worker is a fault of processes: tcp mode only, not %s", opt.Mode)
 		}
 		if f.Stop < 0 || (f.Stop > 0 && (f.Role != "shard" || f.Restart)) {
@@ -243,12 +238,12 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		defer cancel()
 	}
 	var cl cluster
-	if opt.Mode == "inproc" {
+	if opt.Mode == runstats.Inproc {
 		cl = newInproc(params, &opt, ds)
 	} else {
 		cl = newTCP(params, &opt)
 	}
-	d := &driver{params: params, opt: &opt, ds: ds, cl: cl, progress: progress, ev: live.Evaluations{Mean: ds.Mean}}
+	d := &driver{params: params, opt: &opt, ds: ds, cl: cl, progress: progress, ev: proto.Evaluations{Mean: ds.Mean}}
 	return d.run(ctx)
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -33,6 +34,10 @@ func (sv *Server) checkJob(h wire.Hello) error {
 	if m.Job == nil {
 		return nil
 	}
+	presented, err := job.ParseDescription(m.Job)
+	if err != nil {
+		return remoteErr(wire.CodeBadRequest, "role %s: %v", h.Role, err)
+	}
 	// The job a worker presents to shard 0 came from an earlier shard 0
 	// process (one restarted since, perhaps with other flags): the worker
 	// is named as its holder there.
@@ -40,7 +45,7 @@ func (sv *Server) checkJob(h wire.Hello) error {
 	if sv.cfg.Index == 0 {
 		from = fmt.Sprintf("worker %d", h.Worker)
 	}
-	if err := sv.cfg.Params.Mismatch(fmt.Sprintf("shard %d", sv.cfg.Index), m.Job, from); err != nil {
+	if err := sv.cfg.Params.Mismatch(fmt.Sprintf("shard %d", sv.cfg.Index), &presented, from); err != nil {
 		return remoteErr(wire.CodeBadRequest, "%v", err)
 	}
 	return nil

@@ -76,8 +76,8 @@ func TestCoordinatorBatchLoss(t *testing.T) {
 		_, _, err := c.clock(c.start, nil, p, clockReport{seq: seq, loss: loss}, &resp)
 		return err
 	}
-	var ev Evaluations
-	window := func() *float64 { return ev.batchLoss(c.Stats()) }
+	var ev proto.Evaluations
+	window := func() *float64 { return lossWindow(&ev, c.Stats()) }
 
 	if l := window(); l != nil {
 		t.Fatalf("before any report: batch loss %v, want none", *l)
@@ -175,10 +175,10 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 		_, _, err := c.hello(c.start, &wire.Peer{}, int32(p), proto.WorkerState{Inc: uint64(p + 1)})
 		must(err)
 	}
-	var ev Evaluations
+	var ev proto.Evaluations
 	report(c, 0, 1, 2)
 	report(c, 1, 1, 3)
-	within("the first evaluation", ev.batchLoss(c.Stats()), 2.5)
+	within("the first evaluation", lossWindow(&ev, c.Stats()), 2.5)
 	// Reports after that evaluation and before the file, then one after
 	// the file (answered, then the crash: its push comes back from the
 	// worker, its loss is lost).
@@ -194,20 +194,20 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 			cs.Pushes, cs.BatchLosses, cs.BatchLossSum, cs.Restarts, cs.RestoredFrom, c.Stats().Incarnation)
 	}
 	report(r, 1, 3, 0.25)
-	within("the first evaluation after the restart", ev.batchLoss(r.Stats()), (1+0.5+0.25)/3)
+	within("the first evaluation after the restart", lossWindow(&ev, r.Stats()), (1+0.5+0.25)/3)
 	report(r, 0, 4, 4)
-	within("the next one", ev.batchLoss(r.Stats()), 4)
+	within("the next one", lossWindow(&ev, r.Stats()), 4)
 
 	// The file written before the previous evaluation: the reports it
 	// lacks are lost, so the window is the reports since the restart.
 	must(r.saveState(dir))
 	report(r, 1, 4, 9)
-	within("the evaluation after the file", ev.batchLoss(r.Stats()), 9)
+	within("the evaluation after the file", lossWindow(&ev, r.Stats()), 9)
 	report(r, 0, 5, 100) // after that evaluation, after the file: lost
 	r2 := restart(dir, 5, 4)
 	report(r2, 1, 5, 0.125)
 	report(r2, 0, 6, 0.375)
-	within("restored from a file older than the previous evaluation", ev.batchLoss(r2.Stats()), 0.25)
+	within("restored from a file older than the previous evaluation", lossWindow(&ev, r2.Stats()), 0.25)
 
 	// A file of the previous format (no totals, no writer's name)
 	// restores with zero totals; the window is the reports since.
@@ -229,16 +229,16 @@ func TestBatchLossAcrossRestart(t *testing.T) {
 		t.Fatalf("a file of the previous format restored %d losses summing to %g, from %x, %d pushes; want 0, 0, none, 9", cs.BatchLosses, cs.BatchLossSum, cs.RestoredFrom, cs.Pushes)
 	}
 	report(old, 1, 5, 0.75)
-	within("restored from a file of the previous format", ev.batchLoss(old.Stats()), 0.75)
+	within("restored from a file of the previous format", lossWindow(&ev, old.Stats()), 0.75)
 
 	// A coordinator of an older binary names no incarnation: whether its
 	// totals go on from the previous evaluation's cannot be told, so each
 	// window starts at what it restored (none here: all its reports).
-	var older Evaluations
+	var older proto.Evaluations
 	cs := proto.CoordStats{BatchLossSum: 3, BatchLosses: 2}
-	within("an older coordinator's first evaluation", older.batchLoss(cs), 1.5)
+	within("an older coordinator's first evaluation", lossWindow(&older, cs), 1.5)
 	cs.BatchLossSum, cs.BatchLosses = 4, 3 // or a restarted one's 4 over 3
-	within("an older coordinator's next evaluation", older.batchLoss(cs), 4.0/3)
+	within("an older coordinator's next evaluation", lossWindow(&older, cs), 4.0/3)
 
 	// Bad totals are refused, naming them, and the coordinator is as it
 	// was.
@@ -268,4 +268,11 @@ func lossText(l *float64) string {
 		return "none"
 	}
 	return strconv.FormatFloat(*l, 'g', -1, 64)
+}
+
+// lossWindow records an evaluation as of cs in ev and returns the mean
+// mini-batch loss it read since the previous one.
+func lossWindow(ev *proto.Evaluations, cs proto.CoordStats) *float64 {
+	ev.Add(cs, 0, 1, 0)
+	return ev.BatchLoss[len(ev.BatchLoss)-1]
 }

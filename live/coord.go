@@ -1,6 +1,7 @@
 package live
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -78,7 +79,8 @@ type Coordinator struct {
 	blind    bool  // restarted without a state file (restoreBlind)
 	refused  int64 // control frames refused
 	idCap    int
-	info     proto.JobInfo
+	job      *job.Description
+	info     proto.JobInfo // the HelloOK's payload, the job's description encoded once
 	rel      []int
 	log      *slog.Logger
 	plog     *ratelog.Logger // lines a worker's frames trigger (rate-limited; nil: none)
@@ -125,6 +127,10 @@ type CoordConfig struct {
 // newCoordinator builds the coordinator of a job starting at now.
 func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 	j := &cfg.Params.Job
+	desc, err := json.Marshal(cfg.Params)
+	if err != nil {
+		return nil, err
+	}
 	gate, err := paradigm.NewGate(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
 	if err != nil {
 		return nil, err
@@ -140,7 +146,7 @@ func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 	c := &Coordinator{gate: gate, members: make([]member, j.Workers), k: j.Workers,
 		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, graceD: grace, every: every, start: now, target: cfg.Params.Pushes(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}), inc: rand.Uint64() | 1,
-		info: proto.JobInfo{ShardAddrs: cfg.ShardAddrs, Job: *cfg.Params}}
+		job: cfg.Params, info: proto.JobInfo{ShardAddrs: cfg.ShardAddrs, Job: desc}}
 	c.ms = membership.New(membership.Config{Workers: j.Workers, IDCap: c.idCap, Timeout: c.timeout, Grace: grace, Every: every, Target: c.target}, now)
 	return c, nil
 }

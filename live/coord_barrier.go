@@ -9,7 +9,7 @@ import "github.com/pacer-ps/pacer/paradigm"
 // (lock held): ElasticBSP apply=local's shards apply each one, so every new
 // count goes to the shard links.
 func (c *Coordinator) noteBarriers() {
-	if !c.info.Job.Job.Spec.LocalSteps() {
+	if !c.job.Job.Spec.LocalSteps() {
 		return // apply=arrival's shards have no barrier to apply
 	}
 	b := c.barBase + paradigm.Barriers(c.gate)
@@ -40,7 +40,7 @@ func (c *Coordinator) tellBarriers() {
 // buffers (virtual time's Policy.Finish). Pushes that race the end land
 // after it and stay buffered.
 func (c *Coordinator) endSuperstep() {
-	if !c.info.Job.Job.Spec.LocalSteps() {
+	if !c.job.Job.Spec.LocalSteps() {
 		return
 	}
 	c.barBase++
@@ -52,7 +52,7 @@ func (c *Coordinator) endSuperstep() {
 // ones since, and the shards' versions and the workers' copies count them.
 // A count no job of this length reaches is ignored.
 func (c *Coordinator) adoptBarriers(b uint64) {
-	if !c.info.Job.Job.Spec.LocalSteps() || b <= c.bar || b > inFlight(&c.info.Job) {
+	if !c.job.Job.Spec.LocalSteps() || b <= c.bar || b > inFlight(c.job) {
 		return
 	}
 	c.barBase += b - c.bar

@@ -96,7 +96,7 @@ func (c *Coordinator) snapshotState() *coordState {
 	defer c.mu.Unlock()
 	gs := c.gate.Stats()
 	nRem, nNever, nJoin := c.ms.Counts()
-	st := &coordState{Version: coordStateVersion, Paradigm: c.info.Job.Job.Spec.String(), Workers: c.k, Target: c.target,
+	st := &coordState{Version: coordStateVersion, Paradigm: c.job.Job.Spec.String(), Workers: c.k, Target: c.target,
 		Pushes: c.ms.Pushes(), Done: c.ms.Done(), Removed: nRem, NeverConnected: nNever, Joined: nJoin, Refused: c.refused,
 		Releases: c.base.Releases + gs.Releases, MaxGap: max(c.base.MaxGap, gs.MaxGap),
 		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts,
@@ -203,9 +203,9 @@ func (c *Coordinator) restore(now time.Time, st *coordState) error {
 	switch {
 	case st.Version != coordStateVersion:
 		return fmt.Errorf("live: coordinator state of format %d, this build reads %d", st.Version, coordStateVersion)
-	case st.Paradigm != c.info.Job.Job.Spec.String() || st.Workers != c.k || st.Target != c.target:
+	case st.Paradigm != c.job.Job.Spec.String() || st.Workers != c.k || st.Target != c.target:
 		return fmt.Errorf("live: coordinator state of another job (%s, %d workers, %d pushes; this job: %s, %d workers, %d pushes)",
-			st.Paradigm, st.Workers, st.Target, c.info.Job.Job.Spec.String(), c.k, c.target)
+			st.Paradigm, st.Workers, st.Target, c.job.Job.Spec.String(), c.k, c.target)
 	case st.BatchLosses < 0 || math.IsNaN(st.BatchLossSum) || math.IsInf(st.BatchLossSum, 0) || st.BatchLossSum < 0 ||
 		(st.BatchLosses == 0 && st.BatchLossSum != 0):
 		// Each loss is finite and non-negative (reportedLoss), so are

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/pacer-ps/pacer/job"
-	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 )
 
@@ -29,10 +28,10 @@ func modelSize(j *job.Config) (n int, flat bool, err error) {
 	return m.NumParams(), false, nil
 }
 
-// checkInit refuses initial weights that are not the job's: a flat model
+// CheckInit refuses initial weights that are not the job's: a flat model
 // needs them, of its size and with the description's digest; pacer's own
 // models initialize from the seed and take none.
-func checkInit(j *job.Config, init []float32) error {
+func CheckInit(j *job.Config, init []float32) error {
 	n, flat, err := nn.ParseFlat(j.Model)
 	switch {
 	case err != nil:
@@ -52,35 +51,4 @@ func checkInit(j *job.Config, init []float32) error {
 		return fmt.Errorf("live: initial weights with sha256 %.12s…, the job's are %.12s… (give every shard of the job the same --init file)", d, j.InitSHA256)
 	}
 	return nil
-}
-
-// readInit reads --init for the job d: a flat model's initial weights,
-// whose digest it records in a description built from flags (fill) or
-// checks against the one given whole (--job). Without --init it checks
-// that the model needs none.
-func readInit(path string, d *job.Description, fill bool) ([]float32, error) {
-	j := &d.Job
-	n, flat, err := nn.ParseFlat(j.Model)
-	switch {
-	case err != nil:
-		return nil, err
-	case !flat && path != "":
-		return nil, fmt.Errorf("--init: model %s initializes from --seed; --init gives the initial weights of a flat model (--model flat:n=N, a model of your own)", j.Model)
-	case !flat:
-		return nil, checkInit(j, nil)
-	case path == "":
-		return nil, fmt.Errorf("--model %s: give --init FILE, the model's initial weights from its own initialization (an .npz of one float32 array %q of %d values: pacer.torch.save_flat(model, FILE) writes it; docs/python.md)",
-			j.Model, modelfile.FlatArray, n)
-	}
-	w, err := modelfile.ReadFlat(path, n)
-	if err != nil {
-		return nil, fmt.Errorf("--init: %w", err)
-	}
-	if fill {
-		j.InitSHA256 = nn.FlatDigest(w)
-	}
-	if err := checkInit(j, w); err != nil {
-		return nil, fmt.Errorf("--init %s: %w", path, err)
-	}
-	return w, nil
 }

@@ -2,8 +2,6 @@ package live
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,71 +15,6 @@ import (
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/wire"
 )
-
-// flatParams parses a server's job flags (pacer server's) into a job.
-func flatParams(args ...string) (*job.Description, []float32, error) {
-	var f JobFlags
-	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	f.Bind(fs)
-	if !slices.Contains(args, "--job") {
-		args = append([]string{"--train-n", "640", "--dataset", "synthetic"}, args...)
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, nil, err
-	}
-	given := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
-	d, err := f.Params(given)
-	return d, f.Init(), err
-}
-
-func initFile(t *testing.T, w []float32) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "init.npz")
-	if err := modelfile.WriteFlat(path, w); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// TestFlatInitFlags: a flat model's job records its --init file's digest;
-// every wrong combination is refused with the flag named.
-func TestFlatInitFlags(t *testing.T) {
-	w := []float32{0.5, -1, 2, 0.25}
-	good := initFile(t, w)
-	d, init, err := flatParams("--model", "flat:n=4", "--init", good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Job.InitSHA256 != nn.FlatDigest(w) || !slices.Equal(init, w) {
-		t.Fatalf("digest %q, init %v", d.Job.InitSHA256, init)
-	}
-	desc, err := json.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := initFile(t, []float32{0.5, -1, 2, 0})
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--model", "flat:n=4"}, "--model flat:n=4: give --init FILE"},
-		{[]string{"--model", "flat:n=5", "--init", good}, "--init: modelfile: " + good + ": 4 parameters; the model has 5"},
-		{[]string{"--model", "mlp", "--init", good}, "--init: model mlp initializes from --seed"},
-		{[]string{"--model", "flat:n=0", "--init", good}, "want flat:n=N"},
-		{[]string{"--model", "flat:n=4", "--init", filepath.Join(t.TempDir(), "none.npz")}, "--init: modelfile:"},
-		// The whole job given: --init must be the file it names by digest.
-		{[]string{"--job", string(desc), "--init", other}, "the job's are " + d.Job.InitSHA256[:12]},
-		{[]string{"--job", string(desc)}, "--job: --model flat:n=4: give --init FILE"},
-	} {
-		if _, _, err := flatParams(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: %v\nwant an error containing %q", tc.args, err, tc.want)
-		}
-	}
-	if d2, init2, err := flatParams("--job", string(desc), "--init", good); err != nil || d2.Job.InitSHA256 != d.Job.InitSHA256 || !slices.Equal(init2, w) {
-		t.Errorf("--job with its own --init: %v", err)
-	}
-}
 
 // TestFlatJobShards: the shards of a flat model's job start from the
 // --init vector, each its block; a shard given other weights than the

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/pacer-ps/pacer/live/proto"
@@ -77,6 +78,9 @@ func (l *memberLink) run(ctx context.Context) {
 			conn.Close()
 		}
 	}()
+	// The Hello presents shard 0's job: a shard started with other job
+	// flags refuses the link, naming the field.
+	desc, _ := json.Marshal(l.sv.cfg.Params) // plain values: cannot fail
 	var sent, barSent uint64
 	var b proto.Backoff
 	var req, resp wire.Frame
@@ -85,7 +89,7 @@ func (l *memberLink) run(ctx context.Context) {
 	call := func(c proto.Control) error {
 		var err error
 		if conn == nil {
-			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: proto.ControlHello(proto.RoleCoordinator, l.sv.cfg.ControlToken, l.sv.cfg.Params)}
+			cc := wire.ClientConfig{Config: l.sv.cfg.Wire, Hello: proto.ControlHello(proto.RoleCoordinator, l.sv.cfg.ControlToken, desc)}
 			cc.Token = l.sv.cfg.Token
 			if conn, err = wire.Dial(ctx, l.sv.cfg.Transport, l.addr, cc); err != nil {
 				return err

@@ -29,7 +29,7 @@ import (
 type reporter struct {
 	sv    *Server
 	test  *data.Set // nil: the test set is not on this machine
-	ev    Evaluations
+	ev    proto.Evaluations
 	model nn.Model
 	w     []float32
 	obs   []*proto.Observer
@@ -94,11 +94,11 @@ func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, 
 		return 0, errors.New("no test set")
 	}
 	for i, rg := range job.Ranges(r.model.NumParams(), len(r.sv.cfg.ShardAddrs)) {
-		if err := r.observer(i).Evaluated(ctx, &r.sv.cfg.Params.Job, r.w[rg[0]:rg[1]]); err != nil {
+		if err := r.observer(i).Evaluated(ctx, r.sv.cfg.Params.Job.EMA > 0, r.w[rg[0]:rg[1]]); err != nil {
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}
-	return r.ev.Add(r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
+	return Evaluate(&r.ev, r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
 }
 
 // run evaluates at the job's cadence until the job is done, then ends it.
@@ -194,7 +194,7 @@ func (r *reporter) finish(ctx context.Context) error {
 		}
 		shards = append(shards, st.Shard)
 	}
-	run := Summary(d, "tcp", cs, shards, &r.ev)
+	run := Summary(d, runstats.TCP, cs, shards, &r.ev)
 	if len(r.ev.Curve) == 0 {
 		run.NoAccuracy = r.none
 	}

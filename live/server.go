@@ -162,7 +162,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkInit(j, cfg.Init); err != nil {
+	if err := CheckInit(j, cfg.Init); err != nil {
 		return nil, err
 	}
 	sc := ShardConfig{Index: cfg.Index, Params: cfg.Params, Logger: log, Restarted: cfg.Restore}

@@ -66,7 +66,7 @@ func fakeCIFAR(t *testing.T, n int) string {
 func TestServerShapesTheModelByTheData(t *testing.T) {
 	dir := fakeCIFAR(t, 40)
 	for _, model := range nn.Names() {
-		n, err := CountTrain(job.Config{Dataset: "cifar10", Model: model, DataDir: dir})
+		n, err := job.CountTrain(job.Config{Dataset: "cifar10", Model: model, DataDir: dir})
 		if err != nil || n != 5*40 {
 			t.Errorf("pacer server on cifar10 with the %s: %d samples, %v", model, n, err)
 		}
@@ -92,12 +92,12 @@ func TestServerCountsFromHeaders(t *testing.T) {
 		}
 	}
 	for limit, want := range map[int]int{0: 60000, 500: 500, 70000: 60000} {
-		n, err := CountTrain(job.Config{Dataset: "fashion-mnist", Model: "mlp", DataDir: dir, TrainLimit: limit})
+		n, err := job.CountTrain(job.Config{Dataset: "fashion-mnist", Model: "mlp", DataDir: dir, TrainLimit: limit})
 		if err != nil || n != want {
 			t.Errorf("train limit %d: count %d, %v; want %d", limit, n, err, want)
 		}
 	}
-	if _, err := CountTrain(job.Config{Dataset: "fashion-mnist", Model: "cnn", DataDir: dir}); err != nil {
+	if _, err := job.CountTrain(job.Config{Dataset: "fashion-mnist", Model: "cnn", DataDir: dir}); err != nil {
 		t.Errorf("the cnn takes 28×28 images too: %v", err)
 	}
 }

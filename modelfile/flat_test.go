@@ -15,7 +15,7 @@ import (
 	"github.com/pacer-ps/pacer/nn/npz"
 )
 
-func writeTensors(t *testing.T, path string, ts []nn.Tensor) {
+func writeTensors(t *testing.T, path string, ts []npz.Tensor) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := npz.Write(&b, ts); err != nil {
@@ -47,16 +47,16 @@ func TestReadFlatRefuses(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name string
-		ts   []nn.Tensor
+		ts   []npz.Tensor
 		want string
 	}{
-		{"two arrays", []nn.Tensor{{Name: "flat", Shape: []int{1}, Data: []float32{1}}, {Name: "b", Shape: []int{1}, Data: []float32{1}}}, "holds flat[1], b[1]"},
-		{"other name", []nn.Tensor{{Name: "weights", Shape: []int{2}, Data: []float32{1, 2}}}, `named "flat"`},
-		{"2-D", []nn.Tensor{{Name: "flat", Shape: []int{1, 2}, Data: []float32{1, 2}}}, "1-D float32"},
-		{"NaN", []nn.Tensor{{Name: "flat", Shape: []int{2}, Data: []float32{1, float32(math.NaN())}}}, "parameter 1 is NaN"},
-		{"Inf", []nn.Tensor{{Name: "flat", Shape: []int{2}, Data: []float32{float32(math.Inf(-1)), 0}}}, "parameter 0 is -Inf"},
-		{"empty", []nn.Tensor{{Name: "flat", Shape: []int{0}, Data: []float32{}}}, "0 parameters; the model has 2"},
-		{"longer", []nn.Tensor{{Name: "flat", Shape: []int{3}, Data: []float32{1, 2, 3}}}, "3 parameters; the model has 2"},
+		{"two arrays", []npz.Tensor{{Name: "flat", Shape: []int{1}, Data: []float32{1}}, {Name: "b", Shape: []int{1}, Data: []float32{1}}}, "holds flat[1], b[1]"},
+		{"other name", []npz.Tensor{{Name: "weights", Shape: []int{2}, Data: []float32{1, 2}}}, `named "flat"`},
+		{"2-D", []npz.Tensor{{Name: "flat", Shape: []int{1, 2}, Data: []float32{1, 2}}}, "1-D float32"},
+		{"NaN", []npz.Tensor{{Name: "flat", Shape: []int{2}, Data: []float32{1, float32(math.NaN())}}}, "parameter 1 is NaN"},
+		{"Inf", []npz.Tensor{{Name: "flat", Shape: []int{2}, Data: []float32{float32(math.Inf(-1)), 0}}}, "parameter 0 is -Inf"},
+		{"empty", []npz.Tensor{{Name: "flat", Shape: []int{0}, Data: []float32{}}}, "0 parameters; the model has 2"},
+		{"longer", []npz.Tensor{{Name: "flat", Shape: []int{3}, Data: []float32{1, 2, 3}}}, "3 parameters; the model has 2"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".npz")
 		writeTensors(t, path, tc.ts)

@@ -173,9 +173,13 @@ func readNPZ(path string, values, arrays int, what string, check func(*npz.Archi
 	if err := check(a); err != nil {
 		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
 	}
-	ts, err := a.Read()
+	read, err := a.Read()
 	if err != nil {
 		return nil, fmt.Errorf("modelfile: %s: %w", path, err)
+	}
+	ts := make([]nn.Tensor, len(read))
+	for i, t := range read {
+		ts[i] = nn.Tensor(t)
 	}
 	return ts, nil
 }
@@ -301,8 +305,12 @@ func WriteNPZ(path string, m *Model) error {
 func WriteFlat(path string, w []float32) error { return writeNPZ(path, flatTensors(w)) }
 
 func writeNPZ(path string, ts []nn.Tensor) error {
+	arrays := make([]npz.Tensor, len(ts))
+	for i, t := range ts {
+		arrays[i] = npz.Tensor(t)
+	}
 	var b bytes.Buffer
-	if err := npz.Write(&b, ts); err != nil {
+	if err := npz.Write(&b, arrays); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".model-*.npz.tmp")

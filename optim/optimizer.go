@@ -1,6 +1,10 @@
 package optim
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
+)
 
 // chunk is how many floats of the aggregated update ApplyWeighted keeps at a time: 8 KB, so the
 // buffer stays in L1 while every gradient streams through it once.
@@ -191,10 +195,14 @@ func (o *Optimizer) step(w, u []float32, lr float32, lo, hi int, k *adaptiveCoef
 	}
 	wd := float32(o.cfg.WeightDecay)
 	if o.v == nil {
-		sgd(w[lo:hi], u, lr, wd)
+		kernel.SGD(w[lo:hi], u, lr, wd)
 		return
 	}
-	momentum(w[lo:hi], o.v[lo:hi], u, lr, float32(o.cfg.Momentum), wd, o.cfg.Nesterov)
+	if o.cfg.Nesterov {
+		kernel.Nesterov(w[lo:hi], o.v[lo:hi], u, lr, float32(o.cfg.Momentum), wd)
+		return
+	}
+	kernel.Momentum(w[lo:hi], o.v[lo:hi], u, lr, float32(o.cfg.Momentum), wd)
 }
 
 // ApplyWeighted aggregates and steps in one go: u = Σ_k weights[k]·grads[k], then Step(w, u, lr),
@@ -232,11 +240,11 @@ func (o *Optimizer) applyWeighted(w []float32, grads [][]float32, weights []floa
 		u := buf[:hi-lo]
 		k := 0
 		for ; k+4 <= len(grads); k += 4 {
-			acc4(u, grads[k][lo:hi], grads[k+1][lo:hi], grads[k+2][lo:hi], grads[k+3][lo:hi],
+			kernel.Acc4(u, grads[k][lo:hi], grads[k+1][lo:hi], grads[k+2][lo:hi], grads[k+3][lo:hi],
 				weights[k], weights[k+1], weights[k+2], weights[k+3], k == 0)
 		}
 		for ; k < len(grads); k++ {
-			acc1(u, grads[k][lo:hi], weights[k], k == 0)
+			kernel.Acc1(u, grads[k][lo:hi], weights[k], k == 0)
 		}
 		if len(grads) == 0 {
 			clear(u)
@@ -272,16 +280,16 @@ func (o *Optimizer) applySGD(w []float32, grads [][]float32, weights []float32, 
 		dk := d // the decay applies once, with the first group
 		k := 0
 		for ; k+4 <= len(grads); k += 4 {
-			sub4(wc, grads[k][lo:hi], grads[k+1][lo:hi], grads[k+2][lo:hi], grads[k+3][lo:hi],
+			kernel.Sub4(wc, grads[k][lo:hi], grads[k+1][lo:hi], grads[k+2][lo:hi], grads[k+3][lo:hi],
 				lr*weights[k], lr*weights[k+1], lr*weights[k+2], lr*weights[k+3], dk)
 			dk = 1
 		}
 		for ; k < len(grads); k++ {
-			sub1(wc, grads[k][lo:hi], lr*weights[k], dk)
+			kernel.Sub1(wc, grads[k][lo:hi], lr*weights[k], dk)
 			dk = 1
 		}
 		if len(grads) == 0 && dk != 1 {
-			scale(wc, dk)
+			kernel.Scale(wc, dk)
 		}
 		if un != nil && !un.finite(o, w, lo, hi) {
 			un.restore(o, w, hi)

@@ -10,15 +10,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // withProgress gives every run of s what virtual time records beside its
 // curve: the epoch of each evaluation (from its throughput, 64 samples a
 // push over 12,000), the training loss, falling as the accuracy rises,
 // and the mini-batch loss a little above it (none at the first).
-func withProgress(s *runstats.Summary) *runstats.Summary {
+func withProgress(s *compare.Summary) *compare.Summary {
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		r.CurveEpochs, r.TrainLoss, r.BatchLoss = nil, nil, nil

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -23,7 +24,7 @@ func curve(top, tau, end, step float64) [][2]float64 {
 
 // summarize is what pacer compare builds from runs: the statistics over
 // seeds and the verdict.
-func summarize(runs []runstats.Run, target, horizon float64) *runstats.Summary {
+func summarize(runs []runstats.Run, target, horizon float64) *compare.Summary {
 	var names []string
 	var seeds []uint64
 	for _, r := range runs {
@@ -35,15 +36,15 @@ func summarize(runs []runstats.Run, target, horizon float64) *runstats.Summary {
 		}
 	}
 	slices.Sort(seeds)
-	st, v := runstats.Analyze(runs, names, seeds, target)
-	mode := ""
+	st, v := compare.Analyze(runs, names, seeds, target)
+	var mode runstats.Mode
 	if len(runs) > 0 {
 		mode = runs[0].Mode
 	}
-	s := &runstats.Summary{Version: "(devel)", Commit: "unknown", Mode: mode, Seeds: seeds, HorizonSeconds: horizon,
-		Target: target, IntervalMethod: runstats.IntervalMethod, Runs: runs, Paradigms: st, Verdict: v}
-	if v.Metric != runstats.MetricNone {
-		s.TestMethod = runstats.TestMethod
+	s := &compare.Summary{Version: "(devel)", Commit: "unknown", Mode: mode, Seeds: seeds, HorizonSeconds: horizon,
+		Target: target, IntervalMethod: compare.IntervalMethod, Runs: runs, Paradigms: st, Verdict: v}
+	if v.Metric != compare.MetricNone {
+		s.TestMethod = compare.TestMethod
 		if target > 0 {
 			s.TimeToTargetMethod = runstats.TimeToMethod
 		}
@@ -53,7 +54,7 @@ func summarize(runs []runstats.Run, target, horizon float64) *runstats.Summary {
 
 // virtualSummary is the pair's runs over seeds 1…n: each seed's curves are
 // a little faster or slower (a fixed wobble per seed and paradigm).
-func virtualSummary(target float64, n int) *runstats.Summary {
+func virtualSummary(target float64, n int) *compare.Summary {
 	var runs []runstats.Run
 	base := virtualRuns(target)
 	for i := range base {
@@ -66,7 +67,7 @@ func virtualSummary(target float64, n int) *runstats.Summary {
 	return summarize(runs, target, 600)
 }
 
-func simSummary(n int) *runstats.Summary {
+func simSummary(n int) *compare.Summary {
 	var runs []runstats.Run
 	base := simRuns()
 	for i := range base {

@@ -3,6 +3,7 @@ package report
 import (
 	"slices"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -10,13 +11,13 @@ import (
 // per seed in seed order.
 type pgroup struct {
 	name string
-	st   *runstats.ParadigmStats
+	st   *compare.ParadigmStats
 	runs []runstats.Run
 }
 
 // groupsOf splits the summary's runs by paradigm, in the order of its
 // statistics (the order the user listed the paradigms).
-func groupsOf(s *runstats.Summary) []pgroup {
+func groupsOf(s *compare.Summary) []pgroup {
 	gs := make([]pgroup, len(s.Paradigms))
 	for i := range s.Paradigms {
 		gs[i] = pgroup{name: s.Paradigms[i].Paradigm, st: &s.Paradigms[i]}
@@ -117,14 +118,14 @@ func med(runs []runstats.Run, f func(*runstats.Run) float64) float64 {
 	for i := range runs {
 		xs[i] = f(&runs[i])
 	}
-	if m := runstats.MedianInterval(xs).Median; m != nil {
+	if m := compare.MedianInterval(xs).Median; m != nil {
 		return *m
 	}
 	return 0
 }
 
 // trainedAny reports whether the comparison is about accuracy at all.
-func trainedAny(s *runstats.Summary) bool {
+func trainedAny(s *compare.Summary) bool {
 	for i := range s.Runs {
 		if len(s.Runs[i].Curve) > 0 {
 			return true

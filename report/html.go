@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -67,7 +68,7 @@ var glossary = []glossEntry{
 
 // htmlPage renders report.html. Plots are embedded as base64 data URIs and
 // the CSS is inline, so the one file opens offline and can be mailed around.
-func htmlPage(sc Scenario, s *runstats.Summary, figs []figure) ([]byte, error) {
+func htmlPage(sc Scenario, s *compare.Summary, figs []figure) ([]byte, error) {
 	sentence, won := Headline(s)
 	tb := summaryTable(s)
 	d := pageData{
@@ -116,7 +117,7 @@ func htmlPage(sc Scenario, s *runstats.Summary, figs []figure) ([]byte, error) {
 }
 
 // facts are the short setup notes under the title: what every run shared.
-func facts(s *runstats.Summary) []string {
+func facts(s *compare.Summary) []string {
 	runs := s.Runs
 	var fs []string
 	add := func(label string, get func(*runstats.Run) string) {
@@ -135,7 +136,7 @@ func facts(s *runstats.Summary) []string {
 		each = fmt.Sprintf("raced over %s (%d runs)", seedWord(len(s.Seeds)), s.Race.Runs)
 	}
 	fs = append(fs, fmt.Sprintf("%d paradigms", len(s.Paradigms)), each)
-	add("mode", func(r *runstats.Run) string { return r.Mode })
+	add("mode", func(r *runstats.Run) string { return string(r.Mode) })
 	add("scenario", func(r *runstats.Run) string { return r.Scenario })
 	add("model", func(r *runstats.Run) string { return r.Model })
 	// "normalize mean" where the training set's mean was subtracted; runs

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -78,7 +79,7 @@ func linkCell(g pgroup) string {
 }
 
 // anyLinks is whether the comparison simulated a network.
-func anyLinks(s *runstats.Summary) bool {
+func anyLinks(s *compare.Summary) bool {
 	for i := range s.Runs {
 		if len(s.Runs[i].ShardLinkIn) > 0 {
 			return true
@@ -90,7 +91,7 @@ func anyLinks(s *runstats.Summary) bool {
 // linkNotes say what "links busy" is, for which paradigms the network did
 // not matter or dominated, and, when the scenario gave no base, that the
 // shares rest on the 1 s default.
-func linkNotes(s *runstats.Summary) []string {
+func linkNotes(s *compare.Summary) []string {
 	if !anyLinks(s) {
 		return nil
 	}
@@ -103,7 +104,7 @@ func linkNotes(s *runstats.Summary) []string {
 		}
 	}
 	line := "Links busy: the busiest shard link's share of the run spent moving data (receiving pushes plus sending pulls, at most 100%; per link the median over seeds); transfers: the workers' share of their time spent pushing and pulling (their own links, the shards' links, the queues and the latencies)"
-	if s.Scenario.Base == "" && (s.Mode == "virtual" || s.Mode == "sim") {
+	if s.Scenario.Base == "" && (s.Mode == runstats.Virtual || s.Mode == runstats.Sim) {
 		line += "; " + AssumedBase + ": a shorter iteration makes every link busier"
 	}
 	line += "."

@@ -6,17 +6,19 @@ import (
 	"math"
 	"strings"
 
-	"github.com/pacer-ps/pacer/runstats"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/pacer-ps/pacer/compare"
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 // timeAxis names the clock the runs' seconds are on.
 func timeAxis(runs []runstats.Run) string {
 	for i := range runs {
-		if m := runs[i].Mode; m == "inproc" || m == "tcp" {
+		if runs[i].Mode.Live() {
 			return "wall-clock time (s)"
 		}
 	}
@@ -73,7 +75,7 @@ func timeBatchLoss(r *runstats.Run) (x, y []float64) {
 }
 
 // recorded is whether any run of s has the series.
-func recorded(s *runstats.Summary, f series) bool {
+func recorded(s *compare.Summary, f series) bool {
 	for i := range s.Runs {
 		if x, _ := f(&s.Runs[i]); len(x) > 0 {
 			return true
@@ -110,7 +112,7 @@ func medianCurve(g pgroup, f series) (mid, lo, hi plotter.XYs) {
 			k := pick(len(xs[j]))
 			px, py = append(px, xs[j][k]), append(py, ys[j][k])
 		}
-		t, a := runstats.MedianInterval(px), runstats.MedianInterval(py)
+		t, a := compare.MedianInterval(px), compare.MedianInterval(py)
 		mid = append(mid, plotter.XY{X: *t.Median, Y: *a.Median})
 		lo = append(lo, plotter.XY{X: *t.Median, Y: *a.Lo})
 		hi = append(hi, plotter.XY{X: *t.Median, Y: *a.Hi})
@@ -138,7 +140,7 @@ type accuracyAxis struct {
 	marker func(tgt string) string
 }
 
-func timeAxisOf(s *runstats.Summary) accuracyAxis {
+func timeAxisOf(s *compare.Summary) accuracyAxis {
 	return accuracyAxis{file: FileAccuracy, title: "Accuracy vs time", heading: "Test accuracy over time",
 		xLabel: timeAxis(s.Runs), series: timeAccuracy, xmax: s.HorizonSeconds,
 		toTarget: func(g pgroup) (*float64, bool) {
@@ -153,7 +155,7 @@ func timeAxisOf(s *runstats.Summary) accuracyAxis {
 		}}
 }
 
-func epochAxisOf(s *runstats.Summary) accuracyAxis {
+func epochAxisOf(s *compare.Summary) accuracyAxis {
 	return accuracyAxis{file: FileEpochs, title: "Accuracy vs epochs", heading: "Test accuracy over epochs",
 		xLabel: "epochs (all workers' samples over the training set)", series: epochAccuracy,
 		toTarget: func(g pgroup) (*float64, bool) {
@@ -174,7 +176,7 @@ func epochAxisOf(s *runstats.Summary) accuracyAxis {
 			if len(es) == 0 {
 				return nil, false
 			}
-			return runstats.MedianInterval(es).Median, true
+			return compare.MedianInterval(es).Median, true
 		},
 		value: func(v float64) string { return "epoch " + trimZero(fmt.Sprintf("%.2f", v)) },
 		marker: func(tgt string) string {
@@ -187,7 +189,7 @@ func epochAxisOf(s *runstats.Summary) accuracyAxis {
 // evaluation; the y axis is zoomed to where the paradigms differ (past the
 // first rise), a dashed line marks the target and a large marker each
 // median x at the target.
-func accuracyPlot(s *runstats.Summary, gs []pgroup, ax accuracyAxis) (figure, *plot.Plot, error) {
+func accuracyPlot(s *compare.Summary, gs []pgroup, ax accuracyAxis) (figure, *plot.Plot, error) {
 	heading := ax.heading + " (median over seeds)"
 	if len(gs) <= maxBands && len(s.Seeds) > 1 {
 		heading = ax.heading + " (median over seeds, band: interval)"
@@ -338,7 +340,7 @@ var (
 // time, with a band for its interval. The loss axis is cut at the highest
 // loss after the first point: the initial weights' loss, the same for
 // every paradigm, would squeeze the differences at the end flat.
-func lossPlot(s *runstats.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, error) {
+func lossPlot(s *compare.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, error) {
 	bands := len(gs) <= maxBands && len(s.Seeds) > 1
 	heading := k.heading + " (median over seeds)"
 	if bands {
@@ -406,7 +408,7 @@ func bandPolygon(lo, hi plotter.XYs, i int) (*plotter.Polygon, error) {
 // bandsPlot is one small panel per paradigm: its median curve and band in
 // its colour over the other paradigms' medians in grey, on shared axes, so
 // the spread over seeds of each reads without the others in the way.
-func bandsPlot(s *runstats.Summary, gs []pgroup, ref *plot.Plot) (figure, error) {
+func bandsPlot(s *compare.Summary, gs []pgroup, ref *plot.Plot) (figure, error) {
 	cols := 4
 	rows := (len(gs) + cols - 1) / cols
 	mids := make([]plotter.XYs, len(gs))
@@ -474,119 +476,4 @@ func bandsPlot(s *runstats.Summary, gs []pgroup, ref *plot.Plot) (figure, error)
 	caption := fmt.Sprintf("One panel per paradigm: its median test accuracy (line, a dot at every evaluation) and the "+
 		"interval over %s (band), over the other paradigms' medians in grey; same axes as above.", seedWord(len(s.Seeds)))
 	return figure{name: FileBands, title: "Accuracy over seeds, per paradigm", caption: caption, png: png}, err
-}
-
-// stalenessPlot draws, per run, the share of applied gradients at each
-// staleness. Shares (not counts) make runs of different lengths comparable;
-// the y axis turns logarithmic when rare large staleness would otherwise be
-// invisible next to the common small one. Zero bins are left out (a log
-// axis cannot show them), which splits a run's line into segments.
-func stalenessPlot(runs []runstats.Run) (figure, error) {
-	p := newPlot("Staleness of applied gradients", "staleness (versions behind when applied)", "share of gradients")
-	p.X.Tick.Marker = intTicks{}
-	lo, hi, smax := 1.0, 0.0, 0
-	for i := range runs {
-		var tot int64
-		for _, n := range runs[i].StalenessHist {
-			tot += n
-		}
-		for s, n := range runs[i].StalenessHist {
-			if n > 0 {
-				sh := float64(n) / float64(tot)
-				lo, hi, smax = min(lo, sh), max(hi, sh), max(smax, s)
-			}
-		}
-	}
-	// The log axis is drawn as log10 values on a linear axis with ticks
-	// labelled in percent: gonum's LogScale places a rotated axis label by
-	// the arithmetic midpoint, which leaves a gap above the plot.
-	logY := hi > 0 && hi/lo > 50
-	yv := func(share float64) float64 { return share }
-	if logY {
-		yv = math.Log10
-		p.Y.Tick.Marker = percentTicks{scale: 100, log: true}
-		p.Y.Min, p.Y.Max = math.Floor(math.Log10(lo)+1e-9), 0
-		p.Y.Label.Text += " (log scale)"
-	} else {
-		p.Y.Tick.Marker = percentTicks{scale: 100}
-		p.Y.Min, p.Y.Max = 0, math.Min(1, math.Max(hi*1.1, 0.05))
-	}
-	p.Add(grid(false, true))
-	for i := range runs {
-		r := &runs[i]
-		var tot int64
-		for _, n := range r.StalenessHist {
-			tot += n
-		}
-		if tot == 0 {
-			p.Legend.Add(r.Paradigm + " (no data)")
-			continue
-		}
-		var pts, seg plotter.XYs
-		var legendLine *plotter.Line
-		flush := func() error {
-			if len(seg) > 1 {
-				l, err := plotter.NewLine(seg)
-				if err != nil {
-					return err
-				}
-				l.LineStyle = runLine(i)
-				p.Add(l)
-				legendLine = l
-			}
-			seg = nil
-			return nil
-		}
-		for s, n := range r.StalenessHist {
-			if n == 0 {
-				if err := flush(); err != nil {
-					return figure{}, err
-				}
-				continue
-			}
-			xy := plotter.XY{X: float64(s), Y: yv(float64(n) / float64(tot))}
-			seg, pts = append(seg, xy), append(pts, xy)
-		}
-		if err := flush(); err != nil {
-			return figure{}, err
-		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return figure{}, fmt.Errorf("report: staleness of %s: %w", r.Paradigm, err)
-		}
-		sc.GlyphStyle = runGlyph(i)
-		p.Add(sc)
-		label := fmt.Sprintf("%s (mean %.2f, max %d)", r.Paradigm, r.StalenessMean, r.StalenessMax)
-		if legendLine != nil {
-			p.Legend.Add(label, legendLine, sc)
-		} else {
-			p.Legend.Add(label, sc)
-		}
-	}
-	p.X.Min, p.X.Max = -0.5, float64(max(smax, 1))+0.5
-	p.Legend.Top = true
-	p.Legend.XOffs = -vg.Points(6)
-	png, err := renderPNG(p, 4.8*vg.Inch)
-	caption := "For each paradigm, the share of applied gradients that were computed on weights this many " +
-		"versions old; mass at 0 means fresh gradients, a long tail to the right means stale ones."
-	return figure{name: FileStale, title: "Staleness", caption: caption, png: png}, err
-}
-
-// sparseTicks labels every other major tick: a small panel's axis has no
-// room for them all.
-type sparseTicks struct{ inner plot.Ticker }
-
-func (t sparseTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := t.inner.Ticks(lo, hi)
-	k := 0
-	for i := range ts {
-		if ts[i].Label == "" {
-			continue
-		}
-		if k%2 == 1 {
-			ts[i].Label = ""
-		}
-		k++
-	}
-	return ts
 }

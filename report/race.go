@@ -5,14 +5,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	racing "github.com/pacer-ps/pacer/race"
-	"github.com/pacer-ps/pacer/runstats"
 )
 
 // raceHeadline is the verdict of a race in a sentence or three: the winner,
 // the equivalence set with the one to use and why, or undecided with the
 // seeds it would take.
-func raceHeadline(s *runstats.Summary, gs []pgroup) (string, bool) {
+func raceHeadline(s *compare.Summary, gs []pgroup) (string, bool) {
 	res, v := s.Race, s.Race.Verdict
 	byName := map[string]pgroup{}
 	for _, g := range gs {
@@ -72,7 +72,7 @@ func raceHeadline(s *runstats.Summary, gs []pgroup) (string, bool) {
 			fmt.Fprintf(&b, " %s left the race, shown %s.", andList(left), m.worse)
 		}
 	}
-	if s.Verdict.Metric == runstats.MetricTime {
+	if s.Verdict.Metric == compare.MetricTime {
 		// A run that missed the target counts at the horizon: paradigms
 		// that never reached it tie there, which the reader must be told.
 		var never []string
@@ -98,15 +98,15 @@ type words struct {
 	value                            func(g pgroup) string
 }
 
-func raceWords(s *runstats.Summary) words {
+func raceWords(s *compare.Summary) words {
 	res := s.Race
 	margin := trimZero(fmt.Sprintf("%.2f", res.Margin*100)) + "%"
 	switch s.Verdict.Metric {
-	case runstats.MetricIteration:
+	case compare.MetricIteration:
 		return words{best: "has the fastest iterations", equal: "have equally fast iterations", worse: "slower", margin: margin,
 			note:  "Sim mode times iterations only: which paradigm reaches an accuracy first takes --mode virtual.",
 			value: func(g pgroup) string { return rate(*g.st.Throughput.Median) + " pushes/s" }}
-	case runstats.MetricTime:
+	case compare.MetricTime:
 		goal := pct(s.Target) + " test accuracy"
 		return words{best: "reaches " + goal + " fastest", equal: "reach " + goal + " equally fast", worse: "slower", margin: margin,
 			value: func(g pgroup) string { return ivText(g.st.TimeToTarget, secs, "not reached") }}
@@ -144,7 +144,7 @@ func behindText(res *racing.Result, t *racing.Test) string {
 
 // raceGrid is the race as a picture: a row per paradigm, a column per
 // round; ● ran the round, ✕ ran it and left after it.
-func raceGrid(s *runstats.Summary) (head []string, rows [][]string) {
+func raceGrid(s *compare.Summary) (head []string, rows [][]string) {
 	res := s.Race
 	head = []string{"round"}
 	seeds := []string{"seeds"}
@@ -175,7 +175,7 @@ func raceGrid(s *runstats.Summary) (head []string, rows [][]string) {
 }
 
 // standingText says how a paradigm's race ended.
-func standingText(s *runstats.Summary, st racing.Standing) string {
+func standingText(s *compare.Summary, st racing.Standing) string {
 	v := s.Race.Verdict
 	switch {
 	case st.Left > 0:
@@ -198,7 +198,7 @@ func standingText(s *runstats.Summary, st racing.Standing) string {
 
 // raceLines are the race's picture and figures as plain lines, for the
 // text and Markdown reports (indented: a code block in Markdown).
-func raceLines(s *runstats.Summary) []string {
+func raceLines(s *compare.Summary) []string {
 	head, rows := raceGrid(s)
 	all := append([][]string{head}, rows...)
 	w0 := 0
@@ -221,7 +221,7 @@ func raceLines(s *runstats.Summary) []string {
 
 // beatLines give, per paradigm, the probability that the leader does
 // better on a new seed, with its interval.
-func beatLines(s *runstats.Summary) string {
+func beatLines(s *compare.Summary) string {
 	var parts []string
 	for _, st := range s.Race.Standings {
 		t := lastTest(s.Race, st.Paradigm)
@@ -238,7 +238,7 @@ func beatLines(s *runstats.Summary) string {
 }
 
 // raceMethods are the race's notes for the methods section.
-func raceMethods(s *runstats.Summary) []string {
+func raceMethods(s *compare.Summary) []string {
 	res := s.Race
 	m := raceWords(s)
 	out := []string{fmt.Sprintf("Race: %s. Margin %s, budget %d runs (%d spent), %d seeds each in the first round. "+
@@ -263,7 +263,7 @@ func raceLabel(kind string) string {
 
 // raceColumns are the table's race columns: how far each paradigm got,
 // its gap to the leader and the chance the leader does better.
-func raceColumns(s *runstats.Summary) []column {
+func raceColumns(s *compare.Summary) []column {
 	st := func(g pgroup) *racing.Standing {
 		for i := range s.Race.Standings {
 			if s.Race.Standings[i].Paradigm == g.name {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	racing "github.com/pacer-ps/pacer/race"
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -12,7 +13,7 @@ import (
 // raced is a race of paradigms whose runs rise linearly to target at
 // rate(paradigm, seed index) over a 100 s horizon, with the summary's
 // verdict taken from the race as compare takes it.
-func raced(t *testing.T, names []string, rate func(p, s int) float64, target float64, budget int) *runstats.Summary {
+func raced(t *testing.T, names []string, rate func(p, s int) float64, target float64, budget int) *compare.Summary {
 	t.Helper()
 	var runs []runstats.Run
 	cands := make([]racing.Candidate, len(names))
@@ -51,7 +52,7 @@ func raced(t *testing.T, names []string, rate func(p, s int) float64, target flo
 	v := &s.Verdict
 	rv := res.Verdict
 	v.Kind, v.Leader, v.Recommended, v.Reason, v.Winner, v.Tied = rv.Kind, rv.Leader, rv.Recommended, rv.Why, nil, rv.Set
-	v.Metric = runstats.MetricTime
+	v.Metric = compare.MetricTime
 	if rv.Kind == racing.Winner {
 		v.Winner, v.Tied = &rv.Leader, []string{}
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -50,7 +51,7 @@ var ErrInput = errors.New("report: bad input")
 // returns the paths written. All files are rendered in memory first, so bad
 // input or a plotting failure leaves dir untouched; each file is then written
 // to a temporary name and renamed, so a reader never sees half a file.
-func Write(dir string, sc Scenario, s *runstats.Summary) ([]string, error) {
+func Write(dir string, sc Scenario, s *compare.Summary) ([]string, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: empty output directory", ErrInput)
 	}
@@ -96,7 +97,7 @@ type file struct {
 }
 
 // render produces every file's bytes; the HTML page embeds the plots.
-func render(sc Scenario, s *runstats.Summary) ([]file, error) {
+func render(sc Scenario, s *compare.Summary) ([]file, error) {
 	if err := validate(s); err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func render(sc Scenario, s *runstats.Summary) ([]file, error) {
 
 // curvesCSV is every run's accuracy curve, one evaluation a line, with the
 // epoch, training loss and mini-batch loss at it where recorded.
-func curvesCSV(s *runstats.Summary) []byte {
+func curvesCSV(s *compare.Summary) []byte {
 	var b bytes.Buffer
 	b.WriteString("paradigm,seed,seconds,test_accuracy,epoch,train_loss,batch_loss\n")
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -230,7 +231,7 @@ func writeFile(path string, data []byte) error {
 }
 
 // validate rejects what would make a misleading report or a NaN in a plot.
-func validate(s *runstats.Summary) error {
+func validate(s *compare.Summary) error {
 	if s == nil || len(s.Runs) == 0 {
 		return fmt.Errorf("%w: no runs to report", ErrInput)
 	}
@@ -277,7 +278,7 @@ func validate(s *runstats.Summary) error {
 			return fmt.Errorf("%w: the verdict names %q, which did not run", ErrInput, name)
 		}
 	}
-	if v.Metric != runstats.MetricNone && len(s.Paradigms) > 1 && (v.Leader == "" || v.RunnerUp == "" || v.P == nil) {
+	if v.Metric != compare.MetricNone && len(s.Paradigms) > 1 && (v.Leader == "" || v.RunnerUp == "" || v.P == nil) {
 		return fmt.Errorf("%w: the verdict lacks its leader, runner-up or test", ErrInput)
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -50,7 +51,7 @@ func escaped(t *testing.T, s string) string {
 
 // checkPage checks the page's content: winner, table, embedded plots that
 // match the PNG files, and nothing fetched from elsewhere.
-func checkPage(t *testing.T, sc Scenario, s *runstats.Summary, files map[string][]byte, plots []string) {
+func checkPage(t *testing.T, sc Scenario, s *compare.Summary, files map[string][]byte, plots []string) {
 	t.Helper()
 	page := string(files[FileHTML])
 	sentence, won := Headline(s)
@@ -123,7 +124,7 @@ func TestWriteWithCurves(t *testing.T) {
 			t.Errorf("%s is %d px wide, want 1200", name, w)
 		}
 	}
-	var back runstats.Summary
+	var back compare.Summary
 	if err := json.Unmarshal(files[FileJSON], &back); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestWriteDeterministic(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		sc   Scenario
-		sum  *runstats.Summary
+		sum  *compare.Summary
 	}{{"virtual", virtualScenario, virtualSummary(0.85, 3)}, {"sim", Scenario{}, simSummary(2)}} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Write(filepath.Join(t.TempDir(), "a"), c.sc, c.sum)
@@ -233,7 +234,7 @@ func TestPlotsFollowData(t *testing.T) {
 func TestWriteBadInput(t *testing.T) {
 	good := summarize(virtualRuns(0.85), 0.85, 600)
 	good.Target = 85
-	mod := func(f func(r []runstats.Run)) *runstats.Summary {
+	mod := func(f func(r []runstats.Run)) *compare.Summary {
 		r := virtualRuns(0.85)
 		f(r)
 		return summarize(r, 0.85, 600)
@@ -241,7 +242,7 @@ func TestWriteBadInput(t *testing.T) {
 	cases := []struct {
 		name string
 		sc   Scenario
-		runs *runstats.Summary
+		runs *compare.Summary
 		want string
 	}{
 		{"no runs", virtualScenario, summarize(nil, 0.85, 600), "no runs"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -25,7 +26,7 @@ type column struct {
 // seeds with their intervals in brackets. Accuracy columns appear only
 // when the runs trained a model, time to target only with a target. It
 // stays narrow enough for a 1,400-pixel window.
-func summaryTable(s *runstats.Summary) table {
+func summaryTable(s *compare.Summary) table {
 	gs := groupsOf(s)
 	n := len(s.Seeds)
 	var cols []column
@@ -111,7 +112,7 @@ func summaryTable(s *runstats.Summary) table {
 func group64(n int64) string { return group(n) }
 
 // methods are the report's notes on how its figures were obtained.
-func methods(s *runstats.Summary) []string {
+func methods(s *compare.Summary) []string {
 	m := append(linkNotes(s), unlearnt(s)...)
 	m = append(m, targetLines(s)...)
 	if s.Race != nil {
@@ -121,21 +122,21 @@ func methods(s *runstats.Summary) []string {
 		m = append(m, fmt.Sprintf("Every paradigm ran with %s (%s): data order, initial weights and timing draws differ between seeds, and runs of the same seed share them.",
 			seedWord(len(s.Seeds)), seedRange(s.Seeds)))
 	}
-	if s.HorizonSeconds > 0 && s.Mode == "virtual" {
+	if s.HorizonSeconds > 0 && s.Mode == runstats.Virtual {
 		m = append(m, fmt.Sprintf("Equal horizons: every run trained for the same %s of virtual time.", secs(s.HorizonSeconds)))
 	}
 	m = append(m, "Intervals: "+s.IntervalMethod+".")
 	if s.TimeToTargetMethod != "" {
 		m = append(m, "Time to target: "+s.TimeToTargetMethod+".")
 	}
-	if s.Verdict.Metric == runstats.MetricTime {
+	if s.Verdict.Metric == compare.MetricTime {
 		m = append(m, "Smoothed time to target (what the verdict ranks and tests): "+runstats.SmoothedTimeMethod+
 			"; far less noisy over seeds than the first crossing near a plateau.")
 	}
 	if s.Race != nil {
 		m = append(m, raceMethods(s)...)
 	} else if s.TestMethod != "" {
-		m = append(m, "Verdict: "+s.TestMethod+"; "+runstats.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
+		m = append(m, "Verdict: "+s.TestMethod+"; "+compare.WinRule+"; otherwise the paradigms not separated from the leader are tied. Wins: seeds on which a paradigm did best.")
 	}
 	return m
 }
@@ -150,7 +151,7 @@ func seedRange(seeds []uint64) string {
 // Markdown returns summary.md: a heading, the verdict, the scenario and the
 // command to rerun it, the summary table (the winner in bold) and how the
 // figures were obtained.
-func Markdown(sc Scenario, s *runstats.Summary) string {
+func Markdown(sc Scenario, s *compare.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", mdEscape(title(sc)))
 	sentence, _ := Headline(s)
@@ -261,7 +262,7 @@ func ctrlTime(s float64) string {
 // of every applied gradient (virtual time measures it): with each worker
 // sampling its own shard, a worker whose gradients are always dropped (a
 // persistently slow one under backup workers) takes its shard with it.
-func unlearnt(s *runstats.Summary) []string {
+func unlearnt(s *compare.Summary) []string {
 	var out []string
 	for _, g := range groupsOf(s) {
 		worst, global := 1.0, false
@@ -288,7 +289,7 @@ func unlearnt(s *runstats.Summary) []string {
 // targetLines say, per paradigm, when it reached each of --targets: the
 // median time (and epochs, where recorded) over the seeds with the cell's
 // interval.
-func targetLines(s *runstats.Summary) []string {
+func targetLines(s *compare.Summary) []string {
 	var out []string
 	var targets []float64
 	if len(s.Runs) > 0 {

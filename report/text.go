@@ -6,13 +6,13 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/compare"
 )
 
 // Text is summary.md for a terminal: the same heading, verdict, scenario,
 // command, table and notes, with the table's columns aligned as plain text
 // (the winner marked with a *) instead of Markdown syntax.
-func Text(sc Scenario, s *runstats.Summary) string {
+func Text(sc Scenario, s *compare.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n\n", title(sc))
 	sentence, _ := Headline(s)

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/compare"
 )
 
 // Headline is the report's first sentence: the verdict with its
 // uncertainty. won is whether it names a winner.
-func Headline(s *runstats.Summary) (sentence string, won bool) {
+func Headline(s *compare.Summary) (sentence string, won bool) {
 	gs := groupsOf(s)
 	if len(gs) == 0 {
 		return "There are no runs to compare.", false
@@ -19,7 +19,7 @@ func Headline(s *runstats.Summary) (sentence string, won bool) {
 	}
 	v := s.Verdict
 	n := len(s.Seeds)
-	if v.Metric == runstats.MetricNone {
+	if v.Metric == compare.MetricNone {
 		return simSentence(gs, n), false
 	}
 	byName := map[string]pgroup{}
@@ -29,7 +29,7 @@ func Headline(s *runstats.Summary) (sentence string, won bool) {
 	lead := byName[v.Leader]
 	over := seedWord(n)
 	var b strings.Builder
-	timeMetric := v.Metric == runstats.MetricTime
+	timeMetric := v.Metric == compare.MetricTime
 	value := func(g pgroup) string {
 		if timeMetric {
 			return ivText(g.st.TimeToTarget, secs, "not reached")
@@ -154,7 +154,7 @@ func seedWord(n int) string {
 
 // ivText is a median with its interval and the interval's coverage, e.g.
 // "275 s (260–290 s, 93.8% interval)"; a nil median reads none.
-func ivText(iv *runstats.Interval, f func(float64) string, none string) string {
+func ivText(iv *compare.Interval, f func(float64) string, none string) string {
 	if iv == nil || iv.Median == nil {
 		if none == "" {
 			none = "—"
@@ -172,7 +172,7 @@ func ivText(iv *runstats.Interval, f func(float64) string, none string) string {
 }
 
 // ivCell is the table's shorter form: "275 s [260–290]".
-func ivCell(iv *runstats.Interval, f func(float64) string, none string) string {
+func ivCell(iv *compare.Interval, f func(float64) string, none string) string {
 	if iv == nil || iv.Median == nil {
 		return none
 	}

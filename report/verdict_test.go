@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
 // race is a comparison whose runs rise linearly at the given rates (per
 // paradigm, one rate per seed) over a 100 s horizon.
-func race(rates map[string][]float64, order []string, target float64) *runstats.Summary {
+func race(rates map[string][]float64, order []string, target float64) *compare.Summary {
 	var runs []runstats.Run
 	for _, name := range order {
 		for k, r := range rates[name] {
@@ -28,7 +29,7 @@ func race(rates map[string][]float64, order []string, target float64) *runstats.
 func TestHeadline(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		sum   *runstats.Summary
+		sum   *compare.Summary
 		won   bool
 		wants []string
 	}{

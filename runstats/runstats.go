@@ -15,7 +15,7 @@ type Run struct {
 	Paradigm string `json:"paradigm"` // the spec string as given, e.g. "ssp:s=3"
 	// Decisions are --paradigm auto's, in order (sim and virtual modes).
 	Decisions []Decision `json:"decisions,omitempty"`
-	Mode      string     `json:"mode"`               // sim | virtual | inproc | tcp
+	Mode      Mode       `json:"mode"`               // sim | virtual | inproc | tcp
 	Scenario  string     `json:"scenario,omitempty"` // preset or file name, when there is one
 	Model     string     `json:"model,omitempty"`    // mlp | cnn (training runs)
 	Workers   int        `json:"workers"`
@@ -202,6 +202,19 @@ func (a IterAcc) Stats() IterStats {
 		}
 	}
 	return st
+}
+
+// Progress is a live run as it goes, as its launcher reports it after
+// every test evaluation.
+type Progress struct {
+	Epoch        float64 // epochs done, all workers together
+	Pushes       int64
+	Target       int64
+	Seconds      float64 // wall time since the first worker joined
+	Accuracy     float64 // test accuracy of the shards' weights
+	Throughput   float64 // pushes per second
+	WaitFraction float64 // mean share of worker time spent held
+	Live         int     // workers the coordinator counts as live
 }
 
 // TimeSplit is Run.TimeSplit; the five shares add up to 1.

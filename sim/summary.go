@@ -8,7 +8,7 @@ func (e *engine) summary() *runstats.Run {
 	k := len(e.ws)
 	end := e.now
 	r := &runstats.Run{
-		Paradigm: e.cfg.Spec.String(), Mode: "sim", Workers: k, Shards: len(e.ss), Seed: e.cfg.Seed,
+		Paradigm: e.cfg.Spec.String(), Mode: runstats.Sim, Workers: k, Shards: len(e.ss), Seed: e.cfg.Seed,
 		Pushes: e.pushes, Updates: e.updates, Dropped: e.dropped, Withheld: e.unsent,
 		Seconds: end.Seconds(), VirtualSeconds: end.Seconds(),
 		WorkerWait: make([]float64, k), WorkerPushes: make([]int64, k),

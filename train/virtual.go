@@ -69,7 +69,7 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 		return nil, err
 	}
 	l.evaluate(time.Duration(r.VirtualSeconds * float64(time.Second)))
-	r.Mode, r.Model, r.Sampling = "virtual", cfg.Model, cfg.Sampling
+	r.Mode, r.Model, r.Sampling = runstats.Virtual, cfg.Model, cfg.Sampling
 	r.Normalize, r.ChannelMean = cfg.Normalize, ds.Mean
 	learnt := float64(l.nLearnt) / float64(len(l.learnt))
 	r.SamplesLearnt = &learnt

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/train"
 )
@@ -255,7 +256,7 @@ func TestCompareSimModeRunsFailures(t *testing.T) {
 			t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
 		}
 		b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-		var sum runstats.Summary
+		var sum compare.Summary
 		if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 2 {
 			t.Fatalf("summary.json: %v, %d runs", err, len(sum.Runs))
 		}
@@ -286,7 +287,7 @@ func TestCompareSimDurationOverridesScenarioIterations(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "out", "summary.json"))
-	var sum runstats.Summary
+	var sum compare.Summary
 	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 5 || sum.Runs[0].VirtualSeconds > 11 || sum.HorizonSeconds != 10 {
 		t.Errorf("summary %s: %v", b, err)
 	}

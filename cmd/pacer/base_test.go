@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/runstats"
 )
 
@@ -37,7 +38,7 @@ func TestBaseAutoWrittenIntoTheScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := []string{"compare", "--mode", "sim", "--scenario", file, "--iterations", "30"}
-	compare := func(out string) ([]byte, string) {
+	run := func(out string) ([]byte, string) {
 		t.Helper()
 		_, errs, code := pacer(t, append(args, "--out", out)...)
 		if code != 0 {
@@ -49,11 +50,11 @@ func TestBaseAutoWrittenIntoTheScenario(t *testing.T) {
 		}
 		return b, errs
 	}
-	first, errs := compare(filepath.Join(dir, "a"))
+	first, errs := run(filepath.Join(dir, "a"))
 	if want := "base: auto → 4.2ms (measured: the mlp's step at batch 32 on this machine)\n"; !strings.Contains(errs, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errs)
 	}
-	var s runstats.Summary
+	var s compare.Summary
 	if err := json.Unmarshal(first, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestBaseAutoWrittenIntoTheScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	stepClock = nil // a rerun that measured would panic
-	again, errs := compare(filepath.Join(dir, "b"))
+	again, errs := run(filepath.Join(dir, "b"))
 	if strings.Contains(errs, "base: auto") || !bytes.Equal(first, again) {
 		t.Errorf("the rerun of summary.json's scenario differs (or measured again: %q)", errs)
 	}

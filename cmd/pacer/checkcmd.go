@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/report"
 	"github.com/pacer-ps/pacer/runstats"
-	"github.com/spf13/cobra"
 )
 
 func init() { register(newCheckCmd) }
@@ -51,19 +52,19 @@ refit: one parameter, fitted on the median paradigm, checked on every one).`,
 	}
 	fs := cmd.Flags()
 	f := bindCompareFlags(fs)
-	f.live = fs.String("live", "tcp", "where the measurement runs: tcp (processes on loopback) | inproc (goroutines)")
+	f.live = modeFlag(fs, "live", runstats.TCP, "where the measurement runs: tcp (processes on loopback) | inproc (goroutines)", runstats.Inproc, runstats.TCP)
 	if o := fs.Lookup("out"); o != nil {
 		o.DefValue, o.Usage = "out/check", "directory for check.json, check.md and the two reports"
 		*f.out = "out/check"
 	}
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runCompare(fs, commandArgs(cmd), f, stdout, stderr)
+		return runCompare(fs, commandArgs(cmd), f, nil, stdout, stderr)
 	}
 	return cmd
 }
 
 // runCheck runs the prediction and the measurement of cc and writes them.
-func runCheck(cc compare.Config, live, out string, args []string, undo func(), stdout, stderr io.Writer) error {
+func runCheck(cc compare.Config, live runstats.Mode, out string, args []string, undo func(), stdout, stderr io.Writer) error {
 	pr := newProgress(stderr)
 	cc.Progress = func(line string) { pr.printf("%s", line) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -80,9 +81,9 @@ func runCheck(cc compare.Config, live, out string, args []string, undo func(), s
 	cmdline := "pacer check " + shellJoin(args)
 	for _, side := range []struct {
 		dir, title string
-		sum        *runstats.Summary
+		sum        *compare.Summary
 	}{{"predicted", "pacer check: the prediction (virtual time)", r.Predicted},
-		{"measured", "pacer check: the measurement (live, " + live + " mode)", r.Measured}} {
+		{"measured", "pacer check: the measurement (live, " + string(live) + " mode)", r.Measured}} {
 		rs := report.Scenario{Title: side.title, Description: cc.Scenario.Description, Command: cmdline}
 		if _, err := report.Write(filepath.Join(out, side.dir), rs, side.sum); err != nil {
 			undo()

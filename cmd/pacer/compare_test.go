@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/scenario"
 )
 
@@ -43,7 +43,7 @@ func TestCompareEndToEnd(t *testing.T) {
 			}
 		}
 		sums[i], _ = os.ReadFile(filepath.Join(dir, "summary.json"))
-		var sum runstats.Summary
+		var sum compare.Summary
 		if err := json.Unmarshal(sums[i], &sum); err != nil || len(sum.Runs) != 8 || len(sum.Paradigms) != 4 {
 			t.Fatalf("summary.json: %v, %d runs", err, len(sum.Runs))
 		}
@@ -106,7 +106,7 @@ func TestCompareSimModeWithPreset(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-	var sum runstats.Summary
+	var sum compare.Summary
 	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) < 10 || sum.Runs[0].Workers != 32 || sum.Runs[0].Scenario != "mixed32" {
 		t.Fatalf("summary: %v %d runs\n%s", err, len(sum.Runs), out)
 	}
@@ -158,7 +158,7 @@ func TestCompareLiveInproc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum runstats.Summary
+	var sum compare.Summary
 	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Runs) != 2 {
 		t.Fatalf("summary.json: %v, %d runs", err, len(sum.Runs))
 	}

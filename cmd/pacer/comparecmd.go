@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -14,15 +13,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/pacer-ps/pacer/check"
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/report"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/sim"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 func init() { register(newCompareCmd) }
@@ -62,7 +64,7 @@ plain lines otherwise.`,
 	fs := cmd.Flags()
 	f := bindCompareFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return runCompare(fs, commandArgs(cmd), f, stdout, stderr)
+		return runCompare(fs, commandArgs(cmd), f, nil, stdout, stderr)
 	}
 	return cmd
 }
@@ -81,11 +83,12 @@ func pairExample() string {
 // compareFlags are compare's flags (and check's, which adds live).
 type compareFlags struct {
 	tf                    *trainFlags
-	list, scen, mode, out *string
+	list, scen, out       *string
+	mode                  *runstats.Mode
 	iters, params, budget *int
 	seeds, margin         *string
 	dur, horizon          *time.Duration
-	live                  *string // pacer check: the live mode it measures in; nil for compare
+	live                  *runstats.Mode // pacer check: the live mode it measures in; nil for compare
 }
 
 // bindCompareFlags binds compare's flags on fs.
@@ -95,7 +98,7 @@ func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
 	return compareFlags{tf: &tf,
 		list:    fs.String("paradigms", "", "paradigm specs separated by ';', and groups reported as one, avg(ssp:s=3..15) or avg(spec|spec) (default: the scenario's)"),
 		scen:    fs.String("scenario", "", "a preset ("+strings.Join(scenario.Names(), ", ")+") or a YAML/JSON scenario file; flags given explicitly override it"),
-		mode:    fs.String("mode", "virtual", "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)"),
+		mode:    modeFlag(fs, "mode", runstats.Virtual, "virtual (train real models in simulated cluster time) | sim (timing only, no model) | inproc | tcp (the live server on this machine, real time)", compare.Modes...),
 		iters:   fs.Int("iterations", 0, "sim mode: iterations per worker (default 100; not with --duration)"),
 		dur:     fs.Duration("duration", 0, "sim mode: virtual time to simulate (not with --iterations)"),
 		out:     fs.String("out", "out/compare", "directory for report.html, plots, summary.md, summary.json and curves.csv"),
@@ -107,95 +110,98 @@ func bindCompareFlags(fs *pflag.FlagSet) compareFlags {
 	}
 }
 
-func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr io.Writer) error {
-	tf, list, scen, mode, iters, dur, out, seeds, horizon := f.tf, f.list, f.scen, f.mode, f.iters, f.dur, f.out, f.seeds, f.horizon
+// comparison builds the comparison the flags and the scenario describe,
+// as values: sc is the scenario (nil: --scenario's, if given). It returns
+// the configuration, checked before any run, and how many runs it takes
+// at most; an error is a usage error.
+func comparison(fs *pflag.FlagSet, f compareFlags, sc *scenario.Scenario, stderr io.Writer) (compare.Config, int, error) {
+	tf, list, scen, mode, iters, dur, seeds, horizon := f.tf, f.list, f.scen, f.mode, f.iters, f.dur, f.seeds, f.horizon
+	var none compare.Config
 	given := setFlags(fs) // before the scenario sets its own
 	if f.live != nil {
 		// pacer check: its job is checked as virtual mode's (the
 		// prediction); the live side runs the same.
 		if given["mode"] {
-			return usage(fmt.Errorf("--mode: pacer check runs both virtual time and --live %s", *f.live))
+			return none, 0, usage(fmt.Errorf("--mode: pacer check runs both virtual time and --live %s", *f.live))
 		}
-		if *f.live != "inproc" && *f.live != "tcp" {
-			return usage(fmt.Errorf("--live=%q: want inproc or tcp", *f.live))
-		}
-		*mode = "virtual"
+		*mode = runstats.Virtual
 	}
 	if err := checkCompareModeFlags(*mode, given, tf.net.mode, tf.cl.base.auto); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	if *iters < 0 || *dur < 0 {
-		return usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
+		return none, 0, usage(fmt.Errorf("--iterations=%d and --duration=%s must not be negative", *iters, *dur))
 	}
 	seedsN, raceAuto, err := parseSeeds(*seeds, given["seeds"])
 	if err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	rc, err := parseRace(*f.margin, *f.budget, given)
 	if err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	if f.live != nil && (raceAuto || rc != nil) {
-		return usage(fmt.Errorf("--seeds auto, --margin and --budget: pacer check predicts and measures the same seeds (give --seeds N)"))
+		return none, 0, usage(fmt.Errorf("--seeds auto, --margin and --budget: pacer check predicts and measures the same seeds (give --seeds N)"))
 	}
 	if given["horizon"] && *horizon <= 0 {
-		return usage(fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon))
+		return none, 0, usage(fmt.Errorf("--horizon=%s must be a positive virtual time such as 45m", *horizon))
 	}
 	// The flags as typed configuration; the scenario then fills what the
 	// command line left unset.
 	switch {
 	case f.live != nil:
 		tf.net.live = *f.live // a check predicts the links its live run emulates, and no others
-	case *mode == "inproc" || *mode == "tcp":
+	case mode.Live():
 		tf.net.live = *mode
 	}
 	base, err := tf.job(paradigm.Spec{Kind: paradigm.BSP})
 	if err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	cc := compare.Config{Mode: *mode, Job: base, Seeds: seedsN, Horizon: *horizon, Iterations: *iters, Duration: *dur,
-		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params}
+		Scenario: scenario.Scenario{Name: "custom"}, Params: *f.params, Launch: launch.TrainMode}
 	what := "--paradigms"
 	if *list != "" {
 		if cc.Specs, cc.Groups, err = parseParadigms(*list, what); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
-	if *scen != "" {
-		sc, err := scenario.Get(*scen)
-		if err != nil {
-			return usage(err)
+	if sc == nil && *scen != "" {
+		if sc, err = scenario.Get(*scen); err != nil {
+			return none, 0, usage(err)
 		}
+	}
+	if sc != nil {
 		if *list == "" {
-			// Checked here for the same messages as --paradigms.
-			if _, _, err := parseParadigms(strings.Join(sc.Paradigms, ";"), "scenario "+sc.Name+": paradigms"); err != nil {
-				return usage(err)
+			// Parsed here, once, with the same messages as --paradigms.
+			if cc.Specs, cc.Groups, err = paradigmList(sc.Paradigms, "scenario "+sc.Name+": paradigms"); err != nil {
+				return none, 0, usage(err)
 			}
 		}
 		if err := compare.ApplyScenario(&cc, sc, func(f string) bool { return given[f] }); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
-		if *mode == "sim" && sc.Target > 0 {
+		if *mode == runstats.Sim && sc.Target > 0 {
 			fmt.Fprintf(stderr, "compare: sim mode trains no model; the scenario's target (%g) does not apply\n", sc.Target)
 		}
-		if (*mode == "inproc" || *mode == "tcp") && sc.Horizon != "" {
+		if mode.Live() && sc.Horizon != "" {
 			fmt.Fprintf(stderr, "compare: the live modes train for the job's epochs in real time; the scenario's horizon (%s) does not apply\n", sc.Horizon)
 		}
 	} else if *list == "" {
 		if _, _, err := parseParadigms("", what); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	// The race is the default where runs are deterministic and there is
 	// something to race; a count of seeds (the flag's or the scenario's)
 	// keeps the fixed design.
-	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == "virtual" || *mode == "sim") && len(cc.Names()) > 1 {
+	if raceAuto || cc.Seeds == 0 && f.live == nil && (*mode == runstats.Virtual || *mode == runstats.Sim) && len(cc.Names()) > 1 {
 		if rc == nil {
 			rc = &compare.RaceConfig{}
 		}
 		cc.Race, cc.Seeds = rc, 0
 	} else if rc != nil {
-		return usage(fmt.Errorf("--margin and --budget apply to the race (--seeds auto); this comparison runs a fixed number of seeds"))
+		return none, 0, usage(fmt.Errorf("--margin and --budget apply to the race (--seeds auto); this comparison runs a fixed number of seeds"))
 	}
 	if cc.Seeds == 0 && cc.Race == nil {
 		cc.Seeds = compare.DefaultSeeds(*mode)
@@ -215,29 +221,29 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		runs += runs / max(1, len(cc.Names())) * (len(g.Members) - 1)
 	}
 	if err := cc.Job.Fill(); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
 	auto := tf.cl.base.auto || cc.BaseAuto
 	if err := refuseDeviceRate(given, auto); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
-	if (tf.cl.base.auto || given["device-rate"]) && (*mode == "inproc" || *mode == "tcp") {
-		return usage(errLiveAuto)
+	if (tf.cl.base.auto || given["device-rate"]) && mode.Live() {
+		return none, 0, usage(errLiveAuto)
 	}
-	if auto && (*mode == "virtual" || *mode == "sim") {
+	if auto && (*mode == runstats.Virtual || *mode == runstats.Sim) {
 		// Measured once, here, and written into summary.json's scenario:
 		// a rerun of that scenario gives the same bytes on any machine.
 		j := &cc.Job
 		if j.Timing.Base, err = resolveBase(j.Model, j.Dataset, j.Batch, tf.cl.deviceRate, stderr); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
-	if *mode == "sim" {
+	if *mode == runstats.Sim {
 		j := &cc.Job
 		s := simSize(j.Workers, j.Shards, j.Timing, cc.Iterations, cc.Duration, cc.AllSpecs()...)
 		s.Runs = runs
 		if err := s.Check("--"); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	if cc.Horizon > 0 {
@@ -247,17 +253,17 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 		s := simSize(j.Workers, j.Shards, j.Timing, 0, 0)
 		s.Horizon, s.Runs = cc.Horizon, runs
 		if err := s.Check("--"); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
 	if cc.Failures, err = sim.ParseFailures(tf.cl.failures, cc.Job.Workers); err != nil {
-		return usage(fmt.Errorf("--fail: %w", err))
+		return none, 0, usage(fmt.Errorf("--fail: %w", err))
 	}
 	// Validate every run's job before spending minutes on the first one.
 	if err := cc.Validate(); err != nil {
-		return usage(err)
+		return none, 0, usage(err)
 	}
-	if *scen != "" && (*mode == "inproc" || *mode == "tcp") {
+	if sc != nil && mode.Live() {
 		fmt.Fprintf(stderr, "compare: the live %s mode stretches the workers' real iterations to the scenario's speeds, jitter and stragglers (in units of their own real step time unless --base is given) and holds pull replies for its server delays (as written: real durations); its network does not apply\n", *mode)
 		cc.Job.Network = nil // the live runs move real bytes over loopback
 		if !given["base"] {
@@ -275,9 +281,18 @@ func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, stdout, stderr
 	})
 	if f.live != nil {
 		if err := check.Validate(cc, *f.live); err != nil {
-			return usage(err)
+			return none, 0, usage(err)
 		}
 	}
+	return cc, runs, nil
+}
+
+func runCompare(fs *pflag.FlagSet, args []string, f compareFlags, sc *scenario.Scenario, stdout, stderr io.Writer) error {
+	cc, runs, err := comparison(fs, f, sc, stderr)
+	if err != nil {
+		return err
+	}
+	tf, out := f.tf, f.out
 	undo, err := prepareOut(*out)
 	if err != nil {
 		return usage(err)
@@ -375,17 +390,17 @@ func parseRace(margin string, budget int, given map[string]bool) (*compare.RaceC
 // network is --network's value; autoBase is --base auto, which times the
 // model's step at its batch, so sim mode takes the three flags that say
 // which step that is.
-func checkCompareModeFlags(mode string, given map[string]bool, network string, autoBase bool) error {
-	if given["params"] && mode != "sim" {
+func checkCompareModeFlags(mode runstats.Mode, given map[string]bool, network string, autoBase bool) error {
+	if given["params"] && mode != runstats.Sim {
 		return fmt.Errorf("--params applies to compare --mode sim with a network; training moves its own model's size")
 	}
 	switch mode {
-	case "virtual":
+	case runstats.Virtual:
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; virtual training simulates no worker failures")
 		}
 		return refuseGiven(given, []string{"iterations", "duration"}, "applies to compare --mode sim only; virtual mode trains for --epochs (or --horizon)")
-	case "sim":
+	case runstats.Sim:
 		if given["iterations"] && given["duration"] {
 			return fmt.Errorf("--iterations and --duration are alternatives: give one")
 		}
@@ -403,7 +418,7 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string, a
 			return fmt.Errorf("--params and --model size a network's transfers in sim mode, which --network none leaves out")
 		}
 		return refuseGiven(given, learning, "applies to training; compare --mode sim simulates timing only (use --mode virtual)")
-	case "inproc", "tcp":
+	case runstats.Inproc, runstats.TCP:
 		if given["fail"] {
 			return fmt.Errorf("--fail applies to compare --mode sim only; the live modes run real workers")
 		}
@@ -417,11 +432,11 @@ func checkCompareModeFlags(mode string, given map[string]bool, network string, a
 
 // learningFlags are the names of the flags that only training reads.
 func learningFlags() []string {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("", pflag.ContinueOnError)
 	var l job.LearnFlags
 	l.Bind(fs)
 	names := []string{"lr-schedule", "eval-every", "target"}
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	return names
 }
 

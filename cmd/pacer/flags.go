@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
 	"github.com/pacer-ps/pacer/steptime"
 	"github.com/pacer-ps/pacer/timing"
@@ -183,14 +183,6 @@ func simSize(workers, shards int, t timing.WorkerSpec, iters int, dur time.Durat
 		FastestSpeed: job.FastestSpeed(t.Speeds), Specs: specs, Speeds: t.Speeds, Jitter: t.Jitter}
 }
 
-// bindGo adds the flags a library package binds on a standard FlagSet
-// (job.LearnFlags, live.JobFlags) to fs.
-func bindGo(fs *pflag.FlagSet, bind func(*flag.FlagSet)) {
-	g := flag.NewFlagSet("", flag.ContinueOnError)
-	bind(g)
-	fs.AddGoFlagSet(g)
-}
-
 // setFlags is the set of flags given on the command line: those win over
 // a scenario, the environment and TF_CONFIG.
 func setFlags(fs *pflag.FlagSet) map[string]bool {
@@ -268,10 +260,19 @@ func prepareOut(dir string) (undo func(), err error) {
 // twice (compared in canonical form: "ssp:s=3" and "ssp: s=3" are one).
 // what names the list's source.
 func parseParadigms(list, what string) ([]paradigm.Spec, []paradigm.Group, error) {
+	return paradigmList(strings.Split(list, ";"), what)
+}
+
+// paradigmList parses each entry of parts once (what names them in an
+// error): a scenario's list as --paradigms' entries.
+func paradigmList(parts []string, what string) ([]paradigm.Spec, []paradigm.Group, error) {
 	var out []paradigm.Spec
 	var groups []paradigm.Group
 	seen := map[string]string{}
-	parts := strings.Split(list, ";")
+	list := strings.Join(parts, ";")
+	if len(parts) == 0 {
+		parts = []string{""} // as an empty --paradigms: "no paradigm given"
+	}
 	for i, p := range parts {
 		if strings.TrimSpace(p) == "" {
 			if len(parts) == 1 {
@@ -306,3 +307,35 @@ func parseParadigms(list, what string) ([]paradigm.Spec, []paradigm.Group, error
 	}
 	return out, groups, nil
 }
+
+// modeValue is a --mode (or --live) flag: a runstats.Mode, refused when
+// parsed unless it is one of valid.
+type modeValue struct {
+	m     *runstats.Mode
+	valid []runstats.Mode
+}
+
+// modeFlag binds a mode flag on fs, def its default.
+func modeFlag(fs *pflag.FlagSet, name string, def runstats.Mode, usage string, valid ...runstats.Mode) *runstats.Mode {
+	m := def
+	fs.Var(&modeValue{&m, valid}, name, usage)
+	return &m
+}
+
+func (v *modeValue) String() string {
+	if v == nil || v.m == nil {
+		return ""
+	}
+	return string(*v.m)
+}
+
+func (v *modeValue) Set(s string) error {
+	m, err := runstats.ParseMode(s, v.valid...)
+	if err != nil {
+		return err
+	}
+	*v.m = m
+	return nil
+}
+
+func (v *modeValue) Type() string { return "string" } // shown as the other string flags are, its default quoted

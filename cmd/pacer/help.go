@@ -32,7 +32,7 @@ func init() {
 		"cluster": {"workers", "shards", "speeds", "jitter", "straggler", "server-delay", "base", "device-rate", "seed", "fail"},
 		"network": {"network", "link", "worker-link", "shard-link", "apply-rate", "params"},
 		"learning": {"model", "dataset", "data-dir", "train-limit", "test-limit", "epochs", "batch", "lr", "momentum", "optimizer",
-			"weight-decay", "full-async-lr", "sampling", "normalize", "clip-norm", "ema", "lr-schedule", "lr-schedule-json", "train-n", "eval-every", "target", "targets", "init"},
+			"weight-decay", "full-async-lr", "sampling", "normalize", "clip-norm", "ema", "lr-schedule", "train-n", "eval-every", "target", "targets", "init"},
 		"output": {"out", "json", "v", "log-level", "log-json"},
 		"live": {"host", "token", "control-token", "checkpoint-dir", "checkpoint-interval", "restore", "durability", "metrics-addr", "max-pending", "exit-when-done",
 			"index", "listen", "listen-fd", "peers", "heartbeat-timeout", "coordinator", "id", "connect-timeout",

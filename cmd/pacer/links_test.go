@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/nsnet"
-	"github.com/pacer-ps/pacer/runstats"
 )
 
 // pacer check with a slow shard link (issue 12): the live run emulates the
@@ -48,7 +48,7 @@ func TestCheckWithLinks(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("pacer compare: %v\n%s", err, out)
 	}
-	var none runstats.Summary
+	var none compare.Summary
 	if b, err = os.ReadFile(filepath.Join(dir, "none", "summary.json")); err != nil {
 		t.Fatal(err)
 	}

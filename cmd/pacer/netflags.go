@@ -8,6 +8,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/runstats"
 	"github.com/spf13/pflag"
 )
 
@@ -28,7 +29,7 @@ type netFlags struct {
 	// so the simulated default does not apply; tcp mode emulates the links
 	// the flags give (each process on a host of its own, package nsnet),
 	// inproc refuses them.
-	live string
+	live runstats.Mode
 }
 
 // defaultNetwork is --network's default, which the help text is built
@@ -68,7 +69,7 @@ func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
 		if !shaping && (!given["network"] || n.mode == "none") {
 			return nil, nil // this machine's own network
 		}
-		if n.live != "tcp" {
+		if n.live != runstats.TCP {
 			for _, f := range networkFlagNames {
 				if given[f] {
 					return nil, fmt.Errorf("--%s: the live server emulates links in tcp mode only (each shard and worker a process on a host of its own, a Linux network namespace; needs root); inproc moves bytes in memory", f)

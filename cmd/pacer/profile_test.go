@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/profile"
@@ -70,7 +71,7 @@ func TestProfileAndAdviseLiveJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s runstats.Summary
+	var s compare.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}

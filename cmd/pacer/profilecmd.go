@@ -65,7 +65,7 @@ func (p *profileSource) fit() (profile.Fit, int, string, error) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return profile.Fit{}, 0, "", fmt.Errorf("--summary %s: not a run's summary.json: %w", p.summary, err)
 		}
-		if r.Mode != "inproc" && r.Mode != "tcp" {
+		if !r.Mode.Live() {
 			return profile.Fit{}, 0, "", fmt.Errorf("--summary %s: a %q run; profile reads live runs (inproc, tcp), whose iterations were measured", p.summary, r.Mode)
 		}
 		f, err := profile.FromRun(&r)
@@ -212,22 +212,21 @@ Flags other than --summary and --coordinator are pacer compare's and override th
 			return err
 		}
 		printFit(stdout, fit)
+		sc := fit.Scenario("profiled", shards, model)
 		path := filepath.Join(*f.out, "scenario.yaml")
-		if err := writeScenario(path, fit.Scenario("profiled", shards, model)); err != nil {
+		if err := writeScenario(path, sc); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s\n\n", path)
-		if err := fs.Set("scenario", path); err != nil {
-			return err
-		}
-		// The comparison's own command line, as pacer compare reruns it.
+		// The comparison runs on the fitted scenario itself; its command
+		// line, as pacer compare reruns it, names the file written.
 		args := []string{"--scenario", path}
 		fs.Visit(func(fl *pflag.Flag) {
 			if fl.Name != "summary" && fl.Name != "coordinator" && fl.Name != "scenario" {
 				args = append(args, "--"+fl.Name+"="+fl.Value.String())
 			}
 		})
-		return runCompare(fs, args, f, stdout, stderr)
+		return runCompare(fs, args, f, &sc, stdout, stderr)
 	}
 	return cmd
 }

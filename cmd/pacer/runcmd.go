@@ -50,7 +50,7 @@ lines are also printed here, prefixed with their names (-v: the shards' too).`,
 	}
 	fs := cmd.Flags()
 	var learn job.LearnFlags
-	bindGo(fs, learn.Bind)
+	learn.Bind(fs)
 	spec := fs.String("paradigm", "bsp", "paradigm spec, e.g. ssp:s=3 (every form: pacer --help)")
 	workers := fs.Int("workers", 2, "copies of the worker command: the job's workers K (≥ 1)")
 	shards := fs.Int("shards", 1, "shard servers S (≥ 1)")

@@ -112,8 +112,8 @@ TF_CONFIG, or a StatefulSet pod's ordinal, in that order. See docs/deploy.md.`,
   pacer server --index 0 --peers a:7070 --tls-cert shard.crt --tls-key shard.key --checkpoint-dir /ckpt`,
 	}
 	fs := cmd.Flags()
-	var jf live.JobFlags
-	bindGo(fs, jf.Bind)
+	var jf serverJobFlags
+	jf.bind(fs)
 	var rf roleFlags
 	rf.bind(fs)
 	index := fs.Int("index", -1, "this shard's index (default $PACER_INDEX, TF_CONFIG's ps index, or a StatefulSet pod's ordinal)")
@@ -150,7 +150,7 @@ type serverFlags struct {
 	out                    *string
 }
 
-func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlags, stdout, stderr io.Writer) error {
+func runServer(fs *pflag.FlagSet, jf *serverJobFlags, rf *roleFlags, f serverFlags, stdout, stderr io.Writer) error {
 	index, listen, peers, ckptDir, ckptEvery, restore, durability, metrics, listenFD, controlToken :=
 		f.index, f.listen, f.peers, f.ckptDir, f.ckptEvery, f.restore, f.durability, f.metrics, f.listenFD, f.controlToken
 	set := setFlags(fs)
@@ -185,7 +185,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if !set["shards"] {
 		shards = len(role.Shards)
 	}
-	jf.SetShape(workers, shards)
+	jf.setShape(workers, shards)
 	if role.Index < 0 {
 		return usage(errors.New("no shard index: give --index, $PACER_INDEX or TF_CONFIG"))
 	}
@@ -196,7 +196,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	if err != nil {
 		return usage(err)
 	}
-	params, err := jf.Params(set)
+	params, err := jf.params(set)
 	if err != nil {
 		return usage(err)
 	}
@@ -251,7 +251,7 @@ func runServer(fs *pflag.FlagSet, jf *live.JobFlags, rf *roleFlags, f serverFlag
 	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
 		ExitWhenDone: *f.exitDone, SummaryDir: summary,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore, Durability: *durability,
-		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending}, Init: jf.Init(),
+		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending}, Init: jf.initW,
 		Ready: func(addr string) { fmt.Fprintf(stdout, "pacer: shard %d listening on %s\n", role.Index, addr) }})
 	if err != nil {
 		return err

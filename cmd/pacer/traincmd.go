@@ -39,8 +39,8 @@ type trainFlags struct {
 func (t *trainFlags) bind(fs *pflag.FlagSet) {
 	t.cl.bind(fs, 1)
 	t.net.bindLinks(fs)
-	bindGo(fs, t.learn.Bind)
-	fs.StringVar(&t.schedule, "lr-schedule", "", "learning-rate schedule: step:every=E,gamma=G (every E epochs), step:at=E1/E2/…,gamma=G (at those epochs, fractions allowed) or exp:gamma=G (every epoch), and/or warmup:steps=N,div=K, joined by +")
+	t.learn.Bind(fs)
+	fs.StringVar(&t.schedule, "lr-schedule", "", scheduleUsage)
 	fs.Float64Var(&t.evalEvery, "eval-every", job.DefaultEvalEvery, "test accuracy every this many epochs (> 0)")
 	fs.Float64Var(&t.target, "target", 0, "report the time to reach this test accuracy (e.g. 0.85)")
 	fs.Float64SliceVar(&t.targets, "targets", nil, "also report the time and epochs to reach each of these test accuracies (e.g. 0.67,0.68)")
@@ -100,7 +100,8 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 	var tf trainFlags
 	tf.bind(fs)
 	spec := fs.String("paradigm", "bsp", "paradigm spec, e.g. ssp:s=3 (every form: pacer --help)")
-	mode := fs.String("mode", "virtual", "virtual (simulated cluster time, deterministic) | inproc (live server, goroutines) | tcp (live server, processes on loopback)")
+	mode := modeFlag(fs, "mode", runstats.Virtual, "virtual (simulated cluster time, deterministic) | inproc (live server, goroutines) | tcp (live server, processes on loopback)",
+		runstats.Virtual, runstats.Inproc, runstats.TCP)
 	out := fs.String("out", "out/train", "directory for summary.json")
 	var lo launch.Options
 	fs.StringVar(&lo.Host, "host", "127.0.0.1", "tcp mode: address the shard servers bind")
@@ -117,17 +118,17 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 		if err := checkTrainModeFlags(*mode, setFlags(fs)); err != nil {
 			return usage(err)
 		}
-		if *mode != "virtual" && lo.CheckpointInterval <= 0 {
+		if *mode != runstats.Virtual && lo.CheckpointInterval <= 0 {
 			return usage(fmt.Errorf("--checkpoint-interval=%s must be positive", lo.CheckpointInterval))
 		}
-		if err := live.CheckDurability(lo.Durability, lo.CheckpointDir); *mode != "virtual" && err != nil {
+		if err := live.CheckDurability(lo.Durability, lo.CheckpointDir); *mode != runstats.Virtual && err != nil {
 			return usage(err)
 		}
 		sp, err := paradigm.Parse(*spec)
 		if err != nil {
 			return usage(fmt.Errorf("--paradigm: %w", err))
 		}
-		if *mode != "virtual" {
+		if *mode != runstats.Virtual {
 			tf.net.live = *mode
 		}
 		cfg, err := tf.job(sp)
@@ -138,7 +139,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 			return usage(err)
 		}
 		if tf.cl.base.auto {
-			if *mode != "virtual" {
+			if *mode != runstats.Virtual {
 				return usage(errLiveAuto)
 			}
 			if cfg.Timing.Base, err = resolveBase(cfg.Model, cfg.Dataset, cfg.Batch, tf.cl.deviceRate, stderr); err != nil {
@@ -150,7 +151,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 			return usage(err)
 		}
 		var r *runstats.Run
-		if *mode == "virtual" {
+		if *mode == runstats.Virtual {
 			r, err = trainVirtual(cfg, stderr)
 		} else {
 			lo.Mode = *mode
@@ -174,7 +175,7 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: final test accuracy %.4f (best %.4f) after %.1f %s seconds\n",
-			r.Paradigm, r.FinalAccuracy, r.BestAccuracy, r.Seconds, map[bool]string{true: "virtual", false: "wall"}[r.Mode == "virtual"])
+			r.Paradigm, r.FinalAccuracy, r.BestAccuracy, r.Seconds, map[bool]string{true: "virtual", false: "wall"}[r.Mode == runstats.Virtual])
 		if r.TimeToTarget != nil {
 			fmt.Fprintf(stdout, "reached %.3f at %.1f s\n", r.Target, *r.TimeToTarget)
 		} else if r.Target > 0 {
@@ -208,18 +209,18 @@ var liveOnlyFlags = []string{"host", "token", "checkpoint-dir", "checkpoint-inte
 // the command line (given): virtual time's cluster model in the live modes,
 // the live servers' settings in virtual mode. A flag that would be ignored
 // is an error, not a surprise in the results.
-func checkTrainModeFlags(mode string, given map[string]bool) error {
+func checkTrainModeFlags(mode runstats.Mode, given map[string]bool) error {
 	if given["fail"] {
 		return fmt.Errorf("--fail applies to pacer sim and pacer compare --mode sim only; pacer train simulates no worker failures (in the live modes, stop a worker process)")
 	}
 	switch mode {
-	case "virtual":
+	case runstats.Virtual:
 		return refuseGiven(given, liveOnlyFlags, "configures the live servers; virtual mode runs none (use --mode inproc or tcp)")
-	case "inproc", "tcp":
+	case runstats.Inproc, runstats.TCP:
 		if err := refuseGiven(given, virtualOnlyFlags, "is the simulated shards' apply speed; the live shards apply at their own (use --mode virtual)"); err != nil {
 			return err
 		}
-		if mode == "inproc" {
+		if mode == runstats.Inproc {
 			if err := refuseGiven(given, []string{"python-workers", "python-worker"}, "runs PyTorch workers as processes; inproc mode runs goroutines (use --mode tcp)"); err != nil {
 				return err
 			}
@@ -265,7 +266,7 @@ func trainLive(cfg job.Config, lo launch.Options, stderr io.Writer) (*runstats.R
 		pr.every = 100 * time.Millisecond
 	}
 	pr.start(permille, false)
-	r, err := launch.Train(ctx, cfg, lo, func(p launch.Progress) {
+	r, err := launch.Train(ctx, cfg, lo, func(p runstats.Progress) {
 		pr.set(epochPermille(p.Epoch, cfg.Epochs))
 		pr.printf("train %s (%s): epoch %.2f/%g  test accuracy %.4f  %.1f pushes/s  waiting %.0f%%  live workers %d  %s",
 			cfg.Spec, lo.Mode, p.Epoch, cfg.Epochs, p.Accuracy, p.Throughput, 100*p.WaitFraction, p.Live,
@@ -307,3 +308,7 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// scheduleUsage is --lr-schedule's usage: one syntax for every command
+// that trains (pacer train, compare, run and server).
+const scheduleUsage = "learning-rate schedule: step:every=E,gamma=G (every E epochs), step:at=E1/E2/…,gamma=G (at those epochs, fractions allowed) or exp:gamma=G (every epoch), and/or warmup:steps=N,div=K, joined by +"

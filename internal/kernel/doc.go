@@ -8,7 +8,10 @@
 // product onto its destination as it is stored (SgemmScatterAdd: the
 // input gradient's col2im without the dcol matrix), and the element-wise layer
 // kernels whose Go loops would branch on data (ReluTo, ReluBackwardTo,
-// MaxPool2Row, MaxPool2RowBackward).
+// MaxPool2Row, MaxPool2RowBackward), and every loop of the optimizer's
+// apply path (apply.go: Sub4, Sub1, Acc4, Momentum, with assembly; step.go:
+// Acc1, SGD, Nesterov, Scale), none fused, so a shard's weights have the
+// same bits on every machine.
 //
 // # Use
 //

@@ -3,7 +3,6 @@ package proto
 import (
 	"encoding/json"
 
-	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -13,9 +12,10 @@ type HelloMeta struct {
 	Control string `json:"control,omitempty"`
 	// Job is the job as the dialling side runs it (a worker's data
 	// connection: the description the coordinator sent it; the
-	// coordinator's membership link: shard 0's own): a shard whose own
-	// job differs refuses the connection, naming the field.
-	Job *job.Description `json:"job,omitempty"`
+	// coordinator's membership link: shard 0's own), as job.Description
+	// encodes it: a shard whose own job differs refuses the connection,
+	// naming the field.
+	Job json.RawMessage `json:"job,omitempty"`
 	// A worker's control connection says which process it is and how far
 	// it has got (WorkerState), so the coordinator tells a returning
 	// worker from a reconnecting one.
@@ -48,8 +48,8 @@ type WorkerState struct {
 }
 
 // ControlHello is the Hello of a control-role connection; j, when set, is
-// the job the dialling side runs.
-func ControlHello(role, controlToken string, j *job.Description) wire.Hello {
+// the job the dialling side runs (a job.Description's JSON).
+func ControlHello(role, controlToken string, j json.RawMessage) wire.Hello {
 	meta, _ := json.Marshal(HelloMeta{Control: controlToken, Job: j})
 	return wire.Hello{Role: role, Worker: -1, Meta: meta}
 }

@@ -2,10 +2,10 @@ package proto
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 
-	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/wire"
 )
@@ -41,10 +41,13 @@ type JobInfo struct {
 	// Barriers and BarrierPushes (ElasticBSP apply=local): the barriers
 	// the gate has passed and the pushes counted at the latest, as a
 	// release carries them: a worker's first pull reads that version.
-	Barriers      uint64          `json:"barriers,omitempty"`
-	BarrierPushes int64           `json:"barrier_pushes,omitempty"`
-	ShardAddrs    []string        `json:"shard_addrs"`
-	Job           job.Description `json:"job"`
+	Barriers      uint64   `json:"barriers,omitempty"`
+	BarrierPushes int64    `json:"barrier_pushes,omitempty"`
+	ShardAddrs    []string `json:"shard_addrs"`
+	// Job is the job's description as job.Description encodes it: the
+	// protocol carries it whole and each side decodes and checks it (its
+	// version first), so the protocol depends on no job field.
+	Job json.RawMessage `json:"job"`
 }
 
 // ShardInfo is the JSON payload of a shard's HelloOK.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -137,10 +136,10 @@ func (o *Observer) Average(ctx context.Context, w []float32) error {
 }
 
 // Evaluated copies the block the job's evaluation reads into w: the
-// moving average under --ema (what the backup-workers paper evaluates),
-// the weights otherwise.
-func (o *Observer) Evaluated(ctx context.Context, j *job.Config, w []float32) error {
-	if j.EMA > 0 {
+// moving average when the job keeps one (ema: --ema, what the
+// backup-workers paper evaluates), the weights otherwise.
+func (o *Observer) Evaluated(ctx context.Context, ema bool, w []float32) error {
+	if ema {
 		return o.Average(ctx, w)
 	}
 	return o.Weights(ctx, w)

@@ -111,7 +111,7 @@ func hostileLink(t *testing.T, addr string, n int, frameTimeout time.Duration, l
 	}
 	w := &Worker{tr: wire.TCP{}, wireCfg: wire.Config{Token: "secret", FrameTimeout: frameTimeout},
 		log: slog.New(slog.NewTextHandler(logs, nil)), events: make(chan linkEvent, 2)}
-	w.info.Job.Job = cfg
+	w.job.Job = cfg
 	return w, newLink(w, 0, addr, n)
 }
 

@@ -81,7 +81,7 @@ func newLink(w *Worker, shard int, addr string, block int) *wlink {
 	// The Hello presents the job as the coordinator sent it (taken here,
 	// on the main loop, which alone writes w.info): a shard started with
 	// other job flags refuses it, naming the field.
-	meta, _ := json.Marshal(proto.HelloMeta{Job: &w.info.Job}) // plain values: cannot fail
+	meta, _ := json.Marshal(proto.HelloMeta{Job: w.info.Job}) // plain values: cannot fail
 	return &wlink{w: w, shard: shard, addr: addr, block: block, plog: ratelog.New(w.log, ratelog.Limits{}), meta: meta,
 		ops: make(chan linkOp, 4), notify: make(chan struct{}, 1), done: make(chan struct{}, 1)}
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"slices"
 	"testing"
@@ -49,9 +50,13 @@ func TestPullReadsIntoParams(t *testing.T) {
 	go func() { sv.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
+	desc, err := json.Marshal(params)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, direct := range []bool{true, false} {
 		w := &Worker{tr: tr, wireCfg: wire.Config{Token: "secret"}, log: slog.New(slog.DiscardHandler), events: make(chan linkEvent, 2),
-			info: proto.JobInfo{Job: *params}} // the Hello names the job the shard runs
+			info: proto.JobInfo{Job: desc}} // the Hello names the job the shard runs
 		l := newLink(w, 0, "s0", n)
 		params := make([]float32, n+2)
 		params[n], params[n+1] = -1, -1 // past the block: must stay

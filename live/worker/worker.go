@@ -68,7 +68,8 @@ type Worker struct {
 	wireCfg wire.Config
 	log     *slog.Logger
 	id      int
-	info    proto.JobInfo
+	info    proto.JobInfo   // the coordinator's HelloOK, the job's description as it sent it
+	job     job.Description // info's description, decoded and checked
 	events  chan linkEvent
 	release chan struct{}
 	stop    chan struct{}
@@ -137,7 +138,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	// Beat from the start: loading the data set can outlast the timeout.
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go w.heartbeats(hctx, w.info.Job.Job.HeartbeatTimeout)
+	go w.heartbeats(hctx, w.job.Job.HeartbeatTimeout)
 	return w.loop(ctx)
 }
 
@@ -210,7 +211,8 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 	}
 	// The description was validated where it was built; this process
 	// checks what it received once, its version first.
-	if err := info.Job.Check(); err != nil {
+	d, err := job.ParseDescription(info.Job)
+	if err != nil {
 		c.Close()
 		return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
 	}
@@ -218,7 +220,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 	if redial {
 		// A coordinator restarted with other job flags: this worker's
 		// model, data shard and schedule are of the job it joined.
-		if err := info.Job.Mismatch("shard 0", &w.info.Job, fmt.Sprintf("worker %d", w.id)); err != nil {
+		if err := d.Mismatch("shard 0", &w.job, fmt.Sprintf("worker %d", w.id)); err != nil {
 			c.Close()
 			return fmt.Errorf("live: worker: coordinator %s: %w", w.cfg.Coordinator, err)
 		}
@@ -233,7 +235,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 		w.log.Warn("given a fresh worker id: this process's went to another joining worker while it was removed", "worker", info.ID, "was", w.id)
 		info.Rejoined = true
 	}
-	w.ctl, w.info, w.id = c, info, info.ID
+	w.ctl, w.info, w.job, w.id = c, info, d, info.ID
 	w.mID.Store(int64(info.ID))
 	w.noteBarrier(info.Barriers, uint64(max(info.BarrierPushes, 0)))
 	return nil
@@ -266,7 +268,7 @@ type state struct {
 }
 
 func (w *Worker) setup() (*state, *data.Batcher, error) {
-	in, j := w.info, &w.info.Job.Job
+	in, j := w.info, &w.job.Job
 	if len(in.ShardAddrs) != j.Shards {
 		return nil, nil, fmt.Errorf("live: coordinator sent %d shard addresses for %d shards", len(in.ShardAddrs), j.Shards)
 	}
@@ -338,7 +340,7 @@ func (w *Worker) loop(ctx context.Context) (Result, error) {
 	defer wg.Wait()
 	defer cancel()
 	w.joined.Store(true)
-	w.log.Info("worker started", "worker", w.id, "paradigm", w.info.Job.Job.Spec.String(), "shards", len(links), "clock", st.clock)
+	w.log.Info("worker started", "worker", w.id, "paradigm", w.job.Job.Spec.String(), "shards", len(links), "clock", st.clock)
 	w.ws.Clock = w.info.Clock
 	if w.info.Held {
 		// Back under an id whose earlier process pushed and waits at the
@@ -382,10 +384,10 @@ func (w *Worker) loop(ctx context.Context) (Result, error) {
 		if err := proto.CheckFinite(st.grad); err != nil {
 			return w.result(st), fmt.Errorf("live: worker %d: the model's gradient diverged: %w", w.id, err)
 		}
-		if c := w.info.Job.Job.ClipNorm; c > 0 {
+		if c := w.job.Job.ClipNorm; c > 0 {
 			optim.ClipNorm(st.grad, c)
 		}
-		if j := &w.info.Job; j.Job.Spec.LocalSteps() {
+		if j := &w.job; j.Job.Spec.LocalSteps() {
 			w.localStep(st, j)
 		}
 		// Push each block to its shard, then report the push to the gate.

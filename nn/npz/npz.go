@@ -20,9 +20,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/pacer-ps/pacer/nn"
 )
+
+// Tensor is one named array of an archive, its values row-major (C
+// order) over Shape.
+type Tensor struct {
+	Name  string
+	Shape []int
+	Data  []float32
+}
+
+// Size is the number of values Shape holds.
+func (t Tensor) Size() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
 
 var npyMagic = []byte("\x93NUMPY")
 
@@ -32,7 +47,7 @@ var modified = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Write writes ts to w as an .npz archive, one NAME.npy entry per tensor,
 // in the order given.
-func Write(w io.Writer, ts []nn.Tensor) error {
+func Write(w io.Writer, ts []Tensor) error {
 	z := zip.NewWriter(w)
 	for _, t := range ts {
 		if t.Size() != len(t.Data) {
@@ -146,8 +161,8 @@ func (a *Archive) Values() int {
 }
 
 // Read reads every array's values, in the archive's order.
-func (a *Archive) Read() ([]nn.Tensor, error) {
-	out := make([]nn.Tensor, 0, len(a.files))
+func (a *Archive) Read() ([]Tensor, error) {
+	out := make([]Tensor, 0, len(a.files))
 	for i, f := range a.files {
 		t, err := readValues(f, a.Arrays[i])
 		if err != nil {
@@ -160,7 +175,7 @@ func (a *Archive) Read() ([]nn.Tensor, error) {
 
 // Read reads an .npz archive of size bytes from r, in the archive's order:
 // Open, then Archive.Read.
-func Read(r io.ReaderAt, size int64) ([]nn.Tensor, error) {
+func Read(r io.ReaderAt, size int64) ([]Tensor, error) {
 	a, err := Open(r, size)
 	if err != nil {
 		return nil, err
@@ -245,25 +260,25 @@ func parseNPYHeader(r io.Reader, name string, budget int) (Array, int, error) {
 // readValues reads entry f, whose header Open read as want: the header
 // again (the file may have changed since), then the values, decoded a
 // block at a time so that no copy of the raw bytes is held beside them.
-func readValues(f *zip.File, want Array) (nn.Tensor, error) {
+func readValues(f *zip.File, want Array) (Tensor, error) {
 	rc, err := f.Open()
 	if err != nil {
-		return nn.Tensor{}, err
+		return Tensor{}, err
 	}
 	defer rc.Close()
 	got, _, err := parseNPYHeader(rc, want.Name, want.Size)
 	if err != nil {
-		return nn.Tensor{}, err
+		return Tensor{}, err
 	}
 	if !slices.Equal(got.Shape, want.Shape) {
-		return nn.Tensor{}, fmt.Errorf("shape %v, %v when the archive was opened", got.Shape, want.Shape)
+		return Tensor{}, fmt.Errorf("shape %v, %v when the archive was opened", got.Shape, want.Shape)
 	}
-	t := nn.Tensor{Name: want.Name, Shape: want.Shape, Data: make([]float32, want.Size)}
+	t := Tensor{Name: want.Name, Shape: want.Shape, Data: make([]float32, want.Size)}
 	buf := make([]byte, 64<<10)
 	for i := 0; i < len(t.Data); {
 		k := min(len(buf)/4, len(t.Data)-i)
 		if _, err := io.ReadFull(rc, buf[:4*k]); err != nil {
-			return nn.Tensor{}, fmt.Errorf("%d values of shape %v: %w", want.Size, want.Shape, err)
+			return Tensor{}, fmt.Errorf("%d values of shape %v: %w", want.Size, want.Shape, err)
 		}
 		for j := range k {
 			t.Data[i+j] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*j:]))
@@ -273,9 +288,9 @@ func readValues(f *zip.File, want Array) (nn.Tensor, error) {
 	// The zip reader checks the entry's CRC once it reaches the end.
 	switch k, err := rc.Read(buf[:1]); {
 	case k != 0:
-		return nn.Tensor{}, fmt.Errorf("more bytes than shape %v holds", want.Shape)
+		return Tensor{}, fmt.Errorf("more bytes than shape %v holds", want.Shape)
 	case err != nil && err != io.EOF:
-		return nn.Tensor{}, err
+		return Tensor{}, err
 	}
 	return t, nil
 }

@@ -6,12 +6,10 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/pacer-ps/pacer/nn"
 )
 
 func TestRoundTripAndDeterminism(t *testing.T) {
-	ts := []nn.Tensor{
+	ts := []Tensor{
 		{Name: "fc1.weight", Shape: []int{2, 3}, Data: []float32{1, 2, 3, 4, 5, -6.5}},
 		{Name: "fc1.bias", Shape: []int{2}, Data: []float32{0.25, -1}},
 		{Name: "scalar", Shape: nil, Data: []float32{7}},
@@ -109,7 +107,7 @@ func TestOpenReadsHeadersOnly(t *testing.T) {
 // An entry whose values do not match its CRC is refused, not read.
 func TestReadChecksCRC(t *testing.T) {
 	var b bytes.Buffer
-	if err := Write(&b, []nn.Tensor{{Name: "w", Shape: []int{4}, Data: []float32{1, 2, 3, 4}}}); err != nil {
+	if err := Write(&b, []Tensor{{Name: "w", Shape: []int{4}, Data: []float32{1, 2, 3, 4}}}); err != nil {
 		t.Fatal(err)
 	}
 	// Rewrite it stored (uncompressed), so a value's byte can be flipped in place.

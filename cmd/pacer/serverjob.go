@@ -1,26 +1,26 @@
-package live
+package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/pacer-ps/pacer/data"
+	"github.com/spf13/pflag"
+
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/live"
+	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
+	"github.com/pacer-ps/pacer/optim"
 	"github.com/pacer-ps/pacer/paradigm"
 )
 
-// JobFlags are the job's flags on `pacer server`. A job is given either
-// whole, as its description (--job: what the launcher hands every shard),
-// or field by field for a server started by hand (docs/deploy.md); every
-// shard of a job must be given the same job.
-type JobFlags struct {
+// serverJobFlags are the job's flags on `pacer server`. A job is given
+// either whole, as its description (--job: what the launcher hands every
+// shard), or field by field for a server started by hand (docs/deploy.md);
+// every shard of a job must be given the same job.
+type serverJobFlags struct {
 	desc      string
 	learn     job.LearnFlags
 	paradigm  string
@@ -35,19 +35,19 @@ type JobFlags struct {
 	targets   []float64
 	names     []string // the field flags, which --job excludes
 	init      string
-	initW     []float32 // --init's weights, read by Params
+	initW     []float32 // --init's weights, read by params
 }
 
-// Bind registers the flags on fs.
-func (f *JobFlags) Bind(fs *flag.FlagSet) {
+// bind registers the flags on fs.
+func (f *serverJobFlags) bind(fs *pflag.FlagSet) {
 	had := map[string]bool{}
-	fs.VisitAll(func(fl *flag.Flag) { had[fl.Name] = true })
+	fs.VisitAll(func(fl *pflag.Flag) { had[fl.Name] = true })
 	fs.StringVar(&f.paradigm, "paradigm", "bsp", "paradigm spec: "+paradigm.Forms)
 	fs.IntVar(&f.workers, "workers", job.DefaultWorkers, "number of workers K the job starts with")
 	fs.IntVar(&f.shards, "shards", job.DefaultShards, "number of shards S")
 	f.learn.Bind(fs)
 	fs.IntVar(&f.trainN, "train-n", 0, "training samples after --train-limit (0: load the data set to count them)")
-	fs.StringVar(&f.schedule, "lr-schedule-json", "", "learning-rate schedule as optim.Schedule JSON (default constant)")
+	fs.StringVar(&f.schedule, "lr-schedule", "", scheduleUsage)
 	fs.Uint64Var(&f.seed, "seed", job.DefaultSeed, "seed of w⁰ and of the workers' batch order")
 	fs.DurationVar(&f.heartbeat, "heartbeat-timeout", job.DefaultHeartbeatTimeout, "remove a worker silent for this long")
 	fs.Float64Var(&f.evalEvery, "eval-every", job.DefaultEvalEvery, "shard 0 measures test accuracy every this many epochs (> 0)")
@@ -63,7 +63,7 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 		}
 		return nil
 	})
-	fs.VisitAll(func(fl *flag.Flag) {
+	fs.VisitAll(func(fl *pflag.Flag) {
 		if !had[fl.Name] {
 			f.names = append(f.names, fl.Name)
 		}
@@ -72,10 +72,10 @@ func (f *JobFlags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.desc, "job", "", "the whole job as its JSON description (job.Description), or a file holding it, instead of the job's other flags (pacer train --mode tcp hands its shards one)")
 }
 
-// SetShape sets the job's number of workers and shards as the cluster's
+// setShape sets the job's number of workers and shards as the cluster's
 // shape (TF_CONFIG, the environment) gives them; a zero keeps the flag's
 // value. A --job description carries its own shape.
-func (f *JobFlags) SetShape(workers, shards int) {
+func (f *serverJobFlags) setShape(workers, shards int) {
 	if workers > 0 {
 		f.workers = workers
 	}
@@ -84,11 +84,11 @@ func (f *JobFlags) SetShape(workers, shards int) {
 	}
 }
 
-// Params validates the flags into the job's description: --job's, checked
+// params validates the flags into the job's description: --job's, checked
 // as received, or one built from the field flags. given reports the flags
 // set on the command line. When neither --train-n nor the description
-// gives the number of training samples, CountTrain counts them.
-func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
+// gives the number of training samples, job.CountTrain counts them.
+func (f *serverJobFlags) params(given map[string]bool) (*job.Description, error) {
 	var d job.Description
 	if f.desc != "" {
 		for _, n := range f.names {
@@ -107,10 +107,8 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 		}
 		j := job.Config{Spec: sp, Workers: f.workers, Shards: f.shards, Seed: f.seed, HeartbeatTimeout: f.heartbeat}
 		f.learn.ApplyTo(&j)
-		if f.schedule != "" {
-			if err := json.Unmarshal([]byte(f.schedule), &j.Schedule); err != nil {
-				return nil, fmt.Errorf("--lr-schedule-json: %v", err)
-			}
+		if j.Schedule, err = optim.ParseSchedule(f.schedule); err != nil {
+			return nil, fmt.Errorf("--lr-schedule: %w", err)
 		}
 		if f.heartbeat <= 0 {
 			return nil, fmt.Errorf("--heartbeat-timeout=%s must be positive", f.heartbeat)
@@ -133,14 +131,14 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 		}
 		return nil, err
 	}
-	if err := CheckJob(&d.Job); err != nil {
+	if err := live.CheckJob(&d.Job); err != nil {
 		if f.desc != "" {
 			return nil, fmt.Errorf("--job: %w", err)
 		}
 		return nil, fmt.Errorf("--paradigm: %w", err)
 	}
 	if d.TrainN == 0 {
-		n, err := CountTrain(d.Job)
+		n, err := job.CountTrain(d.Job)
 		if err != nil {
 			return nil, err
 		}
@@ -149,54 +147,33 @@ func (f *JobFlags) Params(given map[string]bool) (*job.Description, error) {
 	return &d, nil
 }
 
-// Init is a flat model's initial weights as --init gave them (nil for
-// pacer's models), read by Params.
-func (f *JobFlags) Init() []float32 { return f.initW }
-
-// CheckJob refuses a job the live runtime cannot run as asked: CheckSpec's
-// paradigms, and the recipes only virtual time carries out.
-func CheckJob(j *job.Config) error {
-	if err := CheckSpec(j.Spec); err != nil {
-		return err
+// readInit reads --init for the job d: a flat model's initial weights,
+// whose digest it records in a description built from flags (fill) or
+// checks against the one given whole (--job). Without --init it checks
+// that the model needs none.
+func readInit(path string, d *job.Description, fill bool) ([]float32, error) {
+	j := &d.Job
+	n, flat, err := nn.ParseFlat(j.Model)
+	switch {
+	case err != nil:
+		return nil, err
+	case !flat && path != "":
+		return nil, fmt.Errorf("--init: model %s initializes from --seed; --init gives the initial weights of a flat model (--model flat:n=N, a model of your own)", j.Model)
+	case !flat:
+		return nil, live.CheckInit(j, nil)
+	case path == "":
+		return nil, fmt.Errorf("--model %s: give --init FILE, the model's initial weights from its own initialization (an .npz of one float32 array %q of %d values: pacer.torch.save_flat(model, FILE) writes it; docs/python.md)",
+			j.Model, modelfile.FlatArray, n)
 	}
-	return nil
-}
-
-// CheckSpec refuses the options whose decisions need every shard in one
-// process: the simulator and virtual mode run them.
-func CheckSpec(sp paradigm.Spec) error {
-	if sp.SharedSet {
-		return errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard (sim and virtual mode run set=shared)")
-	}
-	if sp.Kind == paradigm.Auto {
-		return errors.New("live: --paradigm auto runs in sim and virtual modes for now: the live coordinator does not switch paradigms yet (docs/auto.md)")
-	}
-	return nil
-}
-
-// CountTrain counts the data set's training samples (shard 0 ends the job
-// after epochs·N/batch pushes) from the files' headers alone, and checks
-// the data's shape against the model as every worker will: what a server started without
-// the count (--train-n, the description's train_n) does first.
-func CountTrain(j job.Config) (int, error) {
-	in, err := (&data.Loader{Dir: j.DataDir}).Info(context.Background(), j.Dataset)
+	w, err := modelfile.ReadFlat(path, n)
 	if err != nil {
-		return 0, err
+		return nil, fmt.Errorf("--init: %w", err)
 	}
-	if _, flat, err := nn.ParseFlat(j.Model); err != nil {
-		return 0, err
-	} else if !flat { // a flat model's input shape is its workers' business
-		m, err := job.NewModel(j)
-		if err != nil {
-			return 0, err
-		}
-		if err := nn.CheckData(m, in.Name+"/train", in.Dim, in.Classes); err != nil {
-			return 0, err
-		}
+	if fill {
+		j.InitSHA256 = nn.FlatDigest(w)
 	}
-	n := in.TrainN
-	if j.TrainLimit > 0 && j.TrainLimit < n {
-		n = j.TrainLimit
+	if err := live.CheckInit(j, w); err != nil {
+		return nil, fmt.Errorf("--init %s: %w", path, err)
 	}
-	return n, nil
+	return w, nil
 }

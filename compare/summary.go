@@ -1,10 +1,10 @@
-package runstats
+package compare
 
 import (
-	"fmt"
 	"math"
 	"slices"
-	"strings"
+
+	"github.com/pacer-ps/pacer/runstats"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -22,7 +22,7 @@ type Summary struct {
 	// which fields to expect.
 	Schema   int               `json:"schema"`
 	Commit   string            `json:"commit"` // "unknown" when the build did not record it
-	Mode     string            `json:"mode"`
+	Mode     runstats.Mode     `json:"mode"`
 	Scenario scenario.Scenario `json:"scenario"` // with the command line's flags applied
 	// Flags are the flags given on the command line and their values
 	// (not --out); Scenario has every value the runs used.
@@ -37,11 +37,11 @@ type Summary struct {
 	IntervalMethod     string `json:"interval_method"`
 	TestMethod         string `json:"test_method,omitempty"`
 
-	Runs []Run `json:"runs"` // paradigm by paradigm, seeds in order within each
+	Runs []runstats.Run `json:"runs"` // paradigm by paradigm, seeds in order within each
 	// GroupRuns are the member runs of the compared groups (avg(…)),
 	// group by group, member by member, seeds in order: each group's run
 	// in Runs is, per seed, their runstats.Average.
-	GroupRuns []Run           `json:"group_runs,omitempty"`
+	GroupRuns []runstats.Run  `json:"group_runs,omitempty"`
 	Paradigms []ParadigmStats `json:"paradigms"`
 	Verdict   Verdict         `json:"verdict"`
 	// Race is the race over seeds (--seeds auto) that chose the runs and
@@ -157,7 +157,7 @@ const WinRule = "the leader is separated from another paradigm when, over the se
 // target counts at the comparison's horizon (the longest run), so it
 // never looks faster than one that did. It reads only the runs, so it is
 // the same for any parallelism.
-func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]ParadigmStats, Verdict) {
+func Analyze(runs []runstats.Run, names []string, seeds []uint64, target float64) ([]ParadigmStats, Verdict) {
 	trainedAny := false
 	horizon := 0.0 // the longest run: virtual mode's equal horizon, the live modes' longest wall time
 	for i := range runs {
@@ -170,7 +170,7 @@ func Analyze(runs []Run, names []string, seeds []uint64, target float64) ([]Para
 		grid[p] = make([]cell, len(seeds))
 		var thr, wait, stale, times, accs, smooth []float64
 		for k, s := range seeds {
-			i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s })
+			i := slices.IndexFunc(runs, func(r runstats.Run) bool { return r.Paradigm == name && r.Seed == s })
 			if i < 0 {
 				continue
 			}
@@ -323,81 +323,6 @@ type missedSeeds struct {
 	seeds []uint64
 }
 
-// reasons collects why each paradigm is tied with the leader.
-type reasons struct {
-	few                   []string
-	missed                []missedSeeds
-	disagree, unseparated []withP
-	small                 []withP
-}
-
-func (w *reasons) text(v Verdict, stats []ParadigmStats, names []string, order []int) string {
-	L := v.Leader
-	if v.Winner != nil {
-		ru := stats[order[1]]
-		return fmt.Sprintf("%s is separated from every other paradigm (p < 0.05 and an advantage of at least 2%%); "+
-			"from the runner-up %s by %s (p %s)", L, ru.Paradigm, ru.LeaderAdvantage.Text(), pWords(*ru.PVsLeader))
-	}
-	var parts []string
-	if len(w.unseparated) > 0 {
-		var xs []string
-		for _, x := range w.unseparated {
-			xs = append(xs, fmt.Sprintf("%s (p %s)", x.name, pWords(x.p)))
-		}
-		parts = append(parts, fmt.Sprintf("the paired test does not separate %s from %s", L, orList(xs)))
-	}
-	for _, x := range w.small {
-		parts = append(parts, fmt.Sprintf("%s leads %s by only %s (p %s), below the 2%% minimum effect", L, x.name, x.eff.Text(), pWords(x.p)))
-	}
-	for _, x := range w.disagree {
-		parts = append(parts, fmt.Sprintf("%s leads %s by the median but not by the mean (%s, p %s): median and mean disagree",
-			L, x.name, x.eff.Text(), pWords(x.p)))
-	}
-	for _, x := range w.missed {
-		parts = append(parts, fmt.Sprintf("%s did not reach the target on %s, where %s did (how much later is unknown: a longer run would tell)",
-			L, seedList(x.seeds), x.name))
-	}
-	if len(w.few) > 0 {
-		parts = append(parts, fmt.Sprintf("%s and %s share fewer than two seeds", L, orList(w.few)))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// Text is the advantage as a ratio with its interval, e.g. "1.35×, 95%
-// interval 1.2–1.52×"; below 1 when the other paradigm is ahead.
-func (e *Effect) Text() string {
-	r := func(v float64) string { return fmt.Sprintf("%.3g", v) }
-	if e.Lo == nil {
-		return r(e.Ratio) + "×"
-	}
-	return fmt.Sprintf("%s×, 95%% interval %s–%s×", r(e.Ratio), r(*e.Lo), r(*e.Hi))
-}
-
-func pWords(p float64) string {
-	if p < 0.001 {
-		return "< 0.001"
-	}
-	return fmt.Sprintf("= %.3g", p)
-}
-
-func orList(xs []string) string {
-	if len(xs) <= 1 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
-}
-
-func seedList(seeds []uint64) string {
-	var xs []string
-	for _, s := range seeds {
-		xs = append(xs, fmt.Sprint(s))
-	}
-	if len(xs) == 1 {
-		return "seed " + xs[0]
-	}
-	return "seeds " + strings.Join(xs, ", ")
-}
-
 func ptr(v float64) *float64 { return &v }
 
 // meanHalfWidth is the mean of d and the half-width of its 95% t
@@ -480,10 +405,10 @@ func mean(xs []float64) float64 {
 // targetIntervals are paradigm name's median times and epochs to each of
 // its runs' Targets over seeds (a run that never reached one counts as
 // +Inf, so a median over mostly such runs is nil).
-func targetIntervals(runs []Run, name string, seeds []uint64) (times, epochs []Interval) {
-	var mine []*Run
+func targetIntervals(runs []runstats.Run, name string, seeds []uint64) (times, epochs []Interval) {
+	var mine []*runstats.Run
 	for _, s := range seeds {
-		if i := slices.IndexFunc(runs, func(r Run) bool { return r.Paradigm == name && r.Seed == s }); i >= 0 {
+		if i := slices.IndexFunc(runs, func(r runstats.Run) bool { return r.Paradigm == name && r.Seed == s }); i >= 0 {
 			mine = append(mine, &runs[i])
 		}
 	}

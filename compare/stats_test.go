@@ -1,9 +1,11 @@
-package runstats
+package compare
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/pacer-ps/pacer/runstats"
 )
 
 func TestMedianIntervalExact(t *testing.T) {
@@ -45,8 +47,8 @@ func TestPairedT(t *testing.T) {
 }
 
 // curveRun is a run whose accuracy rises linearly at rate per second to 1.
-func curveRun(name string, seed uint64, rate, horizon float64) Run {
-	r := Run{Paradigm: name, Seed: seed, Seconds: horizon, Throughput: 1}
+func curveRun(name string, seed uint64, rate, horizon float64) runstats.Run {
+	r := runstats.Run{Paradigm: name, Seed: seed, Seconds: horizon, Throughput: 1}
 	var c [][2]float64
 	for t := 0.0; t <= horizon; t += horizon / 10 {
 		c = append(c, [2]float64{t, math.Min(1, rate*t)})
@@ -58,7 +60,7 @@ func curveRun(name string, seed uint64, rate, horizon float64) Run {
 func analyze(rates map[string][]float64, target float64) ([]ParadigmStats, Verdict) {
 	names := []string{"a", "b", "c"}
 	seeds := []uint64{1, 2, 3, 4, 5}
-	var runs []Run
+	var runs []runstats.Run
 	for _, n := range names {
 		for k, s := range seeds {
 			runs = append(runs, curveRun(n, s, rates[n][k], 100))
@@ -122,7 +124,7 @@ func TestAnalyzeUnreachedFallsBackToAccuracy(t *testing.T) {
 }
 
 func TestAnalyzeSimHasNoVerdict(t *testing.T) {
-	runs := []Run{{Paradigm: "asp", Seed: 1, Throughput: 3}, {Paradigm: "bsp", Seed: 1, Throughput: 1}}
+	runs := []runstats.Run{{Paradigm: "asp", Seed: 1, Throughput: 3}, {Paradigm: "bsp", Seed: 1, Throughput: 1}}
 	st, v := Analyze(runs, []string{"asp", "bsp"}, []uint64{1}, 0)
 	if v.Winner != nil || v.Metric != MetricNone || len(v.Tied) != 0 || st[0].AccuracyAtHorizon != nil || *st[0].Throughput.Median != 3 {
 		t.Fatalf("sim: %+v %+v", v, st[0])
@@ -131,8 +133,8 @@ func TestAnalyzeSimHasNoVerdict(t *testing.T) {
 
 // timed is a run that reaches 0.5 at time tt (tt ≤ 0: never) and ends at
 // seconds.
-func timed(name string, seed uint64, tt, seconds float64) Run {
-	r := Run{Paradigm: name, Seed: seed, Seconds: seconds, Throughput: 1}
+func timed(name string, seed uint64, tt, seconds float64) runstats.Run {
+	r := runstats.Run{Paradigm: name, Seed: seed, Seconds: seconds, Throughput: 1}
 	c := [][2]float64{{0, 0}, {seconds, 0.4}}
 	if tt > 0 {
 		c = [][2]float64{{0, 0}, {tt, 0.5}, {seconds, 0.6}}
@@ -143,8 +145,8 @@ func timed(name string, seed uint64, tt, seconds float64) Run {
 
 // times builds runs of each paradigm from their times to 0.5 by seed
 // (seeds 1, 2, ...; 0: never reached; NaN: the seed did not run).
-func times(seconds float64, order []string, tt map[string][]float64) ([]Run, []uint64) {
-	var runs []Run
+func times(seconds float64, order []string, tt map[string][]float64) ([]runstats.Run, []uint64) {
+	var runs []runstats.Run
 	var seeds []uint64
 	for _, name := range order {
 		for k, t := range tt[name] {
@@ -163,7 +165,7 @@ func times(seconds float64, order []string, tt map[string][]float64) ([]Run, []u
 // reached the target must not be scored at its own (shorter) time, which
 // made it look faster than the one that reached the target.
 func TestCensoredLiveRunRanksLast(t *testing.T) {
-	var runs []Run
+	var runs []runstats.Run
 	for s := uint64(1); s <= 5; s++ {
 		runs = append(runs, timed("a", s, 80+float64(s), 100), timed("b", s, 0, 50)) // b: done in 50 s, never at 0.5
 	}

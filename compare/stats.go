@@ -1,4 +1,4 @@
-package runstats
+package compare
 
 import (
 	"math"
