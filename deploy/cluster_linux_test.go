@@ -406,7 +406,7 @@ func (c *kcluster) run(pods []*kpod, out string, ckpt func(i int) string) (runst
 				select {
 				case err := <-s.done:
 					t.Fatalf("%s exited before it was ready: %v\n%s", s.pod.name, err, s.log.String())
-				case <-time.After(50 * time.Millisecond):
+				case <-time.After(50 * time.Millisecond): // the probe's pace: an HTTP endpoint sends no event when it turns ready
 				}
 			}
 		}
@@ -445,7 +445,7 @@ func (c *kcluster) run(pods []*kpod, out string, ckpt func(i int) string) (runst
 				t.Fatalf("no %s in shard 0's %s\n%s", f, out, logs())
 			case err := <-servers[0].done:
 				t.Fatalf("shard 0 exited before it wrote %s: %v\n%s", f, err, logs())
-			case <-time.After(50 * time.Millisecond):
+			case <-time.After(50 * time.Millisecond): // the poll's pace: a file written by another process gives no event
 			}
 		}
 	}

@@ -25,11 +25,16 @@ func (a *syncAgg) due() (bool, Apply) {
 	if a.missing > 0 || len(a.buf) == 0 {
 		return false, Apply{}
 	}
+	return true, a.closeRound()
+}
+
+// closeRound applies the buffered gradients' mean (or sum).
+func (a *syncAgg) closeRound() Apply {
 	w := 1.0
 	if !a.sum {
 		w = 1 / float64(len(a.buf))
 	}
-	return true, a.close(w, 1)
+	return a.close(w, 1)
 }
 
 func (a *syncAgg) Leave(now time.Duration, p int) (bool, Apply) {

@@ -16,11 +16,7 @@ func (a *syncAgg) Flush(now time.Duration) (bool, Apply) {
 	if len(a.buf) == 0 {
 		return false, Apply{}
 	}
-	w := 1.0
-	if !a.sum {
-		w = 1 / float64(len(a.buf))
-	}
-	return true, a.close(w, 1)
+	return true, a.closeRound()
 }
 
 func (a *backupAgg) Flush(now time.Duration) (bool, Apply) {
