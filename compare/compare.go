@@ -318,13 +318,17 @@ func (e *engine) say(format string, a ...any) {
 	e.c.Progress(fmt.Sprintf(format, a...))
 }
 
-func (e *engine) runDone(done int) {
-	if e.c.RunDone == nil {
-		return
-	}
+// runDone counts one more run done, tells Config.RunDone, and returns the count.
+func (e *engine) runDone() int {
+	// One critical section for the count and the call: two runs that end
+	// together reach RunDone in the order of their counts.
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.c.RunDone(done, e.total())
+	e.done++
+	if e.c.RunDone != nil {
+		e.c.RunDone(e.done, e.total())
+	}
+	return e.done
 }
 
 // runJob is the k-th run: in the fixed design paradigm k / Seeds, seed
@@ -437,13 +441,9 @@ func (e *engine) parallel(ctx context.Context, one func(k int) (*runstats.Run, e
 					continue
 				}
 				out[k] = *r
-				e.mu.Lock()
-				e.done++
-				done := e.done
-				e.mu.Unlock()
+				done := e.runDone()
 				e.say("compare: %d/%d runs done (%s, seed %d)  wall %s", done, total, r.Paradigm, r.Seed,
 					time.Since(e.start).Round(time.Second))
-				e.runDone(done)
 			}
 		}()
 	}

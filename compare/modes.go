@@ -147,10 +147,7 @@ func (e *engine) live(ctx context.Context) ([]runstats.Run, error) {
 		}
 		r.Scenario = e.c.Scenario.Name
 		runs = append(runs, *r)
-		e.mu.Lock()
-		e.done++
-		e.mu.Unlock()
-		e.runDone(len(runs))
+		e.runDone()
 	}
 	return runs, nil
 }
