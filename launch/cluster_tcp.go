@@ -161,11 +161,42 @@ func (c *tcpCluster) pythonWorker(p int) *exec.Cmd {
 		args = append(args, "--data-dir", d)
 	}
 	cmd := c.exec(fmt.Sprintf("worker-%d", p), append([]string{c.opt.PythonBin}, args...)...)
-	cmd.Env = append(childEnv(os.Environ()), "PACER_TOKEN="+c.opt.Token, "PYTHONPATH="+filepath.Dir(c.opt.PythonWorker))
+	cmd.Env = pythonEnv(os.Environ(), c.opt.Token, filepath.Dir(c.opt.PythonWorker))
 	cmd.SysProcAttr = childAttr()
 	w := c.logWriter(fmt.Sprintf("worker-%d", p))
 	cmd.Stdout, cmd.Stderr = w, w
 	return cmd
+}
+
+// blasThreads are the variables that size a BLAS or OpenMP thread pool.
+// torch_worker.py's --threads (1) sets torch's own pool only; Debian's
+// PyTorch multiplies through OpenBLAS, whose pool is sized at import from
+// these variables and otherwise takes every core. The launcher's workers
+// share one machine's cores with the shards, so a pool per worker only
+// contends: one thread each, as a Go worker computes (issue 35: the MLP's
+// backward pass took 1.6× as long with OpenBLAS's default pool).
+var blasThreads = []string{"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"}
+
+// pythonEnv is a PyTorch worker's environment: env without the control
+// token, with the worker token, the pacer package on the path and one BLAS
+// thread unless env already sizes the pool (the user's setting wins).
+func pythonEnv(env []string, token, pythonPath string) []string {
+	out := append(childEnv(env), "PACER_TOKEN="+token, "PYTHONPATH="+pythonPath)
+	for _, v := range blasThreads {
+		if !hasVar(env, v) {
+			out = append(out, v+"=1")
+		}
+	}
+	return out
+}
+
+func hasVar(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
 }
 
 // childEnv is env without the tokens: a child gets exactly the ones its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,24 @@ func TestPythonWorkersRefused(t *testing.T) {
 	if err := checkPythonWorkers(fmnistJob(t, "elastic:r=4,apply=local", 2, 1, 600, 1), &Options{Mode: "tcp", PythonWorkers: 1}); err == nil ||
 		!strings.Contains(err.Error(), "apply=local needs Go workers") {
 		t.Errorf("elastic apply=local: err %v", err)
+	}
+}
+
+// A PyTorch worker computes on one BLAS thread unless the user sized the
+// pool, and gets the worker token but never the control token.
+func TestPythonWorkerEnv(t *testing.T) {
+	got := pythonEnv([]string{"HOME=/h", "PACER_CONTROL_TOKEN=c", "OMP_NUM_THREADS=4"}, "w", "/py")
+	want := map[string]string{"HOME": "/h", "PACER_TOKEN": "w", "PYTHONPATH": "/py",
+		"OMP_NUM_THREADS": "4", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+	seen := map[string]string{}
+	for _, kv := range got {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := seen[k]; dup {
+			t.Fatalf("%s set twice in %q", k, got)
+		}
+		seen[k] = v
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Fatalf("env %v, want %v", seen, want)
 	}
 }
