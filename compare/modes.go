@@ -89,7 +89,7 @@ func (e *engine) virtualRun(ctx context.Context, k int) (*runstats.Run, error) {
 	return e.entryRun(k, func(sp paradigm.Spec, seed uint64) (*runstats.Run, error) {
 		cfg := e.c.Job
 		cfg.Spec, cfg.Seed, cfg.Horizon = sp, seed, e.horizon
-		r, err := train.VirtualContext(ctx, cfg, e.ds, nil)
+		r, err := train.VirtualContext(ctx, cfg, e.ds, &train.Options{Plan: auto.Configure})
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/pacer-ps/pacer/auto"
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/internal/kernel"
 	"github.com/pacer-ps/pacer/job"
@@ -31,16 +30,30 @@ func Iterations(cfg job.Config, n int) int {
 	return max(1, int(math.Ceil(cfg.Epochs*float64(n)/float64(cfg.Batch*cfg.Workers))))
 }
 
+// Options are a virtual run's optional parts; a nil *Options has none.
+type Options struct {
+	// Progress, when set, is called at every evaluation.
+	Progress func(Progress)
+	// Plan, when set, completes the simulator's configuration before the
+	// run: auto.Configure attaches --paradigm auto's planner (without it
+	// sim refuses auto). The planner is handed in because it sits beside
+	// train over sim, not under it (docs/architecture.md).
+	Plan func(*sim.Config)
+}
+
 // Virtual trains cfg in virtual time on ds (nil: load it) and returns the
 // run's summary: for cfg.Epochs, or until cfg.Horizon of virtual time when
-// that is set. progress may be nil. ds is only read, so runs may share it.
-func Virtual(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runstats.Run, error) {
-	return VirtualContext(context.Background(), cfg, ds, progress)
+// that is set. ds is only read, so runs may share it.
+func Virtual(cfg job.Config, ds *data.Dataset, opt *Options) (*runstats.Run, error) {
+	return VirtualContext(context.Background(), cfg, ds, opt)
 }
 
 // VirtualContext is Virtual stopped when ctx is done (sim.RunContext): it
 // then returns an error wrapping ctx's and no summary.
-func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progress func(Progress)) (*runstats.Run, error) {
+func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, opt *Options) (*runstats.Run, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
 	if err := cfg.Fill(); err != nil {
 		return nil, err
 	}
@@ -52,7 +65,7 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	} else if err := job.CheckNormalized(ds, cfg); err != nil {
 		return nil, err
 	}
-	l, err := newLearner(cfg, ds, progress)
+	l, err := newLearner(cfg, ds, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +76,9 @@ func VirtualContext(ctx context.Context, cfg job.Config, ds *data.Dataset, progr
 	sc := sim.Config{Spec: cfg.Spec, Workers: cfg.Workers, Shards: cfg.Shards,
 		Timing: cfg.Timing, ServerDelay: cfg.ServerDelay, Iterations: iters, Duration: cfg.Horizon, Seed: cfg.Seed,
 		Network: cfg.Network, Params: l.model.NumParams(), Learner: l, Clock: time.Now, SearchCost: cfg.SimSearchCost()}
-	auto.Configure(&sc)
+	if opt.Plan != nil {
+		opt.Plan(&sc)
+	}
 	r, err := sim.RunContext(ctx, sc)
 	if err != nil {
 		return nil, err

@@ -123,6 +123,28 @@ func TestTrainVirtualWritesSummary(t *testing.T) {
 	}
 }
 
+// --paradigm auto trains in virtual time: pacer train hands train the
+// planner (train.Options.Plan), which decides during the run.
+func TestTrainVirtualAuto(t *testing.T) {
+	if _, err := os.Stat("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"); err != nil {
+		t.Skip("Fashion-MNIST not installed (scripts/setup installs it)")
+	}
+	dir := t.TempDir()
+	_, errs, code := pacer(t, "train", "--paradigm", "auto:every=5", "--workers", "2", "--speeds", "1,3",
+		"--train-limit", "6000", "--test-limit", "500", "--epochs", "1", "--out", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r runstats.Run
+	if err := json.Unmarshal(b, &r); err != nil || !strings.HasPrefix(r.Paradigm, "auto") || len(r.Decisions) == 0 {
+		t.Fatalf("paradigm %q, %d decisions, %v", r.Paradigm, len(r.Decisions), err)
+	}
+}
+
 // PARADIGMS.md: every run records the controller's time; pacer sim prints
 // it (summary.json, being deterministic, has only the call count).
 func TestSimPrintsControllerTime(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacer-ps/pacer/auto"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
@@ -242,11 +243,11 @@ func trainVirtual(cfg job.Config, stderr io.Writer) (*runstats.Run, error) {
 		pr.every = 100 * time.Millisecond
 	}
 	pr.start(permille, false)
-	r, err := train.Virtual(cfg, ds, func(p train.Progress) {
+	r, err := train.Virtual(cfg, ds, &train.Options{Plan: auto.Configure, Progress: func(p train.Progress) {
 		pr.set(epochPermille(p.Epoch, cfg.Epochs))
 		pr.printf("train %s: epoch %.2f/%g  test accuracy %.4f  %s  virtual %s  wall %s", cfg.Spec, p.Epoch, cfg.Epochs,
 			p.Accuracy, sampleRate(p, ds.Train.N), p.Virtual.Round(time.Second), p.Wall.Round(time.Second))
-	})
+	}})
 	pr.done()
 	return r, err
 }
