@@ -14,6 +14,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/record"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
 )
@@ -174,7 +175,7 @@ func (d *driver) evaluate(ctx context.Context, cs proto.CoordStats) (float64, er
 			return 0, err
 		}
 	}
-	return live.Evaluate(&d.ev, d.params, d.model, d.w, d.ds.Test, cs), nil
+	return record.Evaluate(&d.ev, d.params, d.model, d.w, d.ds.Test, cs), nil
 }
 
 func (d *driver) ranges() [][2]int { return job.Ranges(d.model.NumParams(), d.params.Job.Shards) }
@@ -445,6 +446,6 @@ func (d *driver) summarize(ctx context.Context, cs proto.CoordStats) (*Result, e
 		}
 		res.Shards = append(res.Shards, st.Shard)
 	}
-	res.Run = live.Summary(d.params, d.opt.Mode, cs, res.Shards, &d.ev) // the final evaluation is the curve's last point
+	res.Run = record.Summary(d.params, d.opt.Mode, cs, res.Shards, &d.ev) // the final evaluation is the curve's last point
 	return res, nil
 }

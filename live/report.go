@@ -2,7 +2,6 @@ package live
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/proto"
+	"github.com/pacer-ps/pacer/live/record"
 	"github.com/pacer-ps/pacer/modelfile"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
@@ -98,7 +98,7 @@ func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, 
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}
-	return Evaluate(&r.ev, r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
+	return record.Evaluate(&r.ev, r.sv.cfg.Params, r.model, r.w, r.test, cs), nil
 }
 
 // run evaluates at the job's cadence until the job is done, then ends it.
@@ -194,13 +194,13 @@ func (r *reporter) finish(ctx context.Context) error {
 		}
 		shards = append(shards, st.Shard)
 	}
-	run := Summary(d, runstats.TCP, cs, shards, &r.ev)
+	run := record.Summary(d, runstats.TCP, cs, shards, &r.ev)
 	if len(r.ev.Curve) == 0 {
 		run.NoAccuracy = r.none
 	}
 	var errs error
 	if sv.cfg.SummaryDir != "" {
-		path, err := writeSummary(sv.cfg.SummaryDir, run)
+		path, err := record.Write(sv.cfg.SummaryDir, run)
 		if err != nil {
 			errs = fmt.Errorf("live: writing the job's summary: %w", err)
 			sv.log.Error("could not write the job's summary", "err", err)
@@ -277,21 +277,4 @@ func (sv *Server) workerConns() int {
 		}
 	}
 	return n
-}
-
-// writeSummary writes run as dir/summary.json, atomically.
-func writeSummary(dir string, run *runstats.Run) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	b, err := json.MarshalIndent(run, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "summary.json")
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp, path)
 }

@@ -1,6 +1,14 @@
-package live
+// Package record builds a live job's record: its run summary
+// (summary.json, the schema of pacer train) from the coordinator's and the
+// shards' counters, and its evaluations. The launcher and a hand-run
+// job's shard 0 both build it here, so the two records cannot differ.
+package record
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
 	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/proto"
@@ -70,4 +78,22 @@ func Evaluate(ev *proto.Evaluations, d *job.Description, m nn.Model, w []float32
 	acc := nn.Accuracy(m, w, test.X, test.Y, 500)
 	ev.Add(cs, acc, d.Job.Batch, d.TrainN)
 	return acc
+}
+
+// Write writes run as dir/summary.json, atomically (a reader never sees
+// half a file), and returns its path.
+func Write(dir string, run *runstats.Run) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(run, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "summary.json")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	return path, os.Rename(tmp, path)
 }
