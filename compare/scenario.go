@@ -108,8 +108,13 @@ func ApplyScenario(c *Config, sc *scenario.Scenario, given func(flag string) boo
 	if use("clip-norm", sc.ClipNorm > 0) {
 		j.ClipNorm = sc.ClipNorm
 	}
-	if use("ema", sc.EMA > 0) {
+	if use("ema", sc.EMA > 0 && !given("ema-time")) {
 		j.EMA = sc.EMA
+	}
+	// The scenario's average gives way to either flag: --ema and
+	// --ema-time are one choice, the average's memory.
+	if use("ema-time", sc.EMATime != "" && !given("ema")) {
+		j.EMATime, _ = time.ParseDuration(sc.EMATime) // Validate checked it
 	}
 	// Sim mode trains no model, so a target has no accuracy to reach
 	// there (Validate refuses one): the scenario's does not apply.
@@ -196,6 +201,9 @@ func Effective(c *Config) scenario.Scenario {
 	s.Model, s.Dataset, s.Epochs, s.Batch, s.LR, s.Momentum = j.Model, j.Dataset, j.Epochs, j.Batch, j.LR, &m
 	s.EvalEvery, s.FullAsyncLR, s.Target, s.TrainLimit, s.TestLimit = j.EvalEvery, j.FullAsyncLR, j.Target, j.TrainLimit, j.TestLimit
 	s.Sampling, s.ClipNorm, s.EMA, s.BatchTotal = j.Sampling, j.ClipNorm, j.EMA, j.BatchTotal
+	if j.EMATime > 0 {
+		s.EMATime = j.EMATime.String()
+	}
 	if j.Optimizer.Kind != optim.SGD {
 		s.Optimizer = j.Optimizer.String()
 	}

@@ -21,6 +21,8 @@ type shaping struct {
 	name string
 	show string // what an error prints
 	key  []byte // what is compared: the value's JSON
+	// unhashed leaves the field out of Fingerprint (Diff still compares it).
+	unhashed bool
 }
 
 // fields lists the fields that shape training: what a shard computes
@@ -39,7 +41,7 @@ func (d *Description) fields() []shaping {
 		return shaping{name: name, show: show, key: b}
 	}
 	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
-	return []shaping{
+	fs := []shaping{
 		f("version", strconv.Itoa(d.Version), d.Version),
 		f("paradigm", j.Spec.String(), j.Spec),
 		f("workers", strconv.Itoa(j.Workers), j.Workers),
@@ -64,6 +66,11 @@ func (d *Description) fields() []shaping {
 		f("ema", num(j.EMA), j.EMA),
 		f("heartbeat-timeout", j.HeartbeatTimeout.String(), j.HeartbeatTimeout),
 	}
+	emaTime := f("ema-time", j.EMATime.String(), j.EMATime)
+	// Hashed only when set: a job without it keeps the fingerprint it had
+	// before the field existed, so its checkpoints still resume.
+	emaTime.unhashed = j.EMATime == 0
+	return append(fs, emaTime)
 }
 
 // Fingerprint is a short digest of the fields that shape training (see
@@ -71,6 +78,9 @@ func (d *Description) fields() []shaping {
 func (d *Description) Fingerprint() string {
 	h := sha256.New()
 	for _, f := range d.fields() {
+		if f.unhashed {
+			continue
+		}
 		fmt.Fprintf(h, "%s=%s\n", f.name, f.key)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])

@@ -41,6 +41,7 @@ func TestFingerprintCoversTheShapingFields(t *testing.T) {
 		{"normalize", func(c *Config) { c.Normalize = NormalizeMean }, "none ≠ mean"},
 		{"clip-norm", func(c *Config) { c.ClipNorm = 5 }, "0 ≠ 5"},
 		{"ema", func(c *Config) { c.EMA = 0.99 }, "0 ≠ 0.99"},
+		{"ema-time", func(c *Config) { c.EMATime = 30 * time.Second }, "0s ≠ 30s"},
 		{"optimizer", func(c *Config) { c.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8} }, "sgd ≠ rmsprop:alpha=0.99,eps=1e-08"},
 		{"optimizer", func(c *Config) { c.Optimizer = optim.Rule{Kind: optim.RMSProp, Alpha: 0.99, Eps: 1e-8, Centered: true} }, "sgd ≠ rmsprop:alpha=0.99,eps=1e-08,centered=true"},
 		{"heartbeat-timeout", func(c *Config) { c.HeartbeatTimeout = time.Second }, "15s ≠ 1s"},

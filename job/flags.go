@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -45,6 +46,7 @@ type LearnFlags struct {
 	Normalize   string
 	ClipNorm    float64
 	EMA         float64
+	EMATime     time.Duration
 }
 
 // Bind registers the flags on fs.
@@ -76,6 +78,7 @@ func (f *LearnFlags) Bind(fs *pflag.FlagSet) {
 	floatFlag(fs, &f.WeightDecay, "weight-decay", 0, "weight decay (a `float` ≥ 0): L2 on the gradient, or adamw's decoupled decay w ← (1 − lr·wd)·w", nonNegative)
 	floatFlag(fs, &f.ClipNorm, "clip-norm", 0, "scale each worker's gradient to at most this 2-norm before it is pushed, as PyTorch's clip_grad_norm_ (a `float` ≥ 0; 0: none)", nonNegative)
 	floatFlag(fs, &f.EMA, "ema", 0, "evaluate the exponential moving average of the weights with this decay (a `float` in [0, 1), e.g. 0.9999; 0: the weights themselves; every mode: live, the shards keep it)", unitInterval)
+	fs.DurationVar(&f.EMATime, "ema-time", 0, "evaluate a moving average of the weights that fades in the run's time: an update dt after the previous one weighs 1−exp(−dt/this) (a `duration`, e.g. 30s; 0: none; not with --ema). Every paradigm's average spans the same time whatever its update rate (docs/compare.md)")
 	fs.Func("sampling", "where a worker's mini-batches come from: shard (its fixed 1/K of the training set; default) | global (the whole set, each worker through its own permutation, as the backup-workers and staleness-aware papers sample)", func(v string) error {
 		if err := samplingValid(v); err != nil {
 			return err
@@ -98,7 +101,7 @@ func (f *LearnFlags) ApplyTo(c *Config) {
 	c.Model, c.Dataset, c.DataDir = f.Model, f.Dataset, f.DataDir
 	c.TrainLimit, c.TestLimit = f.TrainLimit, f.TestLimit
 	c.Epochs, c.Batch, c.LR, c.WeightDecay, c.FullAsyncLR = f.Epochs, f.Batch, f.LR, f.WeightDecay, f.FullAsyncLR
-	c.Sampling, c.ClipNorm, c.EMA = f.Sampling, f.ClipNorm, f.EMA
+	c.Sampling, c.ClipNorm, c.EMA, c.EMATime = f.Sampling, f.ClipNorm, f.EMA, f.EMATime
 	if c.BatchTotal = f.BatchTotal; c.BatchTotal > 0 && !f.BatchSet {
 		c.Batch = 0 // Fill derives it from the workers
 	}

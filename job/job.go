@@ -6,6 +6,7 @@ package job
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/pacer-ps/pacer/network"
@@ -98,6 +99,16 @@ type Config struct {
 	// (the backup-workers paper evaluates θ̄ with 0.9999). Virtual time's
 	// learner and the live shards (each its block, checkpointed) keep θ̄.
 	EMA float64 `json:",omitempty"`
+	// EMATime, when positive, evaluates a moving average of the weights
+	// whose memory fades in the run's time rather than per update: an
+	// update applied dt after the shard's previous one (the first: dt from
+	// the start) moves θ̄ ← a·θ̄ + (1−a)·θ with a = exp(−dt/EMATime). Every
+	// paradigm's average then spans the same time whatever its update rate,
+	// where EMA's spans a number of updates (docs/compare.md, "Averaged
+	// weights"). Time is virtual time in virtual mode, the shard's clock
+	// live; an update at the instant of the previous one (dt = 0) moves
+	// nothing. Not with EMA.
+	EMATime time.Duration `json:",omitempty"`
 
 	// EvalEvery is the test-accuracy interval in epochs (default 0.25).
 	EvalEvery float64
@@ -220,6 +231,10 @@ func (c *Config) Fill() error {
 		return fmt.Errorf("heartbeat-timeout=%s must be positive", c.HeartbeatTimeout)
 	case c.Horizon < 0:
 		return fmt.Errorf("horizon=%s must not be negative", c.Horizon)
+	case c.EMATime < 0:
+		return fmt.Errorf("ema-time=%s must not be negative", c.EMATime)
+	case c.EMATime > 0 && c.EMA > 0:
+		return fmt.Errorf("ema-time=%s with ema=%g: the average fades in time or per update, give one of the two", c.EMATime, c.EMA)
 	case c.InitSHA256 != "" && !isDigest(c.InitSHA256):
 		return fmt.Errorf("init-sha256=%q: want the 64 lowercase hex digits of a SHA-256", c.InitSHA256)
 	}
@@ -341,4 +356,19 @@ func Ranges(n, s int) [][2]int {
 		out[i] = [2]int{i * n / s, (i + 1) * n / s}
 	}
 	return out
+}
+
+// Averaged reports whether the job evaluates a moving average of the
+// weights (EMA or EMATime) rather than the weights themselves.
+func (c *Config) Averaged() bool { return c.EMA > 0 || c.EMATime > 0 }
+
+// EMADecay is the moving average's decay a for an update applied dt after
+// the previous one (θ̄ ← a·θ̄ + (1−a)·θ): EMA per update, or the fading of
+// EMATime over dt. The time is an argument: virtual time's learner and a
+// live shard each pass their own.
+func (c *Config) EMADecay(dt time.Duration) float64 {
+	if c.EMATime <= 0 {
+		return c.EMA
+	}
+	return math.Exp(-float64(max(dt, 0)) / float64(c.EMATime))
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -58,6 +59,7 @@ func TestFillNamesTheField(t *testing.T) {
 	}{
 		{Config{TrainLimit: -5}, "train-limit=-5"}, {Config{TestLimit: -2}, "test-limit=-2"},
 		{Config{Workers: -1}, "workers=-1"}, {Config{Normalize: "zscore"}, `normalize="zscore"`}, {Config{Horizon: 30_000 * time.Hour}, "horizon=30000h0m0s"},
+		{Config{EMATime: -time.Second}, "ema-time=-1s"}, {Config{EMATime: time.Second, EMA: 0.9}, "ema-time=1s with ema=0.9"},
 	} {
 		if err := c.c.Fill(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error naming %q", c.c, err, c.want)
@@ -125,5 +127,28 @@ func TestSizeCheckNamesTheField(t *testing.T) {
 		Specs: []paradigm.Spec{{Kind: paradigm.Elastic, R: 100}}}
 	if err := ok.Check("--"); err != nil {
 		t.Errorf("at the limits: %v", err)
+	}
+}
+
+// The average's decay: per update under EMA, fading in time under
+// EMATime (e⁻¹ after τ, 1 at dt = 0: an update at the same instant as the
+// last moves nothing).
+func TestEMADecay(t *testing.T) {
+	per := Config{EMA: 0.99}
+	timed := Config{EMATime: 30 * time.Second}
+	for _, c := range []struct {
+		c    Config
+		dt   time.Duration
+		want float64
+	}{
+		{per, time.Hour, 0.99}, {per, 0, 0.99},
+		{timed, 30 * time.Second, math.Exp(-1)}, {timed, 0, 1}, {timed, 60 * time.Second, math.Exp(-2)}, {timed, -time.Second, 1},
+	} {
+		if got := c.c.EMADecay(c.dt); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%+v after %s: %v, want %v", c.c, c.dt, got, c.want)
+		}
+	}
+	if !timed.Averaged() || !per.Averaged() || (&Config{}).Averaged() {
+		t.Error("Averaged: want true for EMA and EMATime, false for neither")
 	}
 }

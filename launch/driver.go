@@ -171,7 +171,7 @@ func (d *driver) stats(ctx context.Context, i int) (proto.Stats, error) {
 // and measures test accuracy as of the coordinator's counters cs.
 func (d *driver) evaluate(ctx context.Context, cs proto.CoordStats) (float64, error) {
 	for i, r := range d.ranges() {
-		if err := d.observer(i).Evaluated(ctx, d.params.Job.EMA > 0, d.w[r[0]:r[1]]); err != nil {
+		if err := d.observer(i).Evaluated(ctx, d.params.Job.Averaged(), d.w[r[0]:r[1]]); err != nil {
 			return 0, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pacer-ps/pacer/ckpt"
 	"github.com/pacer-ps/pacer/job"
@@ -189,5 +190,51 @@ func TestWorkerAsksAverage(t *testing.T) {
 	}
 	if plain.Shard().Stats().Refused != 1 {
 		t.Error("the refusal was not counted")
+	}
+}
+
+// Under --ema-time the shard's average fades in its own time: each apply
+// weighs 1−exp(−dt/τ) by the time dt since the previous one. The test
+// moves the shard's clock on by an hour before each push (its start an
+// hour earlier), τ = 1 h: D = e⁻¹ each time, checked against the
+// recurrence by hand; no push waits for a clock.
+func TestShardEMATimeFadesInTime(t *testing.T) {
+	cfg := quickJob(t, "asp", 1, 1)
+	cfg.EMATime, cfg.LR = time.Hour, 0.5
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	w0 := []float32{1, -2, 0.5, 3}
+	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1 << 20}, Init: w0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta, avg := make([]float64, 4), make([]float64, 4)
+	for i, v := range w0 {
+		theta[i], avg[i] = float64(v), float64(v)
+	}
+	d := math.Exp(-1)
+	for k, g := range [][]float32{{1, 0, -1, 2}, {0.5, 0.5, 0.5, 0.5}, {-3, 1, 0, 0.25}} {
+		s.start = s.start.Add(-time.Hour)
+		if k == 0 {
+			s.emaAt = s.now() - time.Hour // the first dt: an hour, not the shard's age
+		}
+		var resp wire.Frame
+		if err := s.push(nil, &wire.Frame{Type: wire.MsgPush, Worker: 0, Tag: uint64(k), Extra: uint64(k), Floats: append([]float32(nil), g...)}, &resp); err != nil {
+			t.Fatal(err)
+		}
+		for i := range theta {
+			theta[i] -= 0.5 * float64(g[i])
+			avg[i] = d*avg[i] + (1-d)*theta[i]
+		}
+	}
+	got, _, ok := s.Average()
+	if !ok {
+		t.Fatal("no average kept under --ema-time")
+	}
+	for i := range avg {
+		if math.Abs(float64(got[i])-avg[i]) > 1e-5 {
+			t.Errorf("element %d: average %v, by hand %v", i, got[i], avg[i])
+		}
 	}
 }

@@ -94,7 +94,7 @@ func (r *reporter) evaluate(ctx context.Context, cs proto.CoordStats) (float64, 
 		return 0, errors.New("no test set")
 	}
 	for i, rg := range job.Ranges(r.model.NumParams(), len(r.sv.cfg.ShardAddrs)) {
-		if err := r.observer(i).Evaluated(ctx, r.sv.cfg.Params.Job.EMA > 0, r.w[rg[0]:rg[1]]); err != nil {
+		if err := r.observer(i).Evaluated(ctx, r.sv.cfg.Params.Job.Averaged(), r.w[rg[0]:rg[1]]); err != nil {
 			return 0, fmt.Errorf("live: evaluation: shard %d's weights: %w", i, err)
 		}
 	}

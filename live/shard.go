@@ -58,10 +58,13 @@ type Shard struct {
 	inc     uint64
 
 	cur *snapshot
-	// ema is the weights' moving average under --ema (nil without):
+	// ema is the weights' moving average under --ema or --ema-time (nil without):
 	// stepped after every apply, so a replayed log rebuilds it too; the
 	// job's evaluation reads it instead of cur (Observer.Average).
 	ema []float32
+	// emaAt is the shard's clock at its last update (EMATime's dt; after
+	// a restart, from the restart: a replayed update moves θ̄ by little).
+	emaAt time.Duration
 	// superEpoch (ElasticBSP apply=local): the epoch at the last barrier,
 	// the superstep's learning-rate epoch.
 	superEpoch float64
@@ -182,7 +185,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 			return nil, fmt.Errorf("live: restore: the checkpoint holds %d velocity values, the job's momentum is %g (restore with the momentum it was written with): %w",
 				len(st.Velocity), j.Optim().Momentum, err)
 		}
-		if j.EMA > 0 && st.EMA != nil {
+		if j.Averaged() && st.EMA != nil {
 			s.ema = hugemem.Floats(len(st.EMA))
 			copy(s.ema, st.EMA)
 		}
@@ -194,7 +197,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		copy(s.cur.buf, cfg.Init[r[0]:r[1]])
 		s.dur.w0 = slices.Clone(s.cur.buf) // what a failed log rolls back to before a checkpoint
 	}
-	if j.EMA > 0 && s.ema == nil {
+	if j.Averaged() && s.ema == nil {
 		// θ̄ starts at θ: at w⁰, as virtual time's; restored from a
 		// checkpoint written without it, at the checkpoint's weights.
 		s.ema = hugemem.Floats(len(s.cur.buf))

@@ -135,7 +135,9 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 		s.plog.Warn("update skipped: it would make the weights non-finite", "shard", s.idx, "version", a.Version,
 			"workers", workers, "skipped", s.stats.NonFiniteUpdates)
 	} else if s.ema != nil {
-		optim.EMA(s.ema, s.cur.buf, j.EMA)
+		now := s.now()
+		optim.EMA(s.ema, s.cur.buf, j.EMADecay(now-s.emaAt))
+		s.emaAt = now
 	}
 	for _, c := range a.Grads {
 		delete(s.split.large, c.ID)

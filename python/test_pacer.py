@@ -317,6 +317,15 @@ class RecipeTest(unittest.TestCase):
     against a hand computation or the Go side's own output, and refuses
     what it cannot read."""
 
+    def test_average_kept(self):
+        """--ema and --ema-time both make the shards keep θ̄; the job says
+        so in one field (keeps_average), with τ in seconds."""
+        self.assertFalse(recipe_job().keeps_average)
+        self.assertTrue(recipe_job(EMA=0.99).keeps_average)
+        j = recipe_job(EMATime=30_000_000_000)
+        self.assertTrue(j.keeps_average)
+        self.assertEqual((j.ema, j.ema_time), (0.0, 30.0))
+
     def test_recipes_accepted(self):
         import pacer.data
         python_scripts()

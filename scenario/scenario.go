@@ -60,7 +60,10 @@ type Scenario struct {
 	// ClipNorm is job.Config.ClipNorm (0: none).
 	ClipNorm float64 `json:"clip_norm,omitempty"`
 	// EMA is job.Config.EMA (0: evaluate the weights themselves).
-	EMA        float64 `json:"ema,omitempty"`
+	EMA float64 `json:"ema,omitempty"`
+	// EMATime is job.Config.EMATime as a duration, e.g. "30s" ("": none):
+	// the evaluated average fades in the cluster's time.
+	EMATime    string  `json:"ema_time,omitempty"`
 	Target     float64 `json:"target,omitempty"`
 	TrainLimit int     `json:"train_limit,omitempty"`
 	TestLimit  int     `json:"test_limit,omitempty"`
@@ -220,6 +223,14 @@ func (s *Scenario) Validate() error {
 	}
 	if s.EMA < 0 || s.EMA >= 1 {
 		return fmt.Errorf("scenario %q: ema=%g must lie in [0, 1)", s.Name, s.EMA)
+	}
+	if s.EMATime != "" {
+		if d, err := time.ParseDuration(s.EMATime); err != nil || d <= 0 {
+			return fmt.Errorf("scenario %q: ema_time=%q is not a positive duration such as 30s", s.Name, s.EMATime)
+		}
+		if s.EMA > 0 {
+			return fmt.Errorf("scenario %q: ema=%g and ema_time=%q: the average fades per update or in time, give one of the two", s.Name, s.EMA, s.EMATime)
+		}
 	}
 	if s.Sampling != "" && s.Sampling != job.SamplingShard && s.Sampling != job.SamplingGlobal {
 		return fmt.Errorf("scenario %q: sampling=%q: want %s or %s", s.Name, s.Sampling, job.SamplingShard, job.SamplingGlobal)

@@ -117,11 +117,12 @@ type learner struct {
 	samples    int64   // samples consumed by computes so far
 	nextEval   float64 // next evaluation, in epochs
 	curve      [][2]float64
-	epochs     []float64 // the epoch of each evaluation
-	trainLoss  []float64 // the evaluated weights' loss on the training subset
-	lossGrad   []float32 // scratch for that loss (Grad computes a gradient too)
-	ema        []float32 // the weights' moving average (job.Config.EMA), nil without
-	learnt     []bool    // per training sample: in an applied gradient yet
+	epochs     []float64       // the epoch of each evaluation
+	trainLoss  []float64       // the evaluated weights' loss on the training subset
+	lossGrad   []float32       // scratch for that loss (Grad computes a gradient too)
+	ema        []float32       // the weights' moving average (job.Config.EMA or EMATime), nil without
+	emaAt      []time.Duration // each shard's last update, for EMATime
+	learnt     []bool          // per training sample: in an applied gradient yet
 	nLearnt    int
 	pred       []uint8
 	progress   func(Progress)
@@ -158,8 +159,9 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery,
 		learnt: make([]bool, ds.Train.N)}
 	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
-	if cfg.EMA > 0 {
+	if cfg.Averaged() {
 		l.ema = append([]float32(nil), l.w...)
+		l.emaAt = make([]time.Duration, len(l.ranges))
 	}
 	oc := cfg.Optim()
 	for _, r := range l.ranges {
@@ -256,7 +258,8 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 	}
 	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(lr))
 	if l.ema != nil {
-		optim.EMA(l.ema[r[0]:r[1]], l.w[r[0]:r[1]], l.cfg.EMA)
+		optim.EMA(l.ema[r[0]:r[1]], l.w[r[0]:r[1]], l.cfg.EMADecay(now-l.emaAt[i]))
+		l.emaAt[i] = now
 	}
 	for _, c := range a.Grads {
 		l.release(c.ID)

@@ -166,6 +166,11 @@ class Job:
         self.normalize = j.get("Normalize", "") or "none"
         # --ema's decay D: the shards keep θ̄ ← D·θ̄ + (1−D)·θ (0: none).
         self.ema = j.get("EMA", 0.0) or 0.0
+        # --ema-time's τ in seconds: θ̄ fades in the shards' time instead
+        # (an update dt after the last weighs 1−exp(−dt/τ); 0: none).
+        self.ema_time = (j.get("EMATime", 0) or 0) / 1e9
+        # Whether the shards keep θ̄ at all (pull_average answers).
+        self.keeps_average = self.ema > 0 or self.ema_time > 0
 
     @property
     def pushes(self):
