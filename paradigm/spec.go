@@ -119,6 +119,9 @@ type Spec struct {
 	Every     int
 	Threshold float64
 	Lambda    float64
+	// Candidates is auto's among=: the candidates' canonical specs joined
+	// by '|' ("": AutoAmong). A string, so that a Spec stays comparable.
+	Candidates string
 }
 
 // auto's defaults (docs/auto.md).
@@ -132,24 +135,57 @@ const (
 // paradigm at its presets' parameters but PSP, which needs its shard count.
 var AutoAmong = []string{"bsp", "asp", "ssp:s=3", "dssp:sl=3,su=15", "elastic:r=15", "backup:b=1", "softsync:n=2"}
 
-// Among is auto's candidates, parsed; the first runs until the first decision.
+// MaxAutoAmong bounds auto's candidates: each decision simulates every one.
+const MaxAutoAmong = 16
+
+// Among is auto's candidates, parsed (among=, else AutoAmong); the first
+// runs until the first decision.
 func (s Spec) Among() []Spec {
-	out := make([]Spec, len(AutoAmong))
-	for i, a := range AutoAmong {
+	list := AutoAmong
+	if s.Candidates != "" {
+		list = strings.Split(s.Candidates, "|")
+	}
+	out := make([]Spec, len(list))
+	for i, a := range list {
 		sp, err := Parse(a)
 		if err != nil {
-			panic(err) // a constant list
+			panic(err) // AutoAmong, or a list Parse checked and wrote canonically
 		}
 		out[i] = sp
 	}
 	return out
 }
 
+// parseAmong reads auto's among= list: two or more distinct specs, none
+// of them auto, joined by '|'; it returns them canonically joined.
+func parseAmong(spec, list string) (string, error) {
+	parts := strings.Split(list, "|")
+	if len(parts) < 2 || len(parts) > MaxAutoAmong {
+		return "", specErr(spec, "among=%q: want 2 to %d paradigms separated by '|', e.g. among=bsp|ssp:s=3|backup:b=1", list, MaxAutoAmong)
+	}
+	seen := map[string]bool{}
+	out := make([]string, len(parts))
+	for i, c := range parts {
+		sp, err := Parse(c)
+		switch {
+		case err != nil:
+			return "", specErr(spec, "among=: candidate %d (%q): %v", i+1, c, err)
+		case sp.Kind == Auto:
+			return "", specErr(spec, "among=: auto cannot be its own candidate")
+		case seen[sp.String()]:
+			return "", specErr(spec, "among=: %s given twice", sp)
+		}
+		seen[sp.String()] = true
+		out[i] = sp.String()
+	}
+	return strings.Join(out, "|"), nil
+}
+
 // Forms lists every valid spec form; errors quote it so a user sees the fix.
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
 	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local][,interval=last|mean:k], backup:b=4[,set=shard|shared], " +
 	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20, " +
-	"auto[:every=20,threshold=0.05,lambda=0.1] (sim and virtual modes)"
+	"auto[:every=20,threshold=0.05,lambda=0.1][,among=bsp|ssp:s=3|…] (sim and virtual modes; among last)"
 
 // ErrSpec is wrapped by every parse error.
 var ErrSpec = errors.New("bad paradigm spec")
@@ -171,6 +207,14 @@ func Parse(spec string) (Spec, error) {
 		return Spec{}, specErr(spec, "unknown paradigm %q", name)
 	}
 	kv := map[string]string{}
+	// auto's among= takes the rest of the spec: its candidates carry
+	// commas of their own (among=bsp|dssp:sl=3,su=15), so it comes last.
+	among, hasAmong := "", false
+	if sp.Kind == Auto {
+		if i := strings.Index(strings.ToLower(rest), "among="); i >= 0 && (i == 0 || rest[i-1] == ',') {
+			among, hasAmong, rest = rest[i+len("among="):], true, strings.TrimSuffix(rest[:i], ",")
+		}
+	}
 	if rest != "" {
 		for _, f := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(f, "=")
@@ -227,6 +271,9 @@ func Parse(spec string) (Spec, error) {
 		sp.Every = p.intv("every", AutoEvery, 1, MaxAutoEvery)
 		sp.Threshold = p.num("threshold", AutoThreshold, 0, 10)
 		sp.Lambda = p.num("lambda", AutoLambda, 0, 1000)
+		if hasAmong && p.err == nil {
+			sp.Candidates, p.err = parseAmong(spec, among)
+		}
 	}
 	if p.err != nil {
 		return Spec{}, p.err
@@ -237,7 +284,7 @@ func Parse(spec string) (Spec, error) {
 // specKeys lists each paradigm's options.
 var specKeys = map[Kind]string{
 	BSP: "agg", ASP: "", SSP: "s", DSSP: "sl,su,mode,wait,interval", Elastic: "r,search,apply,interval",
-	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d", Auto: "every,threshold,lambda",
+	Backup: "b,set", PSP: "c,b,t1,t2", Softsync: "n,lr", Delay: "d", Auto: "every,threshold,lambda,among",
 }
 
 func orNone(s string) string {
@@ -333,6 +380,9 @@ func (s Spec) String() string {
 		}
 		if s.Lambda != AutoLambda {
 			opts = append(opts, "lambda="+strconv.FormatFloat(s.Lambda, 'g', -1, 64))
+		}
+		if s.Candidates != "" {
+			opts = append(opts, "among="+s.Candidates) // last: it takes the rest
 		}
 		if len(opts) == 0 {
 			return "auto"

@@ -215,3 +215,38 @@ func TestAutoSpec(t *testing.T) {
 		t.Errorf("auto with 1 worker (backup:b=1 among its candidates): %v", err)
 	}
 }
+
+// auto's among= names its candidates, '|' between them, last among the
+// options (a candidate carries commas of its own); it writes back
+// canonically and refuses what cannot be a candidate, naming it.
+func TestAutoAmong(t *testing.T) {
+	sp, err := Parse("auto:every=5,among=bsp|dssp:sl=3,su=15|backup:b=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sp.String(); got != "auto:every=5,among=bsp|dssp:sl=3,su=15|backup:b=1" {
+		t.Errorf("String() = %q", got)
+	}
+	if again, err := Parse(sp.String()); err != nil || again != sp {
+		t.Errorf("round trip: %+v, %v", again, err)
+	}
+	among := sp.Among()
+	if len(among) != 3 || among[0].Kind != BSP || among[1].SU != 15 || among[2].B != 1 {
+		t.Errorf("Among() = %v", among)
+	}
+	if err := sp.Validate(Config{Workers: 1, Shards: 1}); err == nil || !strings.Contains(err.Error(), "backup:b=1") {
+		t.Errorf("a candidate that does not fit the job: %v", err)
+	}
+	for in, want := range map[string]string{
+		"auto:among=bsp":              "want 2 to",
+		"auto:among=bsp|auto":         "its own candidate",
+		"auto:among=bsp|ssp:s=3|bsp":  "bsp given twice",
+		"auto:among=bsp|ssp:q=3":      "candidate 2",
+		"auto:among=bsp|asp,every=3":  "candidate 2",
+		"auto:among=bsp|bsp:agg=mean": "given twice",
+	} {
+		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q): %v, want an error saying %q", in, err, want)
+		}
+	}
+}
