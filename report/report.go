@@ -72,7 +72,7 @@ func Write(dir string, sc Scenario, s *compare.Summary) ([]string, error) {
 	}
 	// A report without accuracy (sim runs) must not sit beside an earlier
 	// report's accuracy plot, which would read as this one's.
-	for _, name := range []string{FileAccuracy, FileBands, FileEpochs, FileLoss, FileBatchLoss, FileCSV, FileSplit, FileLinks} {
+	for _, name := range []string{FileAccuracy, FileBands, FileEpochs, FileLoss, FileBatchLoss, FileCSV, FileSplit, FileLinks, FileAuto} {
 		if !hasFile(files, name) {
 			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return paths, fmt.Errorf("report: remove the earlier %s: %w", name, err)
@@ -154,6 +154,13 @@ func render(sc Scenario, s *compare.Summary) ([]file, error) {
 			}
 			plots = append(plots, fig)
 		}
+	}
+	if runs := autoRuns(s); len(runs) > 0 {
+		fig, err := autoPlot(runs)
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, fig)
 	}
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
