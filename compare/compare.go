@@ -233,6 +233,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	e := &engine{c: c, start: time.Now()}
 	var runs []runstats.Run
 	var res *race.Result
+	var raced raceMetric
 	var err error
 	one := func(k int) (*runstats.Run, error) { return e.simRun(ctx, k) }
 	if c.Mode == runstats.Virtual {
@@ -243,7 +244,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	}
 	switch {
 	case c.Race != nil:
-		runs, res, err = e.race(ctx, one)
+		runs, res, raced, err = e.race(ctx, one)
 	case c.Mode == runstats.Sim || c.Mode == runstats.Virtual:
 		runs, err = e.parallel(ctx, one)
 	default:
@@ -284,7 +285,7 @@ func Run(ctx context.Context, c Config) (*Summary, error) {
 	if res != nil {
 		s.Race = res
 		s.TestMethod = race.Method
-		raceVerdict(&s.Verdict, res, c.metric(e.horizon.Seconds()).key)
+		raceVerdict(&s.Verdict, res, raced.key)
 	}
 	return s, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -75,6 +76,12 @@ func (c *Config) metric(horizon float64) raceMetric {
 				return math.Max(t, 1e-6)
 			}}
 	}
+	return accuracyMetric()
+}
+
+// accuracyMetric is the error at the horizon in points: the race's metric
+// without a target, and its fallback when the target was out of reach.
+func accuracyMetric() raceMetric {
 	return raceMetric{key: MetricAccuracy, scale: race.Linear, unit: UnitPoints, margin: 0.5,
 		value: func(r *runstats.Run) float64 { return 100 * (1 - r.FinalAccuracy) }}
 }
@@ -82,7 +89,9 @@ func (c *Config) metric(horizon float64) raceMetric {
 // raceConfig is the race's configuration for c.
 func (c *Config) raceConfig(m raceMetric) race.Config {
 	margin := c.Race.Margin
-	if margin == 0 {
+	if margin == 0 || c.Race.Unit != m.unit {
+		// A margin given in the other metric's unit (a time's %, when
+		// the race fell back to accuracy) does not carry over.
 		margin = m.margin
 	}
 	if m.scale == race.Log {
@@ -150,9 +159,68 @@ func simplicityRank(sp paradigm.Spec) int {
 }
 
 // race runs the comparison as a race, one round at a time through the
-// parallel engine: the paradigms that left run no more seeds.
-func (e *engine) race(ctx context.Context, one func(k int) (*runstats.Run, error)) ([]runstats.Run, *race.Result, error) {
+// parallel engine: the paradigms that left run no more seeds. It returns
+// every run made, the race's result and the metric it decided on.
+//
+// With a target the race compares times, a run that never reaches the
+// target counting at the horizon. When the leader reached it in fewer
+// than half its seeds, those times are mostly the horizon, equal for every
+// paradigm that fell short, and an "equivalent" would say nothing: the
+// race is then run again on the accuracy at the horizon (the fixed
+// design's fallback too), reusing every run already made.
+func (e *engine) race(ctx context.Context, one func(k int) (*runstats.Run, error)) ([]runstats.Run, *race.Result, raceMetric, error) {
+	made := map[runKey]runstats.Run{}
 	m := e.c.metric(e.horizon.Seconds())
+	res, err := e.raceOn(ctx, one, m, made)
+	if err == nil && m.key == MetricTime && !e.leaderReached(res, made) {
+		m = accuracyMetric()
+		res, err = e.raceOn(ctx, one, m, made)
+		if err == nil {
+			res.Verdict.Why += fmt.Sprintf(" (On accuracy at the horizon: on time the race's leader reached %s in fewer than half its seeds, "+
+				"so its times were mostly the horizon, the same for every paradigm that fell short.)", strconv.FormatFloat(100*e.c.Job.Target, 'g', 4, 64)+"%")
+		}
+	}
+	if err != nil {
+		return nil, nil, m, err
+	}
+	keys := make([]runKey, 0, len(made))
+	for k := range made {
+		keys = append(keys, k)
+	}
+	// Paradigm by paradigm, seeds in order, as the fixed design lists them.
+	slices.SortFunc(keys, func(a, b runKey) int {
+		if a.spec != b.spec {
+			return a.spec - b.spec
+		}
+		return compareSeeds(a.seed, b.seed)
+	})
+	runs := make([]runstats.Run, len(keys))
+	for i, k := range keys {
+		runs[i] = made[k]
+	}
+	return runs, res, m, nil
+}
+
+// leaderReached reports whether the race's leader reached the target, on
+// its smoothed curve, in at least half the seeds it ran.
+func (e *engine) leaderReached(res *race.Result, made map[runKey]runstats.Run) bool {
+	h, n, reached := e.horizon.Seconds(), 0, 0
+	for k, r := range made {
+		if e.name(k.spec) != res.Verdict.Leader {
+			continue
+		}
+		n++
+		if _, ok, _ := r.SmoothedTime(e.c.Job.Target, h); ok {
+			reached++
+		}
+	}
+	return 2*reached >= n
+}
+
+// raceOn races on metric m; made holds every run already made (by an
+// earlier race on another metric), which costs nothing again, and gets
+// the new ones.
+func (e *engine) raceOn(ctx context.Context, one func(k int) (*runstats.Run, error), m raceMetric, made map[runKey]runstats.Run) (*race.Result, error) {
 	var cands []race.Candidate
 	for _, sp := range e.c.Specs {
 		cands = append(cands, race.Candidate{Name: sp.String(), Simplicity: simplicityRank(sp)})
@@ -165,45 +233,36 @@ func (e *engine) race(ctx context.Context, one func(k int) (*runstats.Run, error
 		}
 		cands = append(cands, race.Candidate{Name: g.String(), Simplicity: rank})
 	}
-	type keyed struct {
-		k   runKey
-		run runstats.Run
-	}
-	var all []keyed
-	res, err := race.Run(e.c.raceConfig(m), cands, func(ps []int, from, to int) ([][]race.Outcome, error) {
+	return race.Run(e.c.raceConfig(m), cands, func(ps []int, from, to int) ([][]race.Outcome, error) {
 		e.jobs = e.jobs[:0]
 		for _, p := range ps {
 			for s := from; s < to; s++ {
-				e.jobs = append(e.jobs, runKey{p, e.c.Job.Seed + uint64(s)})
+				if k := (runKey{p, e.c.Job.Seed + uint64(s)}); !has(made, k) {
+					e.jobs = append(e.jobs, k)
+				}
 			}
 		}
 		runs, err := e.parallel(ctx, one)
 		if err != nil {
 			return nil, err
 		}
-		out := make([][]race.Outcome, len(ps))
 		for i, r := range runs {
-			all = append(all, keyed{e.jobs[i], r})
-			p := i / (to - from)
-			out[p] = append(out[p], race.Outcome{Value: m.value(&runs[i]), Stale: r.StalenessMean})
+			made[e.jobs[i]] = r
+		}
+		out := make([][]race.Outcome, len(ps))
+		for i, p := range ps {
+			for s := from; s < to; s++ {
+				r := made[runKey{p, e.c.Job.Seed + uint64(s)}]
+				out[i] = append(out[i], race.Outcome{Value: m.value(&r), Stale: r.StalenessMean})
+			}
 		}
 		return out, nil
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	// Paradigm by paradigm, seeds in order, as the fixed design lists them.
-	slices.SortStableFunc(all, func(a, b keyed) int {
-		if a.k.spec != b.k.spec {
-			return a.k.spec - b.k.spec
-		}
-		return compareSeeds(a.k.seed, b.k.seed)
-	})
-	runs := make([]runstats.Run, len(all))
-	for i := range all {
-		runs[i] = all[i].run
-	}
-	return runs, res, nil
+}
+
+func has(m map[runKey]runstats.Run, k runKey) bool {
+	_, ok := m[k]
+	return ok
 }
 
 func compareSeeds(a, b uint64) int {

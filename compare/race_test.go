@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -105,9 +107,15 @@ func TestRaceSameRuleEquivalent(t *testing.T) {
 // A virtual race compares times to the target; a run that never reaches
 // it counts at the horizon.
 func TestRaceVirtualTimeToTarget(t *testing.T) {
+	if _, err := os.Stat("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"); err != nil {
+		t.Skip("Fashion-MNIST is not installed (scripts/setup installs Debian's dataset-fashion-mnist)")
+	}
+	// A target both reach (on the synthetic set's few samples the MLP
+	// learns nothing, and the race would compare accuracy instead).
 	c := Config{Mode: runstats.Virtual, Specs: specs(t, "bsp", "asp"), Race: &RaceConfig{Budget: 6}, Parallel: 2,
-		Job: job.Config{Workers: 2, Seed: 1, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Batch: 16, Epochs: 1, Target: 0.5}}
-	c.Job.Timing.Speeds = []float64{1, 3}
+		Job: job.Config{Workers: 2, Seed: 1, Model: "mlp", Dataset: "fashion-mnist", TrainLimit: 3000, TestLimit: 500,
+			Epochs: 3, Batch: 64, LR: 0.1, Momentum: -1, EvalEvery: 0.5, Target: 0.6}}
+	c.Job.Timing.Speeds = []float64{1, 4}
 	s, err := Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +125,33 @@ func TestRaceVirtualTimeToTarget(t *testing.T) {
 	}
 	if s.Verdict.Kind == "" || s.Verdict.Leader == "" || s.Verdict.RunnerUp == "" || s.Verdict.P == nil {
 		t.Errorf("verdict %+v lacks its kind, leader or runner-up", s.Verdict)
+	}
+}
+
+// A target no run reaches makes every time the horizon: the race then
+// compares the accuracy at the horizon, on the runs it already made, and
+// says so, instead of calling every paradigm "equally fast".
+func TestRaceUnreachedTargetComparesAccuracy(t *testing.T) {
+	c := Config{Mode: runstats.Virtual, Specs: specs(t, "bsp", "asp"), Race: &RaceConfig{Budget: 6}, Parallel: 2,
+		Job: job.Config{Workers: 2, Seed: 1, Dataset: "synthetic", TrainLimit: 400, TestLimit: 100, Batch: 16, Epochs: 1, Target: 0.999}}
+	c.Job.Timing.Speeds = []float64{1, 3}
+	s, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict.Metric != MetricAccuracy || s.Race.Scale != race.Linear || s.Race.Margin != 0.5 {
+		t.Fatalf("metric %q, race scale %v margin %g: want the accuracy at the horizon in points", s.Verdict.Metric, s.Race.Scale, s.Race.Margin)
+	}
+	if !strings.Contains(s.Verdict.Reason, "fewer than half its seeds") {
+		t.Errorf("reason %q does not say why the race compared accuracy", s.Verdict.Reason)
+	}
+	seen := map[string]bool{}
+	for _, r := range s.Runs {
+		k := fmt.Sprintf("%s/%d", r.Paradigm, r.Seed)
+		if seen[k] {
+			t.Errorf("run %s made twice", k)
+		}
+		seen[k] = true
 	}
 }
 
