@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/data"
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/timing"
 )
@@ -16,16 +17,7 @@ import (
 func TestEMAEvaluatesTheAverage(t *testing.T) {
 	ds := fashion(t, 2048, 500)
 	run := func(ema float64) []float64 {
-		cfg := job.Config{Spec: spec("bsp"), Workers: 2, Shards: 2, Epochs: 1, EvalEvery: 0.5, Seed: 2, LR: 0.1, EMA: ema}
-		r, err := Virtual(cfg, ds, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var acc []float64
-		for _, p := range r.Curve {
-			acc = append(acc, p[1])
-		}
-		return acc
+		return accuracies(t, job.Config{Spec: spec("bsp"), Workers: 2, Shards: 2, Epochs: 1, EvalEvery: 0.5, Seed: 2, LR: 0.1, EMA: ema}, ds)
 	}
 	plain, zero, slow := run(0), run(1e-300), run(0.999)
 	t.Logf("accuracy: weights %v, ema≈0 %v, ema 0.999 %v", plain, zero, slow)
@@ -70,17 +62,8 @@ func TestCurveEpochsLossTargets(t *testing.T) {
 func TestEMATimeFadesInVirtualTime(t *testing.T) {
 	ds := fashion(t, 2048, 500)
 	run := func(base, tau time.Duration) []float64 {
-		cfg := job.Config{Spec: spec("bsp"), Workers: 2, Shards: 2, Epochs: 1, EvalEvery: 0.5, Seed: 2, LR: 0.1, EMATime: tau,
-			Timing: timing.WorkerSpec{Base: base, Speeds: []float64{1, 2}}}
-		r, err := Virtual(cfg, ds, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var acc []float64
-		for _, p := range r.Curve {
-			acc = append(acc, p[1])
-		}
-		return acc
+		return accuracies(t, job.Config{Spec: spec("bsp"), Workers: 2, Shards: 2, Epochs: 1, EvalEvery: 0.5, Seed: 2, LR: 0.1, EMATime: tau,
+			Timing: timing.WorkerSpec{Base: base, Speeds: []float64{1, 2}}}, ds)
 	}
 	plain := run(time.Second, 0)
 	tiny, huge := run(time.Second, time.Nanosecond), run(time.Second, 1000*time.Hour)
@@ -94,4 +77,19 @@ func TestEMATimeFadesInVirtualTime(t *testing.T) {
 	if !slices.Equal(a, scaled) || slices.Equal(a, other) {
 		t.Errorf("τ = 10 s at 1 s iterations %v; 20 s at 2 s %v (want the same); 20 s at 1 s %v (want another)", a, scaled, other)
 	}
+}
+
+// accuracies trains cfg on ds in virtual time and returns its curve's
+// accuracies, in order.
+func accuracies(t *testing.T, cfg job.Config, ds *data.Dataset) []float64 {
+	t.Helper()
+	r, err := Virtual(cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acc []float64
+	for _, p := range r.Curve {
+		acc = append(acc, p[1])
+	}
+	return acc
 }

@@ -99,13 +99,16 @@ func TestBadInputIsAClearError(t *testing.T) {
 	}
 }
 
-func TestTrainVirtualWritesSummary(t *testing.T) {
+// virtualSummary runs pacer train in virtual mode on a Fashion-MNIST subset
+// with args and returns its summary.json, its stdout and its stderr.
+func virtualSummary(t *testing.T, args ...string) (runstats.Run, string, string) {
+	t.Helper()
 	if _, err := os.Stat("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"); err != nil {
 		t.Skip("Fashion-MNIST not installed (scripts/setup installs it)")
 	}
 	dir := t.TempDir()
-	out, errs, code := pacer(t, "train", "--paradigm", "ssp:s=2", "--workers", "3", "--train-limit", "6000",
-		"--test-limit", "500", "--epochs", "1", "--target", "0.35", "--out", dir)
+	out, errs, code := pacer(t, append(append([]string{"train"}, args...), "--train-limit", "6000", "--test-limit", "500",
+		"--epochs", "1", "--out", dir)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -114,9 +117,16 @@ func TestTrainVirtualWritesSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r runstats.Run
-	if err := json.Unmarshal(b, &r); err != nil || r.Paradigm != "ssp:s=2" || r.Mode != "virtual" || len(r.Curve) < 2 ||
-		r.TimeToTarget == nil || r.Seconds <= 0 {
-		t.Fatalf("summary %+v, %v\n%s", r, err, out)
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("summary.json: %v\n%s", err, b)
+	}
+	return r, out, errs
+}
+
+func TestTrainVirtualWritesSummary(t *testing.T) {
+	r, out, errs := virtualSummary(t, "--paradigm", "ssp:s=2", "--workers", "3", "--target", "0.35")
+	if r.Paradigm != "ssp:s=2" || r.Mode != "virtual" || len(r.Curve) < 2 || r.TimeToTarget == nil || r.Seconds <= 0 {
+		t.Fatalf("summary %+v\n%s", r, out)
 	}
 	if !strings.Contains(errs, "test accuracy") {
 		t.Errorf("no progress on stderr: %q", errs)
@@ -126,22 +136,9 @@ func TestTrainVirtualWritesSummary(t *testing.T) {
 // --paradigm auto trains in virtual time: pacer train hands train the
 // planner (train.Options.Plan), which decides during the run.
 func TestTrainVirtualAuto(t *testing.T) {
-	if _, err := os.Stat("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz"); err != nil {
-		t.Skip("Fashion-MNIST not installed (scripts/setup installs it)")
-	}
-	dir := t.TempDir()
-	_, errs, code := pacer(t, "train", "--paradigm", "auto:every=5", "--workers", "2", "--speeds", "1,3",
-		"--train-limit", "6000", "--test-limit", "500", "--epochs", "1", "--out", dir)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r runstats.Run
-	if err := json.Unmarshal(b, &r); err != nil || !strings.HasPrefix(r.Paradigm, "auto") || len(r.Decisions) == 0 {
-		t.Fatalf("paradigm %q, %d decisions, %v", r.Paradigm, len(r.Decisions), err)
+	r, _, _ := virtualSummary(t, "--paradigm", "auto:every=5", "--workers", "2", "--speeds", "1,3")
+	if !strings.HasPrefix(r.Paradigm, "auto") || len(r.Decisions) == 0 {
+		t.Fatalf("paradigm %q, %d decisions", r.Paradigm, len(r.Decisions))
 	}
 }
 
