@@ -176,8 +176,8 @@ func (e *engine) race(ctx context.Context, one func(k int) (*runstats.Run, error
 		m = accuracyMetric()
 		res, err = e.raceOn(ctx, one, m, made)
 		if err == nil {
-			res.Verdict.Why += fmt.Sprintf(" (On accuracy at the horizon: on time the race's leader reached %s in fewer than half its seeds, "+
-				"so its times were mostly the horizon, the same for every paradigm that fell short.)", strconv.FormatFloat(100*e.c.Job.Target, 'g', 4, 64)+"%")
+			res.Verdict.Why += fmt.Sprintf(" (compared on accuracy at the horizon: on time the race's leader reached %s in fewer than half its seeds, "+
+				"so its times were mostly the horizon, the same for every paradigm that fell short)", strconv.FormatFloat(100*e.c.Job.Target, 'g', 4, 64)+"%")
 		}
 	}
 	if err != nil {
