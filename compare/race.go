@@ -210,7 +210,7 @@ func (e *engine) leaderReached(res *race.Result, made map[runKey]runstats.Run) b
 			continue
 		}
 		n++
-		if _, ok, _ := r.SmoothedTime(e.c.Job.Target, h); ok {
+		if _, hit, _ := r.SmoothedTime(e.c.Job.Target, h); hit {
 			reached++
 		}
 	}
