@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -113,9 +114,11 @@ func medianCurve(g pgroup, f series) (mid, lo, hi plotter.XYs) {
 			px, py = append(px, xs[j][k]), append(py, ys[j][k])
 		}
 		t, a := compare.MedianInterval(px), compare.MedianInterval(py)
-		mid = append(mid, plotter.XY{X: *t.Median, Y: *a.Median})
-		lo = append(lo, plotter.XY{X: *t.Median, Y: *a.Lo})
-		hi = append(hi, plotter.XY{X: *t.Median, Y: *a.Hi})
+		// A bound MedianInterval leaves out is infinite (a diverged
+		// run's loss, divergedHigh): finiteCurve drops or caps it.
+		mid = append(mid, plotter.XY{X: *t.Median, Y: orInf(a.Median)})
+		lo = append(lo, plotter.XY{X: *t.Median, Y: orInf(a.Lo)})
+		hi = append(hi, plotter.XY{X: *t.Median, Y: orInf(a.Hi)})
 	}
 	for k := 0; k < n-1; k++ {
 		point(func(int) int { return k })
@@ -349,9 +352,12 @@ func lossPlot(s *compare.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, 
 	p := newPlot(heading, timeAxis(s.Runs), k.yLabel)
 	p.Add(grid(true, true))
 	xmax, ylo, yhi := s.HorizonSeconds, math.Inf(1), math.Inf(-1)
+	diverged := false
 	for i, g := range gs {
-		mid, lo, hi := medianCurve(g, k.series)
+		mid, lo, hi, cut := finiteCurve(medianCurve(g, divergedHigh(k.series)))
+		diverged = diverged || cut
 		if len(mid) == 0 {
+			p.Legend.Add(g.name + " (diverged: no finite loss)")
 			continue
 		}
 		for j := range mid {
@@ -382,6 +388,9 @@ func lossPlot(s *compare.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, 
 	}
 	caption := fmt.Sprintf("Each line is one paradigm's median %s over %s, a dot at every evaluation%s; lower is better. The axis is cut below the "+
 		"first point's loss, which every paradigm shares, to show where they differ.", k.what, seedWord(len(s.Seeds)), band)
+	if diverged {
+		caption += " Where runs diverged (a loss that is not a number), a median they make infinite is left out and a band they open is drawn to the median."
+	}
 	return figure{name: k.file, title: k.title, caption: caption, png: png}, p, err
 }
 
@@ -476,4 +485,53 @@ func bandsPlot(s *compare.Summary, gs []pgroup, ref *plot.Plot) (figure, error) 
 	caption := fmt.Sprintf("One panel per paradigm: its median test accuracy (line, a dot at every evaluation) and the "+
 		"interval over %s (band), over the other paradigms' medians in grey; same axes as above.", seedWord(len(s.Seeds)))
 	return figure{name: FileBands, title: "Accuracy over seeds, per paradigm", caption: caption, png: png}, err
+}
+
+// divergedHigh is f with a loss that is not finite (a run that diverged:
+// NaN or ±Inf) read as +Inf, so that medians over seeds sort it above
+// every finite loss instead of failing on it.
+func divergedHigh(f series) series {
+	return func(r *runstats.Run) (x, y []float64) {
+		x, y = f(r)
+		if !slices.ContainsFunc(y, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
+			return x, y
+		}
+		y = slices.Clone(y)
+		for i, v := range y {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				y[i] = math.Inf(1)
+			}
+		}
+		return x, y
+	}
+}
+
+// finiteCurve keeps the points whose median is finite and draws a band
+// edge that is not finite at the median; cut reports whether either
+// happened (diverged runs).
+func finiteCurve(mid, lo, hi plotter.XYs) (m, l, h plotter.XYs, cut bool) {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	for j := range mid {
+		if !finite(mid[j].Y) {
+			cut = true
+			continue
+		}
+		lj, hj := lo[j], hi[j]
+		if !finite(lj.Y) {
+			lj.Y, cut = mid[j].Y, true
+		}
+		if !finite(hj.Y) {
+			hj.Y, cut = mid[j].Y, true
+		}
+		m, l, h = append(m, mid[j]), append(l, lj), append(h, hj)
+	}
+	return m, l, h, cut
+}
+
+// orInf is *v, or +Inf where MedianInterval gave no finite value.
+func orInf(v *float64) float64 {
+	if v == nil {
+		return math.Inf(1)
+	}
+	return *v
 }

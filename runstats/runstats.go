@@ -7,6 +7,7 @@ package runstats
 import (
 	"encoding/json"
 	"math"
+	"slices"
 )
 
 // Run is one run's summary, written as summary.json (a list of them for
@@ -82,15 +83,17 @@ type Run struct {
 	// set) at the curve's evaluations, where the mode records them
 	// (virtual time); TrainLoss is the evaluated weights' mean
 	// cross-entropy on a fixed training subset (its first TrainLossSamples)
-	// at each evaluation.
+	// at each evaluation; null in JSON where it was not finite (a run
+	// that diverged: JSON has no NaN), read back as NaN.
 	CurveEpochs []float64 `json:"curve_epochs,omitempty"`
-	TrainLoss   []float64 `json:"train_loss,omitempty"`
+	TrainLoss   Losses    `json:"train_loss,omitempty"`
 	// BatchLoss is, at each evaluation, the mean mini-batch training loss
 	// the workers computed (live: reported with their pushes) since the
 	// previous evaluation: what any training loop logs, free because the
 	// gradient computes it anyway. null where no mini-batch was reported
 	// since (the initial evaluation; a live worker that does not report
-	// its loss, such as an older client); nil when none was. It is the
+	// its loss, such as an older client) or where it was not finite (a run
+	// that diverged); nil when none was. It is the
 	// loss of the weights each worker read, on its own batches, so it is
 	// noisier than, and lags, TrainLoss.
 	BatchLoss []*float64 `json:"batch_loss,omitempty"`
@@ -237,6 +240,14 @@ func (r Run) MarshalJSON() ([]byte, error) {
 		FinalAccuracy *float64 `json:"final_accuracy,omitempty"`
 		BestAccuracy  *float64 `json:"best_accuracy,omitempty"`
 	}{plain: plain(r)}
+	if slices.ContainsFunc(r.BatchLoss, func(v *float64) bool { return v != nil && !finite(*v) }) {
+		out.BatchLoss = make([]*float64, len(r.BatchLoss))
+		for i, v := range r.BatchLoss {
+			if v != nil && finite(*v) {
+				out.BatchLoss[i] = v
+			}
+		}
+	}
 	if len(r.Curve) > 0 {
 		out.FinalAccuracy, out.BestAccuracy = &r.FinalAccuracy, &r.BestAccuracy
 	}
@@ -356,4 +367,45 @@ type Decision struct {
 	Best      string  `json:"best"`
 	Gain      float64 `json:"gain"`
 	Switch    bool    `json:"switch"`
+}
+
+// Losses are losses at evaluations that may not be finite: a run that
+// diverged has a NaN or infinite loss, which JSON cannot hold. They are
+// written as null there and read back as NaN.
+type Losses []float64
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// MarshalJSON writes each loss, null where it is not finite.
+func (l Losses) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("null"), nil
+	}
+	out := make([]*float64, len(l))
+	for i := range l {
+		if finite(l[i]) {
+			out[i] = &l[i]
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads losses, null as NaN.
+func (l *Losses) UnmarshalJSON(b []byte) error {
+	var in []*float64
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in == nil {
+		*l = nil
+		return nil
+	}
+	*l = make(Losses, len(in))
+	for i, v := range in {
+		(*l)[i] = math.NaN()
+		if v != nil {
+			(*l)[i] = *v
+		}
+	}
+	return nil
 }
