@@ -185,3 +185,34 @@ func TestSteadyThroughput(t *testing.T) {
 		t.Errorf("metrics %+v: want throughput 12.5 (steady), wall 3", m)
 	}
 }
+
+// A comparison the live side would refuse (a horizon; auto, which the
+// live coordinator does not run) is refused before the prediction runs:
+// nothing is reported, and no run is made.
+func TestRunRefusesBeforePredicting(t *testing.T) {
+	bsp, err := paradigm.Parse("bsp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto, err := paradigm.Parse("auto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := compare.Config{Specs: []paradigm.Spec{bsp}, Seeds: 1, Job: job.Config{Workers: 2, Shards: 1, Model: "mlp", Dataset: "synthetic",
+		TrainLimit: 1200, TestLimit: 300, Epochs: 1, Batch: 32, Seed: 1, EvalEvery: 0.5}, Launch: launch.TrainMode}
+	for name, bad := range map[string]func(*compare.Config){
+		"horizon": func(c *compare.Config) { c.Horizon = time.Minute },
+		"auto":    func(c *compare.Config) { c.Specs = []paradigm.Spec{bsp, auto} },
+	} {
+		c := base
+		bad(&c)
+		var said []string
+		c.Progress = func(s string) { said = append(said, s) }
+		if _, err := Run(context.Background(), c, runstats.Inproc); err == nil || !strings.Contains(err.Error(), "live runs") {
+			t.Errorf("%s: %v, want the live side's refusal", name, err)
+		}
+		if len(said) > 0 {
+			t.Errorf("%s: ran before refusing: %q", name, said)
+		}
+	}
+}
