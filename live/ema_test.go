@@ -22,18 +22,7 @@ import (
 func TestShardEMAMatchesHand(t *testing.T) {
 	cfg := quickJob(t, "asp", 1, 1)
 	cfg.EMA, cfg.LR = 0.75, 0.5
-	if err := cfg.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	w0 := []float32{1, -2, 0.5, 3}
-	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1 << 20}, Init: w0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	theta, avg := make([]float64, 4), make([]float64, 4)
-	for i, v := range w0 {
-		theta[i], avg[i] = float64(v), float64(v)
-	}
+	s, w0, theta, avg := emaShard(t, cfg)
 	grads := [][]float32{{1, 0, -1, 2}, {0.5, 0.5, 0.5, 0.5}, {-3, 1, 0, 0.25}}
 	for k, g := range grads {
 		var resp wire.Frame
@@ -195,30 +184,17 @@ func TestWorkerAsksAverage(t *testing.T) {
 
 // Under --ema-time the shard's average fades in its own time: each apply
 // weighs 1−exp(−dt/τ) by the time dt since the previous one. The test
-// moves the shard's clock on by an hour before each push (its start an
-// hour earlier), τ = 1 h: D = e⁻¹ each time, checked against the
-// recurrence by hand; no push waits for a clock.
+// drives the shard's clock, an hour on before each push, τ = 1 h: D = e⁻¹
+// each time, checked against the recurrence by hand.
 func TestShardEMATimeFadesInTime(t *testing.T) {
 	cfg := quickJob(t, "asp", 1, 1)
 	cfg.EMATime, cfg.LR = time.Hour, 0.5
-	if err := cfg.Fill(); err != nil {
-		t.Fatal(err)
-	}
-	w0 := []float32{1, -2, 0.5, 3}
-	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1 << 20}, Init: w0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	theta, avg := make([]float64, 4), make([]float64, 4)
-	for i, v := range w0 {
-		theta[i], avg[i] = float64(v), float64(v)
-	}
+	s, _, theta, avg := emaShard(t, cfg)
+	var now time.Duration
+	s.clock = func() time.Duration { return now }
 	d := math.Exp(-1)
 	for k, g := range [][]float32{{1, 0, -1, 2}, {0.5, 0.5, 0.5, 0.5}, {-3, 1, 0, 0.25}} {
-		s.start = s.start.Add(-time.Hour)
-		if k == 0 {
-			s.emaAt = s.now() - time.Hour // the first dt: an hour, not the shard's age
-		}
+		now += time.Hour
 		var resp wire.Frame
 		if err := s.push(nil, &wire.Frame{Type: wire.MsgPush, Worker: 0, Tag: uint64(k), Extra: uint64(k), Floats: append([]float32(nil), g...)}, &resp); err != nil {
 			t.Fatal(err)
@@ -237,4 +213,24 @@ func TestShardEMATimeFadesInTime(t *testing.T) {
 			t.Errorf("element %d: average %v, by hand %v", i, got[i], avg[i])
 		}
 	}
+}
+
+// emaShard is a one-shard job of cfg (filled here) on the block w0 =
+// {1, −2, 0.5, 3}, with the weights θ and the average θ̄ a test computes
+// by hand beside it, both from w0.
+func emaShard(t *testing.T, cfg job.Config) (s *Shard, w0 []float32, theta, avg []float64) {
+	t.Helper()
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	w0 = []float32{1, -2, 0.5, 3}
+	s, err := newShard(ShardConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 1 << 20}, Init: w0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta, avg = make([]float64, 4), make([]float64, 4)
+	for i, v := range w0 {
+		theta[i], avg[i] = float64(v), float64(v)
+	}
+	return s, w0, theta, avg
 }

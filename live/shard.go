@@ -55,7 +55,10 @@ type Shard struct {
 	log     *slog.Logger
 	plog    *ratelog.Logger // peer-driven lines (nil: none)
 	start   time.Time
-	inc     uint64
+	// clock, when set, is the shard's time instead of the wall clock's
+	// since start: a test drives it (the time is an input).
+	clock func() time.Duration
+	inc   uint64
 
 	cur *snapshot
 	// ema is the weights' moving average under --ema or --ema-time (nil without):
@@ -225,7 +228,12 @@ func WeightsCRC(w []float32) uint32 {
 	return h.Sum32()
 }
 
-func (s *Shard) now() time.Duration { return time.Since(s.start) }
+func (s *Shard) now() time.Duration {
+	if s.clock != nil {
+		return s.clock()
+	}
+	return time.Since(s.start)
+}
 
 // info is the HelloOK payload.
 func (s *Shard) info() proto.ShardInfo {

@@ -98,12 +98,12 @@ func lossPlot(s *compare.Summary, gs []pgroup, k lossKind) (figure, *plot.Plot, 
 func divergedHigh(f series) series {
 	return func(r *runstats.Run) (x, y []float64) {
 		x, y = f(r)
-		if !slices.ContainsFunc(y, func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }) {
+		if !slices.ContainsFunc(y, notFinite) {
 			return x, y
 		}
 		y = slices.Clone(y)
 		for i, v := range y {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
+			if notFinite(v) {
 				y[i] = math.Inf(1)
 			}
 		}
@@ -115,20 +115,22 @@ func divergedHigh(f series) series {
 // edge that is not finite at the median; cut reports whether either
 // happened (diverged runs).
 func finiteCurve(mid, lo, hi plotter.XYs) (m, l, h plotter.XYs, cut bool) {
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	for j := range mid {
-		if !finite(mid[j].Y) {
+		if notFinite(mid[j].Y) {
 			cut = true
 			continue
 		}
 		lj, hj := lo[j], hi[j]
-		if !finite(lj.Y) {
+		if notFinite(lj.Y) {
 			lj.Y, cut = mid[j].Y, true
 		}
-		if !finite(hj.Y) {
+		if notFinite(hj.Y) {
 			hj.Y, cut = mid[j].Y, true
 		}
 		m, l, h = append(m, mid[j]), append(l, lj), append(h, hj)
 	}
 	return m, l, h, cut
 }
+
+// notFinite reports a loss a diverged run leaves: NaN or ±Inf.
+func notFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
