@@ -346,10 +346,12 @@ func TestCheckpointFailureCounted(t *testing.T) {
 	go func() { done <- sv.Run(ctx) }()
 	addr := waitMetrics(t, sv)
 	var page string
+	// The failure is counted before it is logged: wait for both (the
+	// log line, read as soon as the counter moved, was missing once).
 	waitUntil(func() bool {
 		page = scrape(t, addr)
 		v := metric(page, `pacer_shard_checkpoint_failures_total{shard="1"}`)
-		return v != "" && v != "0"
+		return v != "" && v != "0" && strings.Contains(logBuf.String(), "checkpoint failed")
 	})
 	if v := metric(page, `pacer_shard_checkpoint_failures_total{shard="1"}`); v == "" || v == "0" {
 		t.Fatalf("no checkpoint failure counted:\n%s", page)
