@@ -92,6 +92,8 @@ const MaxPushes = 200_000
 
 var errInput = errors.New("auto")
 
+var errNoWorker = fmt.Errorf("%w: no worker measured", errInput)
+
 // Check refuses a rule that cannot decide, naming the field.
 func (r Rule) Check() error {
 	switch {
@@ -117,7 +119,7 @@ func Decide(ctx context.Context, now time.Duration, m Measured, current paradigm
 		return Decision{}, err
 	}
 	if len(m.Iter) < 1 {
-		return Decision{}, fmt.Errorf("%w: no worker measured", errInput)
+		return Decision{}, errNoWorker
 	}
 	if !(m.CV >= 0 && m.CV <= timing.MaxCV) {
 		return Decision{}, fmt.Errorf("%w: measured cv=%g: want [0, %d]", errInput, m.CV, timing.MaxCV)

@@ -5,10 +5,36 @@ import (
 	"slices"
 	"time"
 
+	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/sim"
 	"github.com/pacer-ps/pacer/timing"
 )
+
+// Planner is a job's auto decision as every driver calls it: from the
+// window's measured iteration times (each live worker's mean) and their
+// CV, at now, running current, whether to switch and to what. spec is
+// the job's auto spec; shards, net and params the job's cluster as the
+// predictions simulate it; seed the job's seed.
+func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (Decision, error) {
+	among := spec.Among()
+	shards = max(shards, 1)
+	return func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (Decision, error) {
+		if len(iter) == 0 {
+			return Decision{}, errNoWorker
+		}
+		// The prediction covers the time to the next decision at the
+		// slowest worker's pace: every rounds of it.
+		r := Rule{Among: among, Horizon: time.Duration(spec.Every) * slices.Max(iter),
+			Threshold: spec.Threshold, Lambda: spec.Lambda,
+			// One seed a decision, the same for every candidate.
+			Seed: seed ^ uint64(now)}
+		m := Measured{Iter: iter, CV: min(cv, timing.MaxCV), Shards: shards, Network: net, Params: params}
+		// The simulator's run is bounded (MaxPushes); nothing outside it
+		// can stop a decision halfway.
+		return Decide(context.Background(), now, m, current, r)
+	}
+}
 
 // Configure gives a simulator's run of --paradigm auto its planner
 // (sim.Config.Replan); other paradigms are left as they are. Every
@@ -17,22 +43,23 @@ func Configure(c *sim.Config) {
 	if c.Spec.Kind != paradigm.Auto {
 		return
 	}
-	spec, shards, net, params, seed := c.Spec, max(c.Shards, 1), c.Network, c.Params, c.Seed
-	among := spec.Among()
+	plan := Planner(c.Spec, c.Shards, c.Network, c.Params, c.Seed)
 	c.Replan = func(now time.Duration, w sim.Window, current paradigm.Spec) (sim.Plan, error) {
-		// The prediction covers the time to the next decision at the
-		// slowest worker's pace: every rounds of it.
-		r := Rule{Among: among, Horizon: time.Duration(spec.Every) * slices.Max(w.Iter),
-			Threshold: spec.Threshold, Lambda: spec.Lambda,
-			// One seed a decision, the same for every candidate.
-			Seed: seed ^ uint64(now)}
-		m := Measured{Iter: w.Iter, CV: min(w.CV, timing.MaxCV), Shards: shards, Network: net, Params: params}
-		// The simulator's run is bounded (MaxPushes); nothing outside it
-		// can stop a decision halfway.
-		d, err := Decide(context.Background(), now, m, current, r)
+		d, err := plan(now, w.Iter, w.CV, current)
 		if err != nil {
 			return sim.Plan{}, err
 		}
 		return sim.Plan{Switch: d.Switch, Next: d.Best, Best: d.Best.String(), Gain: d.Gain}, nil
+	}
+}
+
+// LivePlanner is Planner in the shape of the live coordinator's
+// decision (live.Replanner): the rule to run next, whether to switch to
+// it, the predicted gain.
+func LivePlanner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+	plan := Planner(spec, shards, net, params, seed)
+	return func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+		d, err := plan(now, iter, cv, current)
+		return d.Best, d.Switch, d.Gain, err
 	}
 }

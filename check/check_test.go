@@ -186,15 +186,16 @@ func TestSteadyThroughput(t *testing.T) {
 	}
 }
 
-// A comparison the live side would refuse (a horizon; auto, which the
-// live coordinator does not run) is refused before the prediction runs:
-// nothing is reported, and no run is made.
+// A comparison the live side would refuse (a horizon; backup workers
+// with one set for every shard, which needs them in one process) is
+// refused before the prediction runs: nothing is reported, and no run is
+// made.
 func TestRunRefusesBeforePredicting(t *testing.T) {
 	bsp, err := paradigm.Parse("bsp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	auto, err := paradigm.Parse("auto")
+	shared, err := paradigm.Parse("backup:b=1,set=shared")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestRunRefusesBeforePredicting(t *testing.T) {
 		TrainLimit: 1200, TestLimit: 300, Epochs: 1, Batch: 32, Seed: 1, EvalEvery: 0.5}, Launch: launch.TrainMode}
 	for name, bad := range map[string]func(*compare.Config){
 		"horizon": func(c *compare.Config) { c.Horizon = time.Minute },
-		"auto":    func(c *compare.Config) { c.Specs = []paradigm.Spec{bsp, auto} },
+		"shared":  func(c *compare.Config) { c.Specs = []paradigm.Spec{bsp, shared} },
 	} {
 		c := base
 		bad(&c)

@@ -84,7 +84,12 @@ func (c *inproc) startShard(i int, restore bool) error {
 			return err
 		}
 	}
-	sv, err := live.NewServer(live.ServerConfig{Index: i, Params: c.params, Listener: ln, Transport: c.tr, Token: c.opt.Token, ControlToken: c.opt.ControlToken,
+	plan, err := Planner(c.params)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	sv, err := live.NewServer(live.ServerConfig{Index: i, Params: c.params, Replan: plan, Listener: ln, Transport: c.tr, Token: c.opt.Token, ControlToken: c.opt.ControlToken,
 		ShardAddrs: c.names, CheckpointDir: c.opt.CheckpointDir, CheckpointInterval: c.opt.CheckpointInterval,
 		Restore: restore, Durability: c.opt.Durability, MetricsAddr: metrics, Logger: c.log.With("proc", c.names[i])})
 	if err != nil {

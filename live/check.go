@@ -2,6 +2,7 @@ package live
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -23,7 +24,19 @@ func CheckSpec(sp paradigm.Spec) error {
 		return errors.New("live: backup set=shared needs every shard in one process; live modes support set=shard (sim and virtual mode run set=shared)")
 	}
 	if sp.Kind == paradigm.Auto {
-		return errors.New("live: --paradigm auto runs in sim and virtual modes for now: the live coordinator does not switch paradigms yet (docs/auto.md)")
+		for _, c := range sp.Among() {
+			if err := CheckSpec(c); err != nil {
+				return fmt.Errorf("auto's candidate %s: %w", c, err)
+			}
+			// The switch drains workers at the gate and flushes whole
+			// rounds: partial pulls (the worker reads replies into its
+			// parameters only when every block is pulled), a fixed delay's
+			// queue and local supersteps are not carried across it.
+			switch {
+			case c.Kind == paradigm.PSP, c.Kind == paradigm.Delay, c.LocalSteps():
+				return fmt.Errorf("live: auto's candidate %s: live modes switch among bsp, asp, ssp, dssp, elastic (apply=global), backup and softsync (sim and virtual mode take every paradigm)", c)
+			}
+		}
 	}
 	return nil
 }

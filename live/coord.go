@@ -2,6 +2,7 @@ package live
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -94,8 +95,12 @@ type Coordinator struct {
 	bar, barBase uint64
 	barPushes    int64
 	onBarrier    func(b uint64)
-	stopped      chan struct{}
-	stopOnce     sync.Once
+	// auto is --paradigm auto's state (nil for any other paradigm);
+	// onSwitch hands a new regime to the shard links (coord_auto.go).
+	auto     *autoCoord
+	onSwitch func(r proto.Regime)
+	stopped  chan struct{}
+	stopOnce sync.Once
 	// stall watches the count: a job that counts no push for
 	// proto.WaitReportAfter is reported with the workers it waits for.
 	stall       proto.WaitWatch
@@ -122,6 +127,9 @@ type CoordConfig struct {
 	// removed (zero: membership.Timing, four heartbeat timeouts within
 	// 20–25 s).
 	StartupGrace time.Duration
+	// Replan is --paradigm auto's decision (required for it; package
+	// auto's Planner).
+	Replan Replanner
 }
 
 // newCoordinator builds the coordinator of a job starting at now.
@@ -131,9 +139,12 @@ func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 	if err != nil {
 		return nil, err
 	}
-	gate, err := paradigm.NewGate(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
+	gate, err := paradigm.NewGate(j.Spec.Start(), paradigm.Config{Workers: j.Workers, Shards: j.Shards})
 	if err != nil {
 		return nil, err
+	}
+	if j.Spec.Kind == paradigm.Auto && cfg.Replan == nil {
+		return nil, errors.New("live: --paradigm auto needs its planner (ServerConfig.Replan: package auto's Planner)")
 	}
 	grace, every := membership.Timing(j.HeartbeatTimeout)
 	if cfg.StartupGrace != 0 {
@@ -147,6 +158,9 @@ func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 		idCap: idCap(cfg.Params), timeout: j.HeartbeatTimeout, graceD: grace, every: every, start: now, target: cfg.Params.Pushes(),
 		log: log.With("role", "coordinator"), stopped: make(chan struct{}), inc: rand.Uint64() | 1,
 		job: cfg.Params, info: proto.JobInfo{ShardAddrs: cfg.ShardAddrs, Job: desc}}
+	if j.Spec.Kind == paradigm.Auto {
+		c.auto = newAutoCoord(j.Spec, cfg.Replan)
+	}
 	c.ms = membership.New(membership.Config{Workers: j.Workers, IDCap: c.idCap, Timeout: c.timeout, Grace: grace, Every: every, Target: c.target}, now)
 	return c, nil
 }
@@ -233,12 +247,12 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws proto
 	c.adoptBarriers(ws.Barriers)
 	var notify []*wire.Peer
 	if a.Resync {
-		c.rel = c.resync(now, id, ws, a, c.rel[:0])
+		c.rel = c.hold(c.resync(now, id, ws, a, c.rel[:0]))
 		notify = append(notify, c.peersOf(c.rel)...)
 	}
 	switch {
 	case a.Joined:
-		c.rel = c.gate.Join(c.since(now), id, c.rel[:0])
+		c.rel = c.hold(c.gate.Join(c.since(now), id, c.rel[:0]))
 		info.Rejoined = true
 		// The joining worker starts (or resumes) without waiting for a
 		// release: it is told so here, not by a notice it may take for a
@@ -251,7 +265,7 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws proto
 		c.plog.Info("worker joined", "worker", id, "peer", peerAddr(peer), "returning", a.Returning)
 		c.publish()
 	case a.Reconnect:
-		if !c.gate.Held(id) {
+		if !c.gate.Held(id) && !c.parkedAt(id) {
 			// A reconnection: a release sent to the old connection may be lost.
 			notify = append(notify, peer)
 		}
@@ -273,6 +287,7 @@ func (c *Coordinator) hello(now time.Time, peer *wire.Peer, want int32, ws proto
 	info.Clock = c.gate.Clock(id)
 	info.Held = a.Returning && c.gate.Held(id)
 	info.Barriers, info.BarrierPushes = c.bar, c.barPushes
+	info.Regime = c.regime()
 	return info, notify, nil
 }
 
@@ -348,6 +363,9 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 		// The loss counts with its push, once (not on a retry).
 		if iterUS > 0 {
 			m.iters.Add(float64(iterUS) / 1e6)
+			if c.auto != nil {
+				c.auto.measure(p, float64(iterUS)/1e6)
+			}
 		}
 		if hasLoss {
 			c.lossSum += loss
@@ -361,7 +379,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 	m.waitUS, m.busyUS = max(m.waitUS, waitUS), max(m.busyUS, busyUS)
 	switch r.Kind {
 	case membership.Rejoined:
-		c.rel = c.gate.Join(c.since(now), p, c.rel[:0])
+		c.rel = c.hold(c.gate.Join(c.since(now), p, c.rel[:0]))
 		c.publish()
 		resp.Flags = proto.FlagRejoined
 		resp.Tag = uint64(c.gate.Clock(p))
@@ -369,7 +387,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 		return c.peersOf(c.rel), false, nil
 	case membership.Retry:
 		var notify []*wire.Peer
-		if !c.gate.Held(p) {
+		if !c.gate.Held(p) && !c.parkedAt(p) {
 			notify = append(notify, m.peer)
 		}
 		resp.Tag = uint64(c.gate.Clock(p))
@@ -383,6 +401,12 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 		c.ctrl += time.Since(t0)
 	}
 	c.noteBarriers()
+	if c.parking() {
+		// Reported during a drain: p parks whether released or held.
+		c.auto.parked[p] = true
+	}
+	c.rel = c.hold(c.rel)
+	c.maybeSwitch()
 	resp.Tag = uint64(c.gate.Clock(p))
 	notify := c.peersOf(c.rel)
 	if r.Finished {
@@ -426,7 +450,7 @@ func (c *Coordinator) sweep(now time.Time) (notify, cut []*wire.Peer) {
 		if m := &c.members[p]; m.peer != nil {
 			cut = append(cut, m.peer)
 		}
-		c.rel = c.gate.Leave(c.since(now), p, c.rel[:0])
+		c.rel = c.hold(c.gate.Leave(c.since(now), p, c.rel[:0]))
 		c.noteBarriers()
 		notify = append(notify, c.peersOf(c.rel)...)
 		if r.Never {
@@ -437,6 +461,7 @@ func (c *Coordinator) sweep(now time.Time) (notify, cut []*wire.Peer) {
 	}
 	if len(sw.Removed) > 0 {
 		c.publish()
+		c.maybeSwitch() // the drain no longer waits for those removed
 	}
 	c.watchStall(now)
 	return notify, cut

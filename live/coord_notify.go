@@ -1,6 +1,7 @@
 package live
 
 import (
+	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/live/proto"
@@ -65,6 +66,9 @@ func (c *Coordinator) statsAt(now time.Time) proto.CoordStats {
 		ControllerCalls: c.base.ControllerCalls + gs.ControllerCalls, Restarts: c.restarts, Barriers: c.bar, ControllerSecs: c.ctrl.Seconds(), Removed: nRem, NeverConnected: nNever, Joined: nJoin, Refused: c.refused,
 		BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc, RestoredFrom: c.from, RestoredLossSum: c.restoredSum, RestoredLosses: c.restoredN,
 		Seconds: c.ms.Seconds(now), Live: c.ms.Live()}
+	if c.auto != nil {
+		st.Decisions, st.Paradigm = slices.Clone(c.auto.decisions), c.auto.cur.String()
+	}
 	for p, m := range c.members {
 		st.WorkerPushes = append(st.WorkerPushes, c.ms.Member(p).Pushes)
 		st.WorkerWait = append(st.WorkerWait, float64(m.waitUS)/1e6)

@@ -72,6 +72,10 @@ type coordState struct {
 	BatchLossSum float64 `json:"batch_loss_sum,omitempty"`
 	BatchLosses  int64   `json:"batch_losses,omitempty"`
 	Incarnation  uint64  `json:"incarnation,omitempty"`
+	// Regime (--paradigm auto): the rule in force once a switch was made,
+	// and the pushes counted when it began (the next switch's base).
+	Regime       *proto.Regime `json:"regime,omitempty"`
+	RegimePushes int64         `json:"regime_pushes,omitempty"`
 
 	Members []memberState `json:"members"`
 }
@@ -102,6 +106,9 @@ func (c *Coordinator) snapshotState() *coordState {
 		ControllerCall: c.base.ControllerCalls + gs.ControllerCalls, ControllerSecs: c.ctrl.Seconds(), Restarts: c.restarts,
 		Barriers: c.bar, BarrierPushes: c.barPushes, BatchLossSum: c.lossSum, BatchLosses: c.lossN, Incarnation: c.inc}
 	st.Started = c.start.UnixNano()
+	if st.Regime = c.regime(); st.Regime != nil {
+		st.RegimePushes = c.auto.regPushes
+	}
 	if first := c.ms.First(); !first.IsZero() {
 		st.First = first.UnixNano()
 	}
@@ -236,6 +243,9 @@ func (c *Coordinator) restore(now time.Time, st *coordState) error {
 	c.bar, c.barBase, c.barPushes = st.Barriers, st.Barriers, st.BarrierPushes
 	if started {
 		c.start = time.Unix(0, st.Started)
+	}
+	if err := c.restoreRegime(st); err != nil {
+		return err
 	}
 	c.members = c.members[:0]
 	c.grow()

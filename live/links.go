@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/wire"
@@ -24,6 +25,7 @@ type memberLink struct {
 	live, rem []int
 	gen       uint64
 	bar       uint64        // the gate's barrier count (elastic apply=local), delivered after the view
+	reg       proto.Regime  // auto's regime in force, delivered after the view (Gen 0: none yet)
 	end       bool          // the job has ended: tell the shard
 	ended     chan struct{} // closed once the shard has acknowledged the end
 }
@@ -41,6 +43,16 @@ func (l *memberLink) set(live, rem []int) {
 func (l *memberLink) setBarrier(b uint64) {
 	l.mu.Lock()
 	l.bar = max(l.bar, b)
+	l.mu.Unlock()
+	l.poke()
+}
+
+// setRegime records auto's latest regime for delivery.
+func (l *memberLink) setRegime(r proto.Regime) {
+	l.mu.Lock()
+	if r.Gen > l.reg.Gen {
+		l.reg = r
+	}
 	l.mu.Unlock()
 	l.poke()
 }
@@ -81,7 +93,7 @@ func (l *memberLink) run(ctx context.Context) {
 	// The Hello presents shard 0's job: a shard started with other job
 	// flags refuses the link, naming the field.
 	desc, _ := json.Marshal(l.sv.cfg.Params) // plain values: cannot fail
-	var sent, barSent uint64
+	var sent, barSent, regSent uint64
 	var b proto.Backoff
 	var req, resp wire.Frame
 	var setupErr string
@@ -102,7 +114,7 @@ func (l *memberLink) run(ctx context.Context) {
 	}
 	for {
 		l.mu.Lock()
-		gen, live, rem, end, ended, bar := l.gen, l.live, l.rem, l.end, l.ended, l.bar
+		gen, live, rem, end, ended, bar, reg := l.gen, l.live, l.rem, l.end, l.ended, l.bar, l.reg
 		l.mu.Unlock()
 		if barSent > 0 && bar > barSent+1 {
 			// On one connection every barrier goes in turn: two can pass
@@ -112,16 +124,20 @@ func (l *memberLink) run(ctx context.Context) {
 			// the latest.
 			bar = barSent + 1
 		}
-		if gen != sent || bar != barSent || (end && !endSent) {
+		if gen != sent || reg.Gen != regSent || bar != barSent || (end && !endSent) {
 			var err error
 			switch {
 			case l.shard == 0 && gen != sent:
 				l.sv.shard.setMembers(live, rem, "coordinator@local")
+			case l.shard == 0 && reg.Gen != regSent:
+				err = l.sv.shard.switchTo(reg)
 			case l.shard == 0 && bar != barSent:
 				err = l.sv.shard.barrier(bar)
 			case l.shard == 0: // shard 0 ends itself
 			case gen != sent:
 				err = call(proto.Control{Op: proto.OpMembers, Live: live, Removed: rem})
+			case reg.Gen != regSent:
+				err = call(proto.Control{Op: proto.OpSwitch, Regime: &reg})
 			case bar != barSent:
 				err = call(proto.Control{Op: proto.OpBarrier, Barrier: bar})
 			default:
@@ -157,6 +173,12 @@ func (l *memberLink) run(ctx context.Context) {
 				sent = gen
 				continue // the end, if asked for, goes after the latest view
 			}
+			if reg.Gen != regSent {
+				regSent = reg.Gen
+				peers, r := l.sv.coord.switched(time.Now(), l.shard, reg.Gen)
+				l.sv.coord.sendSwitch(peers, r)
+				continue
+			}
 			if bar != barSent {
 				barSent = bar
 				continue // and after the latest barrier
@@ -177,7 +199,7 @@ func (l *memberLink) run(ctx context.Context) {
 		case <-l.wake:
 		case <-dead:
 			conn.Close()
-			conn, sent, barSent = nil, 0, 0
+			conn, sent, barSent, regSent = nil, 0, 0, 0
 		}
 	}
 }

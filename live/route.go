@@ -152,6 +152,15 @@ func (sv *Server) coordinatorControl(peer *wire.Peer, req, resp *wire.Frame) err
 		resp.Type = wire.MsgControl
 		sv.endAfter.Store(peer) // the Replied hook stops the server once the reply is out
 		return nil
+	case proto.OpSwitch:
+		if c.Regime == nil {
+			return sv.shard.refuse(wire.CodeBadRequest, "switch without a regime")
+		}
+		if err := sv.shard.switchTo(*c.Regime); err != nil {
+			return err
+		}
+		resp.Type = wire.MsgControl
+		return nil
 	case proto.OpBarrier:
 		if err := sv.shard.barrier(c.Barrier); err != nil {
 			return err
@@ -325,6 +334,11 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 			return nil
 		}
 		sv.coord.sendRelease(notify)
+		if sv.coord.auto != nil && sv.coord.due() {
+			// Beside the frame loop: the planner simulates every
+			// candidate, and this worker's reply should not wait for it.
+			go sv.coord.decide(time.Now())
+		}
 		return nil
 	case wire.MsgHeartbeat:
 		sv.coord.heartbeat(time.Now(), peer, p)

@@ -71,6 +71,10 @@ type ServerConfig struct {
 	// job's cadence and writes both, and every shard serves on.
 	SummaryDir string
 	Logger     *slog.Logger
+	// Replan is --paradigm auto's decision (shard 0; required for auto):
+	// package auto's Planner, which the launcher and pacer server hand in
+	// (the runtime does not import the simulator).
+	Replan Replanner
 	// Ready is called with the listening address once the server accepts.
 	Ready func(addr string)
 	// Wire overrides the data plane's limits and timeouts (Token is set
@@ -221,6 +225,9 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 	if err := CheckDurability(cfg.Durability, cfg.CheckpointDir); err != nil {
 		return nil, fmt.Errorf("live: %w", err)
 	}
+	if err := CheckAutoDurability(cfg.Params.Job.Spec, cfg.Durability); err != nil {
+		return nil, fmt.Errorf("live: %w", err)
+	}
 	if cfg.Durability == DurabilityLog {
 		sh.logged = true
 		var from uint64
@@ -232,12 +239,13 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		}
 	}
 	if cfg.Index == 0 {
-		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log}, time.Now()); err != nil {
+		if sv.coord, err = newCoordinator(CoordConfig{Params: cfg.Params, ShardAddrs: cfg.ShardAddrs, Logger: log, Replan: cfg.Replan}, time.Now()); err != nil {
 			sh.closeLog()
 			return nil, err
 		}
 		sv.coord.onMembers = sv.publishMembers
 		sv.coord.onBarrier = sv.publishBarrier
+		sv.coord.onSwitch = sv.publishSwitch
 		sv.coord.plog = sv.plog.With("role", "coordinator")
 		if err := sv.restoreCoordinator(); err != nil {
 			sh.closeLog()
@@ -317,6 +325,9 @@ func (sv *Server) Run(ctx context.Context) error {
 		sv.coord.mu.Lock()
 		sv.coord.publish()
 		sv.coord.tellBarriers()
+		if r := sv.coord.regime(); r != nil {
+			sv.publishSwitch(*r) // a restored coordinator's: every shard learns it
+		}
 		sv.coord.mu.Unlock()
 		for _, l := range sv.links {
 			wg.Add(1)
@@ -425,6 +436,13 @@ func (sv *Server) sweepLoop(ctx context.Context) {
 func (sv *Server) publishMembers(live, rem []int) {
 	for _, l := range sv.links {
 		l.set(live, rem)
+	}
+}
+
+// publishSwitch hands auto's new regime to every shard's link.
+func (sv *Server) publishSwitch(r proto.Regime) {
+	for _, l := range sv.links {
+		l.setRegime(r)
 	}
 }
 

@@ -51,10 +51,14 @@ type Shard struct {
 	nparams int
 	params  *job.Description
 	agg     paradigm.Aggregator
-	opt     *optim.Optimizer
-	log     *slog.Logger
-	plog    *ratelog.Logger // peer-driven lines (nil: none)
-	start   time.Time
+	// spec is the rule agg runs: the job's, or under --paradigm auto the
+	// regime's (gen, shard_switch.go).
+	spec  paradigm.Spec
+	gen   uint64
+	opt   *optim.Optimizer
+	log   *slog.Logger
+	plog  *ratelog.Logger // peer-driven lines (nil: none)
+	start time.Time
 	// clock, when set, is the shard's time instead of the wall clock's
 	// since start: a test drives it (the time is an input).
 	clock func() time.Duration
@@ -139,7 +143,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 	if cfg.Index < 0 || cfg.Index >= j.Shards {
 		return nil, remoteErr(wire.CodeBadRequest, "shard index %d outside [0, %d)", cfg.Index, j.Shards)
 	}
-	agg, err := paradigm.NewAggregator(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards}, cfg.Index)
+	agg, err := paradigm.NewAggregator(j.Spec.Start(), paradigm.Config{Workers: j.Workers, Shards: j.Shards}, cfg.Index)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +161,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Shard{idx: cfg.Index, shards: j.Shards, lo: r[0], hi: r[1], nparams: n, params: p,
-		agg: agg, opt: opt, log: log.With("shard", cfg.Index), start: time.Now(),
+		agg: agg, spec: j.Spec.Start(), opt: opt, log: log.With("shard", cfg.Index), start: time.Now(),
 		inc:  uint64(time.Now().UnixNano()) | 1,
 		held: map[*wire.Peer]*snapshot{}, waiters: map[*wire.Peer]uint64{}, grads: map[uint64][]float32{},
 		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil,

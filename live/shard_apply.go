@@ -106,7 +106,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 	}
 	j := &s.params.Job
 	epoch := s.epoch()
-	if j.Spec.LocalSteps() {
+	if s.spec.LocalSteps() {
 		// The superstep's rate is the one its workers' local steps used:
 		// the rate at its start (virtual time's rule).
 		epoch = s.superEpoch
@@ -150,6 +150,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 	if ok {
 		s.stats.Updates++
 	}
+	s.stats.Applied += int64(len(a.Grads))
 	s.dirty = true
 	s.wake(a.Version)
 	return ok
@@ -190,16 +191,7 @@ func (s *Shard) fastForward(read uint64) {
 		return
 	}
 	s.logEvent(wal.KindSkip, s.now(), read)
-	s.dropIDs = s.agg.Reset(read, s.dropIDs[:0])
-	for _, id := range s.dropIDs {
-		delete(s.split.large, id)
-		if b, ok := s.grads[id]; ok {
-			delete(s.grads, id)
-			delete(s.meta, id)
-			s.recycle(b)
-		}
-	}
-	s.stats.Dropped += int64(len(s.dropIDs))
+	s.discard(s.agg.Reset(read, s.dropIDs[:0]))
 	s.stats.Skipped += read - v
 	s.plog.Warn("version skipped forward after a restart", "shard", s.idx, "from", v, "to", read)
 	for p, m := range s.waiters {

@@ -113,6 +113,7 @@ func (s *Shard) Stats() proto.ShardStats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Version = s.agg.Version()
+	st.Held = int64(len(s.grads))
 	st.Staleness = append([]int64(nil), s.stats.Staleness...)
 	if s.wal != nil {
 		ws := s.wal.Stats()

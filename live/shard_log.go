@@ -51,6 +51,16 @@ func CheckDurability(d, ckptDir string) error {
 	return fmt.Errorf("--durability %q: want %s or %s", d, DurabilityCheckpoint, DurabilityLog)
 }
 
+// CheckAutoDurability refuses --durability log for a --paradigm auto job:
+// the log does not record auto's switches, so a replay would run the
+// first candidate's rule over another's events.
+func CheckAutoDurability(sp paradigm.Spec, d string) error {
+	if sp.Kind == paradigm.Auto && d == DurabilityLog {
+		return fmt.Errorf("--durability log with --paradigm auto: the log does not record auto's switches yet; use --durability %s", DurabilityCheckpoint)
+	}
+	return nil
+}
+
 // walDir is shard i's log directory.
 func walDir(ckptDir string, i int) string {
 	return filepath.Join(ckptDir, fmt.Sprintf("shard-%d.wal", i))

@@ -156,6 +156,15 @@ func (s Spec) Among() []Spec {
 	return out
 }
 
+// Start is the rule a job of s runs first: auto's first candidate (it
+// runs until the first decision), any other spec itself.
+func (s Spec) Start() Spec {
+	if s.Kind == Auto {
+		return s.Among()[0]
+	}
+	return s
+}
+
 // parseAmong reads auto's among= list: two or more distinct specs, none
 // of them auto, joined by '|'; it returns them canonically joined.
 func parseAmong(spec, list string) (string, error) {

@@ -124,7 +124,7 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 		if cfg.Replan == nil {
 			return nil, fmt.Errorf("%w: auto needs Config.Replan (package auto)", errConfig)
 		}
-		start = cfg.Spec.Among()[0]
+		start = cfg.Spec.Start()
 	}
 	pol, err := paradigm.New(start, paradigm.Config{Workers: cfg.Workers, Shards: cfg.Shards})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/live"
 	"github.com/pacer-ps/pacer/live/roles"
 	"github.com/pacer-ps/pacer/wire"
@@ -248,7 +249,11 @@ func runServer(fs *pflag.FlagSet, jf *serverJobFlags, rf *roleFlags, f serverFla
 			log.Warn("the job's summary will not be written (give --out)", "err", err)
 		}
 	}
-	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
+	plan, err := launch.Planner(params)
+	if err != nil {
+		return err
+	}
+	sv, err := live.NewServer(live.ServerConfig{Index: role.Index, Params: params, Replan: plan, Listen: role.Listen, Listener: ln, Transport: tr, Token: token, ControlToken: ctl,
 		ExitWhenDone: *f.exitDone, SummaryDir: summary,
 		ShardAddrs: role.Shards, CheckpointDir: *ckptDir, CheckpointInterval: *ckptEvery, Restore: *restore, Durability: *durability,
 		MetricsAddr: *metrics, Logger: log, Wire: wire.Config{MaxPending: *f.maxPending}, Init: jf.initW,

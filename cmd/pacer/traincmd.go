@@ -129,6 +129,9 @@ Progress goes to stderr: a bar with an ETA on a terminal, plain lines otherwise.
 		if err != nil {
 			return usage(fmt.Errorf("--paradigm: %w", err))
 		}
+		if err := live.CheckAutoDurability(sp, lo.Durability); *mode != runstats.Virtual && err != nil {
+			return usage(err)
+		}
 		if *mode != runstats.Virtual {
 			tf.net.live = *mode
 		}

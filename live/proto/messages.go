@@ -25,6 +25,11 @@ const (
 	FlagDropped  uint8 = 2 // PushAck: the aggregator refused the gradient (stale or surplus)
 	FlagRejoined uint8 = 4 // Clock reply: the worker had been removed and was admitted again
 	FlagReady    uint8 = 8 // one-way PullResp without data: the version a pending pull waits for exists
+	// FlagSwitch (Release; bits mean something per frame type, and the
+	// wire leaves the application four): the release that ends a
+	// paradigm switch (--paradigm auto): its payload is the new Regime
+	// (JSON); the worker continues from a full pull at the regime's Base.
+	FlagSwitch uint8 = 1
 )
 
 // JobInfo is what the coordinator tells every worker (the JSON payload of
@@ -41,9 +46,12 @@ type JobInfo struct {
 	// Barriers and BarrierPushes (ElasticBSP apply=local): the barriers
 	// the gate has passed and the pushes counted at the latest, as a
 	// release carries them: a worker's first pull reads that version.
-	Barriers      uint64   `json:"barriers,omitempty"`
-	BarrierPushes int64    `json:"barrier_pushes,omitempty"`
-	ShardAddrs    []string `json:"shard_addrs"`
+	Barriers      uint64 `json:"barriers,omitempty"`
+	BarrierPushes int64  `json:"barrier_pushes,omitempty"`
+	// Regime (--paradigm auto): the paradigm in force, nil before the
+	// first switch.
+	Regime     *Regime  `json:"regime,omitempty"`
+	ShardAddrs []string `json:"shard_addrs"`
 	// Job is the job's description as job.Description encodes it: the
 	// protocol carries it whole and each side decodes and checks it (its
 	// version first), so the protocol depends on no job field.
@@ -72,11 +80,21 @@ type ShardStats struct {
 	NonFinite   int64  `json:"non_finite"`
 	// NonFiniteUpdates are applies skipped because their result held a
 	// NaN or ±Inf (finite pushes whose sum, or whose step, overflowed).
-	NonFiniteUpdates int64   `json:"non_finite_updates"`
-	CopyOnWrite      int64   `json:"copy_on_write"` // applies that found a pull still sending the version
-	Skipped          uint64  `json:"skipped"`       // versions lost to a restart and skipped forward
-	Staleness        []int64 `json:"staleness"`     // histogram, index = staleness
-	Checkpoints      int64   `json:"checkpoints"`
+	NonFiniteUpdates int64  `json:"non_finite_updates"`
+	CopyOnWrite      int64  `json:"copy_on_write"` // applies that found a pull still sending the version
+	Skipped          uint64 `json:"skipped"`       // versions lost to a restart and skipped forward
+	// Applied counts the gradients the applies took (a round's mean each
+	// of its gradients) and Held those kept for a later apply now:
+	// Pushes = Applied + Dropped + Held, always.
+	Applied int64 `json:"applied"`
+	Held    int64 `json:"held"`
+	// Switches are the --paradigm auto regimes this shard has taken, and
+	// SwitchDropped the gradients a switch dropped (its rule could not
+	// apply them: none among the candidates live modes take).
+	Switches      int64   `json:"switches,omitempty"`
+	SwitchDropped int64   `json:"switch_dropped,omitempty"`
+	Staleness     []int64 `json:"staleness"` // histogram, index = staleness
+	Checkpoints   int64   `json:"checkpoints"`
 	// CheckpointFailures counts writes that failed (a full disk, an
 	// unwritable directory); CheckpointVersion is the version the last
 	// written checkpoint holds, so Version − CheckpointVersion is what a
@@ -153,6 +171,10 @@ type CoordStats struct {
 	RestoredFrom    uint64  `json:"restored_from,omitempty"`
 	RestoredLossSum float64 `json:"restored_loss_sum,omitempty"`
 	RestoredLosses  int64   `json:"restored_losses,omitempty"`
+	// Decisions are --paradigm auto's, in order, and Paradigm the rule in
+	// force (auto only).
+	Decisions []runstats.Decision `json:"decisions,omitempty"`
+	Paradigm  string              `json:"paradigm,omitempty"`
 }
 
 // Stats is the reply to a "stats" control request.

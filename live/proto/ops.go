@@ -30,10 +30,15 @@ const (
 	// model buffers (a BatchNorm's running statistics) in, the mean of
 	// every live worker's latest ones out (a Buffers reply).
 	OpBuffers Op = "buffers"
+	// OpSwitch (coordinator → shard, on its membership link; --paradigm
+	// auto): the paradigm in force from now (Regime: its generation,
+	// spec and version); the shard applies what its rule holds, then
+	// continues under the new one at that version. Resent after reconnects.
+	OpSwitch Op = "switch"
 )
 
 // Ops is every control operation, in the order docs/protocol.md lists them.
-var Ops = []Op{OpStats, OpAverage, OpStop, OpMembers, OpBarrier, OpEnd, OpBuffers}
+var Ops = []Op{OpStats, OpAverage, OpStop, OpMembers, OpBarrier, OpEnd, OpBuffers, OpSwitch}
 
 // Control is the JSON body of a MsgControl request.
 type Control struct {
@@ -46,6 +51,20 @@ type Control struct {
 	// its integer ones (a BatchNorm's num_batches_tracked).
 	Buffers  []byte  `json:"buffers,omitempty"`
 	Counters []int64 `json:"counters,omitempty"`
+	// switch: the paradigm in force from now.
+	Regime *Regime `json:"regime,omitempty"`
+}
+
+// Regime is the paradigm in force in a --paradigm auto job: the Gen-th
+// the coordinator has switched to (0: the first candidate, from the
+// start), its canonical spec, and Base, the version every shard and the
+// clock every worker continued at when it began. A switch's release
+// carries it (FlagSwitch) and so does the JobInfo of a worker that
+// (re)connects, so a worker that missed the release learns it.
+type Regime struct {
+	Gen      uint64 `json:"gen"`
+	Paradigm string `json:"paradigm"`
+	Base     uint64 `json:"base"`
 }
 
 // Buffers is the reply to a worker's "buffers": the mean of the float

@@ -28,6 +28,7 @@ func Summary(d *job.Description, mode runstats.Mode, cs proto.CoordStats, shards
 		Sampling: j.Sampling, Normalize: j.Normalize, ChannelMean: ev.Mean}
 	r.SetCurve(ev.Curve, j.Target)
 	r.CurveEpochs, r.BatchLoss = ev.Epochs, ev.BatchLosses()
+	r.Decisions = cs.Decisions
 	r.SetTargets(j.Targets)
 	if cs.Seconds > 0 {
 		r.Throughput = float64(cs.Pushes) / cs.Seconds

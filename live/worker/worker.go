@@ -93,6 +93,10 @@ type Worker struct {
 	// redials paces the main loop's redials of the coordinator while it
 	// waits (redialWaiting).
 	redials redialPace
+	// regNext is the newest --paradigm auto regime the coordinator named
+	// (regime.go).
+	regMu   sync.Mutex
+	regNext *proto.Regime
 }
 
 // Run runs a worker until the job ends, ctx ends, or it fails.
@@ -145,19 +149,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // curID is the worker's id, for the goroutines beside the main loop (the
 // links, the heartbeats): a redial may change it (dialControl).
 func (w *Worker) curID() int32 { return int32(w.mID.Load()) }
-
-func (w *Worker) onNotify(f *wire.Frame) {
-	switch f.Type {
-	case wire.MsgRelease:
-		w.noteBarrier(f.Tag, f.Extra)
-		select {
-		case w.release <- struct{}{}:
-		default:
-		}
-	case wire.MsgShutdown:
-		w.stopped.Do(func() { close(w.stop) })
-	}
-}
 
 // stopping reports whether the coordinator said the job is over. A
 // connection that closes after the Shutdown notice is the job's end, not
@@ -238,6 +229,7 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 	w.ctl, w.info, w.job, w.id = c, info, d, info.ID
 	w.mID.Store(int64(info.ID))
 	w.noteBarrier(info.Barriers, uint64(max(info.BarrierPushes, 0)))
+	w.noteRegime(info.Regime)
 	return nil
 }
 
@@ -245,6 +237,8 @@ func (w *Worker) dialControl(ctx context.Context, giveUp time.Duration) error {
 type state struct {
 	pace    *pace // nil: the worker runs at its real speed
 	pl      *paradigm.Puller
+	spec    paradigm.Spec // the rule pl is of: the job's, or auto's regime's (gen)
+	gen     uint64
 	model   nn.Model
 	params  []float32
 	grad    []float32
@@ -272,7 +266,16 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 	if len(in.ShardAddrs) != j.Shards {
 		return nil, nil, fmt.Errorf("live: coordinator sent %d shard addresses for %d shards", len(in.ShardAddrs), j.Shards)
 	}
-	pl, err := paradigm.NewPuller(j.Spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
+	spec, gen := j.Spec.Start(), uint64(0)
+	if r := in.Regime; r != nil {
+		// Joining an auto job after a switch: its rule from the start.
+		var err error
+		if spec, err = w.regimeSpec(r); err != nil {
+			return nil, nil, err
+		}
+		gen = r.Gen
+	}
+	pl, err := paradigm.NewPuller(spec, paradigm.Config{Workers: j.Workers, Shards: j.Shards})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -307,7 +310,7 @@ func (w *Worker) setup() (*state, *data.Batcher, error) {
 		return nil, nil, err
 	}
 	n := m.NumParams()
-	st := &state{pace: pc, pl: pl, model: m, params: hugemem.Floats(n), grad: hugemem.Floats(n),
+	st := &state{pace: pc, pl: pl, spec: spec, gen: gen, model: m, params: hugemem.Floats(n), grad: hugemem.Floats(n),
 		ranges: job.Ranges(n, j.Shards), read: make([]uint64, j.Shards), pulling: make([]bool, j.Shards),
 		pushing: make([]bool, j.Shards), pushRead: make([]uint64, j.Shards), first: true, clock: uint64(in.Clock), start: time.Now()}
 	st.waitFrom = st.start
@@ -340,7 +343,7 @@ func (w *Worker) loop(ctx context.Context) (Result, error) {
 	defer wg.Wait()
 	defer cancel()
 	w.joined.Store(true)
-	w.log.Info("worker started", "worker", w.id, "paradigm", w.job.Job.Spec.String(), "shards", len(links), "clock", st.clock)
+	w.log.Info("worker started", "worker", w.id, "paradigm", st.spec.String(), "shards", len(links), "clock", st.clock)
 	w.ws.Clock = w.info.Clock
 	if w.info.Held {
 		// Back under an id whose earlier process pushed and waits at the
@@ -387,8 +390,8 @@ func (w *Worker) loop(ctx context.Context) (Result, error) {
 		if c := w.job.Job.ClipNorm; c > 0 {
 			optim.ClipNorm(st.grad, c)
 		}
-		if j := &w.job; j.Job.Spec.LocalSteps() {
-			w.localStep(st, j)
+		if st.spec.LocalSteps() {
+			w.localStep(st, &w.job)
 		}
 		// Push each block to its shard, then report the push to the gate.
 		for i, r := range st.ranges {
@@ -413,6 +416,9 @@ func (w *Worker) loop(ctx context.Context) (Result, error) {
 		err := w.reportClock(ctx, st)
 		if err == nil {
 			err = w.awaitRelease(ctx, st)
+		}
+		if err == nil {
+			err = w.adopt(st)
 		}
 		if err != nil {
 			if errors.Is(err, ErrJobDone) {

@@ -182,3 +182,22 @@ func (p *redialPace) wait(now time.Time) time.Duration {
 	p.last = now.Add(d)
 	return d
 }
+
+// onNotify takes the coordinator's notices (on the control connection's
+// goroutine): releases, with the barrier count and a switch's regime,
+// and the job's end.
+func (w *Worker) onNotify(f *wire.Frame) {
+	switch f.Type {
+	case wire.MsgRelease:
+		w.noteBarrier(f.Tag, f.Extra)
+		if f.Flags&proto.FlagSwitch != 0 {
+			w.noteSwitch(f.Bytes)
+		}
+		select {
+		case w.release <- struct{}{}:
+		default:
+		}
+	case wire.MsgShutdown:
+		w.stopped.Do(func() { close(w.stop) })
+	}
+}
