@@ -18,6 +18,17 @@ import (
 // guessed duration: the job ends by its pushes; the deadline only guards
 // against a hang.
 func TestInprocAutoSwitches(t *testing.T) {
+	autoSwitches(t, Options{Data: synth(t)})
+}
+
+// TestTCPAutoSwitches is the same job as processes over TCP: the servers
+// are pacer server processes, which hand auto's planner to shard 0.
+func TestTCPAutoSwitches(t *testing.T) {
+	skipUnderRace(t)
+	autoSwitches(t, tcpOpts(t))
+}
+
+func autoSwitches(t *testing.T, opt Options) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cfg := quickJob(t, "auto:every=4,among=bsp|backup:b=1", 4, 2)
@@ -27,7 +38,6 @@ func TestInprocAutoSwitches(t *testing.T) {
 	if cfg.Timing.Straggler, err = timing.ParseStraggler("slow:worker=3,factor=6,from=30"); err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Data: synth(t)}
 	if testing.Verbose() {
 		opt.Log = os.Stderr
 	}
