@@ -7,12 +7,16 @@
 //
 // Progress is what a paradigm's applied gradients are worth: every
 // gradient a shard applies counts once, discounted by its staleness s as
-// 1/(1 + λ·s), per second of the cluster's time. Counting an averaged
-// gradient (BSP's K in one step) as K is the linear-scaling regime, right
-// while the job's total batch stays below its critical batch size (the
-// known error of this measure beyond it: it overrates synchronous
-// paradigms' big steps); λ is the price of staleness, given by the caller
-// (Rule.Lambda).
+// 1/(1 + λ·s), and a step of k gradients counts k/(1 + k/N), N the
+// gradient noise scale in gradients (McCandlish et al. 2018: a step of
+// batch B makes B/(B + B_noise) of an infinite batch's progress), per
+// second of the cluster's time. Virtual-time training measures N from the
+// steps that average two or more gradients (train's noiseMeter); where
+// nothing measures it (sim mode, the live runtime, or a job that has run
+// only one-gradient steps since its start) a step of k counts k: the
+// linear-scaling regime, which overrates synchronous paradigms' big steps
+// once the total batch passes the noise scale. λ is the price of
+// staleness, given by the caller (Rule.Lambda).
 package auto
 
 import (
@@ -36,6 +40,10 @@ type Measured struct {
 	// window, CV the iterations' pooled coefficient of variation.
 	Iter []time.Duration
 	CV   float64
+	// Noise is the gradient noise scale B_noise in gradients (B_noise
+	// over the samples one gradient averages; 0: not measured, the
+	// linear-scaling measure).
+	Noise float64
 	// Shards, and the links as measured (nil: no network), with the
 	// model's size in values when there are links.
 	Shards  int
@@ -159,7 +167,8 @@ func Decide(ctx context.Context, now time.Duration, m Measured, current paradigm
 		shards := float64(max(m.Shards, 1))
 		applied := float64(run.Pushes) - float64(run.Dropped)/shards
 		d.Predictions = append(d.Predictions, Prediction{Spec: sp, Pushes: float64(run.Pushes) / secs,
-			Progress: applied / secs / (1 + r.Lambda*run.StalenessMean), Staleness: run.StalenessMean, Dropped: run.Dropped})
+			Progress:  applied / secs / (1 + r.Lambda*run.StalenessMean) / batchDiscount(applied, float64(run.Updates)/shards, m.Noise),
+			Staleness: run.StalenessMean, Dropped: run.Dropped})
 		if sp.String() == current.String() {
 			cur = i
 		}
@@ -196,6 +205,19 @@ func Decide(ctx context.Context, now time.Duration, m Measured, current paradigm
 			d.Best, pb, current, pc, 100*d.Gain, horizon, d.Cost, 100*r.Threshold)
 	}
 	return d, nil
+}
+
+// batchDiscount is what a step of k gradients (applied over updates, on
+// average) is worth per gradient against the linear-scaling measure, at
+// a gradient noise scale of noise gradients: a step of batch B makes
+// B/(B + B_noise) of the progress of an infinitely large one (McCandlish
+// et al. 2018), so k gradients in one step count k/(1 + k/noise), not k.
+// 1 when the noise scale is not measured.
+func batchDiscount(applied, updates, noise float64) float64 {
+	if noise <= 0 || updates <= 0 {
+		return 1
+	}
+	return 1 + applied/updates/noise
 }
 
 // median of ds (the lower middle for an even count); ds is not changed.

@@ -198,3 +198,28 @@ func TestBadInputNamesTheField(t *testing.T) {
 		}
 	}
 }
+
+// TestNoiseScaleDiscountsBigSteps: on the pair preset's cluster (two
+// workers, one twice as slow) BSP averages two gradients a step and
+// backup:b=1 takes one, from the fast worker, twice as often. Counted
+// linearly (no noise scale measured) the two make the same progress and
+// the job stays on BSP; at a noise scale of one gradient (what virtual
+// time measured on that preset: 0.9–1.2) a step of two is worth
+// 2/(1+2) = 0.67 against one's 1/2, and backup:b=1 clears the threshold.
+func TestNoiseScaleDiscountsBigSteps(t *testing.T) {
+	r := Rule{Among: specs(t, "bsp", "backup:b=1"), Horizon: 200 * time.Second, Threshold: 0.05, Lambda: 1, Seed: 1}
+	pair := Measured{Iter: []time.Duration{time.Second, 2 * time.Second}, CV: 0.05, Shards: 1}
+	for _, c := range []struct {
+		noise float64
+		want  bool
+	}{{0, false}, {1, true}} {
+		pair.Noise = c.noise
+		d, err := Decide(context.Background(), 0, pair, r.Among[0], r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Switch != c.want || (c.want && d.Best.String() != "backup:b=1") {
+			t.Errorf("noise %g: switch %v to %s (%s), want switch %v", c.noise, d.Switch, d.Best, d.Reason, c.want)
+		}
+	}
+}

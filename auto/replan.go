@@ -12,14 +12,15 @@ import (
 )
 
 // Planner is a job's auto decision as every driver calls it: from the
-// window's measured iteration times (each live worker's mean) and their
-// CV, at now, running current, whether to switch and to what. spec is
+// window's measured iteration times (each live worker's mean), their CV
+// and the gradient noise scale in gradients (0: not measured), at now,
+// running current, whether to switch and to what. spec is
 // the job's auto spec; shards, net and params the job's cluster as the
 // predictions simulate it; seed the job's seed.
-func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (Decision, error) {
+func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (Decision, error) {
 	among := spec.Among()
 	shards = max(shards, 1)
-	return func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (Decision, error) {
+	return func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (Decision, error) {
 		if len(iter) == 0 {
 			return Decision{}, errNoWorker
 		}
@@ -29,7 +30,7 @@ func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed
 			Threshold: spec.Threshold, Lambda: spec.Lambda,
 			// One seed a decision, the same for every candidate.
 			Seed: seed ^ uint64(now)}
-		m := Measured{Iter: iter, CV: min(cv, timing.MaxCV), Shards: shards, Network: net, Params: params}
+		m := Measured{Iter: iter, CV: min(cv, timing.MaxCV), Noise: noise, Shards: shards, Network: net, Params: params}
 		// The simulator's run is bounded (MaxPushes); nothing outside it
 		// can stop a decision halfway.
 		return Decide(context.Background(), now, m, current, r)
@@ -45,7 +46,7 @@ func Configure(c *sim.Config) {
 	}
 	plan := Planner(c.Spec, c.Shards, c.Network, c.Params, c.Seed)
 	c.Replan = func(now time.Duration, w sim.Window, current paradigm.Spec) (sim.Plan, error) {
-		d, err := plan(now, w.Iter, w.CV, current)
+		d, err := plan(now, w.Iter, w.CV, w.Noise, current)
 		if err != nil {
 			return sim.Plan{}, err
 		}
@@ -59,7 +60,9 @@ func Configure(c *sim.Config) {
 func LivePlanner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
 	plan := Planner(spec, shards, net, params, seed)
 	return func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
-		d, err := plan(now, iter, cv, current)
+		// The live runtime does not measure the noise scale (yet): the
+		// linear-scaling measure.
+		d, err := plan(now, iter, cv, 0, current)
 		return d.Best, d.Switch, d.Gain, err
 	}
 }

@@ -367,6 +367,9 @@ type Decision struct {
 	Best      string  `json:"best"`
 	Gain      float64 `json:"gain"`
 	Switch    bool    `json:"switch"`
+	// Noise is the gradient noise scale the decision read, in gradients
+	// (virtual time measures it; 0: not measured).
+	Noise float64 `json:"noise_gradients,omitempty"`
 }
 
 // Losses are losses at evaluations that may not be finite: a run that

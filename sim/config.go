@@ -67,6 +67,18 @@ type Config struct {
 type Window struct {
 	Iter []time.Duration
 	CV   float64
+	// Noise is the gradient noise scale B_noise a learner measured
+	// (NoiseMeter), in gradients (B_noise over the samples a gradient
+	// averages); 0 where none is measured: the simulator alone has no
+	// gradients.
+	Noise float64
+}
+
+// NoiseMeter is a Learner that measures the gradient noise scale
+// (virtual-time training): Noise returns its latest estimate in
+// gradients, 0 before it has one.
+type NoiseMeter interface {
+	Noise() float64
 }
 
 // Plan is auto's answer: switch to Next or not, with the predicted gain

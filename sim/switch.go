@@ -67,6 +67,9 @@ func (e *engine) window() Window {
 		a.sum[p], a.sq[p], a.n[p] = 0, 0, 0
 	}
 	a.from = e.now
+	if m, ok := e.cfg.Learner.(NoiseMeter); ok {
+		w.Noise = m.Noise()
+	}
 	return w
 }
 
@@ -85,7 +88,7 @@ func (e *engine) replan() {
 	}
 	sw := plan.Switch && plan.Next.String() != e.pol.Spec.String()
 	a.decisions = append(a.decisions, runstats.Decision{AtSeconds: e.now.Seconds(), Current: e.pol.Spec.String(),
-		Best: plan.Best, Gain: plan.Gain, Switch: sw})
+		Best: plan.Best, Gain: plan.Gain, Switch: sw, Noise: w.Noise})
 	if sw {
 		a.draining, a.next = true, plan.Next
 	}

@@ -135,6 +135,9 @@ type learner struct {
 	batchLoss []*float64
 	lossSum   float64
 	losses    int64
+	// noise measures the gradient noise scale for auto's planner (nil
+	// unless the run is --paradigm auto: it costs an apply's time again).
+	noise *noiseMeter
 }
 
 type grad struct {
@@ -158,6 +161,9 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 	l := &learner{cfg: cfg, ds: ds, model: m, w: make([]float32, n), ranges: job.Ranges(n, cfg.Shards),
 		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery,
 		learnt: make([]bool, ds.Train.N)}
+	if cfg.Spec.Kind == paradigm.Auto {
+		l.noise = &noiseMeter{b: float64(cfg.Batch)}
+	}
 	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
 	if cfg.Averaged() {
 		l.ema = append([]float32(nil), l.w...)
@@ -255,6 +261,9 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 	lr := l.cfg.StepSize(a, epoch)
 	if i == 0 {
 		l.version = a.Version
+	}
+	if l.noise != nil {
+		l.noise.add(l.slices)
 	}
 	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(lr))
 	if l.ema != nil {
