@@ -336,7 +336,17 @@ type refStart struct {
 
 // refNet is the reference: every rate from scratch by progressive filling,
 // in float seconds.
-type refNet struct{ rate []float64 }
+type refNet struct {
+	rate    []float64
+	changes []refChange // in any order
+}
+
+// refChange is link link's rate becoming rate at at.
+type refChange struct {
+	at   time.Duration
+	link int
+	rate float64
+}
 
 func newRefNet(n *Net) *refNet {
 	r := &refNet{}
@@ -401,6 +411,23 @@ func (r *refNet) run(st []refStart) []time.Duration {
 		}
 		if fEnd < 0 && next >= k {
 			return ends
+		}
+		tChange, c := math.Inf(1), -1
+		for j, ch := range r.changes {
+			if at := ch.at.Seconds(); at < tChange && at >= now {
+				tChange, c = at, j
+			}
+		}
+		if c >= 0 && tChange <= min(tEnd, tStart) {
+			for f := range live {
+				if live[f] {
+					rem[f] -= rt[f] * (tChange - now)
+				}
+			}
+			now = tChange
+			r.rate[r.changes[c].link] = r.changes[c].rate
+			r.changes = append(r.changes[:c:c], r.changes[c+1:]...)
+			continue
 		}
 		t := min(tEnd, tStart)
 		for f := range live {
