@@ -27,6 +27,12 @@ func Configure(c *sim.Config) {
 			// One seed a decision, the same for every candidate.
 			Seed: seed ^ uint64(now)}
 		m := Measured{Iter: w.Iter, CV: min(w.CV, timing.MaxCV), Shards: shards, Network: net, Params: params}
+		if net != nil && net.Changes() {
+			// The links as they are now, as the workers are measured: a
+			// window in the job's time means nothing in the prediction's,
+			// which starts at 0.
+			m.Network = net.At(now)
+		}
 		// The simulator's run is bounded (MaxPushes); nothing outside it
 		// can stop a decision halfway.
 		d, err := Decide(context.Background(), now, m, current, r)
