@@ -42,17 +42,17 @@ func (l Link) checkWindow(what string) error {
 	return nil
 }
 
-// changes reports whether l's rate changes during a run.
-func (l Link) changes() bool { return l.Degrade != 0 && l.Degrade != 1 }
+// Changes reports whether l's rate changes during a run.
+func (l Link) Changes() bool { return l.Degrade != 0 && l.Degrade != 1 }
 
 // Changes reports whether any link of s changes during a run.
 func (s *Spec) Changes() bool {
-	if s.Default.changes() {
+	if s.Default.Changes() {
 		return true
 	}
 	for _, m := range []map[int]Link{s.Workers, s.Shards} {
 		for _, l := range m {
-			if l.changes() {
+			if l.Changes() {
 				return true
 			}
 		}
@@ -96,7 +96,7 @@ func (n *Net) schedule() {
 		links  []Link
 	}{{true, n.wl}, {false, n.sl}} {
 		for i, l := range o.links {
-			if !l.changes() {
+			if !l.Changes() {
 				continue
 			}
 			n.changes = append(n.changes, change{at: l.From, worker: o.worker, idx: i, rate: l.Rate / l.Degrade})

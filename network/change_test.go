@@ -246,7 +246,7 @@ func TestDegradeRoundTrip(t *testing.T) {
 		rate float64
 	}{{179 * time.Second, DefaultLink.Rate}, {180 * time.Second, DefaultLink.Rate / 10}, {360 * time.Second, DefaultLink.Rate}} {
 		a := s.At(c.at)
-		if l := a.Shards[0]; l.Rate != c.rate || l.changes() || a.Changes() {
+		if l := a.Shards[0]; l.Rate != c.rate || l.Changes() || a.Changes() {
 			t.Errorf("At(%s): shard 0 %+v, want rate %g and no window", c.at, l, c.rate)
 		}
 	}
