@@ -231,7 +231,7 @@ func TestBadInput(t *testing.T) {
 // FuzzParseLink: any text is either refused or read as a link that the
 // model accepts, and what it reads writes back to the same link.
 func FuzzParseLink(f *testing.F) {
-	for _, s := range []string{"rate=10Gbit,latency=50us", "rate=1.5Mbit", "latency=2ms", "3:rate=1Gbit", "rate=0bit", "rate=1e400Gbit", ",", "rate=NaNGbit"} {
+	for _, s := range []string{"rate=10Gbit,latency=50us", "rate=1.5Mbit", "latency=2ms", "3:rate=1Gbit", "rate=0bit", "rate=1e400Gbit", ",", "rate=NaNGbit", "degrade=10,from=3m,to=6m", "degrade=1e-3,from=0s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -245,7 +245,8 @@ func FuzzParseLink(f *testing.F) {
 		if _, err := New(Spec{Default: l}, 1, 1); err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
-		if back, err := ParseLink(l.String(), Link{}); err != nil || back.Latency != l.Latency || math.Abs(back.Rate-l.Rate) > 1e-9*l.Rate {
+		if back, err := ParseLink(l.String(), Link{}); err != nil || back.Latency != l.Latency || math.Abs(back.Rate-l.Rate) > 1e-9*l.Rate ||
+			back.Degrade != l.Degrade || back.From != l.From || back.To != l.To {
 			t.Fatalf("%q read as %+v writes as %q, read back as %+v (%v)", s, l, l.String(), back, err)
 		}
 	})
