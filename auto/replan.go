@@ -31,6 +31,12 @@ func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed
 			// One seed a decision, the same for every candidate.
 			Seed: seed ^ uint64(now)}
 		m := Measured{Iter: iter, CV: min(cv, timing.MaxCV), Noise: noise, Shards: shards, Network: net, Params: params}
+		if net != nil && net.Changes() {
+			// The links as they are now, as the workers are measured: a
+			// window in the job's time means nothing in the prediction's,
+			// which starts at 0.
+			m.Network = net.At(now)
+		}
 		// The simulator's run is bounded (MaxPushes); nothing outside it
 		// can stop a decision halfway.
 		return Decide(context.Background(), now, m, current, r)

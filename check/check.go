@@ -97,6 +97,9 @@ func Validate(c compare.Config, live runstats.Mode) error {
 	if c.Job.Network != nil && live != runstats.TCP {
 		return fmt.Errorf("%w: links in %s mode (tcp mode emulates them, each process on a host of its own); leave them out or measure with tcp", ErrNotEmulated, live)
 	}
+	if c.Job.Network != nil && c.Job.Network.Changes() {
+		return fmt.Errorf("check: %w", launch.ErrWindowNotEmulated)
+	}
 	if c.Job.Network != nil {
 		// Here, not after minutes of prediction.
 		if err := nsnet.Check(); err != nil {

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/runstats"
 	"github.com/pacer-ps/pacer/scenario"
+	"github.com/pacer-ps/pacer/timing"
 )
 
 // TestNearFreeLinksAreNoNetwork (issue 31): links at 1 Tbit/s and 1 ns,
@@ -19,7 +21,9 @@ import (
 // drops, the staleness of every gradient on every shard, the releases),
 // so the same weights in virtual time, and a time within 0.5% (short sim
 // runs: each message's nanoseconds and each block's microseconds are all
-// the network adds).
+// the network adds), plus what a round's incast adds at 1 Tbit/s over a
+// base iteration: nothing to speak of at the presets' 1 s, 1.2% at
+// degrade's 10 ms (8 workers' 0.94 MB pulls and pushes, 120 µs).
 func TestNearFreeLinksAreNoNetwork(t *testing.T) {
 	worst, at := 0.0, ""
 	defer func() { t.Logf("the largest difference in time: %.4f%% (%s)", 100*worst, at) }()
@@ -31,6 +35,7 @@ func TestNearFreeLinksAreNoNetwork(t *testing.T) {
 			t.Fatal(err)
 		}
 		var runs [2]map[string][]any
+		tol := 0.005
 		for k, net := range []*network.Spec{nil, free} {
 			c := Config{Mode: runstats.Sim, Seeds: 1}
 			c.Job.Seed = 1
@@ -38,6 +43,17 @@ func TestNearFreeLinksAreNoNetwork(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.Seeds, c.Iterations, c.Duration, c.Job.Network = 1, 30, 0, net
+			if m, err := job.NewModel(c.Job); err == nil && net != nil {
+				base := c.Job.Timing.Base
+				if base == 0 {
+					base = timing.DefaultBase
+				}
+				var frame int64
+				for _, b := range network.BlockBytes(m.NumParams(), max(c.Job.Shards, 1)) {
+					frame = max(frame, b)
+				}
+				tol += 2 * float64(c.Job.Workers) * float64(frame) / network.MaxRate / base.Seconds()
+			}
 			s, err := Run(context.Background(), c)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -53,8 +69,8 @@ func TestNearFreeLinksAreNoNetwork(t *testing.T) {
 			if d := math.Abs(tf/tn - 1); d > worst {
 				worst, at = d, name+", "+p
 			}
-			if math.Abs(tf/tn-1) > 0.005 {
-				t.Errorf("%s, %s: %.6f virtual s on near-free links, %.6f without a network", name, p, tf, tn)
+			if math.Abs(tf/tn-1) > tol {
+				t.Errorf("%s, %s: %.6f virtual s on near-free links, %.6f without a network (%.4f%% allowed)", name, p, tf, tn, 100*tol)
 			}
 			if kind, _, _ := strings.Cut(p, ":"); timed[kind] {
 				// DSSP's controller and ElasticBSP's barrier search predict

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,11 @@ import (
 
 	"github.com/pacer-ps/pacer/network"
 )
+
+// ErrWindowNotEmulated refuses a live job whose links degrade for a
+// window: the emulated links are tc htb classes set once, when the hosts
+// are made, and nothing changes them at the job's time.
+var ErrWindowNotEmulated = errors.New("a link's degrade (with from, to) is simulated only: the live links are shaped once when their hosts are made; leave degrade out, or run in sim or virtual time")
 
 // Emulated is spec as tcp mode can emulate it here (netem: whether this
 // kernel has the netem queueing discipline, nsnet.Netem), and one sentence

@@ -180,6 +180,9 @@ func TrainResult(ctx context.Context, cfg job.Config, opt Options, progress func
 		if opt.Mode != runstats.TCP {
 			return nil, errors.New("launch: a job with links emulates them with processes in network namespaces: tcp mode only")
 		}
+		if cfg.Network.Changes() {
+			return nil, ErrWindowNotEmulated
+		}
 		if opt.MetricsAddr != "" {
 			return nil, errors.New("launch: metrics are served on the shards' emulated hosts, out of reach: leave out the metrics address or the links")
 		}

@@ -169,10 +169,14 @@ func (n *Net) dropS(id int32) {
 }
 
 // advance moves the network to now: the changes made at an earlier time
-// are solved first, so that the flows ran at their rates until now.
+// are solved first, so that the flows ran at their rates until now, and
+// the links that change by now change, each at its own time.
 func (n *Net) advance(now time.Duration) {
 	if now < n.t {
 		panic("network: time went backwards")
+	}
+	for n.nextChange <= now {
+		n.applyChange()
 	}
 	if now > n.t {
 		n.settle()

@@ -23,6 +23,15 @@
 // congestion window), loses nothing, and the switch is never the
 // bottleneck (no shared buffers, no oversubscribed core).
 //
+// A link can degrade for a window of the cluster's time (Link.Degrade):
+// its rate, both directions, is divided from From to To. A change is one
+// more instant at which the shares are recomputed, like a start or an end,
+// so a transfer in progress slows down mid-flight; Next gives the change
+// instants among the ends while transfers are in progress (the caller
+// stops there, as at an end), and a change with none in progress waits for
+// the next start. Its known error beyond the above: the link changes at
+// the instant given and its flows re-share at once.
+//
 // A shard applies an update at ApplyRate floats per second, one apply at a
 // time; a pull or a push that reaches the shard while it applies waits for
 // the apply (as the live shard's lock makes it wait).
@@ -42,6 +51,11 @@ const HeaderBytes = 56
 type Link struct {
 	Rate    float64       // bytes per second, each direction
 	Latency time.Duration // one way, endpoint to switch
+	// Degrade, above 0, divides Rate from From to To of the cluster's
+	// time (To 0: to the end of the run); the latency stays. Zero, in
+	// JSON left out, is a link that never changes.
+	Degrade  float64       `json:",omitempty"`
+	From, To time.Duration `json:",omitempty"`
 }
 
 // Defaults of the stated network: 10 Gbit/s and 50 µs each way, a
@@ -81,8 +95,21 @@ type Net struct {
 	applyFree           []time.Duration
 	sBusyIn, sBusyOut   []time.Duration // time each shard's downlink / uplink served
 	sBytesIn, sBytesOut []int64
-	sServeIn, sServeOut []served // the last serve of each shard's each direction
+	sServeIn, sServeOut []served      // the last serve of each shard's each direction
+	changes             []change      // the links' rate changes, in time order
+	nextChange          time.Duration // changes[0].at; noChange: none left
 }
+
+// change is an endpoint's link changing to rate at at.
+type change struct {
+	at     time.Duration
+	worker bool
+	idx    int
+	rate   float64
+}
+
+// noChange is nextChange with no change left: no time reaches it.
+const noChange = time.Duration(math.MaxInt64)
 
 // served is serve(bytes, a shard link's rate): a shard's blocks are one
 // size, so a division each transfer is saved.
@@ -133,6 +160,7 @@ func New(s Spec, workers, shards int) (*Net, error) {
 			o.links[idx] = l
 		}
 	}
+	n.schedule()
 	n.links = make([]link, 2*workers+2*shards)
 	for l := range n.links {
 		n.links[l].flows = n.links[l].inl[:0]
@@ -164,7 +192,7 @@ func (l Link) check(what string) error {
 	if l.Latency <= 0 || l.Latency > MaxLatency {
 		return fmt.Errorf("network: %s: latency %s must be positive and at most %s", what, l.Latency, MaxLatency)
 	}
-	return nil
+	return l.checkWindow(what)
 }
 
 // serve is the time a link of rate bytes per second takes for bytes
@@ -178,9 +206,10 @@ func serve(bytes int64, rate float64) time.Duration {
 // returns its id; Next and Done tell when it ends. It arrives Latency(p, i)
 // after it ends.
 func (n *Net) Push(now time.Duration, p, i int, bytes int64) int32 {
+	id := n.start(now, int32(p), int32(2*n.workers+n.shards+i), bytes) // first: a change due at now applies
 	n.sBusyIn[i] += n.sServeIn[i].of(bytes, n.sl[i].Rate)
 	n.sBytesIn[i] += bytes
-	return n.start(now, int32(p), int32(2*n.workers+n.shards+i), bytes)
+	return id
 }
 
 // Pull starts a transfer of bytes from shard i to worker p at now and
@@ -188,18 +217,24 @@ func (n *Net) Push(now time.Duration, p, i int, bytes int64) int32 {
 // progress holds the reply: the caller starts it once ApplyFree has
 // passed.)
 func (n *Net) Pull(now time.Duration, i, p int, bytes int64) int32 {
+	id := n.start(now, int32(n.workers+p), int32(2*n.workers+i), bytes)
 	n.sBusyOut[i] += n.sServeOut[i].of(bytes, n.sl[i].Rate)
 	n.sBytesOut[i] += bytes
-	return n.start(now, int32(n.workers+p), int32(2*n.workers+i), bytes)
+	return id
 }
 
-// Next is when the first transfer in progress ends (false: none is in
-// progress), given no transfer starts before then.
+// Next is when the first transfer in progress ends or, before it, a link
+// changes (false: none is in progress), given no transfer starts before
+// then. Done at that time ends the transfers and makes the change.
 func (n *Net) Next() (time.Duration, bool) {
 	if !n.Settled() {
-		n.settle() // kept out of the common case so that Next inlines
+		n.settle() // kept out of the common case
 	}
-	return n.first()
+	t, ok := n.first()
+	if n.nextChange < noChange && (!ok || n.nextChange < t) && n.InFlight() > 0 {
+		return n.nextChange, true
+	}
+	return t, ok
 }
 
 // Settled reports whether no transfer started or ended since the rates
@@ -215,7 +250,8 @@ func (n *Net) first() (time.Duration, bool) {
 }
 
 // Done ends the transfers that end at now (Next's time), appends their
-// ids to ids and returns it. The rates change once, after all of them.
+// ids to ids and returns it, and makes the link changes due at now. The
+// rates change once, after all of them.
 func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 	if !n.Settled() {
 		n.settle()
@@ -223,6 +259,7 @@ func (n *Net) Done(now time.Duration, ids []int32) []int32 {
 	for {
 		at, ok := n.first()
 		if !ok || at > now {
+			n.advance(now) // the changes due at now, if no end made them
 			return ids
 		}
 		c := n.ends.h[0].link

@@ -231,7 +231,7 @@ func TestBadInput(t *testing.T) {
 // FuzzParseLink: any text is either refused or read as a link that the
 // model accepts, and what it reads writes back to the same link.
 func FuzzParseLink(f *testing.F) {
-	for _, s := range []string{"rate=10Gbit,latency=50us", "rate=1.5Mbit", "latency=2ms", "3:rate=1Gbit", "rate=0bit", "rate=1e400Gbit", ",", "rate=NaNGbit"} {
+	for _, s := range []string{"rate=10Gbit,latency=50us", "rate=1.5Mbit", "latency=2ms", "3:rate=1Gbit", "rate=0bit", "rate=1e400Gbit", ",", "rate=NaNGbit", "degrade=10,from=3m,to=6m", "degrade=1e-3,from=0s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -245,7 +245,8 @@ func FuzzParseLink(f *testing.F) {
 		if _, err := New(Spec{Default: l}, 1, 1); err != nil {
 			t.Fatalf("%q: %v", s, err)
 		}
-		if back, err := ParseLink(l.String(), Link{}); err != nil || back.Latency != l.Latency || math.Abs(back.Rate-l.Rate) > 1e-9*l.Rate {
+		if back, err := ParseLink(l.String(), Link{}); err != nil || back.Latency != l.Latency || math.Abs(back.Rate-l.Rate) > 1e-9*l.Rate ||
+			back.Degrade != l.Degrade || back.From != l.From || back.To != l.To {
 			t.Fatalf("%q read as %+v writes as %q, read back as %+v (%v)", s, l, l.String(), back, err)
 		}
 	})
@@ -336,7 +337,17 @@ type refStart struct {
 
 // refNet is the reference: every rate from scratch by progressive filling,
 // in float seconds.
-type refNet struct{ rate []float64 }
+type refNet struct {
+	rate    []float64
+	changes []refChange // in any order
+}
+
+// refChange is link link's rate becoming rate at at.
+type refChange struct {
+	at   time.Duration
+	link int
+	rate float64
+}
 
 func newRefNet(n *Net) *refNet {
 	r := &refNet{}
@@ -401,6 +412,23 @@ func (r *refNet) run(st []refStart) []time.Duration {
 		}
 		if fEnd < 0 && next >= k {
 			return ends
+		}
+		tChange, c := math.Inf(1), -1
+		for j, ch := range r.changes {
+			if at := ch.at.Seconds(); at < tChange && at >= now {
+				tChange, c = at, j
+			}
+		}
+		if c >= 0 && tChange <= min(tEnd, tStart) {
+			for f := range live {
+				if live[f] {
+					rem[f] -= rt[f] * (tChange - now)
+				}
+			}
+			now = tChange
+			r.rate[r.changes[c].link] = r.changes[c].rate
+			r.changes = append(r.changes[:c:c], r.changes[c+1:]...)
+			continue
 		}
 		t := min(tEnd, tStart)
 		for f := range live {

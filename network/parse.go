@@ -11,9 +11,11 @@ import (
 )
 
 // ParseLink reads a link as the --link flag writes it:
-// "rate=10Gbit,latency=50us". A field left out keeps base's value. Rates
-// are bits per second with a decimal unit (bit, Kbit, Mbit, Gbit, Tbit);
-// latencies are Go durations.
+// "rate=10Gbit,latency=50us", and for a link that degrades for a window
+// of the cluster's time ",degrade=10,from=180s,to=360s" (its rate divided
+// by 10 from 180 s to 360 s; to left out: to the end). A field left out
+// keeps base's value. Rates are bits per second with a decimal unit (bit,
+// Kbit, Mbit, Gbit, Tbit); latencies, from and to are Go durations.
 func ParseLink(s string, base Link) (Link, error) {
 	l := base
 	s = strings.TrimSpace(s)
@@ -44,8 +46,24 @@ func ParseLink(s string, base Link) (Link, error) {
 				return l, fmt.Errorf("network: latency=%s: not a duration (e.g. 50us, 2ms)", v)
 			}
 			l.Latency = d
+		case "degrade":
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x > 0) {
+				return l, fmt.Errorf("network: degrade=%s: not a number above 0 (the factor the rate is divided by, e.g. 10)", v)
+			}
+			l.Degrade = x
+		case "from", "to":
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return l, fmt.Errorf("network: %s=%s: not a duration of the cluster's time (e.g. 180s, 3m)", k, v)
+			}
+			if k == "from" {
+				l.From = d
+			} else {
+				l.To = d
+			}
 		default:
-			return l, fmt.Errorf("network: a link has no field %q (it takes rate and latency)", k)
+			return l, fmt.Errorf("network: a link has no field %q (it takes rate, latency, and degrade, from, to)", k)
 		}
 	}
 	return l, l.check("link")
@@ -92,7 +110,14 @@ func ParseOverride(s string, base Link) (int, Link, error) {
 
 // String writes l as ParseLink reads it.
 func (l Link) String() string {
-	return "rate=" + FormatRate(l.Rate) + ",latency=" + l.Latency.String()
+	s := "rate=" + FormatRate(l.Rate) + ",latency=" + l.Latency.String()
+	if l.Degrade != 0 {
+		s += ",degrade=" + strconv.FormatFloat(l.Degrade, 'g', -1, 64) + ",from=" + l.From.String()
+		if l.To != 0 {
+			s += ",to=" + l.To.String()
+		}
+	}
+	return s
 }
 
 // FormatRate writes bytes per second in the largest bit unit that keeps

@@ -61,6 +61,22 @@ var presets = map[string]Scenario{
 			"slow:worker=6,factor=2.5,from=300+slow:worker=7,factor=2.5,from=300",
 		Horizon: "600s", Target: 0.84,
 	},
+	"degrade": {
+		Name: "degrade",
+		Description: "Eight workers at a GPU's 10 ms step, so that the MLP's pushes and pulls over the default " +
+			"10 Gbit/s links are a large part of a round; the shard's link becomes ten times as slow for the middle " +
+			"third of the 60 s horizon (20 s to 40 s of the cluster's time) and recovers, as under a congested " +
+			"uplink. A network that changes: the paradigm that moves the fewest bytes at once need not lead throughout.",
+		// transient's racers: auto against the fixed paradigms it
+		// chooses among.
+		Paradigms: []string{"bsp", "asp", "ssp:s=3", "dssp:sl=3,su=15", "elastic:r=15", "backup:b=1", "softsync:n=2", "auto"},
+		Workers:   8, Jitter: 0.05, Base: "10ms",
+		Network: &Network{ShardLinks: []string{"0:degrade=10,from=20s,to=40s"}},
+		// A hundredth of transient's base, so a tenth of its horizon
+		// still holds 6,000 base iterations a worker; given, not
+		// derived, so that the window is a fixed share of it.
+		Horizon: "60s", Target: 0.84,
+	},
 	"heavytail": {
 		Name: "heavytail",
 		Description: "Sixteen workers with the backup-workers paper's heavy tail: 1.3–1.8 s iterations, and about 1% " +

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPresetsValid(t *testing.T) {
@@ -151,5 +152,28 @@ func TestSeedsAndHorizonValidated(t *testing.T) {
 	ok := Scenario{Name: "d", Paradigms: []string{"bsp"}, Workers: 1, Seeds: 7, Horizon: "45m"}
 	if err := ok.Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestNetworkWindowRoundTrips (issue 36): a link window in a scenario's
+// network reads as the link flags read it, a bad one is refused naming
+// the field, and the section summary.json writes of it (NetworkOf) reads
+// back to the same network, so a rerun of the scenario has the window.
+func TestNetworkWindowRoundTrips(t *testing.T) {
+	s, err := Get("degrade")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := s.Network.Spec()
+	if err != nil || !sp.Changes() || sp.Shards[0].Degrade != 10 || sp.Shards[0].From != 20*time.Second || sp.Shards[0].To != 40*time.Second {
+		t.Fatalf("degrade's network: %+v, %v", sp, err)
+	}
+	back, err := NetworkOf(sp).Spec()
+	if err != nil || back.String() != sp.String() || back.Shards[0] != sp.Shards[0] {
+		t.Errorf("written as %+v, read back as %+v (%v)", NetworkOf(sp), back, err)
+	}
+	s.Network = &Network{ShardLinks: []string{"0:degrade=10,from=40s,to=20s"}}
+	if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "to=") {
+		t.Errorf("a window ending before it starts: %v", err)
 	}
 }

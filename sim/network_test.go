@@ -285,3 +285,52 @@ func TestZeroJitterRotates(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkDegradedRound: BSP's round of TestNetworkBSPRound, on a
+// model whose block takes b = 1 ms alone on a link, with the shard's link
+// divided by 10 from 50 ms to 300 ms of the cluster's time. A round wholly
+// in the window is 6L + 2K·10b + C + A, one wholly outside 6L + 2K·b + C +
+// A (the network re-shares at the window's edges, as at a start or an
+// end), and one across an edge lies between the two.
+func TestNetworkDegradedRound(t *testing.T) {
+	const (
+		k      = 4
+		params = 249986 // a frame of 10⁶ bytes
+		b      = time.Millisecond
+		from   = 50 * time.Millisecond
+		to     = 300 * time.Millisecond
+	)
+	net := gigNet()
+	slow := net.Default
+	slow.Degrade, slow.From, slow.To = 10, from, to
+	net.Shards = map[int]network.Link{0: slow}
+	at := releases(t, Config{Spec: mustSpec(t, "bsp"), Workers: k, Timing: timing.WorkerSpec{Base: compC},
+		Iterations: 60, Seed: 1, Network: net, Params: params})
+	apply := time.Duration(params) * time.Nanosecond
+	fast := 6*pathL + 2*k*b + compC + apply
+	slowRound := 6*pathL + 2*k*10*b + compC + apply
+	var in, out, across int
+	for j := 1; j < len(at); j++ {
+		got := at[j] - at[j-1]
+		switch {
+		case at[j-1] >= from && at[j] <= to:
+			in++
+			if got != slowRound {
+				t.Errorf("round %d (%s–%s) in the window took %s, want %s", j, at[j-1], at[j], got, slowRound)
+			}
+		case at[j] <= from || at[j-1] >= to:
+			out++
+			if got != fast {
+				t.Errorf("round %d (%s–%s) outside the window took %s, want %s", j, at[j-1], at[j], got, fast)
+			}
+		default:
+			across++
+			if got <= fast || got >= slowRound {
+				t.Errorf("round %d (%s–%s) across an edge took %s, want between %s and %s", j, at[j-1], at[j], got, fast, slowRound)
+			}
+		}
+	}
+	if in < 2 || out < 4 || across != 2 {
+		t.Errorf("%d rounds in the window, %d outside, %d across: the test no longer covers each", in, out, across)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pacer-ps/pacer/compare"
 	"github.com/pacer-ps/pacer/job"
+	"github.com/pacer-ps/pacer/launch"
 	"github.com/pacer-ps/pacer/network"
 	"github.com/pacer-ps/pacer/nn"
 	"github.com/pacer-ps/pacer/runstats"
@@ -49,9 +50,9 @@ func networkHelp() string {
 func (n *netFlags) bindLinks(fs *pflag.FlagSet) {
 	n.fs = fs
 	fs.StringVar(&n.mode, "network", defaultNetwork, "on (the links below; default "+network.DefaultLink.String()+") | none (instant transfers)")
-	fs.StringVar(&n.link, "link", "", "every link not overridden, as rate=RATE,latency=DURATION (e.g. rate=10Gbit,latency=50us); turns the network on")
-	fs.StringArrayVar(&n.workers, "worker-link", nil, "one worker's link, INDEX:rate=RATE,latency=DURATION (repeatable; fields left out keep --link's)")
-	fs.StringArrayVar(&n.shards, "shard-link", nil, "one shard's link, INDEX:rate=RATE,latency=DURATION (repeatable)")
+	fs.StringVar(&n.link, "link", "", "every link not overridden, as rate=RATE,latency=DURATION (e.g. rate=10Gbit,latency=50us), and ,degrade=F,from=T0,to=T1 for its rate divided by F from T0 to T1 of the cluster's time (sim and virtual time); turns the network on")
+	fs.StringArrayVar(&n.workers, "worker-link", nil, "one worker's link, INDEX:rate=RATE,latency=DURATION[,degrade=F,from=T0,to=T1] (repeatable; fields left out keep --link's)")
+	fs.StringArrayVar(&n.shards, "shard-link", nil, "one shard's link, INDEX:rate=RATE,latency=DURATION[,degrade=F,from=T0,to=T1] (repeatable)")
 	fs.Float64Var(&n.applyRate, "apply-rate", network.DefaultApplyRate, "floats per second a shard applies, with a network (0: instant)")
 }
 
@@ -92,6 +93,20 @@ func (n *netFlags) links(workers, shards int) (*network.Spec, error) {
 	s, err := network.ParseSpec(n.link, n.workers, n.shards, n.applyRate)
 	if err != nil {
 		return nil, err
+	}
+	if n.live != "" && s.Changes() {
+		flag := "--link"
+		for _, o := range []struct {
+			flag string
+			m    map[int]network.Link
+		}{{"--worker-link", s.Workers}, {"--shard-link", s.Shards}} {
+			for _, l := range o.m {
+				if l.Changes() && !s.Default.Changes() {
+					flag = o.flag
+				}
+			}
+		}
+		return nil, fmt.Errorf("%s degrade=: %w", flag, launch.ErrWindowNotEmulated)
 	}
 	for _, o := range []struct {
 		flag, what string

@@ -25,6 +25,11 @@ func TestNetworkFlagsRefused(t *testing.T) {
 		{"--worker-link", []string{"--worker-link", "4:latency=1ms"}},
 		{"--worker-link", []string{"--worker-link", "0:rate=1Gbit", "--worker-link", "0:rate=2Gbit"}},
 		{"--apply-rate", []string{"--apply-rate", "-5"}},
+		{"--shard-link", []string{"--shard-link", "0:degrade=0,from=1s"}},
+		{"--shard-link", []string{"--shard-link", "0:degrade=10,from=2s,to=1s"}},
+		{"--shard-link", []string{"--shard-link", "2:degrade=10,from=1s"}},
+		{"--worker-link", []string{"--worker-link", "0:from=1s,to=2s"}},
+		{"--link", []string{"--link", "degrade=NaN,from=1s"}},
 		{"--network", []string{"--network", "fast"}},
 		{"--network none", []string{"--network", "none", "--link", "rate=1Gbit"}},
 		{"--params", []string{"--network", "none", "--params", "1000"}},
@@ -49,6 +54,8 @@ func TestNetworkFlagsRefused(t *testing.T) {
 		{"--apply-rate", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--apply-rate", "1e9"}},
 		{"--network", []string{"train", "--mode", "inproc", "--network", "on"}},
 		{"--shard-link", []string{"compare", "--paradigms", "bsp", "--shards", "2", "--shard-link", "3:rate=1Gbit"}},
+		{"degrade", []string{"compare", "--mode", "tcp", "--paradigms", "bsp", "--shard-link", "0:degrade=10,from=1s"}},
+		{"degrade", []string{"train", "--mode", "tcp", "--link", "degrade=10,from=1s,to=2s"}},
 	} {
 		refused(t, c.want, c.args...)
 	}
@@ -90,6 +97,36 @@ func TestSimWithNetwork(t *testing.T) {
 	}
 }
 
+// TestSimWithDegradedLink: a window on the shard's link (issue 36) makes
+// the same BSP run take longer, and the run's network names it as the
+// flag wrote it.
+func TestSimWithDegradedLink(t *testing.T) {
+	run := func(extra ...string) map[string]any {
+		args := append([]string{"sim", "--paradigm", "bsp", "--workers", "4", "--base", "10ms", "--iterations", "20", "--json",
+			"--link", "rate=100Mbit", "--model", "mlp"}, extra...)
+		out, errs, code := pacer(t, args...)
+		if code != 0 {
+			t.Fatalf("pacer %v: exit %d: %s", args, code, errs)
+		}
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain, slow := run(), run("--shard-link", "0:degrade=10,from=2s,to=4s")
+	if s, _ := slow["network"].(string); !strings.Contains(s, "shard 0 rate=100Mbit,latency=50µs,degrade=10,from=2s,to=4s") {
+		t.Errorf("network %q does not name the window", s)
+	}
+	// The rounds are all but all transfers (12.3 s of them without the
+	// window, 0.2 s of compute); in it the shard's link moves a tenth as
+	// much, so its 2 s do 0.2 s of the work: about 1.8 s more.
+	tp, ts := plain["virtual_seconds"].(float64), slow["virtual_seconds"].(float64)
+	if !(ts > tp+1.5 && ts < tp+2) {
+		t.Errorf("virtual seconds: %.3f plain, %.3f with shard 0 ×10 for 2 s (want about 1.8 s more)", tp, ts)
+	}
+}
+
 // pacer check refuses what it cannot run as asked, before running anything.
 func TestCheckRefuses(t *testing.T) {
 	base := []string{"check", "--paradigms", "bsp;asp", "--workers", "2", "--dataset", "synthetic"}
@@ -100,6 +137,7 @@ func TestCheckRefuses(t *testing.T) {
 		{"--mode", []string{"--mode", "sim"}},
 		{"--live", []string{"--live", "virtual"}},
 		{"--link", []string{"--live", "inproc", "--link", "rate=1Gbit"}},
+		{"degrade", []string{"--live", "tcp", "--shard-link", "0:degrade=10,from=1s"}},
 		{"--fail", []string{"--fail", "1@1s"}},
 	} {
 		refused(t, c.want, append(append([]string{}, base...), c.args...)...)
