@@ -329,15 +329,22 @@ func isDigest(s string) bool {
 // optimizer step times StepScale. Every training driver (virtual time, a
 // live shard) calls it, so virtual and live runs step alike.
 func (c *Config) StepSize(a paradigm.Apply, epoch float64) float64 {
-	return c.Optim().Rate(int64(a.Version)-1, epoch) * c.StepScale(a)
+	return c.StepSizeUnder(c.Spec.Start(), a, epoch)
 }
 
-// StepScale is the factor on α₀ for one apply: the aggregator's own scale
-// (PSP's d/K, 1 elsewhere) and, unless FullAsyncLR, 1/K for the paradigms
-// that apply each gradient alone (on arrival, or delay's one at a time).
-func (c *Config) StepScale(a paradigm.Apply) float64 {
+// StepSizeUnder is StepSize for an apply of rule, the paradigm in force:
+// under --paradigm auto, the candidate the job runs at the time.
+func (c *Config) StepSizeUnder(rule paradigm.Spec, a paradigm.Apply, epoch float64) float64 {
+	return c.Optim().Rate(int64(a.Version)-1, epoch) * c.StepScale(rule, a)
+}
+
+// StepScale is the factor on α₀ for one apply of rule: the aggregator's
+// own scale (PSP's d/K, 1 elsewhere) and, unless FullAsyncLR, 1/K for the
+// paradigms that apply each gradient alone (on arrival, or delay's one at
+// a time).
+func (c *Config) StepScale(rule paradigm.Spec, a paradigm.Apply) float64 {
 	s := a.LRScale
-	if !c.FullAsyncLR && c.Spec.OneGradientPerApply() {
+	if !c.FullAsyncLR && rule.OneGradientPerApply() {
 		s /= float64(c.Workers)
 	}
 	return s

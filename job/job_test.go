@@ -70,22 +70,36 @@ func TestFillNamesTheField(t *testing.T) {
 func TestStepScale(t *testing.T) {
 	c := Config{Spec: paradigm.Spec{Kind: paradigm.ASP}, Workers: 4}
 	a := paradigm.Apply{LRScale: 1}
-	if s := c.StepScale(a); s != 0.25 {
+	if s := c.StepScale(c.Spec, a); s != 0.25 {
 		t.Errorf("asp with 4 workers: %g, want 1/4", s)
 	}
 	c.FullAsyncLR = true
-	if s := c.StepScale(a); s != 1 {
+	if s := c.StepScale(c.Spec, a); s != 1 {
 		t.Errorf("asp, full async lr: %g", s)
 	}
 	// delay's line applies one gradient at a time, as ASP does: delay:d=0
 	// is ASP in the weights only if it steps alike.
 	c = Config{Spec: paradigm.Spec{Kind: paradigm.Delay, D: 3}, Workers: 4}
-	if s := c.StepScale(a); s != 0.25 {
+	if s := c.StepScale(c.Spec, a); s != 0.25 {
 		t.Errorf("delay with 4 workers: %g, want 1/4", s)
 	}
 	c = Config{Spec: paradigm.Spec{Kind: paradigm.PSP}, Workers: 4}
-	if s := c.StepScale(paradigm.Apply{LRScale: 0.75}); s != 0.75 {
+	if s := c.StepScale(c.Spec, paradigm.Apply{LRScale: 0.75}); s != 0.75 {
 		t.Errorf("psp keeps its own d/K: %g", s)
+	}
+	// Under auto the rule in force decides: an apply of asp is split K
+	// ways, one of bsp is not (StepSize: the first candidate's).
+	auto, err := paradigm.Parse("auto:among=bsp|asp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = Config{Spec: auto, Workers: 4, LR: 0.1}
+	asp := paradigm.Spec{Kind: paradigm.ASP}
+	if s := c.StepScale(asp, a); s != 0.25 {
+		t.Errorf("auto running asp: %g, want 1/4", s)
+	}
+	if s, u := c.StepSize(a, 0), c.StepSizeUnder(asp, a, 0); s != 0.1 || u != 0.025 {
+		t.Errorf("auto's step size: %g at the start (bsp), %g under asp; want 0.1 and 0.025", s, u)
 	}
 }
 

@@ -111,7 +111,7 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 		// the rate at its start (virtual time's rule).
 		epoch = s.superEpoch
 	}
-	lr := j.StepSize(a, epoch)
+	lr := j.StepSizeUnder(s.spec, a, epoch)
 	prev := s.cur
 	w := s.writable()
 	s.split.kept = s.cur != prev

@@ -74,6 +74,12 @@ type Window struct {
 	Noise float64
 }
 
+// Switcher is a Learner told of --paradigm auto's switches: from now the
+// applies are rule's (its step size, its local steps).
+type Switcher interface {
+	Switched(now time.Duration, rule paradigm.Spec)
+}
+
 // NoiseMeter is a Learner that measures the gradient noise scale
 // (virtual-time training): Noise returns its latest estimate in
 // gradients, 0 before it has one.

@@ -156,6 +156,9 @@ func (e *engine) switchNow() error {
 		out = next.Gate.SetClock(e.now, p, int64(c), out[:0])
 	}
 	e.pol = next
+	if s, ok := e.cfg.Learner.(Switcher); ok {
+		s.Switched(e.now, a.next)
+	}
 	for p := range e.ws {
 		w := &e.ws[p]
 		if w.dead {

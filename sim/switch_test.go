@@ -16,6 +16,11 @@ import (
 type ledger struct {
 	next             uint64
 	applied, dropped map[uint64]int
+	rules            []string // the rules Switched named, in order
+}
+
+func (l *ledger) Switched(now time.Duration, rule paradigm.Spec) {
+	l.rules = append(l.rules, rule.String())
 }
 
 func (l *ledger) Serve(now time.Duration, worker, shard int)   {}
@@ -99,6 +104,11 @@ func autoRun(t *testing.T, script []string, mayDrop, netOn bool) {
 			}
 			if switches != 4 || r.Paradigm != "auto:every=5" {
 				t.Fatalf("network %v: %d switches in %+v (paradigm %s)", netOn, switches, r.Decisions, r.Paradigm)
+			}
+			// The learner is told each rule in force (its step size is
+			// the rule's: an asp apply is split K ways, a bsp one not).
+			if strings.Join(l.rules, ";") != strings.Join(script, ";") {
+				t.Errorf("network %v: the learner was told %v, want %v", netOn, l.rules, script)
 			}
 			fates := 0
 			for id, n := range l.applied {

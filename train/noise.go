@@ -1,6 +1,11 @@
 package train
 
-import "github.com/pacer-ps/pacer/internal/kernel"
+import (
+	"time"
+
+	"github.com/pacer-ps/pacer/internal/kernel"
+	"github.com/pacer-ps/pacer/paradigm"
+)
 
 // noiseMeter measures the gradient noise scale B_noise = tr(Σ)/|G|²
 // (McCandlish et al. 2018, "An empirical model of large-batch training")
@@ -64,3 +69,7 @@ func (l *learner) Noise() float64 {
 	}
 	return l.noise.read()
 }
+
+// Switched is sim.Switcher's: the rule in force from now (its step size
+// and local steps are the rule's).
+func (l *learner) Switched(now time.Duration, rule paradigm.Spec) { l.rule = rule }

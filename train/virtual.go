@@ -138,6 +138,9 @@ type learner struct {
 	// noise measures the gradient noise scale for auto's planner (nil
 	// unless the run is --paradigm auto: it costs an apply's time again).
 	noise *noiseMeter
+	// rule is the paradigm in force: the job's, or under --paradigm auto
+	// the candidate the simulator switched to last (Switched).
+	rule paradigm.Spec
 }
 
 type grad struct {
@@ -161,6 +164,7 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 	l := &learner{cfg: cfg, ds: ds, model: m, w: make([]float32, n), ranges: job.Ranges(n, cfg.Shards),
 		oc: cfg.Optim(), grads: map[uint64]*grad{}, progress: progress, wallStart: time.Now(), nextEval: cfg.EvalEvery,
 		learnt: make([]bool, ds.Train.N)}
+	l.rule = cfg.Spec.Start()
 	if cfg.Spec.Kind == paradigm.Auto {
 		l.noise = &noiseMeter{b: float64(cfg.Batch)}
 	}
@@ -220,7 +224,7 @@ func (l *learner) Compute(now time.Duration, p int) uint64 {
 		optim.ClipNorm(g.g, l.cfg.ClipNorm)
 	}
 	g.idx = append(g.idx[:0], b.Indices...)
-	if l.cfg.Spec.LocalSteps() {
+	if l.rule.LocalSteps() {
 		// ElasticBSP local-only: the worker steps its own copy with plain
 		// SGD at the shards' current rate; the barrier's pull replaces it.
 		lr := l.oc.Rate(int64(l.version), l.superEpoch)
@@ -250,7 +254,7 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 		}
 	}
 	epoch := float64(l.samples) / float64(l.ds.Train.N)
-	if l.cfg.Spec.LocalSteps() {
+	if l.rule.LocalSteps() {
 		// The superstep's rate is the one its local steps used: the rate
 		// at its start, even when an epoch boundary fell inside it.
 		epoch = l.superEpoch
@@ -258,7 +262,7 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 			defer func() { l.superEpoch = float64(l.samples) / float64(l.ds.Train.N) }()
 		}
 	}
-	lr := l.cfg.StepSize(a, epoch)
+	lr := l.cfg.StepSizeUnder(l.rule, a, epoch)
 	if i == 0 {
 		l.version = a.Version
 	}
