@@ -63,12 +63,10 @@ func Configure(c *sim.Config) {
 // LivePlanner is Planner in the shape of the live coordinator's
 // decision (live.Replanner): the rule to run next, whether to switch to
 // it, the predicted gain.
-func LivePlanner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+func LivePlanner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
 	plan := Planner(spec, shards, net, params, seed)
-	return func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
-		// The live runtime does not measure the noise scale (yet): the
-		// linear-scaling measure.
-		d, err := plan(now, iter, cv, 0, current)
+	return func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+		d, err := plan(now, iter, cv, noise, current)
 		return d.Best, d.Switch, d.Gain, err
 	}
 }

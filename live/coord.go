@@ -99,6 +99,7 @@ type Coordinator struct {
 	// onSwitch hands a new regime to the shard links (coord_auto.go).
 	auto     *autoCoord
 	onSwitch func(r proto.Regime)
+	noise    func() float64 // shard 0's gradient noise scale (auto), read outside the lock
 	stopped  chan struct{}
 	stopOnce sync.Once
 	// stall watches the count: a job that counts no push for

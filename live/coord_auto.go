@@ -43,8 +43,9 @@ import (
 // auto's Planner, handed in by whoever starts the server (the runtime
 // does not import the simulator). iter is each live worker's mean
 // iteration time over the window, cv their pooled coefficient of
-// variation, now the job's time.
-type Replanner func(now time.Duration, iter []time.Duration, cv float64, current paradigm.Spec) (next paradigm.Spec, sw bool, gain float64, err error)
+// variation, noise the gradient noise scale in gradients that shard 0
+// measured (0: none), now the job's time.
+type Replanner func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (next paradigm.Spec, sw bool, gain float64, err error)
 
 // autoCoord is the coordinator's part of an auto job (lock held unless
 // said).
@@ -152,8 +153,12 @@ func (c *Coordinator) decide(now time.Time) {
 	c.mu.Unlock()
 
 	next, sw, gain, err := paradigm.Spec{}, false, 0.0, error(nil)
+	noise := 0.0
+	if c.noise != nil {
+		noise = c.noise()
+	}
 	if len(iter) > 0 {
-		next, sw, gain, err = a.plan(t, iter, cv, cur)
+		next, sw, gain, err = a.plan(t, iter, cv, noise, cur)
 	}
 
 	c.mu.Lock()
@@ -168,8 +173,8 @@ func (c *Coordinator) decide(now time.Time) {
 		return
 	}
 	sw = sw && next.String() != cur.String()
-	a.decisions = append(a.decisions, runstats.Decision{AtSeconds: t.Seconds(), Current: cur.String(), Best: next.String(), Gain: gain, Switch: sw})
-	c.log.Info("auto decision", "current", cur.String(), "best", next.String(), "gain", gain, "switch", sw, "workers", len(iter), "cv", cv)
+	a.decisions = append(a.decisions, runstats.Decision{AtSeconds: t.Seconds(), Current: cur.String(), Best: next.String(), Gain: gain, Switch: sw, Noise: noise})
+	c.log.Info("auto decision", "current", cur.String(), "best", next.String(), "gain", gain, "switch", sw, "workers", len(iter), "cv", cv, "noise", noise)
 	if !sw || c.ms.Done() {
 		return
 	}

@@ -24,7 +24,7 @@ func autoCoord3(t *testing.T, t0 time.Time, calls *int) (*Coordinator, []*wire.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := func(now time.Duration, iter []time.Duration, cv float64, cur paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+	plan := func(now time.Duration, iter []time.Duration, cv, noise float64, cur paradigm.Spec) (paradigm.Spec, bool, float64, error) {
 		*calls++
 		if len(iter) != 3 || iter[2] != 30*time.Millisecond {
 			t.Errorf("planner given %v: want 3 workers, worker 2's iterations 30 ms", iter)

@@ -246,6 +246,9 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		sv.coord.onMembers = sv.publishMembers
 		sv.coord.onBarrier = sv.publishBarrier
 		sv.coord.onSwitch = sv.publishSwitch
+		if sh.noise != nil {
+			sv.coord.noise = sh.readNoise
+		}
 		sv.coord.plog = sv.plog.With("role", "coordinator")
 		if err := sv.restoreCoordinator(); err != nil {
 			sh.closeLog()

@@ -3,6 +3,7 @@ package live
 import (
 	"cmp"
 	"fmt"
+	"github.com/pacer-ps/pacer/gradnoise"
 	"hash/crc32"
 	"log/slog"
 	"math"
@@ -53,8 +54,11 @@ type Shard struct {
 	agg     paradigm.Aggregator
 	// spec is the rule agg runs: the job's, or under --paradigm auto the
 	// regime's (gen, shard_switch.go).
-	spec  paradigm.Spec
-	gen   uint64
+	spec paradigm.Spec
+	gen  uint64
+	// noise measures the gradient noise scale on this block for auto's
+	// planner (shard 0 of an auto job; nil otherwise).
+	noise *gradnoise.Meter
 	opt   *optim.Optimizer
 	log   *slog.Logger
 	plog  *ratelog.Logger // peer-driven lines (nil: none)
@@ -211,6 +215,9 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		copy(s.ema, s.cur.buf)
 	}
 	s.initSpares(j.Spec, j.Workers)
+	if j.Spec.Kind == paradigm.Auto && cfg.Index == 0 {
+		s.noise = gradnoise.New(j.Batch)
+	}
 	s.stats.Shard, s.stats.Incarnation = cfg.Index, s.inc
 	return s, nil
 }

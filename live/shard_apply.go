@@ -104,6 +104,9 @@ func (s *Shard) apply(a paradigm.Apply, self uint64, g []float32) bool {
 			s.stats.Staleness[st]++
 		}
 	}
+	if s.noise != nil {
+		s.noise.Add(s.gs)
+	}
 	j := &s.params.Job
 	epoch := s.epoch()
 	if s.spec.LocalSteps() {

@@ -87,3 +87,12 @@ func (s *Shard) discard(ids []uint64) {
 	}
 	s.stats.Dropped += int64(len(ids))
 }
+
+// readNoise is the gradient noise scale shard 0 measured since the last
+// reading (gradnoise: its block alone, a sample of the coordinates), in
+// gradients.
+func (s *Shard) readNoise() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.noise.Read()
+}

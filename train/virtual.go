@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"github.com/pacer-ps/pacer/gradnoise"
 	"math"
 	"time"
 
@@ -137,7 +138,7 @@ type learner struct {
 	losses    int64
 	// noise measures the gradient noise scale for auto's planner (nil
 	// unless the run is --paradigm auto: it costs an apply's time again).
-	noise *noiseMeter
+	noise *gradnoise.Meter
 	// rule is the paradigm in force: the job's, or under --paradigm auto
 	// the candidate the simulator switched to last (Switched).
 	rule paradigm.Spec
@@ -166,7 +167,7 @@ func newLearner(cfg job.Config, ds *data.Dataset, progress func(Progress)) (*lea
 		learnt: make([]bool, ds.Train.N)}
 	l.rule = cfg.Spec.Start()
 	if cfg.Spec.Kind == paradigm.Auto {
-		l.noise = &noiseMeter{b: float64(cfg.Batch)}
+		l.noise = gradnoise.New(cfg.Batch)
 	}
 	m.Init(l.w, cfg.Seed) // every worker starts from the same seeded w⁰
 	if cfg.Averaged() {
@@ -267,7 +268,7 @@ func (l *learner) Apply(now time.Duration, i int, a paradigm.Apply) {
 		l.version = a.Version
 	}
 	if l.noise != nil {
-		l.noise.add(l.slices)
+		l.noise.Add(l.slices)
 	}
 	l.opts[i].ApplyWeighted(l.w[r[0]:r[1]], l.slices, l.weights, float32(lr))
 	if l.ema != nil {

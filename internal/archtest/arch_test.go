@@ -82,7 +82,7 @@ func closure(all map[string][]string, p string) map[string]bool {
 // complete.
 var layer = map[string]int{
 	"wire": 1, "data": 1, "optim": 1, "timing": 1, "nn": 1, "internal/kernel": 1, "internal/ratelog": 1, "internal/hugemem": 1, "internal/filecap": 1,
-	"ckpt": 1, "wal": 1, "runstats": 1, "race": 1, "live/ops": 1, "live/roles": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1,
+	"ckpt": 1, "wal": 1, "runstats": 1, "race": 1, "live/ops": 1, "live/roles": 1, "paradigm/zipline": 1, "internal/archtest": 1, "internal/tracetest": 1, "nn/npz": 1, "network": 1, "nsnet": 1, "gradnoise": 1,
 	"paradigm": 2, "sim": 2, "live/membership": 2,
 	"job": 3, "scenario": 3, "auto": 3, "modelfile": 3, "profile": 3, "steptime": 3, "live/proto": 3, "live/record": 3,
 	"train": 4, "live": 4, "live/worker": 4,
@@ -94,7 +94,7 @@ var layer = map[string]int{
 // narrower are the table's rules beyond "only lower layers": the only
 // pacer packages these may import (same layer included).
 var narrower = map[string][]string{
-	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "internal/ratelog": {}, "internal/filecap": {},
+	"wire": {"internal/hugemem"}, "internal/hugemem": {}, "data": {}, "optim": {"internal/kernel", "internal/hugemem"}, "timing": {}, "network": {}, "nsnet": {}, "internal/kernel": {}, "gradnoise": {"internal/kernel"}, "internal/ratelog": {}, "internal/filecap": {},
 	"ckpt": {}, "wal": {}, "live/ops": {}, "live/roles": {}, "paradigm/zipline": {}, "internal/archtest": {}, "internal/tracetest": {}, "live/membership": {}, "live/proto": {"runstats", "wire", "internal/kernel"},
 	"nn":          {"internal/kernel"},
 	"nn/npz":      {},
