@@ -1,8 +1,11 @@
 package live
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"
@@ -130,5 +133,44 @@ func TestCoordAutoSwitchTrace(t *testing.T) {
 	}
 	if r := c2.regime(); r == nil || *r != told[0] || c2.auto.cur.String() != "asp" || c2.auto.regPushes != 9 {
 		t.Fatalf("restored regime %+v, in force %s, began at push %d: want %+v, asp, 9", r, c2.auto.cur, c2.auto.regPushes, told[0])
+	}
+}
+
+// TestAutoServerSetup: an auto job's shard 0 needs its planner and
+// refuses --durability log, each by name, before anything starts; with a
+// planner its metrics carry auto's decisions and the shard's switches.
+func TestAutoServerSetup(t *testing.T) {
+	cfg := quickJob(t, "auto:among=bsp|asp", 2, 1)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	base := ServerConfig{Index: 0, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Listen: "s0",
+		Transport: &wire.Inproc{}, Token: "secret", ControlToken: "control-secret", ShardAddrs: []string{"s0"}}
+	if _, err := NewServer(base); err == nil || !strings.Contains(err.Error(), "planner") {
+		t.Fatalf("auto without a planner: %v, want a refusal naming it", err)
+	}
+	base.Replan = func(time.Duration, []time.Duration, float64, float64, paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+		return paradigm.Spec{}, false, 0, nil
+	}
+	logged := base
+	logged.Durability, logged.CheckpointDir = DurabilityLog, t.TempDir()
+	if _, err := NewServer(logged); err == nil || !strings.Contains(err.Error(), "--durability log with --paradigm auto") {
+		t.Fatalf("auto under --durability log: %v, want a refusal naming both", err)
+	}
+	sv, err := NewServer(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan prometheus.Metric, 256)
+	collector{sv}.Collect(ch)
+	close(ch)
+	seen := map[string]bool{}
+	for m := range ch {
+		seen[m.Desc().String()] = true
+	}
+	for _, d := range []*prometheus.Desc{mDecisions, mSwitches} {
+		if !seen[d.String()] {
+			t.Errorf("the metrics lack %s", d)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pacer-ps/pacer/live/ops"
+	"github.com/pacer-ps/pacer/paradigm"
 )
 
 // collector exports a server's counters at scrape time: nothing is added
@@ -47,13 +48,15 @@ var (
 	mNFUpdates  = prometheus.NewDesc("pacer_shard_non_finite_updates_total", "Updates skipped because they would have made a weight NaN or ±Inf.", []string{"shard"}, nil)
 	mWalFails   = prometheus.NewDesc("pacer_shard_wal_failures_total", "Durability log outages (a write or fsync failed, e.g. a full disk): pushes refused, the shard rolled back to the log, retried.", []string{"shard"}, nil)
 	mWalRetries = prometheus.NewDesc("pacer_shard_wal_retries_total", "Pushes that repeated one already logged (acknowledged, not applied twice).", []string{"shard"}, nil)
+	mDecisions  = prometheus.NewDesc("pacer_auto_decisions_total", "--paradigm auto's decisions, by whether they switched.", []string{"switch"}, nil)
+	mSwitches   = prometheus.NewDesc("pacer_shard_switches_total", "--paradigm auto's regimes the shard has taken.", []string{"shard"}, nil)
 	mLogDrop    = prometheus.NewDesc("pacer_log_suppressed_total", "Log lines triggered by peers' frames and dropped by the rate limit.", []string{"shard"}, nil)
 )
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mPushes, mUpdates, mDropped, mRefused, mVersion, mCoW, mCkpt, mCkptFail, mCkptVer, mStale,
 		mBytes, mFrames, mAuth, mDecode, mSlow, mPending, mJobPushes, mReleases, mMaxGap, mLive, mRemoved, mWait, mBusy, mWPushes, mLogDrop, mJobRefused,
-		mWalRecs, mWalBytes, mWalSyncs, mWalReplay, mWalRetries, mWalFails, mNFUpdates} {
+		mWalRecs, mWalBytes, mWalSyncs, mWalReplay, mWalRetries, mWalFails, mNFUpdates, mDecisions, mSwitches} {
 		ch <- d
 	}
 }
@@ -78,6 +81,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(mCkptFail, float64(st.CheckpointFailures), sh)
 	counter(mNFUpdates, float64(st.NonFiniteUpdates), sh)
 	gauge(mCkptVer, float64(st.CheckpointVersion), sh)
+	if c.sv.cfg.Params.Job.Spec.Kind == paradigm.Auto {
+		counter(mSwitches, float64(st.Switches), sh)
+	}
 	counter(mLogDrop, float64(c.sv.plog.Suppressed()), sh)
 	if c.sv.cfg.Durability == DurabilityLog {
 		counter(mWalRecs, float64(st.LogRecords), sh)
@@ -110,6 +116,16 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mLive, float64(cs.Live))
 	counter(mRemoved, float64(cs.Removed))
 	counter(mJobRefused, float64(cs.Refused))
+	if c.sv.coord.auto != nil {
+		var sw float64
+		for _, d := range cs.Decisions {
+			if d.Switch {
+				sw++
+			}
+		}
+		counter(mDecisions, sw, "true")
+		counter(mDecisions, float64(len(cs.Decisions))-sw, "false")
+	}
 	for p := range cs.WorkerPushes {
 		w := strconv.Itoa(p)
 		counter(mWait, cs.WorkerWait[p], w)
