@@ -349,7 +349,11 @@ func (w *Worker) loop(ctx context.Context) (Result, error) {
 		// Back under an id whose earlier process pushed and waits at the
 		// gate: this one starts when that release comes.
 		w.log.Info("returning worker waits for the gate's release", "worker", w.id, "clock", st.clock)
-		if err := w.awaitRelease(ctx, st); err != nil {
+		err := w.awaitRelease(ctx, st)
+		if err == nil {
+			err = w.adopt(st) // the release may end a switch
+		}
+		if err != nil {
 			if errors.Is(err, ErrJobDone) {
 				return w.result(st), nil
 			}
