@@ -52,6 +52,7 @@ type Replanner func(now time.Duration, iter []time.Duration, cv, noise float64, 
 type autoCoord struct {
 	plan  Replanner
 	every int
+	first int // rounds before the first decision (Spec.FirstDecision)
 	cur   paradigm.Spec
 	reg   proto.Regime // in force; Gen 0: the first candidate, from the start
 	// regPushes and winPushes are the pushes counted when reg began and
@@ -71,7 +72,7 @@ type autoCoord struct {
 
 func newAutoCoord(spec paradigm.Spec, plan Replanner) *autoCoord {
 	start := spec.Start()
-	return &autoCoord{plan: plan, every: spec.Every, cur: start, reg: proto.Regime{Paradigm: start.String()},
+	return &autoCoord{plan: plan, every: spec.Every, first: spec.FirstDecision(), cur: start, reg: proto.Regime{Paradigm: start.String()},
 		sum: map[int]float64{}, sq: map[int]float64{}, n: map[int]int{}, parked: map[int]bool{}}
 }
 
@@ -124,7 +125,11 @@ func (c *Coordinator) autoDue() bool {
 	if a == nil || a.deciding || a.draining || a.switching != nil || c.ms.Done() {
 		return false
 	}
-	return c.ms.Pushes()-a.winPushes >= int64(a.every)*int64(max(c.ms.Live(), 1))
+	every := a.every
+	if len(a.decisions) == 0 {
+		every = a.first
+	}
+	return c.ms.Pushes()-a.winPushes >= int64(every)*int64(max(c.ms.Live(), 1))
 }
 
 // due is autoDue with the lock taken.

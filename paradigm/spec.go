@@ -156,6 +156,11 @@ func (s Spec) Among() []Spec {
 	return out
 }
 
+// FirstDecision is the rounds before auto's first decision: a quarter of
+// Every (at least one), so that a job started under a poor first
+// candidate leaves it early; the decisions after it come every Every.
+func (s Spec) FirstDecision() int { return max(1, s.Every/4) }
+
 // Start is the rule a job of s runs first: auto's first candidate (it
 // runs until the first decision), any other spec itself.
 func (s Spec) Start() Spec {

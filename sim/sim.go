@@ -145,7 +145,7 @@ func RunContext(ctx context.Context, cfg Config) (*runstats.Run, error) {
 		ws: make([]worker, cfg.Workers), ss: make([]shard, cfg.Shards),
 		timed: cfg.Clock != nil}
 	if cfg.Spec.Kind == paradigm.Auto {
-		e.auto.init(cfg.Workers, cfg.Spec.Every)
+		e.auto.init(cfg.Workers, cfg.Spec.Every, cfg.Spec.FirstDecision())
 	}
 	e.target = int64(cfg.Iterations) * int64(cfg.Workers)
 	if cfg.Network != nil {

@@ -26,9 +26,9 @@ type autoState struct {
 	decisions []runstats.Decision
 }
 
-func (a *autoState) init(workers, every int) {
+func (a *autoState) init(workers, every, first int) {
 	a.on, a.every = true, every
-	a.planAt = int64(every) * int64(workers)
+	a.planAt = int64(first) * int64(workers)
 	a.sum, a.sq, a.n = make([]float64, workers), make([]float64, workers), make([]int, workers)
 }
 
