@@ -59,6 +59,7 @@ type autoCoord struct {
 	// when the measuring window began; winAt is the window's start.
 	regPushes, winPushes int64
 	winAt                time.Duration
+	dueAt                time.Duration   // the next decision's time, if its pushes come later (0: none)
 	sum, sq              map[int]float64 // iteration seconds in the window, per worker id
 	n                    map[int]int
 	deciding             bool // a decision runs (outside the lock)
@@ -117,10 +118,12 @@ func (c *Coordinator) window(now time.Duration) ([]time.Duration, float64) {
 	return iter, cv
 }
 
-// autoDue reports whether a decision is due (lock held): every rounds of
-// the live workers' pushes since the last, none running and no switch
-// under way.
-func (c *Coordinator) autoDue() bool {
+// autoDue reports whether a decision is due at t (lock held): every
+// rounds of the live workers' pushes since the last, or the horizon the
+// last one predicted has passed (when the cluster slows, rounds stretch
+// and counting them would see it late); none running and no switch under
+// way.
+func (c *Coordinator) autoDue(t time.Duration) bool {
 	a := c.auto
 	if a == nil || a.deciding || a.draining || a.switching != nil || c.ms.Done() {
 		return false
@@ -129,14 +132,14 @@ func (c *Coordinator) autoDue() bool {
 	if len(a.decisions) == 0 {
 		every = a.first
 	}
-	return c.ms.Pushes()-a.winPushes >= int64(every)*int64(max(c.ms.Live(), 1))
+	return c.ms.Pushes()-a.winPushes >= int64(every)*int64(max(c.ms.Live(), 1)) || (a.dueAt > 0 && t >= a.dueAt)
 }
 
-// due is autoDue with the lock taken.
-func (c *Coordinator) due() bool {
+// due is autoDue at now with the lock taken.
+func (c *Coordinator) due(now time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.autoDue()
+	return c.autoDue(c.since(now))
 }
 
 // decide runs one decision at now if one is due, the planner outside the
@@ -146,13 +149,16 @@ func (c *Coordinator) due() bool {
 // a drain starts with nobody parked but those the gate holds).
 func (c *Coordinator) decide(now time.Time) {
 	c.mu.Lock()
-	if !c.autoDue() {
+	t := c.since(now)
+	if !c.autoDue(t) {
 		c.mu.Unlock()
 		return
 	}
 	a := c.auto
-	t := c.since(now)
 	iter, cv := c.window(t)
+	if len(iter) > 0 {
+		a.dueAt = t + time.Duration(a.every)*slices.Max(iter)
+	}
 	cur := a.cur
 	a.deciding = true
 	c.mu.Unlock()

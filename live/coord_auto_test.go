@@ -82,7 +82,7 @@ func TestCoordAutoSwitchTrace(t *testing.T) {
 			report(p)
 		}
 	}
-	if !c.due() {
+	if !c.due(now) {
 		t.Fatal("no decision due after 2 rounds of 3 workers")
 	}
 	c.decide(now)
@@ -102,7 +102,7 @@ func TestCoordAutoSwitchTrace(t *testing.T) {
 	if len(told) != 1 || told[0] != (proto.Regime{Gen: 1, Paradigm: "asp", Base: 10}) {
 		t.Fatalf("shards told %v: want one regime {1 asp 10} (9 pushes + 1)", told)
 	}
-	if c.due() {
+	if c.due(now) {
 		t.Fatal("a decision due while a switch is under way")
 	}
 	// One shard's acknowledgement is not enough; a resend changes nothing.

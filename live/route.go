@@ -334,10 +334,10 @@ func (sv *Server) control(peer *wire.Peer, req, resp *wire.Frame) error {
 			return nil
 		}
 		sv.coord.sendRelease(notify)
-		if sv.coord.auto != nil && sv.coord.due() {
+		if now := time.Now(); sv.coord.auto != nil && sv.coord.due(now) {
 			// Beside the frame loop: the planner simulates every
 			// candidate, and this worker's reply should not wait for it.
-			go sv.coord.decide(time.Now())
+			go sv.coord.decide(now)
 		}
 		return nil
 	case wire.MsgHeartbeat:

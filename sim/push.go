@@ -136,7 +136,7 @@ func (e *engine) pushed(p int) {
 	if e.target > 0 && e.pushes >= e.target {
 		e.stopped = true
 	}
-	if e.auto.on && !e.auto.draining && e.pushes >= e.auto.planAt {
+	if e.auto.on && !e.auto.draining && (e.pushes >= e.auto.planAt || (e.auto.dueAt > 0 && e.now >= e.auto.dueAt)) {
 		e.replan()
 	}
 	if e.cfg.Progress != nil && e.pushes&0xffff == 0 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/paradigm"
@@ -15,8 +16,9 @@ import (
 // progress.
 type autoState struct {
 	on        bool
-	every     int   // rounds between decisions
-	planAt    int64 // the push count at which the next decision is due
+	every     int           // rounds between decisions
+	planAt    int64         // the push count at which the next decision is due
+	dueAt     time.Duration // or the time, whichever comes first (0: none yet)
 	from      time.Duration
 	sum, sq   []float64 // compute times since from, per worker (ns, ns²)
 	n         []int
@@ -81,6 +83,10 @@ func (e *engine) replan() {
 	if len(w.Iter) == 0 {
 		return
 	}
+	// The next decision also comes when the horizon it predicts (every
+	// rounds of the slowest worker as measured) has passed: when the
+	// cluster slows, rounds stretch and counting them would see it late.
+	a.dueAt = e.now + time.Duration(a.every)*slices.Max(w.Iter)
 	plan, err := e.cfg.Replan(e.now, w, e.pol.Spec)
 	if err != nil {
 		e.err, e.stopped = fmt.Errorf("auto at %s: %w", e.now, err), true
