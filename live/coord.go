@@ -2,7 +2,6 @@ package live
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -95,11 +94,11 @@ type Coordinator struct {
 	bar, barBase uint64
 	barPushes    int64
 	onBarrier    func(b uint64)
-	// auto is --paradigm auto's state (nil for any other paradigm);
-	// onSwitch hands a new regime to the shard links (coord_auto.go).
+	// auto is --paradigm auto's state (nil otherwise); onSwitch hands a
+	// regime to the shard links, noise reads shard 0's (coord_auto.go).
 	auto     *autoCoord
 	onSwitch func(r proto.Regime)
-	noise    func() float64 // shard 0's gradient noise scale (auto), read outside the lock
+	noise    func() float64
 	stopped  chan struct{}
 	stopOnce sync.Once
 	// stall watches the count: a job that counts no push for
@@ -145,7 +144,7 @@ func newCoordinator(cfg CoordConfig, now time.Time) (*Coordinator, error) {
 		return nil, err
 	}
 	if j.Spec.Kind == paradigm.Auto && cfg.Replan == nil {
-		return nil, errors.New("live: --paradigm auto needs its planner (ServerConfig.Replan: package auto's Planner)")
+		return nil, fmt.Errorf("live: --paradigm auto needs its planner (ServerConfig.Replan: package auto's Planner)")
 	}
 	grace, every := membership.Timing(j.HeartbeatTimeout)
 	if cfg.StartupGrace != 0 {
