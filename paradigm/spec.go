@@ -127,7 +127,7 @@ type Spec struct {
 // auto's defaults (docs/auto.md).
 const (
 	AutoEvery     = 20
-	AutoThreshold = 0.05
+	AutoThreshold = 0.15
 	AutoLambda    = 2
 )
 
@@ -199,7 +199,7 @@ func parseAmong(spec, list string) (string, error) {
 const Forms = "bsp[:agg=mean|sum], asp, ssp:s=3, dssp:sl=3,su=15[,mode=literal|bounded|exact-figure][,wait=next|sl][,interval=release|push], " +
 	"elastic:r=15[,search=zipline|gridscan|fullgridscan|brute][,apply=arrival|local][,interval=last|mean:k], backup:b=4[,set=shard|shared], " +
 	"psp:c=28,b=0.9,t1=0,t2=0 (c=0: all workers; t1,t2 durations such as 50ms), softsync:n=15[,lr=staleness|const], delay:d=20, " +
-	"auto[:every=20,threshold=0.05,lambda=2][,among=bsp|ssp:s=3|…] (among last)"
+	"auto[:every=20,threshold=0.15,lambda=2][,among=bsp|ssp:s=3|…] (among last)"
 
 // ErrSpec is wrapped by every parse error.
 var ErrSpec = errors.New("bad paradigm spec")

@@ -179,7 +179,7 @@ func FuzzParse(f *testing.F) {
 // refuses bad options by name, and has no policy of its own.
 func TestAutoSpec(t *testing.T) {
 	for in, want := range map[string]string{
-		"auto": "auto", "AUTO": "auto", "auto:every=20,threshold=0.05,lambda=2": "auto",
+		"auto": "auto", "AUTO": "auto", "auto:every=20,threshold=0.15,lambda=2": "auto",
 		"auto:every=5,threshold=0.1,lambda=0": "auto:every=5,threshold=0.1,lambda=0",
 		"auto:lambda=0.2,every=20":            "auto:lambda=0.2",
 	} {
