@@ -144,9 +144,8 @@ func (c *Coordinator) due(now time.Time) bool {
 
 // decide runs one decision at now if one is due, the planner outside the
 // lock (it simulates every candidate: bounded, package auto's MaxPushes),
-// and starts a switch when it says so. The releases a drain that is
-// already complete frees are sent by the caller's next step (none here:
-// a drain starts with nobody parked but those the gate holds).
+// and starts a switch when it says so (a drain starts with only the
+// workers the gate holds parked, so it releases nobody).
 func (c *Coordinator) decide(now time.Time) {
 	c.mu.Lock()
 	t := c.since(now)
@@ -341,7 +340,7 @@ func (c *Coordinator) restoreRegime(st *coordState) error {
 		return fmt.Errorf("live: coordinator state names auto's regime %q, and this job's paradigm is %s", r.Paradigm, c.job.Job.Spec)
 	}
 	sp, err := paradigm.Parse(r.Paradigm)
-	if err != nil || !slices.ContainsFunc(c.job.Job.Spec.Among(), func(x paradigm.Spec) bool { return x.String() == sp.String() }) {
+	if err != nil || !c.job.Job.Spec.HasCandidate(sp) {
 		return fmt.Errorf("live: coordinator state: regime %q is not one of the job's auto candidates (%s)", r.Paradigm, c.job.Job.Spec)
 	}
 	if st.RegimePushes < 0 || st.RegimePushes > st.Pushes {

@@ -1,8 +1,6 @@
 package live
 
 import (
-	"slices"
-
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wire"
@@ -19,14 +17,14 @@ import (
 // over at r's base version with the shard's membership. A regime the
 // shard has (resent after a reconnect) changes nothing.
 func (s *Shard) switchTo(r proto.Regime) error {
+	if s.params.Job.Spec.Kind != paradigm.Auto {
+		return s.refuse(wire.CodeBadRequest, "switch sent to shard %d, whose paradigm %s is not auto", s.idx, s.params.Job.Spec)
+	}
 	spec, err := paradigm.Parse(r.Paradigm)
-	if err != nil || !slices.ContainsFunc(s.params.Job.Spec.Among(), func(c paradigm.Spec) bool { return c.String() == spec.String() }) {
+	if err != nil || !s.params.Job.Spec.HasCandidate(spec) {
 		return s.refuse(wire.CodeBadRequest, "switch to %q: not one of this job's auto candidates (%s)", r.Paradigm, s.params.Job.Spec)
 	}
 	s.mu.Lock()
-	if s.params.Job.Spec.Kind != paradigm.Auto {
-		return s.refuseLocked(remoteErr(wire.CodeBadRequest, "switch sent to shard %d, whose paradigm %s is not auto", s.idx, s.params.Job.Spec))
-	}
 	if r.Gen <= s.gen {
 		s.mu.Unlock()
 		return nil

@@ -3,6 +3,7 @@ package paradigm
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,6 +155,12 @@ func (s Spec) Among() []Spec {
 		out[i] = sp
 	}
 	return out
+}
+
+// HasCandidate reports whether c is one of auto spec s's candidates (a
+// switch to any other rule is refused); false for any other spec.
+func (s Spec) HasCandidate(c Spec) bool {
+	return s.Kind == Auto && slices.ContainsFunc(s.Among(), func(x Spec) bool { return x.String() == c.String() })
 }
 
 // FirstDecision is the rounds before auto's first decision: a quarter of

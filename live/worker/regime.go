@@ -3,7 +3,6 @@ package worker
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
@@ -43,7 +42,7 @@ func (w *Worker) noteSwitch(body []byte) {
 func (w *Worker) regimeSpec(r *proto.Regime) (paradigm.Spec, error) {
 	j := &w.job.Job
 	sp, err := paradigm.Parse(r.Paradigm)
-	if err == nil && (j.Spec.Kind != paradigm.Auto || !slices.ContainsFunc(j.Spec.Among(), func(c paradigm.Spec) bool { return c.String() == sp.String() })) {
+	if err == nil && !j.Spec.HasCandidate(sp) {
 		err = fmt.Errorf("not one of the job's auto candidates (%s)", j.Spec)
 	}
 	if err != nil {
