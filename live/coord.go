@@ -364,7 +364,7 @@ func (c *Coordinator) clock(now time.Time, peer *wire.Peer, p int, rep clockRepo
 		if iterUS > 0 {
 			m.iters.Add(float64(iterUS) / 1e6)
 			if c.auto != nil {
-				c.auto.measure(p, float64(iterUS)/1e6)
+				c.auto.win.Add(p, time.Duration(iterUS)*time.Microsecond)
 			}
 		}
 		if hasLoss {

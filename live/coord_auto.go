@@ -3,7 +3,6 @@ package live
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/timing"
 	"github.com/pacer-ps/pacer/wire"
 )
 
@@ -59,10 +59,9 @@ type autoCoord struct {
 	// when the measuring window began; winAt is the window's start.
 	regPushes, winPushes int64
 	winAt                time.Duration
-	dueAt                time.Duration   // the next decision's time, if its pushes come later (0: none)
-	sum, sq              map[int]float64 // iteration seconds in the window, per worker id
-	n                    map[int]int
-	deciding             bool // a decision runs (outside the lock)
+	dueAt                time.Duration // the next decision's time, if its pushes come later (0: none)
+	win                  timing.Window // iteration times in the window, per worker id
+	deciding             bool          // a decision runs (outside the lock)
 	draining             bool
 	next                 paradigm.Spec
 	parked               map[int]bool
@@ -74,47 +73,15 @@ type autoCoord struct {
 func newAutoCoord(spec paradigm.Spec, plan Replanner) *autoCoord {
 	start := spec.Start()
 	return &autoCoord{plan: plan, every: spec.Every, first: spec.FirstDecision(), cur: start, reg: proto.Regime{Paradigm: start.String()},
-		sum: map[int]float64{}, sq: map[int]float64{}, n: map[int]int{}, parked: map[int]bool{}}
-}
-
-// measure adds worker p's counted iteration of d seconds to the window.
-func (a *autoCoord) measure(p int, d float64) {
-	a.sum[p] += d
-	a.sq[p] += d * d
-	a.n[p]++
+		parked: map[int]bool{}}
 }
 
 // window is what was measured since the last decision for the live
 // workers, in id order, and starts the next window at now.
 func (c *Coordinator) window(now time.Duration) ([]time.Duration, float64) {
 	a := c.auto
-	live, _ := c.ms.View()
-	span := max(now-a.winAt, 1)
-	var iter []time.Duration
-	var dev float64
-	n := 0
-	for _, p := range live {
-		if c.ms.Member(p).State != membership.Live {
-			continue
-		}
-		if a.n[p] == 0 {
-			iter = append(iter, span) // not one iteration counted: at least this long
-			continue
-		}
-		mean := a.sum[p] / float64(a.n[p])
-		iter = append(iter, time.Duration(mean*float64(time.Second)))
-		// Σ(d/mean − 1)² over the worker's iterations.
-		dev += a.sq[p]/(mean*mean) - 2*a.sum[p]/mean + float64(a.n[p])
-		n += a.n[p]
-	}
-	clear(a.sum)
-	clear(a.sq)
-	clear(a.n)
+	iter, cv := a.win.Read(c.liveIDs(), now-a.winAt)
 	a.winAt, a.winPushes = now, c.ms.Pushes()
-	cv := 0.0
-	if n > 0 {
-		cv = math.Sqrt(max(dev, 0) / float64(n))
-	}
 	return iter, cv
 }
 

@@ -286,7 +286,7 @@ func (e *engine) startCompute(p int) {
 	}
 	d := e.times.NextAt(p, e.now)
 	if e.auto.on {
-		e.auto.measure(p, d)
+		e.auto.win.Add(p, d)
 	}
 	e.q.push(event{at: e.now + d, key: e.pushKey(evComputeDone, p, 0)})
 }

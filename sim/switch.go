@@ -2,12 +2,12 @@ package sim
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/runstats"
+	"github.com/pacer-ps/pacer/timing"
 )
 
 // autoState is --paradigm auto's part of a run: what the simulator
@@ -20,8 +20,7 @@ type autoState struct {
 	planAt    int64         // the push count at which the next decision is due
 	dueAt     time.Duration // or the time, whichever comes first (0: none yet)
 	from      time.Duration
-	sum, sq   []float64 // compute times since from, per worker (ns, ns²)
-	n         []int
+	win       timing.Window // compute times since from
 	draining  bool
 	next      paradigm.Spec
 	gates     paradigm.GateStats // the gates before the current one, summed
@@ -31,43 +30,19 @@ type autoState struct {
 func (a *autoState) init(workers, every, first int) {
 	a.on, a.every = true, every
 	a.planAt = int64(first) * int64(workers)
-	a.sum, a.sq, a.n = make([]float64, workers), make([]float64, workers), make([]int, workers)
-}
-
-func (a *autoState) measure(p int, d time.Duration) {
-	x := float64(d)
-	a.sum[p] += x
-	a.sq[p] += x * x
-	a.n[p]++
 }
 
 // window is what was measured since the last decision, and starts the next.
 func (e *engine) window() Window {
 	a := &e.auto
-	var w Window
-	span := max(e.now-a.from, 1)
-	var dev float64
-	n := 0
+	var live []int
 	for p := range e.ws {
-		if e.ws[p].dead {
-			continue
+		if !e.ws[p].dead {
+			live = append(live, p)
 		}
-		if a.n[p] == 0 {
-			w.Iter = append(w.Iter, span) // not one compute finished: at least this long
-			continue
-		}
-		mean := a.sum[p] / float64(a.n[p])
-		w.Iter = append(w.Iter, time.Duration(mean))
-		// Σ(d/mean − 1)² over the worker's computes.
-		dev += a.sq[p]/(mean*mean) - 2*a.sum[p]/mean + float64(a.n[p])
-		n += a.n[p]
 	}
-	if n > 0 {
-		w.CV = math.Sqrt(max(dev, 0) / float64(n))
-	}
-	for p := range a.n {
-		a.sum[p], a.sq[p], a.n[p] = 0, 0, 0
-	}
+	var w Window
+	w.Iter, w.CV = a.win.Read(live, e.now-a.from)
 	a.from = e.now
 	if m, ok := e.cfg.Learner.(NoiseMeter); ok {
 		w.Noise = m.Noise()
