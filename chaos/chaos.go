@@ -149,11 +149,18 @@ type Run struct {
 	// outran never fires), FiredAt the coordinator's push count at each.
 	Fired   int     `json:"fired"`
 	FiredAt []int64 `json:"fired_at,omitempty"`
+	// Disagree names each shard of a --paradigm auto job that ended under
+	// another rule than the coordinator's (want none: a switch reaches
+	// every shard, across restarts too).
+	Disagree []string `json:"disagree,omitempty"`
 }
 
 // Failed reports whether the run needs a look: not finished, updates
-// lost, or processes left behind.
-func (r Run) Failed() bool { return r.Outcome != "finished" || r.Lost > 0 || r.Leaked > 0 }
+// lost, processes left behind, or shards under another rule than the
+// coordinator's.
+func (r Run) Failed() bool {
+	return r.Outcome != "finished" || r.Lost > 0 || r.Leaked > 0 || len(r.Disagree) > 0
+}
 
 // Replay is the command that runs r again.
 func (r Run) Replay(c Config) string {
@@ -369,8 +376,11 @@ func (c *Config) run(ctx context.Context, i int, dir string) (Run, error) {
 	}
 	if res != nil {
 		r.Pushes, r.Target = res.Coord.Pushes, res.Coord.Target
-		for _, s := range res.Shards {
+		for i, s := range res.Shards {
 			r.Lost += s.Skipped
+			if s.Rule != "" && s.Rule != res.Coord.Paradigm {
+				r.Disagree = append(r.Disagree, fmt.Sprintf("shard %d under %s, the coordinator under %s", i, s.Rule, res.Coord.Paradigm))
+			}
 		}
 		for _, f := range res.Faults {
 			r.Fired++

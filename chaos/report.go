@@ -20,6 +20,7 @@ type Row struct {
 	LostRuns int     `json:"lost_runs"` // runs that lost any
 	Leaked   int     `json:"leaked"`    // processes left behind, summed
 	Overrun  int     `json:"overrun"`   // runs whose pushes exceeded the job's length by more than one per worker
+	Disagree int     `json:"disagree"`  // auto runs whose shards ended under another rule than the coordinator's
 	Faults   int     `json:"faults"`    // faults scheduled
 	Fired    int     `json:"fired"`     // of them, fired before the job ended
 	MeanSecs float64 `json:"mean_secs"` // time to finish, finished runs
@@ -102,6 +103,9 @@ func (w *Row) add(r Run, workers int) {
 		w.LostRuns++
 	}
 	w.Leaked += r.Leaked
+	if len(r.Disagree) > 0 {
+		w.Disagree++
+	}
 	w.Faults += len(r.Faults)
 	w.Fired += r.Fired
 	if r.Target > 0 && r.Pushes > r.Target+int64(workers) {
@@ -120,10 +124,10 @@ func (w *Row) done() Row {
 // schedule and the command that replays it.
 func (s Summary) Table(out io.Writer, c Config) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "paradigm\tfault kind\truns\tfaults fired\tfinished\thangs\tfailed\tlost updates\truns losing\tleaked procs\toverrun\tmean s\tmax s\t")
+	fmt.Fprintln(tw, "paradigm\tfault kind\truns\tfaults fired\tfinished\thangs\tfailed\tlost updates\truns losing\tleaked procs\toverrun\trules differ\tmean s\tmax s\t")
 	line := func(r Row) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t\n", r.Paradigm, r.Kind, r.Runs, r.Fired, r.Faults, r.Finished,
-			r.Hangs, r.Failed, r.Lost, r.LostRuns, r.Leaked, r.Overrun, r.MeanSecs, r.MaxSecs)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t\n", r.Paradigm, r.Kind, r.Runs, r.Fired, r.Faults, r.Finished,
+			r.Hangs, r.Failed, r.Lost, r.LostRuns, r.Leaked, r.Overrun, r.Disagree, r.MeanSecs, r.MaxSecs)
 	}
 	for _, r := range s.ByParadigm {
 		line(r)
@@ -143,6 +147,9 @@ func (s Summary) Table(out io.Writer, c Config) {
 		}
 		fmt.Fprintf(out, "\nrun %d (%s, %s): %s; lost %d, leaked %d, pushes %d of %d, %.1f s\n  faults: %s (fired %d, at pushes %v)\n  replay: %s\n",
 			r.Index, r.Paradigm, r.Kind, r.Outcome, r.Lost, r.Leaked, r.Pushes, r.Target, r.Seconds, strings.Join(fs, "; "), r.Fired, r.FiredAt, r.Replay(c))
+		for _, d := range r.Disagree {
+			fmt.Fprintf(out, "  rules disagree: %s\n", d)
+		}
 		if r.Error != "" {
 			fmt.Fprintf(out, "  error: %s\n", r.Error)
 		}

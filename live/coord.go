@@ -97,7 +97,7 @@ type Coordinator struct {
 	// auto is --paradigm auto's state (nil otherwise); onSwitch hands a
 	// regime to the shard links, noise reads shard 0's (coord_auto.go).
 	auto     *autoCoord
-	onSwitch func(r proto.Regime)
+	onSwitch func(r proto.Regime, pushes int64)
 	noise    func() float64
 	stopped  chan struct{}
 	stopOnce sync.Once

@@ -218,7 +218,7 @@ func (c *Coordinator) maybeSwitch() {
 	a.switching, a.acked = &r, map[int]bool{}
 	c.log.Info("auto: every worker parked; switching the shards", "to", r.Paradigm, "generation", r.Gen, "base", r.Base)
 	if c.onSwitch != nil {
-		c.onSwitch(r)
+		c.onSwitch(r, c.ms.Pushes())
 	}
 }
 
@@ -296,8 +296,9 @@ func (c *Coordinator) regime() *proto.Regime {
 // restoreRegime makes a restored coordinator carry on under the regime
 // its state file names (lock held): its gate is that rule's, and the
 // workers and shards, which hold that regime already, are told it again.
-// A switch under way when the file was written is lost: the decision
-// comes again at the next window.
+// The regime is the newest of the state file's and auto's regime file's
+// (coord_regime.go), so no shard or worker holds a newer one; a switch
+// that had reached some shards only is completed by telling it again.
 func (c *Coordinator) restoreRegime(st *coordState) error {
 	r := st.Regime
 	if r == nil {
@@ -310,7 +311,7 @@ func (c *Coordinator) restoreRegime(st *coordState) error {
 	if err != nil || !c.job.Job.Spec.HasCandidate(sp) {
 		return fmt.Errorf("live: coordinator state: regime %q is not one of the job's auto candidates (%s)", r.Paradigm, c.job.Job.Spec)
 	}
-	if st.RegimePushes < 0 || st.RegimePushes > st.Pushes {
+	if st.RegimePushes < 0 || (st.RegimePushes > st.Pushes && !st.regimeAhead) {
 		return fmt.Errorf("live: coordinator state: regime began at push %d of %d", st.RegimePushes, st.Pushes)
 	}
 	gate, err := paradigm.NewGate(sp, paradigm.Config{Workers: c.k, Shards: c.job.Job.Shards})

@@ -62,7 +62,7 @@ func TestCoordAutoSwitchTrace(t *testing.T) {
 	calls := 0
 	c, peers := autoCoord3(t, t0, &calls)
 	var told []proto.Regime
-	c.onSwitch = func(r proto.Regime) { told = append(told, r) }
+	c.onSwitch = func(r proto.Regime, _ int64) { told = append(told, r) }
 	seq := make([]uint64, 3)
 	now := t0
 	report := func(p int) []*wire.Peer {

@@ -76,6 +76,10 @@ type coordState struct {
 	// and the pushes counted when it began (the next switch's base).
 	Regime       *proto.Regime `json:"regime,omitempty"`
 	RegimePushes int64         `json:"regime_pushes,omitempty"`
+	// regimeAhead: Regime is auto's regime file's, newer than this file
+	// (newerRegime): its push count may be ahead of Pushes, which the
+	// workers' resync brings up to date.
+	regimeAhead bool
 
 	Members []memberState `json:"members"`
 }
@@ -128,45 +132,22 @@ func (c *Coordinator) saveState(dir string) error {
 	if err != nil {
 		return err
 	}
-	// The directory is made as a checkpoint makes it: the state's first
-	// write may come before shard 0's first checkpoint.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := writeSynced(dir, ".coordinator-*.tmp", coordFile(dir), b); err != nil {
 		return fmt.Errorf("live: coordinator state: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".coordinator-*.tmp")
-	if err != nil {
-		return fmt.Errorf("live: coordinator state: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, coordFile(dir))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("live: coordinator state: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
 
-// removeStaleCoordState deletes temporary files a kill mid-write left.
+// removeStaleCoordState deletes temporary files a kill mid-write left
+// (the state's and auto's regime's).
 func removeStaleCoordState(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if ok, _ := filepath.Match(".coordinator-*.tmp", e.Name()); ok && !e.IsDir() {
+		ok, _ := filepath.Match(".coordinator-*.tmp", e.Name())
+		if ok2, _ := filepath.Match(".auto-regime-*.tmp", e.Name()); (ok || ok2) && !e.IsDir() {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -300,9 +281,13 @@ func (c *Coordinator) resync(now time.Time, p int, ws proto.WorkerState, a membe
 // word, its process's answered reports counted and its clock adopted, so
 // the job goes on (its length then misses only the pushes of processes
 // that did not come back).
-func (c *Coordinator) restoreBlind() {
+func (c *Coordinator) restoreBlind(rec *regimeRecord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.restarts, c.blind = 1, true
 	c.ms.RestoreBlind()
+	// auto's regime, which its own file names even without the state's.
+	st := &coordState{}
+	newerRegime(st, rec)
+	return c.restoreRegime(st)
 }

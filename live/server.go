@@ -245,7 +245,7 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 		}
 		sv.coord.onMembers = sv.publishMembers
 		sv.coord.onBarrier = sv.publishBarrier
-		sv.coord.onSwitch = sv.publishSwitch
+		sv.coord.onSwitch = sv.startSwitch
 		if sh.noise != nil {
 			sv.coord.noise = sh.readNoise
 		}
@@ -394,6 +394,13 @@ func (sv *Server) checkpointLoop(ctx context.Context) {
 // (--restore), from the coordinator's state file beside the checkpoint.
 func (sv *Server) restoreCoordinator() error {
 	dir := sv.cfg.CheckpointDir
+	if dir != "" && !sv.cfg.Restore {
+		// A job that starts afresh has made no switch: a regime file is
+		// an earlier job's, and a restore of this one must not read it.
+		if err := os.Remove(regimeFile(dir)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("live: %w", err)
+		}
+	}
 	if !sv.cfg.Restore || dir == "" {
 		return nil
 	}
@@ -402,11 +409,17 @@ func (sv *Server) restoreCoordinator() error {
 	if err != nil {
 		return err
 	}
+	var rec *regimeRecord
+	if sv.coord.auto != nil {
+		if rec, err = sv.coord.readRegime(dir); err != nil {
+			return err
+		}
+	}
 	if st == nil {
 		sv.log.Warn("no coordinator state to restore: the job's counts start from what the workers report", "path", coordFile(dir))
-		sv.coord.restoreBlind()
-		return nil
+		return sv.coord.restoreBlind(rec)
 	}
+	newerRegime(st, rec)
 	sv.endedBefore = st.Done
 	return sv.coord.restore(time.Now(), st)
 }
@@ -440,6 +453,20 @@ func (sv *Server) publishMembers(live, rem []int) {
 	for _, l := range sv.links {
 		l.set(live, rem)
 	}
+}
+
+// startSwitch records auto's new regime r, begun at pushes, beside shard
+// 0's checkpoint (coord_regime.go) and then hands it to the shard links.
+// A failed write is logged and the switch goes on: the workers are parked
+// and wait for it; only a restart before the next write could then name
+// an older regime.
+func (sv *Server) startSwitch(r proto.Regime, pushes int64) {
+	if dir := sv.cfg.CheckpointDir; dir != "" {
+		if err := sv.coord.saveRegime(dir, r, pushes); err != nil {
+			sv.log.Error("writing auto's regime failed", "err", err)
+		}
+	}
+	sv.publishSwitch(r)
 }
 
 // publishSwitch hands auto's new regime to every shard's link.

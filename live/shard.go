@@ -3,7 +3,6 @@ package live
 import (
 	"cmp"
 	"fmt"
-	"github.com/pacer-ps/pacer/gradnoise"
 	"hash/crc32"
 	"log/slog"
 	"math"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pacer-ps/pacer/ckpt"
+	"github.com/pacer-ps/pacer/gradnoise"
 	"github.com/pacer-ps/pacer/internal/hugemem"
 	"github.com/pacer-ps/pacer/internal/ratelog"
 	"github.com/pacer-ps/pacer/job"

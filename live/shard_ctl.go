@@ -10,6 +10,7 @@ import (
 	"github.com/pacer-ps/pacer/job"
 	"github.com/pacer-ps/pacer/live/proto"
 	"github.com/pacer-ps/pacer/optim"
+	"github.com/pacer-ps/pacer/paradigm"
 	"github.com/pacer-ps/pacer/wal"
 )
 
@@ -114,6 +115,9 @@ func (s *Shard) Stats() proto.ShardStats {
 	st := s.stats
 	st.Version = s.agg.Version()
 	st.Held = int64(len(s.grads))
+	if s.params.Job.Spec.Kind == paradigm.Auto {
+		st.Rule = s.spec.String()
+	}
 	st.Staleness = append([]int64(nil), s.stats.Staleness...)
 	if s.wal != nil {
 		ws := s.wal.Stats()

@@ -80,9 +80,9 @@ update or left a process behind. docs/chaos.md.`,
 			return err
 		}
 		t := s.Total
-		if t.Hangs+t.Failed+t.LostRuns+t.Leaked > 0 {
-			return fmt.Errorf("chaos: %d of %d runs hung, %d failed, %d lost acknowledged updates (%d in all), %d processes left behind",
-				t.Hangs, t.Runs, t.Failed, t.LostRuns, t.Lost, t.Leaked)
+		if t.Hangs+t.Failed+t.LostRuns+t.Leaked+t.Disagree > 0 {
+			return fmt.Errorf("chaos: %d of %d runs hung, %d failed, %d lost acknowledged updates (%d in all), %d processes left behind, %d ended with shards under another rule than the coordinator's",
+				t.Hangs, t.Runs, t.Failed, t.LostRuns, t.Lost, t.Leaked, t.Disagree)
 		}
 		return nil
 	}

@@ -91,10 +91,14 @@ type ShardStats struct {
 	// Switches are the --paradigm auto regimes this shard has taken, and
 	// SwitchDropped the gradients a switch dropped (its rule could not
 	// apply them: none among the candidates live modes take).
-	Switches      int64   `json:"switches,omitempty"`
-	SwitchDropped int64   `json:"switch_dropped,omitempty"`
-	Staleness     []int64 `json:"staleness"` // histogram, index = staleness
-	Checkpoints   int64   `json:"checkpoints"`
+	Switches      int64 `json:"switches,omitempty"`
+	SwitchDropped int64 `json:"switch_dropped,omitempty"`
+	// Rule is the paradigm the shard applies by under --paradigm auto
+	// (its regime's; "" otherwise): at a job's end every shard's is the
+	// coordinator's (CoordStats.Paradigm).
+	Rule        string  `json:"rule,omitempty"`
+	Staleness   []int64 `json:"staleness"` // histogram, index = staleness
+	Checkpoints int64   `json:"checkpoints"`
 	// CheckpointFailures counts writes that failed (a full disk, an
 	// unwritable directory); CheckpointVersion is the version the last
 	// written checkpoint holds, so Version − CheckpointVersion is what a
