@@ -135,7 +135,13 @@ func (l *memberLink) run(ctx context.Context) {
 				err = l.sv.shard.barrier(bar)
 			case l.shard == 0: // shard 0 ends itself
 			case gen != sent:
-				err = call(proto.Control{Op: proto.OpMembers, Live: live, Removed: rem})
+				// The regime goes with the view: a restarted shard takes
+				// no push before it (Shard.awaitRegime).
+				var r *proto.Regime
+				if reg.Gen > 0 {
+					r = &reg
+				}
+				err = call(proto.Control{Op: proto.OpMembers, Live: live, Removed: rem, Regime: r})
 			case reg.Gen != regSent:
 				err = call(proto.Control{Op: proto.OpSwitch, Regime: &reg})
 			case bar != barSent:

@@ -171,7 +171,13 @@ func (sv *Server) coordinatorControl(peer *wire.Peer, req, resp *wire.Frame) err
 		if err := checkView(c.Live, c.Removed, idCap(sv.cfg.Params)); err != nil {
 			return sv.shard.refuseErr(err)
 		}
+		if c.Regime != nil {
+			if err := sv.shard.switchTo(*c.Regime); err != nil {
+				return err
+			}
+		}
 		sv.shard.setMembers(c.Live, c.Removed, who(peer))
+		sv.shard.heardRegime()
 		resp.Type = wire.MsgControl
 		return nil
 	}

@@ -254,6 +254,17 @@ func newServer(cfg ServerConfig, sc ShardConfig, log *slog.Logger) (*Server, err
 			sh.closeLog()
 			return nil, err
 		}
+		// A restored coordinator's own shard takes its regime before it
+		// serves anyone (the other shards hear it with the view).
+		sv.coord.mu.Lock()
+		r := sv.coord.regime()
+		sv.coord.mu.Unlock()
+		if r != nil {
+			if err := sh.switchTo(*r); err != nil {
+				sh.closeLog()
+				return nil, err
+			}
+		}
 	}
 	wc := cfg.Wire
 	wc.Token = cfg.Token

@@ -92,6 +92,12 @@ type Shard struct {
 	// restarted: started with --restore, so workers may hold versions this
 	// incarnation has not reached (see checkHeld).
 	restarted bool
+	// awaitRegime: a restarted shard (not 0) of an auto job takes no push
+	// until the coordinator's view has told it the regime in force
+	// (shard_switch.go): under the first candidate's rule it would apply
+	// the workers' pushes by another rule than theirs, and number its
+	// versions so that they wait for one that never comes.
+	awaitRegime bool
 
 	tick        *time.Timer
 	tickAt      time.Duration
@@ -169,6 +175,7 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		inc:  uint64(time.Now().UnixNano()) | 1,
 		held: map[*wire.Peer]*snapshot{}, waiters: map[*wire.Peer]uint64{}, grads: map[uint64][]float32{},
 		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil,
+		awaitRegime: (cfg.Restarted || cfg.Restore != nil) && j.Spec.Kind == paradigm.Auto && cfg.Index != 0,
 		meta: map[uint64]pushMeta{}, last: map[int]lastPush{}}
 	for q := 0; q < j.Workers; q++ {
 		s.members[q] = true

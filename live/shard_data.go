@@ -34,6 +34,10 @@ func (s *Shard) push(peer *wire.Peer, req, resp *wire.Frame) error {
 		// Before anything changes: a refused push changes nothing.
 		return s.refuseLocked(err)
 	}
+	if s.awaitRegime {
+		// The worker offers the push again until it is taken.
+		return s.refuseLocked(remoteErr(wire.CodeUnavailable, "shard %d restarted: waiting for the coordinator to say auto's rule in force", s.idx))
+	}
 	if err := s.checkHeld("read version", req.Extra); err != nil {
 		return s.refuseLocked(err)
 	}

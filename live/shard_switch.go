@@ -71,6 +71,14 @@ func (s *Shard) switchTo(r proto.Regime) error {
 	return nil
 }
 
+// heardRegime records that the coordinator's view came, with auto's
+// regime if one was in force: a restarted shard takes pushes from now.
+func (s *Shard) heardRegime() {
+	s.mu.Lock()
+	s.awaitRegime = false
+	s.mu.Unlock()
+}
+
 // discard frees the gradients an aggregator's Reset dropped and counts
 // them (lock held).
 func (s *Shard) discard(ids []uint64) {

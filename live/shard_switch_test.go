@@ -62,3 +62,47 @@ func TestShardSwitchAppliesWhatItHolds(t *testing.T) {
 		t.Fatalf("switch to asp: %v, want a refusal naming the candidates", err)
 	}
 }
+
+// TestRestartedShardWaitsForTheRegime: a restarted shard of an auto job
+// takes no push (unavailable: the worker offers it again) until the
+// coordinator's view has come, and the view carries the regime in force,
+// which the shard takes before the push. Without the wait a shard
+// restarted after a switch applied pushes under the first candidate's
+// rule until the regime's own message came, numbered its versions one
+// ahead of the gate's, and the job hung (`pacer chaos`, seed 2 run 11:
+// every worker waiting on shard 1).
+func TestRestartedShardWaitsForTheRegime(t *testing.T) {
+	cfg := quickJob(t, "auto:among=asp|bsp", 3, 2)
+	if err := cfg.Fill(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := newShard(ShardConfig{Index: 1, Params: &job.Description{Version: job.Version, Job: cfg, TrainN: 100}, Init: make([]float32, 8), Restarted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp wire.Frame
+	push := func() error {
+		return s.push(nil, &wire.Frame{Type: wire.MsgPush, Shard: 1, Worker: 0, Tag: 5, Extra: 0, Floats: make([]float32, s.hi-s.lo)}, &resp)
+	}
+	if err := push(); wire.CodeOf(err) != wire.CodeUnavailable {
+		t.Fatalf("push before the coordinator's view: %v, want unavailable", err)
+	}
+	if st := s.Stats(); st.Pushes != 0 || st.Rule != "asp" {
+		t.Fatalf("a refused push counted (%d pushes), or rule %q before the view: want 0, asp", st.Pushes, st.Rule)
+	}
+	sv := &Server{shard: s, cfg: ServerConfig{Params: s.params}}
+	var req wire.Frame
+	if err := req.SetJSON(wire.MsgControl, proto.Control{Op: proto.OpMembers, Live: []int{0, 1, 2},
+		Regime: &proto.Regime{Gen: 1, Paradigm: "bsp", Base: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sv.coordinatorControl(nil, &req, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Rule != "bsp" || st.Version != 4 {
+		t.Fatalf("after the view: rule %q version %d, want bsp 4", st.Rule, st.Version)
+	}
+	if err := push(); err != nil {
+		t.Fatalf("push after the view: %v", err)
+	}
+}

@@ -17,7 +17,9 @@ const (
 	// shut down.
 	OpStop Op = "stop"
 	// OpMembers (coordinator → shard, on its membership link): the
-	// complete live/removed view, resent after reconnects.
+	// complete live/removed view, resent after reconnects, with
+	// --paradigm auto's regime in force (none before the first switch),
+	// which a restarted shard waits for before it takes a push.
 	OpMembers Op = "members"
 	// OpBarrier (coordinator → shard): ElasticBSP apply=local's barrier
 	// count; the shard applies its buffered superstep up to it.
