@@ -175,8 +175,8 @@ func newShard(cfg ShardConfig) (*Shard, error) {
 		inc:  uint64(time.Now().UnixNano()) | 1,
 		held: map[*wire.Peer]*snapshot{}, waiters: map[*wire.Peer]uint64{}, grads: map[uint64][]float32{},
 		members: map[int]bool{}, restarted: cfg.Restarted || cfg.Restore != nil,
-		awaitRegime: (cfg.Restarted || cfg.Restore != nil) && j.Spec.Kind == paradigm.Auto && cfg.Index != 0,
-		meta:        map[uint64]pushMeta{}, last: map[int]lastPush{}}
+		meta: map[uint64]pushMeta{}, last: map[int]lastPush{}}
+	s.awaitRegime = s.restarted && j.Spec.Kind == paradigm.Auto && cfg.Index != 0
 	for q := 0; q < j.Workers; q++ {
 		s.members[q] = true
 	}
