@@ -2,12 +2,10 @@ package live
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/pacer-ps/pacer/internal/filecap"
 	"github.com/pacer-ps/pacer/live/proto"
 )
 
@@ -53,16 +51,9 @@ func (c *Coordinator) saveRegime(dir string, r proto.Regime, pushes int64) error
 // readRegime reads dir's regime record, checked against the job; (nil,
 // nil) when there is none.
 func (c *Coordinator) readRegime(dir string) (*regimeRecord, error) {
-	b, err := filecap.Read(regimeFile(dir), "auto regime file", maxRegimeFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("live: auto's regime: %w", err)
-	}
 	var rec regimeRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, fmt.Errorf("live: auto's regime %s: %w", regimeFile(dir), err)
+	if ok, err := readJSON(regimeFile(dir), "auto's regime", maxRegimeFile, &rec); !ok {
+		return nil, err
 	}
 	if rec.Paradigm != c.job.Job.Spec.String() || rec.Workers != c.k || rec.Target != c.target {
 		return nil, fmt.Errorf("live: auto's regime %s is another job's (%s, %d workers, %d pushes; this job: %s, %d workers, %d pushes)",

@@ -168,18 +168,28 @@ const (
 // readCoordState reads dir's coordinator state; (nil, nil) when there is
 // none.
 func readCoordState(dir string) (*coordState, error) {
-	b, err := filecap.Read(coordFile(dir), "coordinator state file", maxCoordStateSz)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("live: coordinator state: %w", err)
-	}
 	var st coordState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("live: coordinator state %s: %w", coordFile(dir), err)
+	if ok, err := readJSON(coordFile(dir), "coordinator state", maxCoordStateSz, &st); !ok {
+		return nil, err
 	}
 	return &st, nil
+}
+
+// readJSON decodes the file at path, read only if it is at most limit
+// bytes, into v; false with a nil error when there is no file. what names
+// the file in errors.
+func readJSON(path, what string, limit int64, v any) (bool, error) {
+	b, err := filecap.Read(path, what+" file", limit)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("live: %s: %w", what, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("live: %s %s: %w", what, path, err)
+	}
+	return true, nil
 }
 
 // restore makes the coordinator carry on from st at now (checked against
