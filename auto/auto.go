@@ -40,6 +40,11 @@ type Measured struct {
 	// window, CV the iterations' pooled coefficient of variation.
 	Iter []time.Duration
 	CV   float64
+	// Draws are the window's iterations as multipliers of their worker's
+	// mean (timing.Window): when given, the prediction draws each
+	// iteration's from them instead of a log-normal of spread CV, so a
+	// heavy tail the window saw is in it.
+	Draws []float64
 	// Noise is the gradient noise scale B_noise in gradients (B_noise
 	// over the samples one gradient averages; 0: not measured, the
 	// linear-scaling measure).
@@ -117,6 +122,16 @@ func (r Rule) Check() error {
 	return nil
 }
 
+// workers is the measured cluster as the prediction draws it: the
+// window's own multipliers when it kept them, else a log-normal of its
+// spread.
+func (m Measured) workers(base time.Duration, speeds []float64) timing.WorkerSpec {
+	if len(m.Draws) > 0 {
+		return timing.WorkerSpec{Base: base, Speeds: speeds, Draws: m.Draws}
+	}
+	return timing.WorkerSpec{Base: base, Speeds: speeds, Jitter: m.CV}
+}
+
 // Decide predicts every candidate of r from m and says whether the job,
 // running current at time now, should switch. The switch's cost is a
 // barrier: every worker finishes the iteration it is in, so the job loses
@@ -155,7 +170,7 @@ func Decide(ctx context.Context, now time.Duration, m Measured, current paradigm
 	cur := -1
 	for i, sp := range r.Among {
 		run, err := sim.RunContext(ctx, sim.Config{Spec: sp, Workers: len(m.Iter), Shards: max(m.Shards, 1),
-			Timing:   timing.WorkerSpec{Base: base, Speeds: speeds, Jitter: m.CV},
+			Timing:   m.workers(base, speeds),
 			Duration: horizon, Seed: r.Seed, Network: m.Network, Params: m.Params})
 		if err != nil {
 			return Decision{}, fmt.Errorf("auto: predicting %s: %w", sp, err)

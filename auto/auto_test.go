@@ -3,6 +3,7 @@ package auto
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +222,52 @@ func TestNoiseScaleDiscountsBigSteps(t *testing.T) {
 		if d.Switch != c.want || (c.want && d.Best.String() != "backup:b=1") {
 			t.Errorf("noise %g: switch %v to %s (%s), want switch %v", c.noise, d.Switch, d.Best, d.Reason, c.want)
 		}
+	}
+}
+
+// TestPredictionDrawsTheMeasuredSpread: sixteen workers of 1 s whose
+// window held one iteration in a hundred thirty times as long (the
+// heavytail preset's kind of delay). Given the window's multipliers, the
+// prediction's BSP waits for the slowest of 16 draws of them each round:
+// E[max] = a·0.99¹⁶ + b·(1 − 0.99¹⁶) with a = 1/1.29 and b = 30/1.29 s (the
+// draws over their mean), 4.11 s, so 16/4.11 = 3.89 pushes/s. A log-normal
+// of the same spread (CV 2.24) has E[max of 16] ≈ 5.83 s, 2.74 pushes/s:
+// the shape, not only the spread, decides what BSP waits for.
+func TestPredictionDrawsTheMeasuredSpread(t *testing.T) {
+	among := specs(t, "bsp", "backup:b=1")
+	r := Rule{Among: among, Horizon: 5000 * time.Second, Threshold: 0.15, Lambda: 2, Seed: 3}
+	m := Measured{Iter: make([]time.Duration, 16), Shards: 1}
+	for p := range m.Iter {
+		m.Iter[p] = time.Second
+	}
+	draws := make([]float64, 100)
+	var sq float64
+	for i := range draws {
+		draws[i] = 1 / 1.29
+		if i == 0 {
+			draws[i] = 30 / 1.29
+		}
+	}
+	for _, x := range draws {
+		sq += (x - 1) * (x - 1)
+	}
+	m.CV = math.Sqrt(sq / 100)
+	bsp := func(m Measured) float64 {
+		t.Helper()
+		d, err := Decide(context.Background(), 0, m, among[0], r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Predictions[0].Pushes
+	}
+	logn := bsp(m)
+	m.Draws = draws
+	got := bsp(m)
+	want := 16 / (1/1.29*math.Pow(0.99, 16) + 30/1.29*(1-math.Pow(0.99, 16)))
+	if math.Abs(got/want-1) > 0.1 {
+		t.Fatalf("BSP predicted at %.2f pushes/s from the measured draws, want %.2f within 10%% (%.2f from a log-normal of CV %.2f)", got, want, logn, m.CV)
+	}
+	if math.Abs(logn/want-1) < 0.2 {
+		t.Fatalf("a log-normal of CV %.2f predicts BSP at %.2f pushes/s, within 20%% of the draws' %.2f: the test shows nothing", m.CV, logn, want)
 	}
 }

@@ -12,15 +12,16 @@ import (
 )
 
 // Planner is a job's auto decision as every driver calls it: from the
-// window's measured iteration times (each live worker's mean), their CV
-// and the gradient noise scale in gradients (0: not measured), at now,
+// window's measured iteration times (each live worker's mean), their CV,
+// the iterations as multipliers of their worker's mean (draws: the
+// spread's shape; none: a log-normal of spread cv) and the gradient noise scale in gradients (0: not measured), at now,
 // running current, whether to switch and to what. spec is
 // the job's auto spec; shards, net and params the job's cluster as the
 // predictions simulate it; seed the job's seed.
-func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (Decision, error) {
+func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (Decision, error) {
 	among := spec.Among()
 	shards = max(shards, 1)
-	return func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (Decision, error) {
+	return func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (Decision, error) {
 		if len(iter) == 0 {
 			return Decision{}, errNoWorker
 		}
@@ -30,7 +31,7 @@ func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed
 			Threshold: spec.Threshold, Lambda: spec.Lambda,
 			// One seed a decision, the same for every candidate.
 			Seed: seed ^ uint64(now)}
-		m := Measured{Iter: iter, CV: min(cv, timing.MaxCV), Noise: noise, Shards: shards, Network: net, Params: params}
+		m := Measured{Iter: iter, CV: min(cv, timing.MaxCV), Draws: draws, Noise: noise, Shards: shards, Network: net, Params: params}
 		if net != nil && net.Changes() {
 			// The links as they are now, as the workers are measured: a
 			// window in the job's time means nothing in the prediction's,
@@ -52,7 +53,7 @@ func Configure(c *sim.Config) {
 	}
 	plan := Planner(c.Spec, c.Shards, c.Network, c.Params, c.Seed)
 	c.Replan = func(now time.Duration, w sim.Window, current paradigm.Spec) (sim.Plan, error) {
-		d, err := plan(now, w.Iter, w.CV, w.Noise, current)
+		d, err := plan(now, w.Iter, w.CV, w.Draws, w.Noise, current)
 		if err != nil {
 			return sim.Plan{}, err
 		}
@@ -63,10 +64,10 @@ func Configure(c *sim.Config) {
 // LivePlanner is Planner in the shape of the live coordinator's
 // decision (live.Replanner): the rule to run next, whether to switch to
 // it, the predicted gain.
-func LivePlanner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+func LivePlanner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
 	plan := Planner(spec, shards, net, params, seed)
-	return func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
-		d, err := plan(now, iter, cv, noise, current)
+	return func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+		d, err := plan(now, iter, cv, draws, noise, current)
 		return d.Best, d.Switch, d.Gain, err
 	}
 }

@@ -45,7 +45,7 @@ import (
 // iteration time over the window, cv their pooled coefficient of
 // variation, noise the gradient noise scale in gradients that shard 0
 // measured (0: none), now the job's time.
-type Replanner func(now time.Duration, iter []time.Duration, cv, noise float64, current paradigm.Spec) (next paradigm.Spec, sw bool, gain float64, err error)
+type Replanner func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (next paradigm.Spec, sw bool, gain float64, err error)
 
 // autoCoord is the coordinator's part of an auto job (lock held unless
 // said).
@@ -78,11 +78,11 @@ func newAutoCoord(spec paradigm.Spec, plan Replanner) *autoCoord {
 
 // window is what was measured since the last decision for the live
 // workers, in id order, and starts the next window at now.
-func (c *Coordinator) window(now time.Duration) ([]time.Duration, float64) {
+func (c *Coordinator) window(now time.Duration) ([]time.Duration, float64, []float64) {
 	a := c.auto
-	iter, cv := a.win.Read(c.liveIDs(), now-a.winAt)
+	iter, cv, draws := a.win.Read(c.liveIDs(), now-a.winAt)
 	a.winAt, a.winPushes = now, c.ms.Pushes()
-	return iter, cv
+	return iter, cv, draws
 }
 
 // autoDue reports whether a decision is due at t (lock held): every
@@ -121,7 +121,7 @@ func (c *Coordinator) decide(now time.Time) {
 		return
 	}
 	a := c.auto
-	iter, cv := c.window(t)
+	iter, cv, draws := c.window(t)
 	if len(iter) > 0 {
 		a.dueAt = t + time.Duration(a.every)*slices.Max(iter)
 	}
@@ -135,7 +135,7 @@ func (c *Coordinator) decide(now time.Time) {
 		noise = c.noise()
 	}
 	if len(iter) > 0 {
-		next, sw, gain, err = a.plan(t, iter, cv, noise, cur)
+		next, sw, gain, err = a.plan(t, iter, cv, draws, noise, cur)
 	}
 
 	c.mu.Lock()

@@ -27,7 +27,7 @@ func autoCoord3(t *testing.T, t0 time.Time, calls *int) (*Coordinator, []*wire.P
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := func(now time.Duration, iter []time.Duration, cv, noise float64, cur paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+	plan := func(now time.Duration, iter []time.Duration, cv float64, _ []float64, noise float64, cur paradigm.Spec) (paradigm.Spec, bool, float64, error) {
 		*calls++
 		if len(iter) != 3 || iter[2] != 30*time.Millisecond {
 			t.Errorf("planner given %v: want 3 workers, worker 2's iterations 30 ms", iter)
@@ -149,7 +149,7 @@ func TestAutoServerSetup(t *testing.T) {
 	if _, err := NewServer(base); err == nil || !strings.Contains(err.Error(), "planner") {
 		t.Fatalf("auto without a planner: %v, want a refusal naming it", err)
 	}
-	base.Replan = func(time.Duration, []time.Duration, float64, float64, paradigm.Spec) (paradigm.Spec, bool, float64, error) {
+	base.Replan = func(time.Duration, []time.Duration, float64, []float64, float64, paradigm.Spec) (paradigm.Spec, bool, float64, error) {
 		return paradigm.Spec{}, false, 0, nil
 	}
 	logged := base

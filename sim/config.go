@@ -67,6 +67,9 @@ type Config struct {
 type Window struct {
 	Iter []time.Duration
 	CV   float64
+	// Draws are the window's iterations as multipliers of their worker's
+	// mean (timing.Window.Read): the spread's shape.
+	Draws []float64
 	// Noise is the gradient noise scale B_noise a learner measured
 	// (NoiseMeter), in gradients (B_noise over the samples a gradient
 	// averages); 0 where none is measured: the simulator alone has no

@@ -42,7 +42,7 @@ func (e *engine) window() Window {
 		}
 	}
 	var w Window
-	w.Iter, w.CV = a.win.Read(live, e.now-a.from)
+	w.Iter, w.CV, w.Draws = a.win.Read(live, e.now-a.from)
 	a.from = e.now
 	if m, ok := e.cfg.Learner.(NoiseMeter); ok {
 		w.Noise = m.Noise()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -24,6 +25,13 @@ type WorkerSpec struct {
 	// Jitter is the coefficient of variation of a mean-1 log-normal
 	// multiplier applied to every iteration; 0 means none.
 	Jitter float64
+	// Draws are measured multipliers of a worker's mean iteration time
+	// (Window.Read's): every iteration draws one of them uniformly, in
+	// place of Jitter (not with it), so a cluster's measured spread,
+	// heavy tail and all, is what a prediction runs on. At most
+	// MaxDraws, each finite in (0, MaxDraw]. A prediction's, never a
+	// job's: it does not travel with the spec.
+	Draws []float64 `json:"-"`
 	// Straggler is the straggler model (see StragglerForms); the zero
 	// value is none.
 	Straggler Straggler
@@ -47,6 +55,7 @@ type Workers struct {
 	burstKey uint64 // hashed seed for the shared per-iteration burst draw
 	roamKey  uint64 // hashed seed for the roaming straggler's draw per period
 	base     time.Duration
+	draws    []float64
 	descr    string
 }
 
@@ -90,6 +99,14 @@ func (spec WorkerSpec) compile(n int) (*model, time.Duration, []float64, error) 
 	if len(speeds) == 0 {
 		speeds = []float64{1}
 	}
+	if len(spec.Draws) > MaxDraws || (len(spec.Draws) > 0 && spec.Jitter != 0) {
+		return nil, 0, nil, fmt.Errorf("timing: %d measured draws with jitter %v: want at most %d, and no jitter beside them", len(spec.Draws), spec.Jitter, MaxDraws)
+	}
+	for i, d := range spec.Draws {
+		if !(d > 0 && d <= MaxDraw) {
+			return nil, 0, nil, fmt.Errorf("timing: Draws[%d] = %v: want a multiplier in (0, %v]", i, d, MaxDraw)
+		}
+	}
 	for i, s := range speeds {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
 			return nil, 0, nil, fmt.Errorf("timing: Speeds[%d] (--speeds) = %v: want a finite multiplier > 0", i, s)
@@ -111,7 +128,7 @@ func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
 		return nil, err
 	}
 	w := &Workers{m: m, st: make([]workerState, n), burstKey: splitmix64(seed ^ domainBurst),
-		roamKey: splitmix64(seed ^ domainRoam), base: base}
+		roamKey: splitmix64(seed ^ domainRoam), base: base, draws: slices.Clone(spec.Draws)}
 	for p := range w.st {
 		s := &w.st[p]
 		s.pcg = *rand.NewPCG(seed, splitmix64(uint64(p)^domainWorker))
@@ -127,6 +144,9 @@ func NewWorkers(spec WorkerSpec, n int, seed uint64) (*Workers, error) {
 		}
 	}
 	w.descr = fmt.Sprintf("base=%v speeds=%v jitter=%s straggler=%s", base, speeds, fmtFloat(spec.Jitter), m)
+	if len(w.draws) > 0 {
+		w.descr += fmt.Sprintf(" draws=%d measured", len(w.draws))
+	}
 	return w, nil
 }
 
@@ -189,6 +209,9 @@ func (w *Workers) NextAt(p int, now time.Duration) time.Duration {
 	}
 	if m.sigma > 0 {
 		f *= math.Exp(m.mu + m.sigma*s.rng.NormFloat64())
+	}
+	if len(w.draws) > 0 {
+		f *= w.draws[s.rng.IntN(len(w.draws))]
 	}
 	s.iter++
 	return toDuration(f)
