@@ -89,7 +89,8 @@ type Decision struct {
 	Current paradigm.Spec `json:"current"`
 	Best    paradigm.Spec `json:"best"`
 	// Switch: run Best from here. Gain is Best's predicted progress over
-	// the horizon, the switch's cost paid, relative to staying.
+	// the horizon, the switch's cost paid, relative to staying (0 when
+	// Best is the current rule).
 	Switch      bool          `json:"switch"`
 	Gain        float64       `json:"gain"`
 	Cost        time.Duration `json:"cost_ns"`
@@ -203,9 +204,12 @@ func Decide(ctx context.Context, now time.Duration, m Measured, current paradigm
 	// Staying gives pc·H; switching pb·(H − cost).
 	h := float64(horizon)
 	stay, move := pc*h, pb*math.Max(h-float64(d.Cost), 0)
-	if stay > 0 {
+	switch {
+	case best == cur:
+		// Staying pays no switch: no gain, and no cost charged against it.
+	case stay > 0:
 		d.Gain = move/stay - 1
-	} else if move > 0 {
+	case move > 0:
 		d.Gain = math.Inf(1)
 	}
 	switch {

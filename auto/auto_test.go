@@ -67,6 +67,9 @@ func TestDecisionsFollowTheCluster(t *testing.T) {
 		if d.Switch != step.switch_ || (d.Switch && d.Best.String() != step.want) {
 			t.Fatalf("step %d from %s: switch %v to %s (%s); want switch %v, %s in force", i, current, d.Switch, d.Best, d.Reason, step.switch_, step.want)
 		}
+		if d.Best.String() == current.String() && d.Gain != 0 {
+			t.Errorf("step %d: %s predicted best while in force, gain %v: want 0 (staying pays no switch)", i, current, d.Gain)
+		}
 		if d.Switch {
 			current = d.Best
 		}
