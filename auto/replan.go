@@ -13,9 +13,10 @@ import (
 
 // Planner is a job's auto decision as every driver calls it: from the
 // window's measured iteration times (each live worker's mean), their CV,
-// the iterations as multipliers of their worker's mean (draws: the
-// spread's shape; none: a log-normal of spread cv) and the gradient noise scale in gradients (0: not measured), at now,
-// running current, whether to switch and to what. spec is
+// the iterations as multiples of their worker's mean (draws: the spread's
+// shape; none: a log-normal of spread cv) and the gradient noise scale in
+// gradients (0: not measured), at now, running current, whether to
+// switch and to what. spec is
 // the job's auto spec; shards, net and params the job's cluster as the
 // predictions simulate it; seed the job's seed.
 func Planner(spec paradigm.Spec, shards int, net *network.Spec, params int, seed uint64) func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (Decision, error) {

@@ -43,7 +43,8 @@ import (
 // auto's Planner, handed in by whoever starts the server (the runtime
 // does not import the simulator). iter is each live worker's mean
 // iteration time over the window, cv their pooled coefficient of
-// variation, noise the gradient noise scale in gradients that shard 0
+// variation, draws the window's iterations as multiples of their worker's
+// mean (timing.Window), noise the gradient noise scale in gradients that shard 0
 // measured (0: none), now the job's time.
 type Replanner func(now time.Duration, iter []time.Duration, cv float64, draws []float64, noise float64, current paradigm.Spec) (next paradigm.Spec, sw bool, gain float64, err error)
 

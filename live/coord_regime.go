@@ -3,7 +3,6 @@ package live
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/pacer-ps/pacer/live/proto"
@@ -73,38 +72,4 @@ func newerRegime(st *coordState, rec *regimeRecord) {
 	}
 	r := rec.Regime
 	st.Regime, st.RegimePushes, st.regimeAhead = &r, rec.Pushes, true
-}
-
-// writeSynced writes b to path atomically: a temporary file in dir named
-// by pattern, fsynced, renamed, and the directory fsynced.
-func writeSynced(dir, pattern, path string, b []byte) error {
-	// The directory is made as a checkpoint makes it: the first write may
-	// come before shard 0's first checkpoint.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -138,6 +138,40 @@ func (c *Coordinator) saveState(dir string) error {
 	return nil
 }
 
+// writeSynced writes b to path atomically: a temporary file in dir named
+// by pattern, fsynced, renamed, and the directory fsynced.
+func writeSynced(dir, pattern, path string, b []byte) error {
+	// The directory is made as a checkpoint makes it: the first write may
+	// come before shard 0's first checkpoint.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
 // removeStaleCoordState deletes temporary files a kill mid-write left
 // (the state's and auto's regime's).
 func removeStaleCoordState(dir string) {
@@ -146,9 +180,10 @@ func removeStaleCoordState(dir string) {
 		return
 	}
 	for _, e := range ents {
-		ok, _ := filepath.Match(".coordinator-*.tmp", e.Name())
-		if ok2, _ := filepath.Match(".auto-regime-*.tmp", e.Name()); (ok || ok2) && !e.IsDir() {
-			os.Remove(filepath.Join(dir, e.Name()))
+		for _, pat := range []string{".coordinator-*.tmp", ".auto-regime-*.tmp"} {
+			if ok, _ := filepath.Match(pat, e.Name()); ok && !e.IsDir() {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 }
